@@ -1,0 +1,90 @@
+/**
+ * Run states and their legal transitions. Each transition function accepts only its source
+ * states, so an illegal transition does not compile; the store guards its SQL writes with the
+ * same source lists (`FROM`), so a lost race is a conflict, never an overwrite.
+ */
+
+export const RUN_STATES = ["Pending", "Waiting", "Queued", "Running", "Succeeded", "Failed", "Canceled"] as const;
+export type RunStateName = (typeof RUN_STATES)[number];
+
+export type CancelReason =
+  | { tag: "OperatorCanceled"; by: string }
+  | { tag: "Superseded"; by: string }
+  | { tag: "Revoked" };
+
+export type Pending = { tag: "Pending" };
+export type Waiting = { tag: "Waiting" };
+export type Queued = { tag: "Queued" };
+export type Running = { tag: "Running" };
+export type Succeeded = { tag: "Succeeded" };
+export type Failed = { tag: "Failed" };
+export type Canceled = { tag: "Canceled"; reason: CancelReason };
+export type RunState = Pending | Waiting | Queued | Running | Succeeded | Failed | Canceled;
+
+type StateNamed<N extends RunStateName> = Extract<RunState, { tag: N }>;
+
+/** Open: an Attempt may still happen. */
+export const OPEN = ["Pending", "Waiting", "Queued", "Running"] as const satisfies readonly RunStateName[];
+/** Unstarted: no Attempt has begun; supersede and revoke may touch it. */
+export const UNSTARTED = ["Pending", "Waiting", "Queued"] as const satisfies readonly RunStateName[];
+/** Startable: a first Attempt may begin (after any approval). */
+export const STARTABLE = ["Pending", "Queued"] as const satisfies readonly RunStateName[];
+
+export type Open = StateNamed<(typeof OPEN)[number]>;
+export type Unstarted = StateNamed<(typeof UNSTARTED)[number]>;
+export type Startable = StateNamed<(typeof STARTABLE)[number]>;
+
+/** The source states of every transition; the store's SQL guards read these lists. */
+export const FROM = {
+  parkForApproval: ["Pending"],
+  approve: ["Waiting"],
+  start: STARTABLE,
+  /** the next Attempt of a Running Run after an automatic retry */
+  continueRunning: ["Running"],
+  succeed: ["Running"],
+  fail: ["Running"],
+  retry: ["Failed"],
+  cancel: OPEN,
+  supersede: UNSTARTED,
+  revoke: UNSTARTED,
+} as const satisfies Record<string, readonly RunStateName[]>;
+
+/** Parks a Pending Run on its Loop's approval gate. */
+export const parkForApproval = (_s: Pending): Waiting => ({ tag: "Waiting" });
+/** Approved: the Run now waits for a worker slot. */
+export const approve = (_s: Waiting): Queued => ({ tag: "Queued" });
+/** The first Attempt begins. */
+export const start = (_s: Startable): Running => ({ tag: "Running" });
+/** An automatic retry keeps the Run Running while the next Attempt begins. */
+export const continueRunning = (_s: Running): Running => ({ tag: "Running" });
+export const succeed = (_s: Running): Succeeded => ({ tag: "Succeeded" });
+/** The last Attempt failed and no automatic retry applies. */
+export const fail = (_s: Running): Failed => ({ tag: "Failed" });
+/** Operator retry: Attempt n+1 of the same Run. */
+export const retry = (_s: Failed): Running => ({ tag: "Running" });
+export const cancel = (_s: Open, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });
+/** A newer Event for the same Item replaced unstarted work. A running Attempt is never superseded. */
+export const supersede = (_s: Unstarted, byEvent: string): Canceled => ({
+  tag: "Canceled",
+  reason: { tag: "Superseded", by: byEvent },
+});
+/** The Item stopped matching the Loop's `if:`. */
+export const revoke = (_s: Unstarted): Canceled => ({ tag: "Canceled", reason: { tag: "Revoked" } });
+
+const includes = (list: readonly RunStateName[], s: RunStateName): boolean => list.includes(s);
+
+export const isOpen = (s: RunStateName): boolean => includes(OPEN, s);
+export const isUnstarted = (s: RunStateName): boolean => includes(UNSTARTED, s);
+export const isStartable = (s: RunStateName): boolean => includes(STARTABLE, s);
+export const isRunning = (s: RunStateName): boolean => s === "Running";
+/** Closed: no Attempt will happen without an operator. */
+export const isClosed = (s: RunStateName): boolean => !isOpen(s);
+/** A worker job should exist for this Run (Waiting Runs have none until approved). */
+export const needsWorker = (s: RunStateName): boolean => isStartable(s) || isRunning(s);
+/** Whether an operator action is legal in this state. */
+export const allows = (action: keyof typeof FROM, s: RunStateName): boolean => includes(FROM[action], s);
+
+/** Encodes a cancel reason for the `cancel_reason` column and decodes it back. */
+export function cancelReasonName(reason: CancelReason): string {
+  return reason.tag;
+}

@@ -1,0 +1,41 @@
+import pg from "pg";
+import { PrismaPg } from "@prisma/adapter-pg";
+import { PrismaClient } from "./generated/client";
+import { databaseUrl } from "../config/database-url";
+
+/**
+ * One pg pool per process, shared by the engine's SQL (guarded transitions, the claim) and by
+ * Prisma's typed reads.
+ */
+export interface Db {
+  pool: pg.Pool;
+  prisma: PrismaClient;
+  close(): Promise<void>;
+}
+
+// BIGINT (installation and repository ids) as JS numbers: GitHub ids fit in 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export function createDb(url: string = databaseUrl(), max = 10): Db {
+  const pool = new pg.Pool({ connectionString: url, max, allowExitOnIdle: true });
+  pool.on("error", () => {
+    /* an idle client lost its connection; the pool replaces it */
+  });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    pool,
+    prisma,
+    async close() {
+      await prisma.$disconnect();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+let shared: Db | undefined;
+
+/** The process's Db, created on first use. */
+export function getDb(): Db {
+  shared ??= createDb();
+  return shared;
+}
