@@ -8,13 +8,12 @@ import { databaseUrl } from "./lib/config/database-url";
 // The adapter cannot deserialize Postgres `name`/`char` columns (prisma/orm #27403), which the
 // schema engine reads from the catalog: report them as text.
 const AS_TEXT: Record<number, number> = { 18: 25, 19: 25, 1002: 1009, 1003: 1009 };
-const origHandle = (pg.Client.prototype as unknown as Record<string, (msg: { fields: { dataTypeID: number }[] }) => void>)._handleRowDescription;
-(pg.Client.prototype as unknown as Record<string, unknown>)._handleRowDescription = function (
-  this: unknown,
-  msg: { fields: { dataTypeID: number }[] },
-) {
+type RowDescription = { fields: { dataTypeID: number }[] };
+const client = pg.Client.prototype as unknown as { _handleRowDescription: (msg: RowDescription) => void };
+const handleRowDescription = client._handleRowDescription;
+client._handleRowDescription = function (this: unknown, msg: RowDescription) {
   for (const f of msg.fields) f.dataTypeID = AS_TEXT[f.dataTypeID] ?? f.dataTypeID;
-  return origHandle.call(this, msg);
+  return handleRowDescription.call(this, msg);
 };
 
 export default defineConfig({

@@ -47,6 +47,10 @@ export const FROM = {
   cancel: OPEN,
   supersede: UNSTARTED,
   revoke: UNSTARTED,
+  /** marks the latest failed Attempt handled; the state does not change */
+  resolveFailure: ["Failed"],
+  /** edits the task of a failed Run, then retries it */
+  editAndRetry: ["Failed"],
 } as const satisfies Record<string, readonly RunStateName[]>;
 
 /** Parks a Pending Run on its Loop's approval gate. */

@@ -1,4 +1,4 @@
-import { decideClaim, budgetAdmits, type BlockingRun } from "../engine/claim";
+import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, OPEN, type RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
@@ -40,33 +40,41 @@ export interface AdmissionRefusal {
 }
 export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusal | null>;
 
-interface ClaimSnapshot {
-  inserted: boolean;
-  event: { status: string; ignored: boolean; generation: number } | null;
+/** What the claim decision reads, in one statement, under the (Loop, Item) lock. */
+export interface ClaimSnapshot {
+  event: { status: string; ignored: boolean } | null;
   event_run: { id: string; state: RunStateName } | null;
   blocking: BlockingRun | null;
-  budget: { generation: number; ask: boolean } | null;
+  generation: number;
+  ask: boolean;
   reserved: number;
 }
 
-const SNAPSHOT_SQL = `
-WITH ins AS (
-  INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, submission, received_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', $9, now())
-  ON CONFLICT (id) DO NOTHING RETURNING id
-), budget AS (
-  SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $5
+const SNAPSHOT = {
+  name: "atelier-claim-snapshot",
+  text: `
+WITH budget AS (
+  SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
+), blocking AS (
+  -- locked: a concurrent start or cancel of that Run waits for this decision, and the state
+  -- read here is the latest committed one
+  SELECT id, state FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1 FOR UPDATE
 )
 SELECT
-  EXISTS (SELECT 1 FROM ins) AS inserted,
-  (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL, 'generation', generation)
-     FROM events WHERE id = $1) AS event,
+  (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = $1) AS event,
   (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE event_id = $1) AS event_run,
-  (SELECT json_build_object('id', id, 'state', state) FROM runs
-     WHERE loop = $3 AND item_key = $5 AND state::text = ANY($10) LIMIT 1) AS blocking,
-  (SELECT row_to_json(budget) FROM budget) AS budget,
-  (SELECT count(*)::int FROM runs WHERE loop = $3 AND item_key = $5
-     AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved`;
+  (SELECT row_to_json(blocking) FROM blocking) AS blocking,
+  COALESCE((SELECT generation FROM budget), 0) AS generation,
+  COALESCE((SELECT ask FROM budget), false) AS ask,
+  (SELECT count(*)::int FROM runs WHERE loop = $2 AND item_key = $3
+     AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved`,
+};
+
+/** Reads what the claim decision needs (a prepared statement); the caller holds the (Loop, Item) lock. */
+async function claimSnapshot(sql: Sql, eventId: string, loop: string, itemKey: string): Promise<ClaimSnapshot> {
+  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT, values: [eventId, loop, itemKey, OPEN] });
+  return rows[0]!;
+}
 
 /**
  * Records an Event in the ledger and decides, in one transaction serialized per (Loop, Item),
@@ -78,114 +86,129 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
   return transaction(
     db,
     async (sql) => {
-      const { rows } = await sql.query<ClaimSnapshot>(SNAPSHOT_SQL, [
-        event.id,
-        event.kind,
-        event.loop,
-        event.repo,
-        event.itemKey,
-        event.number,
-        event.contentHash,
-        event.generation,
-        JSON.stringify(event.submission),
-        OPEN,
-      ]);
-      const snap = rows[0]!;
+      const snap = await claimSnapshot(sql, event.id, event.loop, event.itemKey);
       if (snap.event_run) {
         return { tag: "Claimed", runId: snap.event_run.id, state: snap.event_run.state, opened: false, superseded: null };
       }
-      const generation = snap.budget?.generation ?? 0;
       if (snap.event?.ignored) return { tag: "Ignored", reason: "ignored_event" };
-      if (event.kind === "item" && event.generation < generation) {
-        await setEventStatus(sql, event.id, "Ignored", "old_generation");
+      if (event.kind === "item" && event.generation < snap.generation) {
+        await writeClaim(sql, event, { status: "Ignored", reason: "old_generation" });
         return { tag: "Ignored", reason: "old_generation" };
       }
-
       const decision = decideClaim(snap.blocking);
       if (decision.tag === "QueueEvent") {
-        await setEventStatus(sql, event.id, "Queued", null);
+        await writeClaim(sql, event, { status: "Queued", reason: null });
         return { tag: "Queued", behind: decision.behind };
       }
-      let reserved = snap.reserved;
-      let superseded: string | null = null;
-      if (decision.tag === "SupersedeRun") {
-        const gaveBack = await supersedeRun(sql, decision.runId, event.id, generation);
-        superseded = decision.runId;
-        if (gaveBack) reserved -= 1;
-      }
-      return openOrBlock(sql, event, { generation, reserved, askPending: snap.budget?.ask ?? false, superseded }, admission);
+      const superseded = decision.tag === "SupersedeRun" ? decision.runId : null;
+      return openOrBlock(sql, event, snap, superseded, admission);
     },
-    loopItemLock(event.loop, event.itemKey),
+    { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
 }
 
-interface BudgetView {
-  generation: number;
-  reserved: number;
-  askPending: boolean;
-  superseded: string | null;
-}
-
-/** Opens the Event's Run if the cycle budget and the admission gate allow it; else records why not. */
-export async function openOrBlock(sql: Sql, event: EventInput, budget: BudgetView, admission?: Admission): Promise<ClaimResult> {
+/**
+ * Opens the Event's Run if the cycle budget and the admission gate allow it, else records why
+ * not; `superseded` (an unstarted Run locked by the snapshot) is canceled either way.
+ */
+export async function openOrBlock(
+  sql: Sql,
+  event: EventInput,
+  snap: Pick<ClaimSnapshot, "generation" | "ask" | "reserved">,
+  superseded: string | null,
+  admission?: Admission,
+): Promise<ClaimResult> {
   const { maxCycles } = event.submission;
-  if (maxCycles !== null && !budgetAdmits(budget.reserved, maxCycles, budget.askPending)) {
-    await askForBudget(sql, event, budget);
-    await setEventStatus(sql, event.id, "Blocked", "cycle_budget_exhausted");
-    return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded: budget.superseded };
+  // a superseded Run was unstarted: its reservation of this generation goes back
+  const reserved = superseded ? await supersede(sql, superseded, event.id, snap) : snap.reserved;
+  if (maxCycles !== null && !budgetAdmits(reserved, maxCycles, snap.ask)) {
+    await askForBudget(sql, event, snap.generation, reserved);
+    await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted" });
+    return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded };
   }
   const refusal = admission ? await admission(sql, event) : null;
   if (refusal) {
-    await setEventStatus(sql, event.id, "Blocked", refusal.token);
-    return { tag: "Blocked", reason: refusal.token, superseded: budget.superseded };
+    await writeClaim(sql, event, { status: "Blocked", reason: refusal.token });
+    return { tag: "Blocked", reason: refusal.token, superseded };
   }
-  const id = runIdOf(event.id);
-  await sql.query(
-    `WITH run AS (
-       INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                         approval_required, received_at)
-       SELECT $1, $2, $3, $4, $5, $6, 'Pending', $7, $8, $9, $10, received_at FROM events WHERE id = $2
-       RETURNING id)
-     UPDATE events SET status = 'Claimed', reason = NULL, run_id = (SELECT id FROM run) WHERE id = $2`,
-    [
-      id,
+  const runId = runIdOf(event.id);
+  await writeClaim(sql, event, {
+    status: "Claimed",
+    reason: null,
+    open: { runId, reservedGeneration: maxCycles === null ? null : snap.generation },
+  });
+  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded };
+}
+
+/** Cancels an unstarted Run (locked by the snapshot) as Superseded; returns the reservations left. */
+async function supersede(sql: Sql, runId: string, byEvent: string, snap: Pick<ClaimSnapshot, "generation" | "reserved">): Promise<number> {
+  const { rows } = await sql.query<{ reserved_generation: number | null }>({
+    name: "atelier-claim-supersede",
+    text: `UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2, reserved_generation = NULL,
+                  ended_at = now(), updated_at = now()
+             FROM (SELECT id, reserved_generation FROM runs WHERE id = $1) old
+            WHERE r.id = old.id AND r.state::text = ANY($3)
+        RETURNING old.reserved_generation`,
+    values: [runId, byEvent, FROM.supersede],
+  });
+  return rows[0]?.reserved_generation === snap.generation ? snap.reserved - 1 : snap.reserved;
+}
+
+interface ClaimWrite {
+  status: "Claimed" | "Queued" | "Ignored" | "Blocked";
+  reason: string | null;
+  open?: { runId: string; reservedGeneration: number | null };
+}
+
+const WRITE = {
+  name: "atelier-claim-write",
+  text: `
+WITH run AS (
+  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
+                    approval_required, received_at)
+  SELECT $12, $1, $3, $4, $5, $6, 'Pending', $13, $14, $15, $16,
+         COALESCE((SELECT received_at FROM events WHERE id = $1), now())
+   WHERE $12::text IS NOT NULL
+  RETURNING id
+)
+INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, (SELECT id FROM run))
+ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
+  run_id = COALESCE(EXCLUDED.run_id, events.run_id)`,
+};
+
+/** One statement: opens the Run (when the decision says so) and records the Event with its status. */
+async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
+  const s = event.submission;
+  await sql.query({
+    ...WRITE,
+    values: [
       event.id,
+      event.kind,
       event.loop,
       event.repo,
       event.itemKey,
       event.number,
-      maxCycles === null ? null : budget.generation,
-      event.submission.agent,
-      event.submission.prompt,
-      event.submission.approvalRequired,
+      event.contentHash,
+      event.generation,
+      write.status,
+      write.reason,
+      JSON.stringify(s),
+      write.open?.runId ?? null,
+      write.open?.reservedGeneration ?? null,
+      s.agent,
+      s.prompt,
+      s.approvalRequired,
     ],
-  );
-  return { tag: "Claimed", runId: id, state: "Pending", opened: true, superseded: budget.superseded };
-}
-
-async function setEventStatus(sql: Sql, id: string, status: string, reason: string | null): Promise<void> {
-  await sql.query(`UPDATE events SET status = $2, reason = $3 WHERE id = $1`, [id, status, reason]);
-}
-
-/** Supersedes an unstarted Run; returns whether it gave back a reservation of this generation. */
-async function supersedeRun(sql: Sql, id: string, byEvent: string, generation: number): Promise<boolean> {
-  const { rows } = await sql.query<{ reserved_generation: number | null }>(
-    `UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2,
-            reserved_generation = NULL, ended_at = now(), updated_at = now()
-       FROM (SELECT id, reserved_generation FROM runs WHERE id = $1 FOR UPDATE) old
-      WHERE r.id = old.id AND r.state::text = ANY($3)
-      RETURNING old.reserved_generation`,
-    [id, byEvent, FROM.supersede],
-  );
-  return rows[0]?.reserved_generation === generation;
+  });
 }
 
 /** Stores the Item's budget ask (once) so an operator sees it in Needs you. */
-async function askForBudget(sql: Sql, event: EventInput, budget: BudgetView): Promise<void> {
+async function askForBudget(sql: Sql, event: EventInput, generation: number, reserved: number): Promise<void> {
   const ask = {
-    askId: `${event.itemKey}#${budget.generation}`,
+    askId: `${event.itemKey}#${generation}`,
     loop: event.loop,
-    reserved: budget.reserved,
+    reserved,
     maxCycles: event.submission.maxCycles,
     eventId: event.id,
   };
@@ -193,6 +216,6 @@ async function askForBudget(sql: Sql, event: EventInput, budget: BudgetView): Pr
     `INSERT INTO cycle_budgets (item_key, repo, generation, ask, asked_at) VALUES ($1, $2, $3, $4, now())
      ON CONFLICT (item_key) DO UPDATE SET ask = COALESCE(cycle_budgets.ask, EXCLUDED.ask),
        asked_at = COALESCE(cycle_budgets.asked_at, EXCLUDED.asked_at)`,
-    [event.itemKey, event.repo, budget.generation, JSON.stringify(ask)],
+    [event.itemKey, event.repo, generation, JSON.stringify(ask)],
   );
 }

@@ -26,14 +26,17 @@ export async function withStoreRetry<T>(fn: () => Promise<T>, tries = STORE_TRIE
 }
 
 /**
- * Runs `fn` in one transaction. `lockKey`, when given, takes a transaction-scoped advisory lock
- * in the same round trip as BEGIN: that is how writes are serialized per (Loop, Item).
+ * How a transaction begins: plain, or with a transaction-scoped advisory lock taken in the
+ * same round trip as BEGIN (that is how writes are serialized per (Loop, Item)).
  */
-export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, lockKey?: bigint): Promise<T> {
+export type Begin = { lockKey?: bigint };
+
+/** Runs `fn` in one transaction, retried as a whole on transient errors. */
+export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, begin: Begin = {}): Promise<T> {
   return withStoreRetry(async () => {
     const client = await db.pool.connect();
     try {
-      await client.query(lockKey === undefined ? "BEGIN" : `BEGIN; SELECT pg_advisory_xact_lock(${lockKey.toString()})`);
+      await client.query(begin.lockKey === undefined ? "BEGIN" : `BEGIN; SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`);
       const result = await fn(client);
       await client.query("COMMIT");
       return result;

@@ -1,0 +1,23 @@
+/** An Agent of the instance's roster, as the executor needs it (the roster's parser owns validation). */
+export interface AgentSpec {
+  /** argv; ["atelier-demo-agent"] runs the built-in demo agent. */
+  command: string[];
+  /** Wall-clock limit of one Attempt's agent process; fractions allowed. */
+  max_attempt_minutes?: number;
+  /** Names of worker environment variables handed to the agent. */
+  secrets?: string[];
+  /** Whether an operator may write to the agent's stdin while it runs. */
+  intervene?: boolean;
+  /** Used to estimate the cost when the agent reports none. */
+  price_per_minute_usd?: number;
+}
+
+export type NamedAgentSpec = AgentSpec & { name: string };
+
+/** One transcript entry: a piece of the agent's output, or a line from Atelier itself. */
+export interface OutputEntry {
+  stream: "stdout" | "stderr" | "system";
+  text: string;
+}
+
+export type OutputSink = (entry: OutputEntry) => void;

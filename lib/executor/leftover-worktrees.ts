@@ -1,0 +1,125 @@
+import { readdir, rm, stat } from "node:fs/promises";
+import { hostname } from "node:os";
+import type { Failure } from "../engine/failure";
+import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
+import { harvest, type Harvest } from "./harvest";
+import { isProcessAlive, processStartTime } from "./process-group";
+import { removeWorktree, readWorktreeMeta, type WorktreeMeta } from "./workspace";
+import { attemptsDir, metaFile, resultFile, worktreeDir, worktreesDir } from "./workspace-paths";
+
+/**
+ * Start-up recovery: worktrees an earlier process left behind. One whose HEAD holds work beyond
+ * its base is salvaged (pushed to its Run's branch, so an operator's retry continues from it);
+ * any other is removed.
+ */
+
+export interface LeftoverWorktree {
+  /** The worktree's directory name (the sanitized Attempt id). */
+  name: string;
+  /** Absolute path of the worktree (it may already be gone when only metadata is left). */
+  path: string;
+  /** null when the metadata is missing or unreadable: such a worktree can only be removed. */
+  meta: WorktreeMeta | null;
+  /** The owning process still runs (same host, same pid incarnation): leave it alone. */
+  ownerAlive: boolean;
+}
+
+export type SalvageOutcome =
+  | { tag: "Salvaged"; name: string; harvest: Harvest }
+  | { tag: "Removed"; name: string; reason: string }
+  | { tag: "Skipped"; name: string; reason: string }
+  | { tag: "Kept"; name: string; failure: Failure };
+
+export interface SalvageOptions {
+  /** An installation token for the repository (owner/name) of the worktree. */
+  token: (repo: string) => string | Promise<string>;
+  signal?: AbortSignal;
+}
+
+function ownerAlive(meta: WorktreeMeta | null): boolean {
+  if (!meta || meta.owner.host !== hostname()) return false;
+  if (meta.owner.pid === process.pid && meta.owner.startTime === processStartTime(process.pid)) return true;
+  if (!isProcessAlive(meta.owner.pid)) return false;
+  // The pid is taken; it is the owner only if it is the same incarnation.
+  return meta.owner.startTime === null || meta.owner.startTime === processStartTime(meta.owner.pid);
+}
+
+async function listNames(dir: string, suffix: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).filter((n) => n.endsWith(suffix)).map((n) => n.slice(0, n.length - suffix.length));
+  } catch {
+    return [];
+  }
+}
+
+/** Every worktree (or orphaned metadata) under the workspace root, with what is known of it. */
+export async function listLeftoverWorktrees(root: string): Promise<LeftoverWorktree[]> {
+  const names = new Set<string>(await listNames(worktreesDir(root), ""));
+  for (const n of await listNames(attemptsDir(root), ".json")) if (!n.endsWith(".result")) names.add(n);
+  const leftovers: LeftoverWorktree[] = [];
+  for (const name of [...names].sort()) {
+    const meta = await readWorktreeMeta(metaFile(root, name));
+    leftovers.push({ name, path: meta?.worktree ?? worktreeDir(root, name), meta, ownerAlive: ownerAlive(meta) });
+  }
+  return leftovers;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  try {
+    return (await stat(path)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function forget(root: string, leftover: LeftoverWorktree): Promise<void> {
+  await removeWorktree(leftover.meta?.cacheDir ?? null, leftover.path);
+  await rm(metaFile(root, leftover.name), { force: true });
+  await rm(resultFile(root, leftover.name), { force: true });
+}
+
+/**
+ * Pushes a dead process's worktree to its branch when it holds new work, else removes it. A
+ * push refused because the branch moved (a later Attempt pushed) removes it without pushing;
+ * a push that failed for the network keeps it for the next start-up.
+ */
+export async function salvageOrRemove(root: string, leftover: LeftoverWorktree, options: SalvageOptions): Promise<SalvageOutcome> {
+  const { name, meta } = leftover;
+  if (leftover.ownerAlive) return { tag: "Skipped", name, reason: "its process is still running" };
+  if (!meta) {
+    await forget(root, leftover);
+    return { tag: "Removed", name, reason: "no metadata" };
+  }
+  if (!(await isDirectory(meta.worktree))) {
+    await forget(root, leftover);
+    return { tag: "Removed", name, reason: "the worktree was already gone" };
+  }
+  let harvested: Harvest;
+  try {
+    harvested = await harvest({
+      worktree: meta.worktree,
+      attemptId: meta.attemptId,
+      baseSha: meta.base.sha,
+      branch: meta.branch,
+      remoteBranchSha: meta.remoteBranchSha,
+      cloneUrl: meta.cloneUrl,
+      token: await options.token(meta.repo),
+      signal: options.signal,
+      leftoverMessage: `Atelier: uncommitted changes from ${meta.attemptId} (salvaged)`,
+    });
+  } catch (err) {
+    if (err instanceof AttemptFailureError) {
+      if (!(err instanceof BranchMovedError) && err.failure.kind === "InfraFailure") {
+        return { tag: "Kept", name, failure: err.failure };
+      }
+      await forget(root, leftover);
+      return { tag: "Removed", name, reason: `not salvaged: ${err.failure.message}` };
+    }
+    // Not a git repository any more, or git itself failed: nothing to salvage from it.
+    await forget(root, leftover);
+    return { tag: "Removed", name, reason: `not salvaged: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  await forget(root, leftover);
+  if (!harvested.pushed) return { tag: "Removed", name, reason: "no commits beyond its base" };
+  return { tag: "Salvaged", name, harvest: harvested };
+}

@@ -1,0 +1,153 @@
+/**
+ * Redaction of the secrets in play (the installation token, the roster secrets' values, the
+ * git auth header in its forms) and of anything that looks like a GitHub token. A stream keeps
+ * back only a tail that could still become a secret once the next chunk arrives, so a secret
+ * split across two chunks is replaced as surely as a whole one; the streamed result equals
+ * `redact` of the whole text.
+ */
+
+export const REDACTED = "***";
+
+/** Values shorter than this are not treated as secrets (they would blank ordinary text). */
+export const MIN_SECRET_LENGTH = 4;
+
+/** Prefixes of GitHub tokens (classic, OAuth, app installation, user-to-server, refresh, fine-grained). */
+const TOKEN_PREFIXES = ["ghp_", "gho_", "ghs_", "ghu_", "ghr_", "github_pat_"] as const;
+/** Shortest token body (after the prefix) redacted generically; real ones are 36+. */
+const MIN_TOKEN_BODY = 20;
+/** A token body longer than this is cut there (it cannot be held back forever). */
+const MAX_TOKEN_BODY = 255;
+
+const isTokenChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_]/.test(c);
+
+type Match = { tag: "match"; length: number } | { tag: "partial" } | null;
+
+export interface RedactingStream {
+  /** Takes the next chunk; returns the redacted text that is safe to show now. */
+  push(chunk: string): string;
+  /** The stream ended: returns the redacted rest. */
+  end(): string;
+}
+
+export class Redactor {
+  /** Longest first, so the longest secret wins at a position. */
+  private readonly secrets: string[];
+  private readonly firstChars: Set<string>;
+
+  constructor(secrets: Iterable<string | null | undefined>) {
+    const all = new Set<string>();
+    for (const secret of secrets) {
+      if (!secret) continue;
+      if (secret.length >= MIN_SECRET_LENGTH) all.add(secret);
+      // A multi-line secret (a private key) is also masked line by line.
+      if (secret.includes("\n")) {
+        for (const line of secret.split(/\r?\n/)) if (line.trim().length >= 8) all.add(line.trim());
+      }
+    }
+    this.secrets = [...all].sort((a, b) => b.length - a.length);
+    this.firstChars = new Set(this.secrets.map((s) => s[0] as string));
+  }
+
+  /** A Redactor that also masks these values. */
+  with(secrets: Iterable<string | null | undefined>): Redactor {
+    return new Redactor([...this.secrets, ...secrets]);
+  }
+
+  /** Redacts a complete text. */
+  redact(text: string): string {
+    return this.scan(text, true, "").out;
+  }
+
+  /** A stateful redactor for one output stream. */
+  stream(): RedactingStream {
+    let held = "";
+    let prev = "";
+    return {
+      push: (chunk: string) => {
+        const { out, rest, last } = this.scan(held + chunk, false, prev);
+        held = rest;
+        prev = last;
+        return out;
+      },
+      end: () => {
+        const { out } = this.scan(held, true, prev);
+        held = "";
+        prev = "";
+        return out;
+      },
+    };
+  }
+
+  /**
+   * Leftmost-longest scan. With `final` false it stops at the first position where more text
+   * could complete a secret and returns that tail as `rest`.
+   */
+  private scan(text: string, final: boolean, prevChar: string): { out: string; rest: string; last: string } {
+    let out = "";
+    let runStart = 0;
+    let i = 0;
+    while (i < text.length) {
+      const c = text[i] as string;
+      const before = i > 0 ? text[i - 1] : prevChar;
+      if (!this.firstChars.has(c) && !(c === "g" && !isTokenChar(before))) {
+        i++;
+        continue;
+      }
+      const m = this.matchAt(text, i, final, before);
+      if (m === null) {
+        i++;
+        continue;
+      }
+      out += text.slice(runStart, i);
+      if (m.tag === "partial") {
+        return { out, rest: text.slice(i), last: i > 0 ? (text[i - 1] as string) : prevChar };
+      }
+      out += REDACTED;
+      i += m.length;
+      runStart = i;
+    }
+    out += text.slice(runStart);
+    return { out, rest: "", last: text.at(-1) ?? prevChar };
+  }
+
+  private matchAt(text: string, i: number, final: boolean, before: string | undefined): Match {
+    const remaining = text.length - i;
+    let partial = false;
+    let best = 0;
+    for (const secret of this.secrets) {
+      if (secret.length > remaining) {
+        if (!final && !partial && secret.startsWith(text.slice(i))) partial = true;
+        continue;
+      }
+      if (best === 0 && text.startsWith(secret, i)) best = secret.length;
+    }
+    if (partial) return { tag: "partial" };
+    const token = isTokenChar(before) ? null : this.tokenAt(text, i, final);
+    if (token?.tag === "partial") return token;
+    const tokenLength = token?.tag === "match" ? token.length : 0;
+    const length = Math.max(best, tokenLength);
+    return length > 0 ? { tag: "match", length } : null;
+  }
+
+  /** A GitHub-looking token starting at i. */
+  private tokenAt(text: string, i: number, final: boolean): Match {
+    for (const prefix of TOKEN_PREFIXES) {
+      if (text.startsWith(prefix, i)) {
+        let j = i + prefix.length;
+        while (j < text.length && j - i - prefix.length < MAX_TOKEN_BODY && isTokenChar(text[j])) j++;
+        const body = j - i - prefix.length;
+        if (j === text.length && !final && body < MAX_TOKEN_BODY) return { tag: "partial" };
+        return body >= MIN_TOKEN_BODY ? { tag: "match", length: j - i } : null;
+      }
+      if (!final && text.length - i < prefix.length && prefix.startsWith(text.slice(i))) return { tag: "partial" };
+    }
+    return null;
+  }
+}
+
+/** The forms in which a git credential for `token` can show up in output. */
+export function gitCredentialForms(token: string): string[] {
+  const userPass = `x-access-token:${token}`;
+  const basic = Buffer.from(userPass).toString("base64");
+  return [token, userPass, basic, `Basic ${basic}`, `Authorization: Basic ${basic}`];
+}

@@ -1,0 +1,213 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { agentFailure, infraFailure, runawayFailure, type Failure } from "../engine/failure";
+import { BadInputError, ConflictError } from "../errors";
+import { resolveAgentCommand, type ResolvedCommand } from "./agent-command";
+import { buildAgentEnv, type AgentContext, type AgentEnv } from "./agent-env";
+import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
+import { AttemptFailureError } from "./attempt-failure-error";
+import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "./line-buffer";
+import { terminateProcessGroup } from "./process-group";
+import { Redactor } from "./redact";
+
+/**
+ * Runs the agent's command in its own process group, in the worktree, with a clean
+ * environment and the prompt on stdin; streams its output, redacted and line-buffered, to the
+ * sink; and stops the whole group when the Attempt's limit passes, the operator cancels or the
+ * lease is lost.
+ */
+
+/** Between SIGTERM and SIGKILL when the agent must stop. */
+export const KILL_GRACE_MS = 5_000;
+
+export interface RunAgentInput {
+  agent: NamedAgentSpec;
+  /** The worktree. */
+  cwd: string;
+  context: AgentContext;
+  onOutput: OutputSink;
+  /** Secrets already in play (the installation token's forms); the roster secrets are added. */
+  redactor?: Redactor;
+  /** The operator canceled: stop the agent, outcome Canceled. */
+  signal?: AbortSignal;
+  /** The worker lost the Attempt's lease: stop the agent, InfraFailure(lease_lost). */
+  leaseLost?: AbortSignal;
+  /** Called once the process runs, with the handle an operator's intervention goes through. */
+  onStarted?: (control: AgentControl) => void;
+  /** Where the roster secrets are read from (default process.env). */
+  sourceEnv?: NodeJS.ProcessEnv;
+  killGraceMs?: number;
+  partialLineFlushMs?: number;
+}
+
+export interface AgentControl {
+  readonly pid: number;
+  /** Writes to the agent's stdin. BadInputError(intervene_not_allowed) unless the roster allows it. */
+  intervene(text: string): void;
+}
+
+export type AgentRunResult =
+  | { tag: "Exited"; durationMs: number; redactor: Redactor }
+  | { tag: "Failed"; failure: Failure; durationMs: number; redactor: Redactor }
+  | { tag: "Canceled"; durationMs: number; redactor: Redactor };
+
+type StopReason = "timeout" | "canceled" | "lease_lost";
+
+function lastNonEmptyLine(text: string): string | null {
+  const lines = text.split(/\r?\n/).map((l) => l.trim());
+  for (let i = lines.length - 1; i >= 0; i--) if (lines[i]) return (lines[i] as string).slice(0, 500);
+  return null;
+}
+
+function describeSpawnError(err: NodeJS.ErrnoException, file: string, cwd: string): string {
+  if (err.code === "ENOENT") return `command not found: ${file} (or the working directory ${cwd} is missing)`;
+  if (err.code === "EACCES") return `permission denied running ${file}`;
+  return `${err.code ?? "error"}: ${err.message}`;
+}
+
+export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
+  const { agent } = input;
+  const started = Date.now();
+  let resolved: ResolvedCommand;
+  let agentEnv: AgentEnv;
+  try {
+    resolved = resolveAgentCommand(agent.command);
+    agentEnv = buildAgentEnv(agent, resolved, input.context, input.sourceEnv);
+  } catch (err) {
+    const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
+    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]) };
+  }
+  const { env, secretValues } = agentEnv;
+  const redactor = (input.redactor ?? new Redactor([])).with(secretValues);
+  const emit = (entry: OutputEntry) => {
+    try {
+      input.onOutput(entry);
+    } catch {
+      // A failing sink must not take the agent down with it.
+    }
+  };
+  const system = (text: string) => emit({ stream: "system", text: redactor.redact(text) });
+  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor });
+
+  if (input.signal?.aborted) return done({ tag: "Canceled" as const });
+  if (input.leaseLost?.aborted) return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the lease was lost before the agent started") });
+
+  let child: ChildProcessWithoutNullStreams;
+  try {
+    child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  } catch (err) {
+    const message = `cannot start agent ${agent.name}: ${describeSpawnError(err as NodeJS.ErrnoException, resolved.file, input.cwd)}`;
+    return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const spawnError = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
+    child.once("spawn", () => resolve(null));
+    child.once("error", (err) => resolve(err));
+  });
+  child.on("error", () => undefined);
+  child.stdin.on("error", () => undefined); // EPIPE: the agent does not read its stdin.
+  if (spawnError || child.pid === undefined) {
+    const message = `cannot start agent ${agent.name}: ${describeSpawnError(spawnError ?? new Error("no pid"), resolved.file, input.cwd)}`;
+    return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
+  }
+  const pid = child.pid;
+  const grace = input.killGraceMs ?? KILL_GRACE_MS;
+
+  let lastStderr: string | null = null;
+  const pipes = (["stdout", "stderr"] as const).map((stream) => {
+    const redacting = redactor.stream();
+    const lines = new LineBuffer((text) => {
+      if (stream === "stderr") lastStderr = lastNonEmptyLine(text) ?? lastStderr;
+      emit({ stream, text });
+    }, input.partialLineFlushMs ?? PARTIAL_LINE_FLUSH_MS);
+    const source = child[stream];
+    source.setEncoding("utf8");
+    source.on("data", (chunk: string) => lines.push(redacting.push(chunk)));
+    const closed = new Promise<void>((resolve) => source.once("close", () => resolve()));
+    return {
+      closed,
+      destroy: () => source.destroy(),
+      end: () => {
+        lines.push(redacting.end());
+        lines.end();
+      },
+    };
+  });
+
+  let hasExited = false;
+  let stopReason: StopReason | null = null;
+  let stopping: Promise<void> = Promise.resolve();
+  const stop = (reason: StopReason, note: string) => {
+    if (stopReason || hasExited) return;
+    stopReason = reason;
+    system(note);
+    stopping = terminateProcessGroup(pid, grace);
+  };
+  const limitMinutes = agent.max_attempt_minutes;
+  const timer =
+    limitMinutes && limitMinutes > 0
+      ? setTimeout(
+          () => stop("timeout", `agent ${agent.name} exceeded max_attempt_minutes (${limitMinutes}); stopping it`),
+          limitMinutes * 60_000,
+        )
+      : null;
+  const onCancel = () => stop("canceled", "canceled by an operator; stopping the agent");
+  const onLeaseLost = () => stop("lease_lost", "the worker lost the Attempt's lease; stopping the agent");
+  input.signal?.addEventListener("abort", onCancel, { once: true });
+  input.leaseLost?.addEventListener("abort", onLeaseLost, { once: true });
+  if (input.signal?.aborted) onCancel();
+  if (input.leaseLost?.aborted) onLeaseLost();
+
+  const prompt = input.context.prompt;
+  if (agent.intervene) {
+    child.stdin.write(prompt.endsWith("\n") || prompt === "" ? prompt : `${prompt}\n`);
+  } else {
+    child.stdin.end(prompt);
+  }
+  input.onStarted?.({
+    pid,
+    intervene(text: string) {
+      if (!agent.intervene) {
+        throw new BadInputError("intervene_not_allowed", `Agent ${agent.name} does not take interventions (intervene is off in the roster).`);
+      }
+      if (hasExited || !child.stdin.writable) {
+        throw new ConflictError("agent_not_running", `Agent ${agent.name} is no longer running.`);
+      }
+      system(`intervention: ${text}`);
+      child.stdin.write(text.endsWith("\n") ? text : `${text}\n`);
+    },
+  });
+
+  const { code, signal } = await exited;
+  hasExited = true;
+  if (timer) clearTimeout(timer);
+  input.signal?.removeEventListener("abort", onCancel);
+  input.leaseLost?.removeEventListener("abort", onLeaseLost);
+  await stopping;
+  // Whatever the agent left running in its group goes with it.
+  await terminateProcessGroup(pid, grace);
+  const allClosed = Promise.all(pipes.map((p) => p.closed));
+  let closeTimer: NodeJS.Timeout | undefined;
+  await Promise.race([allClosed, new Promise<void>((resolve) => (closeTimer = setTimeout(resolve, 1_000)))]);
+  clearTimeout(closeTimer);
+  for (const p of pipes) p.destroy();
+  child.stdin.destroy();
+  for (const p of pipes) p.end();
+
+  const reason = stopReason as StopReason | null;
+  if (reason === "canceled") return done({ tag: "Canceled" as const });
+  if (reason === "lease_lost") {
+    return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the worker lost the Attempt's lease; the agent was stopped") });
+  }
+  if (reason === "timeout") {
+    return done({
+      tag: "Failed" as const,
+      failure: runawayFailure(`agent ${agent.name} ran longer than max_attempt_minutes (${limitMinutes}) and was stopped`),
+    });
+  }
+  if (code === 0) return done({ tag: "Exited" as const });
+  const detail = lastStderr ? `: ${lastStderr}` : "";
+  const message = code !== null ? `agent ${agent.name} exited with code ${code}${detail}` : `agent ${agent.name} was killed by ${signal}${detail}`;
+  return done({ tag: "Failed" as const, failure: agentFailure("agent_exit", redactor.redact(message)) });
+}

@@ -1,0 +1,124 @@
+import { z } from "zod";
+
+/**
+ * The shape of a repository's `.github/atelier.yml`, and what validating it produces.
+ *
+ * ```yaml
+ * labels:
+ *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
+ * loops:
+ *   start-dev:
+ *     on: issues                      # issues | pull_requests | { schedule: { cron, tz } }
+ *     if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
+ *     agent: claude                   # a name from the instance's roster
+ *     approval: required              # required | none (default none)
+ *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
+ *     feedback: { comment: true }     # comment on the Item (default true)
+ *     prompt: Implement #${{ item.number }}
+ *   nightly:
+ *     on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }
+ *     repositories: [acme/api]        # schedule Loops only; default: this repository
+ *     agent: claude
+ *     prompt: Triage ${{ repository.full_name }}
+ * ```
+ */
+
+export const CONFIG_PATH = ".github/atelier.yml";
+
+/** Loop and agent names. */
+export const LOOP_NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
+/** "owner/name" as GitHub allows them. */
+export const REPOSITORY_FULL_NAME = /^[a-z0-9][a-z0-9_-]{0,38}\/[a-z0-9._-]{1,100}$/i;
+export const LABEL_COLOR = /^[0-9a-f]{6}$/i;
+export const LABEL_NAME_MAX = 50;
+export const LABEL_DESCRIPTION_MAX = 100;
+export const DEFAULT_MAX_CYCLES = 3;
+export const DEFAULT_TIME_ZONE = "UTC";
+
+export type LoopTrigger =
+  | { kind: "issues" }
+  | { kind: "pull_requests" }
+  | {
+      kind: "schedule";
+      cron: string;
+      tz: string;
+      /** Lower-cased "owner/name"s; null means the repository that holds the config. */
+      repositories: string[] | null;
+    };
+
+export type TriggerKind = LoopTrigger["kind"];
+
+/** A valid Loop, with its defaults filled in. Plain data: it can be stored as JSON. */
+export interface LoopDefinition {
+  name: string;
+  trigger: LoopTrigger;
+  /** The `if:` source; null means always. */
+  if: string | null;
+  agent: string;
+  approval: "required" | "none";
+  maxCycles: number;
+  prompt: string;
+  feedback: { comment: boolean };
+  /** Line of the Loop in the file, when known. */
+  line: number | null;
+}
+
+export interface LabelSpec {
+  name: string;
+  /** Six lower-case hex digits, no "#". */
+  color: string;
+  description: string | null;
+}
+
+export type LoopConfigErrorToken =
+  | "config_invalid_yaml"
+  | "config_unknown_key"
+  | "config_bad_expression"
+  | "config_unknown_agent"
+  | "config_bad_cron"
+  | "config_bad_timezone"
+  | "config_invalid";
+
+export interface LoopConfigError {
+  /** The Loop the error is about; null for the file (YAML, top-level keys, labels). */
+  loop: string | null;
+  token: LoopConfigErrorToken;
+  /** 1-based line in `.github/atelier.yml`, when known. */
+  line: number | null;
+  /** A sentence that says what to fix. */
+  message: string;
+  /** Where, as a dotted path ("loops.start-dev.agent"); "" for the whole file. */
+  path: string;
+}
+
+export interface RepositoryConfig {
+  labels: LabelSpec[];
+  /** Only the valid Loops: a broken Loop never prevents the others. */
+  loops: LoopDefinition[];
+  errors: LoopConfigError[];
+}
+
+/** Top-level keys. `_extends` is Probot's config inheritance, resolved before validation. */
+export const TOP_LEVEL_KEYS = ["labels", "loops", "_extends"] as const;
+
+export const labelSchema = z.strictObject({
+  name: z.string(),
+  color: z.union([z.string(), z.number()]),
+  description: z.string().nullable().optional(),
+});
+
+/** A Loop's keys. `on` is checked by hand, to give a precise sentence for each mistake. */
+export const loopSchema = z.strictObject({
+  on: z.unknown(),
+  if: z.union([z.string(), z.boolean()]).optional(),
+  agent: z.string().min(1),
+  approval: z.enum(["required", "none"]).optional(),
+  max_cycles: z.number().int().min(1).optional(),
+  prompt: z.string().min(1),
+  feedback: z.strictObject({ comment: z.boolean() }).optional(),
+  repositories: z.array(z.string()).optional(),
+});
+
+export const LOOP_KEYS = Object.keys(loopSchema.shape);
+export const LABEL_KEYS = Object.keys(labelSchema.shape);
+export const SCHEDULE_KEYS = ["cron", "tz"] as const;

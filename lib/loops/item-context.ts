@@ -1,0 +1,69 @@
+import type { ItemProjection } from "./projection";
+import { localIso } from "./schedule";
+
+/**
+ * The `item` an expression sees. For issues and pull requests it is built from the stored
+ * Projection; for a schedule Loop the Item is the Tick. Field names are the snake_case that
+ * GitHub users know from `github.event` and Actions expressions.
+ */
+export interface ItemContext {
+  kind: "issue" | "pull_request";
+  number: number;
+  title: string;
+  body: string;
+  state: "open" | "closed" | "merged";
+  labels: { name: string }[];
+  author: string | null;
+  draft: boolean;
+  head_sha: string | null;
+  head_ref: string | null;
+  base_ref: string | null;
+  mergeable: boolean | null;
+  merged: boolean;
+  url: string;
+}
+
+export interface TickContext {
+  kind: "tick";
+  tick: {
+    /** ISO UTC instant, e.g. "2026-03-30T04:00:00.000Z". */
+    scheduledAt: string;
+    /** ISO wall time in the Loop's time zone with its offset, e.g. "2026-03-30T06:00:00+02:00". */
+    scheduledAtLocal: string;
+    cron: string;
+    tz: string;
+  };
+}
+
+/** The `item` context of an issue or pull request. */
+export function buildItemContext(projection: ItemProjection): ItemContext {
+  return {
+    kind: projection.kind,
+    number: projection.number,
+    title: projection.title,
+    body: projection.body,
+    state: projection.state,
+    labels: projection.labels.map((name) => ({ name })),
+    author: projection.author,
+    draft: projection.draft,
+    head_sha: projection.headRefOid,
+    head_ref: projection.headRefName,
+    base_ref: projection.baseRefName,
+    mergeable: projection.mergeable,
+    merged: projection.merged,
+    url: projection.url,
+  };
+}
+
+/** The `item` context of a schedule Loop's Tick. */
+export function buildTickContext(tick: { scheduledAt: Date; cron: string; tz: string }): TickContext {
+  return {
+    kind: "tick",
+    tick: {
+      scheduledAt: tick.scheduledAt.toISOString(),
+      scheduledAtLocal: localIso(tick.scheduledAt, tick.tz),
+      cron: tick.cron,
+      tz: tick.tz,
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { BadInputError } from "../errors";
+
+/**
+ * The Projection: the slice of an Item's GitHub state that Atelier stores, hashes and shows to
+ * Loops. Both ways of reading GitHub (GraphQL, and REST objects from listings and webhooks)
+ * build it here, so the same GitHub state gives the same content hash whichever path saw it.
+ * Issues carry the pull-request-only fields as null/false.
+ */
+export interface ItemProjection {
+  kind: ItemKind;
+  number: number;
+  title: string;
+  /** Empty string when GitHub has no body (REST says null, GraphQL says ""). */
+  body: string;
+  state: ItemState;
+  /** REST-style login; a bot is "name[bot]" on both paths. Null for a deleted user. */
+  author: string | null;
+  /** Label names, sorted by code unit, without duplicates. */
+  labels: string[];
+  draft: boolean;
+  headRefName: string | null;
+  headRefOid: string | null;
+  baseRefName: string | null;
+  /** True mergeable, false conflicting, null while GitHub is still computing (or an issue). */
+  mergeable: boolean | null;
+  merged: boolean;
+  url: string;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  mergedAt: string | null;
+}
+
+export type ItemKind = "issue" | "pull_request";
+export type ItemState = "open" | "closed" | "merged";
+
+/** GraphQL selection for an issue; `projectionFromGraphql(node, "issue")` reads exactly this. */
+export const ISSUE_PROJECTION_FIELDS = `
+  number title body state url createdAt updatedAt closedAt
+  author { __typename login }
+  labels(first: 100) { nodes { name } }
+`;
+
+/** GraphQL selection for a pull request; `projectionFromGraphql(node, "pull_request")` reads this. */
+export const PULL_REQUEST_PROJECTION_FIELDS = `
+  number title body state url createdAt updatedAt closedAt mergedAt merged isDraft mergeable
+  headRefName headRefOid baseRefName
+  author { __typename login }
+  labels(first: 100) { nodes { name } }
+`;
+
+export interface GraphqlActor {
+  __typename?: string;
+  login: string;
+}
+
+/** An Issue or PullRequest node as GitHub's GraphQL API returns it for the selections above. */
+export interface GraphqlItemNode {
+  number: number;
+  title: string;
+  body?: string | null;
+  state: "OPEN" | "CLOSED" | "MERGED";
+  url: string;
+  createdAt: string;
+  updatedAt: string;
+  closedAt?: string | null;
+  author?: GraphqlActor | null;
+  labels?: { nodes?: ({ name: string } | null)[] | null } | null;
+  // pull requests only
+  mergedAt?: string | null;
+  merged?: boolean | null;
+  isDraft?: boolean | null;
+  mergeable?: "MERGEABLE" | "CONFLICTING" | "UNKNOWN" | null;
+  headRefName?: string | null;
+  headRefOid?: string | null;
+  baseRefName?: string | null;
+}
+
+/** The fields read from a REST issue or pull request object (listing, single GET or webhook). */
+export interface RestItem {
+  number: number;
+  title: string;
+  body?: string | null;
+  state: string;
+  html_url: string;
+  created_at: string;
+  updated_at: string;
+  closed_at?: string | null;
+  user?: { login: string; type?: string } | null;
+  labels?: (string | { name?: string | null })[] | null;
+  /** Present on an issue-shaped pull request (issues listing, `issues`/`issue_comment` hooks). */
+  pull_request?: unknown;
+  // pull request objects (GET /pulls/{n}, `pull_request` hooks) only
+  draft?: boolean | null;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  mergeable?: boolean | null;
+  head?: { ref: string; sha: string } | null;
+  base?: { ref: string } | null;
+}
+
+/** The projection of a GraphQL Issue (`kind` "issue") or PullRequest (`kind` "pull_request") node. */
+export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind): ItemProjection {
+  const isPull = kind === "pull_request";
+  const merged = isPull && (node.state === "MERGED" || node.merged === true);
+  return {
+    kind,
+    number: node.number,
+    title: node.title,
+    body: node.body ?? "",
+    state: merged ? "merged" : node.state === "OPEN" ? "open" : "closed",
+    author: graphqlLogin(node.author),
+    labels: sortedLabels((node.labels?.nodes ?? []).map((l) => l?.name)),
+    draft: isPull && node.isDraft === true,
+    headRefName: isPull ? (node.headRefName ?? null) : null,
+    headRefOid: isPull ? (node.headRefOid ?? null) : null,
+    baseRefName: isPull ? (node.baseRefName ?? null) : null,
+    mergeable: isPull ? graphqlMergeable(node.mergeable) : null,
+    merged,
+    url: node.url,
+    createdAt: node.createdAt,
+    updatedAt: node.updatedAt,
+    closedAt: node.closedAt ?? null,
+    mergedAt: isPull ? (node.mergedAt ?? null) : null,
+  };
+}
+
+/**
+ * The projection of a REST object: an issue (from the issues listing or an `issues` webhook), or
+ * a pull request object (GET /repos/{owner}/{repo}/pulls/{n}, `pull_request` webhook).
+ * An issue-shaped pull request lacks the head, base and mergeability, so it cannot give the
+ * projection GraphQL would: that is refused with `projection_needs_pull_request`.
+ */
+export function projectionFromRest(item: RestItem): ItemProjection {
+  const isPull = item.head != null || item.base != null;
+  if (!isPull && item.pull_request != null) {
+    throw new BadInputError(
+      "projection_needs_pull_request",
+      `Item #${item.number} is a pull request seen through the issues API, which lacks its head, base and mergeability; fetch it with GET /repos/{owner}/{repo}/pulls/${item.number} (or GraphQL) and project that.`,
+      { number: item.number },
+    );
+  }
+  const merged = isPull && (item.merged === true || item.merged_at != null);
+  return {
+    kind: isPull ? "pull_request" : "issue",
+    number: item.number,
+    title: item.title,
+    body: item.body ?? "",
+    state: merged ? "merged" : item.state === "open" ? "open" : "closed",
+    author: restLogin(item.user),
+    labels: sortedLabels((item.labels ?? []).map((l) => (typeof l === "string" ? l : l?.name))),
+    draft: isPull && item.draft === true,
+    headRefName: isPull ? (item.head?.ref ?? null) : null,
+    headRefOid: isPull ? (item.head?.sha ?? null) : null,
+    baseRefName: isPull ? (item.base?.ref ?? null) : null,
+    mergeable: isPull ? (item.mergeable ?? null) : null,
+    merged,
+    url: item.html_url,
+    createdAt: item.created_at,
+    updatedAt: item.updated_at,
+    closedAt: item.closed_at ?? null,
+    mergedAt: isPull ? (item.merged_at ?? null) : null,
+  };
+}
+
+function sortedLabels(names: (string | null | undefined)[]): string[] {
+  const unique = new Set(names.filter((n): n is string => typeof n === "string" && n !== ""));
+  return [...unique].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** GraphQL names a Bot actor without the "[bot]" suffix that REST shows; add it back. */
+function graphqlLogin(actor: GraphqlActor | null | undefined): string | null {
+  if (!actor?.login) return null;
+  if (actor.__typename === "Bot" && !actor.login.endsWith("[bot]")) return `${actor.login}[bot]`;
+  return actor.login;
+}
+
+function restLogin(user: RestItem["user"]): string | null {
+  return user?.login ?? null;
+}
+
+function graphqlMergeable(value: GraphqlItemNode["mergeable"]): boolean | null {
+  if (value === "MERGEABLE") return true;
+  if (value === "CONFLICTING") return false;
+  return null;
+}

@@ -1,0 +1,184 @@
+/**
+ * The simulator's records. Times are epoch milliseconds of the simulator clock; the
+ * renderers turn them into GitHub's ISO strings (second resolution, like GitHub).
+ */
+export type RepoPermission = "admin" | "write" | "read" | "none";
+export type AccessLevel = "read" | "write";
+/** Permission names of a GitHub App installation (`issues`, `pull_requests`, `contents`…). */
+export type AppPermissions = Record<string, AccessLevel>;
+
+export interface SimAccount {
+  id: number;
+  nodeId: string;
+  login: string;
+  type: "User" | "Organization" | "Bot";
+  name: string | null;
+  email: string | null;
+  createdAt: number;
+}
+
+export interface SimLabel {
+  id: number;
+  nodeId: string;
+  name: string;
+  color: string;
+  description: string | null;
+  default: boolean;
+}
+
+export interface SimRepo {
+  id: number;
+  nodeId: string;
+  ownerId: number;
+  name: string;
+  description: string | null;
+  defaultBranch: string;
+  private: boolean;
+  createdAt: number;
+  updatedAt: number;
+  pushedAt: number;
+  /** Next issue / pull request number: both share the sequence. */
+  nextNumber: number;
+  /** Keyed by lower-cased name: label names are unique case-insensitively. */
+  labels: Map<string, SimLabel>;
+  /** Per-user permission on this repository (user id → permission). */
+  collaborators: Map<number, RepoPermission>;
+  /** Path of the bare git repository on disk. */
+  gitDir: string;
+}
+
+export type MergeableComputation = "pending" | "computed";
+
+export interface SimPull {
+  id: number;
+  nodeId: string;
+  headRef: string;
+  headSha: string;
+  baseRef: string;
+  baseSha: string;
+  draft: boolean;
+  merged: boolean;
+  mergedAt: number | null;
+  mergedById: number | null;
+  mergeCommitSha: string | null;
+  /** null while "GitHub" computes it; true/false afterwards. */
+  mergeable: boolean | null;
+  /** Set by the control API: the value the next computation yields instead of git's answer. */
+  mergeableOverride: boolean | null;
+  maintainerCanModify: boolean;
+}
+
+export interface SimIssue {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  number: number;
+  title: string;
+  body: string | null;
+  state: "open" | "closed";
+  stateReason: "completed" | "reopened" | "not_planned" | null;
+  authorId: number;
+  /** Label keys (lower-cased names) in the order they were added. */
+  labels: string[];
+  locked: boolean;
+  createdAt: number;
+  updatedAt: number;
+  closedAt: number | null;
+  closedById: number | null;
+  /** Present when the item is a pull request. */
+  pull: SimPull | null;
+}
+
+export interface SimComment {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  issueNumber: number;
+  body: string;
+  authorId: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type CheckStatus = "queued" | "in_progress" | "completed" | "waiting" | "requested" | "pending";
+export type CheckConclusion =
+  | "success"
+  | "failure"
+  | "neutral"
+  | "cancelled"
+  | "skipped"
+  | "timed_out"
+  | "action_required";
+
+export interface SimCheckAction {
+  label: string;
+  description: string;
+  identifier: string;
+}
+
+export interface SimCheckRun {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  headSha: string;
+  name: string;
+  externalId: string | null;
+  detailsUrl: string | null;
+  status: CheckStatus;
+  conclusion: CheckConclusion | null;
+  startedAt: number;
+  completedAt: number | null;
+  output: { title: string | null; summary: string | null; text: string | null };
+  actions: SimCheckAction[];
+  checkSuiteId: number;
+  appId: number;
+}
+
+export interface SimInstallation {
+  id: number;
+  accountId: number;
+  repositorySelection: "all" | "selected";
+  /** Used when repositorySelection is "selected". */
+  repoIds: Set<number>;
+  permissions: AppPermissions;
+  events: string[];
+  createdAt: number;
+  updatedAt: number;
+  suspendedAt: number | null;
+  suspendedById: number | null;
+}
+
+export interface SimApp {
+  id: number;
+  nodeId: string;
+  slug: string;
+  name: string;
+  description: string;
+  ownerId: number;
+  botUserId: number;
+  privateKey: string;
+  publicKey: string;
+  webhookSecret: string;
+  clientId: string;
+  clientSecret: string;
+  webhookUrl: string | null;
+  /** The OAuth callback; from the manifest's callback_urls / redirect_url when one was used. */
+  callbackUrl: string | null;
+  permissions: AppPermissions;
+  events: string[];
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface SimToken {
+  token: string;
+  kind: "installation" | "user";
+  installationId: number | null;
+  userId: number | null;
+  createdAt: number;
+  expiresAt: number | null;
+  /** Repository ids the token is narrowed to; null = every repository of the installation. */
+  repoIds: Set<number> | null;
+  /** Installation tokens only: the granted permissions. */
+  permissions: AppPermissions;
+}

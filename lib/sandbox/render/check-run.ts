@@ -1,0 +1,80 @@
+import type { components } from "@octokit/openapi-types";
+import { isoOrNull, isoSeconds } from "../clock";
+import type { SimCheckRun, SimRepo } from "../model";
+import { requirePull } from "../state/pulls";
+import { renderApp } from "./app";
+import type { RenderContext } from "./context";
+import { renderRepository } from "./repository";
+
+type Schemas = components["schemas"];
+
+function pullRequestsFor(ctx: RenderContext, repo: SimRepo, headSha: string): Schemas["pull-request-minimal"][] {
+  const repoRef = { id: repo.id, url: `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`, name: repo.name };
+  return ctx.state
+    .itemsOf(repo)
+    .filter((item) => item.pull && item.state === "open" && item.pull.headSha === headSha)
+    .map((item) => {
+      const pull = requirePull(item);
+      return {
+        id: pull.id,
+        number: item.number,
+        url: `${repoRef.url}/pulls/${item.number}`,
+        head: { ref: pull.headRef, sha: pull.headSha, repo: repoRef },
+        base: { ref: pull.baseRef, sha: pull.baseSha, repo: repoRef },
+      };
+    });
+}
+
+export function renderCheckRun(ctx: RenderContext, repo: SimRepo, run: SimCheckRun): Schemas["check-run"] {
+  const api = `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`;
+  return {
+    id: run.id,
+    head_sha: run.headSha,
+    node_id: run.nodeId,
+    external_id: run.externalId,
+    url: `${api}/check-runs/${run.id}`,
+    html_url: `${ctx.baseUrl}/${ctx.state.fullName(repo)}/runs/${run.id}`,
+    details_url: run.detailsUrl,
+    status: run.status,
+    conclusion: run.conclusion,
+    started_at: isoSeconds(run.startedAt),
+    completed_at: isoOrNull(run.completedAt),
+    output: {
+      title: run.output.title,
+      summary: run.output.summary,
+      text: run.output.text,
+      annotations_count: 0,
+      annotations_url: `${api}/check-runs/${run.id}/annotations`,
+    },
+    name: run.name,
+    check_suite: { id: run.checkSuiteId },
+    app: renderApp(ctx),
+    pull_requests: pullRequestsFor(ctx, repo, run.headSha),
+  } satisfies Schemas["check-run"];
+}
+
+/** The webhook's check_run also carries the actions and a fuller check_suite. */
+export function renderCheckRunForWebhook(ctx: RenderContext, repo: SimRepo, run: SimCheckRun): Record<string, unknown> {
+  const base = renderCheckRun(ctx, repo, run);
+  const pulls = pullRequestsFor(ctx, repo, run.headSha);
+  return {
+    ...base,
+    actions: run.actions,
+    check_suite: {
+      id: run.checkSuiteId,
+      node_id: ctx.state.nodeId("CheckSuite", run.checkSuiteId),
+      head_branch: pulls[0]?.head.ref ?? null,
+      head_sha: run.headSha,
+      status: run.status,
+      conclusion: run.conclusion,
+      url: `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}/check-suites/${run.checkSuiteId}`,
+      before: null,
+      after: run.headSha,
+      pull_requests: pulls,
+      app: renderApp(ctx),
+      repository: renderRepository(ctx, repo),
+      created_at: base.started_at,
+      updated_at: base.completed_at ?? base.started_at,
+    },
+  };
+}

@@ -1,0 +1,59 @@
+import type { SimLabel } from "../model";
+
+/**
+ * What happened in the simulated GitHub, in GitHub's webhook vocabulary. The webhook module
+ * renders each into a payload at the moment it happens.
+ */
+export type IssueChanges = { title?: { from: string }; body?: { from: string | null }; base?: { ref: { from: string }; sha: { from: string } } };
+
+export type SimEvent =
+  | {
+      event: "issues";
+      action: "opened" | "edited" | "closed" | "reopened" | "labeled" | "unlabeled";
+      repoId: number;
+      number: number;
+      senderId: number;
+      label?: SimLabel;
+      changes?: IssueChanges;
+    }
+  | {
+      event: "pull_request";
+      action:
+        | "opened"
+        | "edited"
+        | "synchronize"
+        | "closed"
+        | "reopened"
+        | "labeled"
+        | "unlabeled"
+        | "ready_for_review"
+        | "converted_to_draft";
+      repoId: number;
+      number: number;
+      senderId: number;
+      label?: SimLabel;
+      changes?: IssueChanges;
+      before?: string;
+      after?: string;
+    }
+  | { event: "label"; action: "created"; repoId: number; label: SimLabel; senderId: number }
+  | { event: "issue_comment"; action: "created" | "edited"; repoId: number; number: number; commentId: number; senderId: number; changes?: { body: { from: string } } }
+  | {
+      event: "check_run";
+      action: "created" | "completed" | "rerequested" | "requested_action";
+      repoId: number;
+      checkRunId: number;
+      senderId: number;
+      identifier?: string;
+    }
+  | { event: "installation"; action: "created" | "deleted" | "suspend" | "unsuspend"; installationId: number; senderId: number }
+  | {
+      event: "installation_repositories";
+      action: "added" | "removed";
+      installationId: number;
+      senderId: number;
+      added: number[];
+      removed: number[];
+    };
+
+export type SimEventListener = (event: SimEvent) => void;

@@ -1,0 +1,126 @@
+import { GitHubApiError, validationFailed } from "../api-error";
+import type { SimComment, SimIssue, SimRepo } from "../model";
+import type { IssueChanges } from "./events";
+import { addLabels } from "./labels";
+import type { SimState } from "./sim-state";
+
+export interface IssueInput {
+  title: string;
+  body?: string | null;
+  labels?: string[];
+}
+
+export interface IssueEdit {
+  title?: string;
+  body?: string | null;
+  state?: "open" | "closed";
+  stateReason?: "completed" | "not_planned" | "reopened" | null;
+}
+
+export function requireTitle(title: unknown): string {
+  if (typeof title !== "string" || !title.trim()) {
+    throw validationFailed([{ resource: "Issue", field: "title", code: "missing_field" }]);
+  }
+  if (title.length > 256) throw validationFailed([{ resource: "Issue", field: "title", code: "invalid", message: "title is too long (maximum is 256 characters)" }]);
+  return title;
+}
+
+/** Allocates the next number of the repository's shared issue/pull request sequence. */
+export function newItem(state: SimState, repo: SimRepo, title: string, body: string | null, authorId: number): SimIssue {
+  const id = state.nextId();
+  const now = state.clock.now();
+  const item: SimIssue = {
+    id,
+    nodeId: state.nodeId("Issue", id),
+    repoId: repo.id,
+    number: repo.nextNumber++,
+    title,
+    body,
+    state: "open",
+    stateReason: null,
+    authorId,
+    labels: [],
+    locked: false,
+    createdAt: now,
+    updatedAt: now,
+    closedAt: null,
+    closedById: null,
+    pull: null,
+  };
+  state.items.set(`${repo.id}#${item.number}`, item);
+  return item;
+}
+
+export function createIssue(state: SimState, repo: SimRepo, input: IssueInput, authorId: number): SimIssue {
+  const item = newItem(state, repo, requireTitle(input.title), input.body ?? null, authorId);
+  state.emit({ event: "issues", action: "opened", repoId: repo.id, number: item.number, senderId: authorId });
+  if (input.labels?.length) addLabels(state, repo, item, input.labels, authorId);
+  return item;
+}
+
+function emitItem(state: SimState, repo: SimRepo, item: SimIssue, action: "edited" | "closed" | "reopened", senderId: number, changes?: IssueChanges): void {
+  const base = { repoId: repo.id, number: item.number, senderId, ...(changes ? { changes } : {}) };
+  if (item.pull) state.emit({ event: "pull_request", action, ...base });
+  else state.emit({ event: "issues", action, ...base });
+}
+
+/** PATCH an issue (or a pull request through the issues API): title, body, state. */
+export function editIssue(state: SimState, repo: SimRepo, item: SimIssue, edit: IssueEdit, senderId: number): SimIssue {
+  const changes: IssueChanges = {};
+  if (edit.title !== undefined && edit.title !== item.title) {
+    changes.title = { from: item.title };
+    item.title = requireTitle(edit.title);
+  }
+  if (edit.body !== undefined && edit.body !== item.body) {
+    changes.body = { from: item.body };
+    item.body = edit.body;
+  }
+  const now = state.clock.now();
+  const edited = Object.keys(changes).length > 0;
+  if (edited) {
+    item.updatedAt = now;
+    emitItem(state, repo, item, "edited", senderId, changes);
+  }
+  if (edit.state !== undefined && edit.state !== "open" && edit.state !== "closed") {
+    throw validationFailed([{ resource: "Issue", field: "state", code: "invalid", value: edit.state }]);
+  }
+  if (edit.state && edit.state !== item.state) {
+    if (item.pull?.merged) throw validationFailed([{ resource: "PullRequest", field: "state", code: "invalid", message: "Cannot reopen a merged pull request" }]);
+    item.state = edit.state;
+    item.updatedAt = now;
+    if (edit.state === "closed") {
+      item.closedAt = now;
+      item.closedById = senderId;
+      item.stateReason = edit.stateReason ?? "completed";
+      emitItem(state, repo, item, "closed", senderId);
+    } else {
+      item.closedAt = null;
+      item.closedById = null;
+      item.stateReason = "reopened";
+      emitItem(state, repo, item, "reopened", senderId);
+    }
+  }
+  return item;
+}
+
+export function createComment(state: SimState, repo: SimRepo, item: SimIssue, body: unknown, authorId: number): SimComment {
+  if (typeof body !== "string" || !body) throw validationFailed([{ resource: "IssueComment", field: "body", code: "missing_field" }]);
+  if (body.length > 65536) throw validationFailed([{ resource: "IssueComment", field: "body", code: "custom", message: "Body is too long (maximum is 65536 characters)" }]);
+  if (item.locked) throw new GitHubApiError(403, "Unable to create comment because issue is locked.");
+  const id = state.nextId();
+  const now = state.clock.now();
+  const comment: SimComment = { id, nodeId: state.nodeId("IssueComment", id), repoId: repo.id, issueNumber: item.number, body, authorId, createdAt: now, updatedAt: now };
+  state.comments.set(id, comment);
+  item.updatedAt = now;
+  state.emit({ event: "issue_comment", action: "created", repoId: repo.id, number: item.number, commentId: id, senderId: authorId });
+  return comment;
+}
+
+export function editComment(state: SimState, repo: SimRepo, comment: SimComment, body: unknown, senderId: number): SimComment {
+  if (typeof body !== "string" || !body) throw validationFailed([{ resource: "IssueComment", field: "body", code: "missing_field" }]);
+  const from = comment.body;
+  comment.body = body;
+  comment.updatedAt = state.clock.now();
+  state.emit({ event: "issue_comment", action: "edited", repoId: repo.id, number: comment.issueNumber, commentId: comment.id, senderId, changes: { body: { from } } });
+  return comment;
+}

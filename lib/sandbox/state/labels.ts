@@ -1,0 +1,93 @@
+import { GitHubApiError, validationFailed } from "../api-error";
+import type { SimIssue, SimLabel, SimRepo } from "../model";
+import type { SimState } from "./sim-state";
+
+export interface LabelInput {
+  name: string;
+  color?: string;
+  description?: string | null;
+}
+
+const COLOR = /^[0-9a-fA-F]{6}$/;
+
+export function validateLabel(input: LabelInput): void {
+  const name = typeof input.name === "string" ? input.name.trim() : "";
+  if (!name) throw validationFailed([{ resource: "Label", field: "name", code: "missing_field" }]);
+  if (name.length > 50) {
+    throw validationFailed([{ resource: "Label", field: "name", code: "invalid", message: "name is too long (maximum is 50 characters)" }]);
+  }
+  if (input.color !== undefined && !COLOR.test(input.color)) {
+    throw validationFailed([{ resource: "Label", field: "color", code: "invalid", value: input.color }]);
+  }
+  if (input.description && input.description.length > 100) {
+    throw validationFailed([{ resource: "Label", field: "description", code: "invalid", message: "description is too long (maximum is 100 characters)" }]);
+  }
+}
+
+/** POST /repos/{o}/{r}/labels: 422 already_exists on a case-insensitive duplicate. */
+export function createLabel(state: SimState, repo: SimRepo, input: LabelInput, senderId: number): SimLabel {
+  validateLabel(input);
+  const name = input.name.trim();
+  if (repo.labels.has(name.toLowerCase())) {
+    throw validationFailed([{ resource: "Label", code: "already_exists", field: "name" }]);
+  }
+  const id = state.nextId();
+  const label: SimLabel = {
+    id,
+    nodeId: state.nodeId("Label", id),
+    name,
+    color: (input.color ?? "ededed").toLowerCase(),
+    description: input.description ?? null,
+    default: false,
+  };
+  repo.labels.set(name.toLowerCase(), label);
+  state.emit({ event: "label", action: "created", repoId: repo.id, label, senderId });
+  return label;
+}
+
+function findOrCreate(state: SimState, repo: SimRepo, name: string, senderId: number): SimLabel {
+  return repo.labels.get(name.trim().toLowerCase()) ?? createLabel(state, repo, { name }, senderId);
+}
+
+export function labelsOf(repo: SimRepo, item: SimIssue): SimLabel[] {
+  return item.labels.map((key) => repo.labels.get(key)).filter((l): l is SimLabel => l !== undefined);
+}
+
+function emitLabelEvent(state: SimState, repo: SimRepo, item: SimIssue, action: "labeled" | "unlabeled", label: SimLabel, senderId: number): void {
+  const base = { action, repoId: repo.id, number: item.number, senderId, label };
+  if (item.pull) state.emit({ event: "pull_request", ...base });
+  else state.emit({ event: "issues", ...base });
+}
+
+/** Adds labels (creating missing ones like GitHub does) and emits `labeled` for each new one. */
+export function addLabels(state: SimState, repo: SimRepo, item: SimIssue, names: string[], senderId: number): SimLabel[] {
+  for (const name of names) validateLabel({ name });
+  for (const name of names) {
+    const label = findOrCreate(state, repo, name, senderId);
+    const key = label.name.toLowerCase();
+    if (item.labels.includes(key)) continue;
+    item.labels.push(key);
+    item.updatedAt = state.clock.now();
+    emitLabelEvent(state, repo, item, "labeled", label, senderId);
+  }
+  return labelsOf(repo, item);
+}
+
+export function removeLabel(state: SimState, repo: SimRepo, item: SimIssue, name: string, senderId: number): SimLabel[] {
+  const key = name.toLowerCase();
+  const label = repo.labels.get(key);
+  if (!label || !item.labels.includes(key)) throw new GitHubApiError(404, "Label does not exist");
+  item.labels = item.labels.filter((k) => k !== key);
+  item.updatedAt = state.clock.now();
+  emitLabelEvent(state, repo, item, "unlabeled", label, senderId);
+  return labelsOf(repo, item);
+}
+
+/** PUT /repos/{o}/{r}/issues/{n}/labels: replace the whole set. */
+export function setLabels(state: SimState, repo: SimRepo, item: SimIssue, names: string[], senderId: number): SimLabel[] {
+  const wanted = new Set(names.map((n) => n.trim().toLowerCase()));
+  for (const key of [...item.labels]) {
+    if (!wanted.has(key)) removeLabel(state, repo, item, key, senderId);
+  }
+  return addLabels(state, repo, item, names, senderId);
+}

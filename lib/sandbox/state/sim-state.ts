@@ -1,0 +1,252 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import type { SimClock } from "../clock";
+import { notFound } from "../api-error";
+import type {
+  RepoPermission,
+  SimAccount,
+  SimApp,
+  SimCheckRun,
+  SimComment,
+  SimInstallation,
+  SimIssue,
+  SimRepo,
+  SimToken,
+} from "../model";
+import type { SimEvent, SimEventListener } from "./events";
+
+const DEFAULT_APP_PERMISSIONS = {
+  metadata: "read",
+  contents: "write",
+  issues: "write",
+  pull_requests: "write",
+  checks: "write",
+} as const;
+
+export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "label", "check_run", "push"];
+
+function nodeId(kind: string, id: number): string {
+  return Buffer.from(`${kind}:${id}`).toString("base64").replace(/=+$/, "");
+}
+
+function secret(prefix: string, bytes = 20): string {
+  return prefix + randomBytes(bytes).toString("hex");
+}
+
+/**
+ * Everything the simulated GitHub knows, in memory. Lookups and the event plumbing live here;
+ * the changes a person or an App can make live in the sibling modules (issues, labels, pulls,
+ * checks, installations, tokens), each emitting the webhook events GitHub would.
+ */
+export class SimState {
+  readonly accounts = new Map<number, SimAccount>();
+  readonly repos = new Map<number, SimRepo>();
+  /** Issues and pull requests, keyed `${repoId}#${number}`. */
+  readonly items = new Map<string, SimIssue>();
+  readonly comments = new Map<number, SimComment>();
+  readonly checkRuns = new Map<number, SimCheckRun>();
+  readonly checkSuites = new Map<string, number>();
+  readonly installations = new Map<number, SimInstallation>();
+  readonly tokens = new Map<string, SimToken>();
+  readonly app: SimApp;
+  /** The user the sandbox's OAuth page signs in when the request names nobody. */
+  defaultOAuthLogin: string | null = null;
+  private lastId = 1000;
+  private readonly listeners: SimEventListener[] = [];
+
+  constructor(readonly clock: SimClock) {
+    const now = clock.now();
+    const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: "pkcs1", format: "pem" },
+      publicKeyEncoding: { type: "spki", format: "pem" },
+    });
+    const owner = this.createAccount("atelier-sim", "Organization");
+    const id = this.nextId();
+    const slug = "atelier-sandbox";
+    const bot = this.createAccount(`${slug}[bot]`, "Bot");
+    this.app = {
+      id,
+      nodeId: nodeId("App", id),
+      slug,
+      name: "Atelier (sandbox)",
+      description: "The GitHub App of the Atelier sandbox",
+      ownerId: owner.id,
+      botUserId: bot.id,
+      privateKey,
+      publicKey,
+      webhookSecret: secret("whsec_", 16),
+      clientId: `Iv1.${randomBytes(8).toString("hex")}`,
+      clientSecret: randomBytes(20).toString("hex"),
+      webhookUrl: null,
+      callbackUrl: null,
+      permissions: { ...DEFAULT_APP_PERMISSIONS },
+      events: [...DEFAULT_APP_EVENTS],
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  nextId(): number {
+    this.lastId += 1;
+    return this.lastId;
+  }
+
+  nodeId(kind: string, id: number): string {
+    return nodeId(kind, id);
+  }
+
+  newSecret(prefix: string): string {
+    return secret(prefix);
+  }
+
+  onEvent(listener: SimEventListener): void {
+    this.listeners.push(listener);
+  }
+
+  emit(event: SimEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  // ----- accounts -----
+
+  createAccount(login: string, type: SimAccount["type"], extra: { name?: string; email?: string } = {}): SimAccount {
+    if (this.findAccount(login)) throw new Error(`account ${login} already exists`);
+    const id = this.nextId();
+    const account: SimAccount = {
+      id,
+      nodeId: nodeId(type === "Organization" ? "Organization" : "User", id),
+      login,
+      type,
+      name: extra.name ?? null,
+      email: extra.email ?? null,
+      createdAt: this.clock.now(),
+    };
+    this.accounts.set(id, account);
+    return account;
+  }
+
+  findAccount(login: string): SimAccount | undefined {
+    const wanted = login.toLowerCase();
+    for (const account of this.accounts.values()) if (account.login.toLowerCase() === wanted) return account;
+    return undefined;
+  }
+
+  accountByLogin(login: string): SimAccount {
+    const account = this.findAccount(login);
+    if (!account) throw notFound();
+    return account;
+  }
+
+  account(id: number): SimAccount {
+    const account = this.accounts.get(id);
+    if (!account) throw new Error(`no account ${id}`);
+    return account;
+  }
+
+  get botUser(): SimAccount {
+    return this.account(this.app.botUserId);
+  }
+
+  // ----- repositories -----
+
+  addRepo(owner: SimAccount, name: string, gitDir: string, description: string | null = null): SimRepo {
+    if (this.findRepo(owner.login, name)) throw new Error(`repository ${owner.login}/${name} already exists`);
+    const id = this.nextId();
+    const now = this.clock.now();
+    const repo: SimRepo = {
+      id,
+      nodeId: nodeId("Repository", id),
+      ownerId: owner.id,
+      name,
+      description,
+      defaultBranch: "main",
+      private: true,
+      createdAt: now,
+      updatedAt: now,
+      pushedAt: now,
+      nextNumber: 1,
+      labels: new Map(),
+      collaborators: new Map(),
+      gitDir,
+    };
+    this.repos.set(id, repo);
+    return repo;
+  }
+
+  findRepo(owner: string, name: string): SimRepo | undefined {
+    const full = `${owner}/${name}`.toLowerCase();
+    for (const repo of this.repos.values()) if (this.fullName(repo).toLowerCase() === full) return repo;
+    return undefined;
+  }
+
+  repoByFullName(fullName: string): SimRepo {
+    const [owner, name] = fullName.split("/");
+    const repo = owner && name ? this.findRepo(owner, name) : undefined;
+    if (!repo) throw new Error(`no repository ${fullName} in the simulator`);
+    return repo;
+  }
+
+  repo(id: number): SimRepo {
+    const repo = this.repos.get(id);
+    if (!repo) throw new Error(`no repository ${id}`);
+    return repo;
+  }
+
+  fullName(repo: SimRepo): string {
+    return `${this.account(repo.ownerId).login}/${repo.name}`;
+  }
+
+  permissionOf(repo: SimRepo, userId: number): RepoPermission {
+    if (repo.ownerId === userId) return "admin";
+    return repo.collaborators.get(userId) ?? "none";
+  }
+
+  setPermission(repo: SimRepo, userId: number, permission: RepoPermission): void {
+    if (permission === "none") repo.collaborators.delete(userId);
+    else repo.collaborators.set(userId, permission);
+  }
+
+  // ----- items -----
+
+  findItem(repo: SimRepo, number: number): SimIssue | undefined {
+    return this.items.get(`${repo.id}#${number}`);
+  }
+
+  item(repo: SimRepo, number: number): SimIssue {
+    const item = this.findItem(repo, number);
+    if (!item) throw notFound();
+    return item;
+  }
+
+  itemsOf(repo: SimRepo): SimIssue[] {
+    return [...this.items.values()].filter((item) => item.repoId === repo.id);
+  }
+
+  commentsOf(repo: SimRepo, number: number): SimComment[] {
+    return [...this.comments.values()].filter((c) => c.repoId === repo.id && c.issueNumber === number);
+  }
+
+  // ----- installations -----
+
+  installation(id: number): SimInstallation {
+    const installation = this.installations.get(id);
+    if (!installation) throw notFound();
+    return installation;
+  }
+
+  /** The repositories an installation covers right now. */
+  installationRepos(installation: SimInstallation): SimRepo[] {
+    return [...this.repos.values()].filter((repo) =>
+      installation.repositorySelection === "all"
+        ? repo.ownerId === installation.accountId
+        : installation.repoIds.has(repo.id),
+    );
+  }
+
+  installationForRepo(repo: SimRepo): SimInstallation | undefined {
+    for (const installation of this.installations.values()) {
+      if (this.installationRepos(installation).some((r) => r.id === repo.id)) return installation;
+    }
+    return undefined;
+  }
+}

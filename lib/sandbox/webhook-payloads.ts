@@ -1,0 +1,127 @@
+import type { components } from "@octokit/openapi-types";
+import type { SimInstallation, SimRepo } from "./model";
+import { renderApp, renderInstallation } from "./render/app";
+import { renderCheckRunForWebhook } from "./render/check-run";
+import type { RenderContext } from "./render/context";
+import { renderComment, renderIssue } from "./render/issue";
+import { renderLabel } from "./render/label";
+import { renderPull } from "./render/pull";
+import { renderRepository } from "./render/repository";
+import { renderSimpleUser } from "./render/user";
+import type { SimEvent } from "./state/events";
+
+export interface WebhookMessage {
+  event: SimEvent["event"];
+  action: string;
+  installation: SimInstallation;
+  payload: Record<string, unknown>;
+}
+
+function organization(ctx: RenderContext, repo: SimRepo): { organization?: components["schemas"]["organization-simple"] } {
+  const owner = ctx.state.account(repo.ownerId);
+  if (owner.type !== "Organization") return {};
+  const api = `${ctx.baseUrl}/orgs/${owner.login}`;
+  return {
+    organization: {
+      login: owner.login,
+      id: owner.id,
+      node_id: owner.nodeId,
+      url: api,
+      repos_url: `${api}/repos`,
+      events_url: `${api}/events`,
+      hooks_url: `${api}/hooks`,
+      issues_url: `${api}/issues`,
+      members_url: `${api}/members{/member}`,
+      public_members_url: `${api}/public_members{/member}`,
+      avatar_url: `${ctx.baseUrl}/_sim/avatars/${owner.id}`,
+      description: null,
+    },
+  };
+}
+
+function repoSummary(ctx: RenderContext, repo: SimRepo): { id: number; node_id: string; name: string; full_name: string; private: boolean } {
+  return { id: repo.id, node_id: repo.nodeId, name: repo.name, full_name: ctx.state.fullName(repo), private: repo.private };
+}
+
+/**
+ * Renders a state event into the webhook GitHub would send the App, or null when no
+ * installation of the App covers it (GitHub sends nothing then).
+ */
+export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage | null {
+  const { state } = ctx;
+  const sender = renderSimpleUser(ctx, state.account(event.senderId));
+  if (event.event === "installation") {
+    const installation = state.installation(event.installationId);
+    const repos = state.installationRepos(installation).map((r) => repoSummary(ctx, r));
+    const payload: Record<string, unknown> = { action: event.action, installation: { ...renderInstallation(ctx, installation), app: renderApp(ctx) } };
+    if (event.action === "created" || event.action === "deleted") payload.repositories = repos;
+    if (event.action === "created") payload.requester = null;
+    payload.sender = sender;
+    return { event: event.event, action: event.action, installation, payload };
+  }
+  if (event.event === "installation_repositories") {
+    const installation = state.installation(event.installationId);
+    return {
+      event: event.event,
+      action: event.action,
+      installation,
+      payload: {
+        action: event.action,
+        installation: renderInstallation(ctx, installation),
+        repository_selection: installation.repositorySelection,
+        repositories_added: event.added.map((id) => repoSummary(ctx, state.repo(id))),
+        repositories_removed: event.removed.map((id) => repoSummary(ctx, state.repo(id))),
+        requester: null,
+        sender,
+      },
+    };
+  }
+  const repo = state.repo(event.repoId);
+  const installation = state.installationForRepo(repo);
+  if (!installation) return null;
+  const common = {
+    repository: renderRepository(ctx, repo),
+    ...organization(ctx, repo),
+    sender,
+    installation: { id: installation.id, node_id: state.nodeId("Installation", installation.id) },
+  };
+  const label = "label" in event && event.label ? { label: renderLabel(ctx, repo, event.label) } : {};
+  let body: Record<string, unknown>;
+  switch (event.event) {
+    case "issues":
+      body = { issue: renderIssue(ctx, repo, state.item(repo, event.number)), ...label, ...(event.changes ? { changes: event.changes } : {}) };
+      break;
+    case "pull_request":
+      body = {
+        number: event.number,
+        pull_request: renderPull(ctx, repo, state.item(repo, event.number)),
+        ...label,
+        ...(event.changes ? { changes: event.changes } : {}),
+        ...(event.action === "synchronize" ? { before: event.before, after: event.after } : {}),
+      };
+      break;
+    case "label":
+      body = { label: renderLabel(ctx, repo, event.label) };
+      break;
+    case "issue_comment": {
+      const comment = state.comments.get(event.commentId);
+      if (!comment) return null;
+      body = {
+        issue: renderIssue(ctx, repo, state.item(repo, event.number)),
+        comment: renderComment(ctx, repo, comment),
+        ...(event.changes ? { changes: event.changes } : {}),
+      };
+      break;
+    }
+    case "check_run": {
+      const run = state.checkRuns.get(event.checkRunId);
+      if (!run) return null;
+      body = {
+        check_run: renderCheckRunForWebhook(ctx, repo, run),
+        ...(event.identifier !== undefined ? { requested_action: { identifier: event.identifier } } : {}),
+      };
+      break;
+    }
+  }
+  return { event: event.event, action: event.action, installation, payload: { action: event.action, ...body, ...common } };
+}

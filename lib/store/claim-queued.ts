@@ -1,0 +1,72 @@
+import { OPEN } from "../engine/run-state";
+import type { Db } from "./db";
+import { loopItemLock } from "./locks";
+import { openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
+import { ignoreQueuedEvents } from "./revoke";
+import { transaction } from "./transaction";
+
+interface QueuedEventRow {
+  id: string;
+  kind: "item" | "tick";
+  loop: string;
+  repo: string;
+  item_key: string;
+  number: number | null;
+  content_hash: string | null;
+  generation: number;
+  submission: EventInput["submission"];
+}
+
+/** The newest Event queued behind a Loop's Run on an Item, if any. */
+export async function newestQueuedEvent(db: Db, loop: string, itemKey: string): Promise<EventInput | null> {
+  const { rows } = await db.pool.query<QueuedEventRow>(
+    `SELECT id, kind, loop, repo, item_key, number, content_hash, generation, submission FROM events
+      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
+    [loop, itemKey],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    kind: row.kind,
+    loop: row.loop,
+    repo: row.repo,
+    itemKey: row.item_key,
+    number: row.number,
+    contentHash: row.content_hash,
+    generation: row.generation,
+    submission: row.submission,
+  };
+}
+
+/**
+ * After a Run closes, opens a Run for the newest Event queued behind it (the caller checked
+ * that the Item still matches); older queued Events are marked ignored. Null when nothing
+ * is queued any more or another Run is already open.
+ */
+export async function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
+  return transaction(
+    db,
+    async (sql) => {
+      const { rows } = await sql.query<{ queued: boolean; open: boolean; generation: number; ask: boolean; reserved: number }>(
+        `WITH budget AS (SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $2)
+         SELECT EXISTS (SELECT 1 FROM events WHERE id = $3 AND status = 'Queued') AS queued,
+                EXISTS (SELECT 1 FROM runs WHERE loop = $1 AND item_key = $2 AND state::text = ANY($4)) AS open,
+                COALESCE((SELECT generation FROM budget), 0) AS generation,
+                COALESCE((SELECT ask FROM budget), false) AS ask,
+                (SELECT count(*)::int FROM runs WHERE loop = $1 AND item_key = $2
+                   AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved`,
+        [event.loop, event.itemKey, event.id, OPEN],
+      );
+      const snap = rows[0]!;
+      if (!snap.queued || snap.open) return null;
+      await ignoreQueuedEvents(sql, event.loop, event.itemKey, "superseded_by_newer", event.id);
+      if (event.kind === "item" && event.generation < snap.generation) {
+        await ignoreQueuedEvents(sql, event.loop, event.itemKey, "old_generation");
+        return { tag: "Ignored", reason: "old_generation" };
+      }
+      return openOrBlock(sql, event, snap, null, admission);
+    },
+    { lockKey: loopItemLock(event.loop, event.itemKey) },
+  );
+}

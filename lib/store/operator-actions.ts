@@ -1,0 +1,93 @@
+import { FROM } from "../engine/run-state";
+import { BadInputError, ConflictError } from "../errors";
+import type { Db } from "./db";
+import { audit } from "./audit";
+import { cancelOpenAttempt } from "./attempts";
+import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
+import { transaction, type Sql } from "./transaction";
+
+/** Unique index `runs_one_open_per_loop_item` says another Run of this Loop is open on the Item. */
+function isOpenRunConflict(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e.code === "23505" && e.constraint === "runs_one_open_per_loop_item";
+}
+
+async function reopen(sql: Sql, runId: string, set: string, params: unknown[], action: string): Promise<RunRow> {
+  try {
+    return await guardedRunUpdate(sql, runId, FROM.retry, `state = 'Running', ended_at = NULL${set}`, params, action);
+  } catch (err) {
+    if (!isOpenRunConflict(err)) throw err;
+    throw new ConflictError("open_run_exists", "Another Run of this Loop is already open on this Item; cancel it first.");
+  }
+}
+
+/** Operator retry: Failed → Running; the next Attempt (n+1) starts from the pushed branch. */
+export async function retryRun(db: Db, runId: string, actor: string): Promise<RunRow> {
+  return transaction(db, async (sql) => {
+    const run = await reopen(sql, runId, "", [], "retry");
+    await audit(sql, { actor, action: "retry", repo: run.repo, runId });
+    return run;
+  });
+}
+
+export interface RunAmendment {
+  prompt?: string;
+  agent?: string;
+}
+
+/** Edit and retry: replaces the Run's task text and/or Agent, then retries it. */
+export async function editAndRetryRun(db: Db, runId: string, actor: string, amendment: RunAmendment): Promise<RunRow> {
+  if (amendment.prompt === undefined && amendment.agent === undefined) {
+    throw new BadInputError("amendment_empty", "Give a new prompt, a new agent, or both.");
+  }
+  return transaction(db, async (sql) => {
+    const run = await reopen(
+      sql,
+      runId,
+      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent)`,
+      [amendment.prompt ?? null, amendment.agent ?? null],
+      "edit and retry",
+    );
+    await audit(sql, { actor, action: "edit_and_retry", repo: run.repo, runId, detail: amendment });
+    return run;
+  });
+}
+
+/**
+ * Operator cancel: any open state becomes Canceled; an open Attempt closes as Canceled (the
+ * caller then stops its agent). A Run canceled before its first Attempt gives its cycle
+ * reservation back.
+ */
+export async function cancelRun(db: Db, runId: string, actor: string): Promise<{ run: RunRow; canceledAttempt: string | null }> {
+  return transaction(db, async (sql) => {
+    await lockRun(sql, runId);
+    const run = await guardedRunUpdate(
+      sql,
+      runId,
+      FROM.cancel,
+      `state = 'Canceled', cancel_reason = 'OperatorCanceled', ended_at = now(), waiting_reason = NULL,
+       reserved_generation = CASE WHEN state::text = ANY($3) THEN NULL ELSE reserved_generation END`,
+      [FROM.supersede],
+      "cancel",
+    );
+    const canceledAttempt = await cancelOpenAttempt(sql, runId);
+    await audit(sql, { actor, action: "cancel", repo: run.repo, runId });
+    return { run, canceledAttempt };
+  });
+}
+
+/** Marks the latest failed Attempt as handled; the state does not change. */
+export async function resolveFailure(db: Db, runId: string, actor: string): Promise<RunRow> {
+  return transaction(db, async (sql) => {
+    const run = await guardedRunUpdate(
+      sql,
+      runId,
+      FROM.resolveFailure,
+      `resolved_failure_attempt_id = (SELECT id FROM attempts WHERE run_id = $1 AND state = 'Failed' ORDER BY number DESC LIMIT 1)`,
+      [],
+      "resolve the failure of",
+    );
+    await audit(sql, { actor, action: "resolve_failure", repo: run.repo, runId });
+    return run;
+  });
+}

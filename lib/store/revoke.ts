@@ -1,0 +1,41 @@
+import { FROM } from "../engine/run-state";
+import type { Db } from "./db";
+import { loopItemLock } from "./locks";
+import { transaction } from "./transaction";
+
+/**
+ * The Item no longer matches the Loop's `if:`: its unstarted Runs end Canceled (Revoked),
+ * giving their reservations back, and its queued Events are marked ignored. Running Attempts
+ * are never touched.
+ */
+export async function revoke(db: Db, loop: string, itemKey: string): Promise<string[]> {
+  return transaction(
+    db,
+    async (sql) => {
+      const { rows } = await sql.query<{ id: string }>(
+        `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+                updated_at = now(), waiting_reason = NULL
+          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id`,
+        [loop, itemKey, FROM.revoke],
+      );
+      await ignoreQueuedEvents(sql, loop, itemKey, "revoked");
+      return rows.map((r) => r.id);
+    },
+    { lockKey: loopItemLock(loop, itemKey) },
+  );
+}
+
+/** Marks the queued Events of a Loop on an Item as ignored. */
+export async function ignoreQueuedEvents(
+  sql: { query: Db["pool"]["query"] },
+  loop: string,
+  itemKey: string,
+  reason: string,
+  exceptId: string | null = null,
+): Promise<void> {
+  await sql.query(
+    `UPDATE events SET status = 'Ignored', reason = $3, ignored_at = now()
+      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' AND ($4::text IS NULL OR id <> $4)`,
+    [loop, itemKey, reason, exceptId],
+  );
+}

@@ -1,0 +1,56 @@
+import type { RunStateName } from "../engine/run-state";
+import { ConflictError, NotFoundError } from "../errors";
+import type { Sql } from "./transaction";
+
+/** The columns the engine's transitions read back. */
+export interface RunRow {
+  id: string;
+  event_id: string;
+  loop: string;
+  repo: string;
+  item_key: string;
+  number: number | null;
+  state: RunStateName;
+  agent: string;
+  prompt: string;
+  approval_required: boolean;
+  reserved_generation: number | null;
+  branch: string | null;
+  pull_request_number: number | null;
+  received_at: Date;
+}
+
+export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required,
+  reserved_generation, branch, pull_request_number, received_at`;
+
+export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
+  const { rows } = await sql.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);
+  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  return rows[0];
+}
+
+/**
+ * Runs a state write guarded by its legal source states. Zero rows means the Run was not in
+ * one of them (a lost race, or an illegal action): a typed conflict, never an overwrite.
+ */
+export async function guardedRunUpdate(
+  sql: Sql,
+  runId: string,
+  from: readonly RunStateName[],
+  set: string,
+  params: unknown[],
+  action: string,
+): Promise<RunRow> {
+  const { rows } = await sql.query<RunRow>(
+    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS}`,
+    [runId, from, ...params],
+  );
+  if (rows[0]) return rows[0];
+  const current = await sql.query<{ state: RunStateName }>(`SELECT state FROM runs WHERE id = $1`, [runId]);
+  if (!current.rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  throw new ConflictError(
+    "run_state_conflict",
+    `Cannot ${action} a Run that is ${current.rows[0].state}; it must be ${from.join(" or ")}.`,
+    { state: current.rows[0].state, allowed: from },
+  );
+}

@@ -1,0 +1,58 @@
+// recordAndClaim Events/s against a bare one-row-insert transaction, same database, same
+// concurrency (8 submitters), measured in alternating rounds so machine noise hits both.
+import pg from "pg";
+import { itemEventKey, itemKey } from "../../lib/engine/ids";
+import { createDb } from "../../lib/store/db";
+import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
+import { bench, ratio, throughput } from "./measure";
+
+const CONCURRENCY = 8;
+const PER_ROUND = 1500;
+
+function event(round: number, i: number): EventInput {
+  // mostly new content on 400 Items; every 10th observation repeats an earlier one
+  const n = (i % 400) + 1;
+  const hash = i % 10 === 9 ? `r${round}-${i - 9}` : `r${round}-${i}`;
+  const repo = "bench/claim";
+  return {
+    id: itemEventKey("start-dev", repo, n, hash, 0),
+    kind: "item",
+    loop: "start-dev",
+    repo,
+    itemKey: itemKey(repo, n),
+    number: n,
+    contentHash: hash,
+    generation: 0,
+    submission: { prompt: "Implement it", agent: "demo", approvalRequired: false, maxCycles: null },
+  };
+}
+
+export async function claimBench(url: string): Promise<void> {
+  const db = createDb(url, CONCURRENCY);
+  const raw = new pg.Pool({ connectionString: url, max: CONCURRENCY });
+  await raw.query(`CREATE TABLE IF NOT EXISTS bench_insert (id text PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
+  const claims: number[] = [];
+  const inserts: number[] = [];
+  for (let round = 0; round < 3; round++) {
+    claims.push(await throughput(PER_ROUND, CONCURRENCY, (i) => recordAndClaim(db, event(round, i)).then(() => undefined)));
+    inserts.push(
+      await throughput(PER_ROUND, CONCURRENCY, async (i) => {
+        const c = await raw.connect();
+        try {
+          await c.query("BEGIN");
+          await c.query(`INSERT INTO bench_insert (id, body) VALUES ($1, $2)`, [`${round}-${i}`, JSON.stringify({ i })]);
+          await c.query("COMMIT");
+        } finally {
+          c.release();
+        }
+      }),
+    );
+  }
+  const claim = Math.max(...claims);
+  const insert = Math.max(...inserts);
+  bench("claim_events_per_s", claim, "events/s");
+  bench("bare_insert_tx_per_s", insert, "tx/s");
+  ratio("claim_vs_insert", claim / insert);
+  await raw.end();
+  await db.close();
+}

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import {
+  allows,
+  approve,
+  cancel,
+  continueRunning,
+  fail,
+  isClosed,
+  isOpen,
+  isStartable,
+  isUnstarted,
+  needsWorker,
+  parkForApproval,
+  retry,
+  revoke,
+  RUN_STATES,
+  start,
+  succeed,
+  supersede,
+  type Failed,
+  type Pending,
+  type Queued,
+  type Running,
+  type Succeeded,
+  type Waiting,
+} from "../../lib/engine/run-state";
+
+const pending: Pending = { tag: "Pending" };
+const waiting: Waiting = { tag: "Waiting" };
+const queued: Queued = { tag: "Queued" };
+const running: Running = { tag: "Running" };
+const failed: Failed = { tag: "Failed" };
+const succeeded: Succeeded = { tag: "Succeeded" };
+
+describe("run state transitions", () => {
+  it("moves through the legal lifecycle", () => {
+    expect(parkForApproval(pending)).toEqual({ tag: "Waiting" });
+    expect(approve(waiting)).toEqual({ tag: "Queued" });
+    expect(start(pending)).toEqual({ tag: "Running" });
+    expect(start(queued)).toEqual({ tag: "Running" });
+    expect(continueRunning(running)).toEqual({ tag: "Running" });
+    expect(succeed(running)).toEqual({ tag: "Succeeded" });
+    expect(fail(running)).toEqual({ tag: "Failed" });
+    expect(retry(failed)).toEqual({ tag: "Running" });
+  });
+
+  it("cancels from every open state with the reason that says why", () => {
+    for (const s of [pending, waiting, queued, running]) {
+      expect(cancel(s, "octo")).toEqual({ tag: "Canceled", reason: { tag: "OperatorCanceled", by: "octo" } });
+    }
+    expect(supersede(waiting, "evt")).toEqual({ tag: "Canceled", reason: { tag: "Superseded", by: "evt" } });
+    expect(revoke(queued)).toEqual({ tag: "Canceled", reason: { tag: "Revoked" } });
+  });
+
+  it("rejects illegal transitions at compile time", () => {
+    // Each line below would not compile without its @ts-expect-error: `npm test` typechecks this file.
+    // @ts-expect-error approving needs a Waiting Run
+    approve(pending);
+    // @ts-expect-error a running Attempt is never superseded
+    supersede(running, "evt");
+    // @ts-expect-error a running Run is never revoked
+    revoke(running);
+    // @ts-expect-error a Succeeded Run cannot be retried
+    retry(succeeded);
+    // @ts-expect-error a Waiting Run cannot start before approval
+    start(waiting);
+    // @ts-expect-error a closed Run cannot be canceled
+    cancel(failed, "octo");
+    expect(true).toBe(true);
+  });
+});
+
+describe("run state predicates", () => {
+  it("classify every state once", () => {
+    const table = RUN_STATES.map((s) => [s, isOpen(s), isUnstarted(s), isStartable(s), needsWorker(s), isClosed(s)]);
+    expect(table).toEqual([
+      ["Pending", true, true, true, true, false],
+      ["Waiting", true, true, false, false, false],
+      ["Queued", true, true, true, true, false],
+      ["Running", true, false, false, true, false],
+      ["Succeeded", false, false, false, false, true],
+      ["Failed", false, false, false, false, true],
+      ["Canceled", false, false, false, false, true],
+    ]);
+  });
+
+  it("allow operator actions only in their source states", () => {
+    expect(allows("approve", "Waiting")).toBe(true);
+    expect(allows("approve", "Queued")).toBe(false);
+    expect(allows("retry", "Failed")).toBe(true);
+    expect(allows("retry", "Canceled")).toBe(false);
+    expect(allows("cancel", "Running")).toBe(true);
+    expect(allows("cancel", "Succeeded")).toBe(false);
+    expect(allows("resolveFailure", "Failed")).toBe(true);
+  });
+});

@@ -1,0 +1,62 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const IDENTITY = ["-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid", "-c", "init.defaultBranch=main"];
+
+/** Runs git and returns its trimmed stdout. */
+export function sh(cwd: string, ...args: string[]): string {
+  return execFileSync("git", [...IDENTITY, ...args], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+}
+
+export interface RemoteFixture {
+  /** Scratch directory holding everything. */
+  dir: string;
+  /** Path of the bare repository standing in for GitHub. */
+  remote: string;
+  /** file:// URL of the remote. */
+  url: string;
+  /** The executor's workspace root. */
+  root: string;
+  /** A checkout of the remote, for arranging and inspecting. */
+  work: string;
+  cleanup(): void;
+}
+
+/** A bare repository with a main branch holding README.md, and an empty workspace root. */
+export function makeRemote(): RemoteFixture {
+  const dir = mkdtempSync(join(tmpdir(), "atelier-executor-"));
+  const remote = join(dir, "remote.git");
+  const work = join(dir, "work");
+  const root = join(dir, "workspaces");
+  mkdirSync(root);
+  sh(dir, "init", "--bare", "--quiet", remote);
+  sh(dir, "init", "--quiet", "-b", "main", work);
+  writeFileSync(join(work, "README.md"), "# fixture\n");
+  sh(work, "add", "README.md");
+  sh(work, "commit", "--quiet", "-m", "Initial commit");
+  sh(work, "push", "--quiet", remote, "main");
+  sh(remote, "symbolic-ref", "HEAD", "refs/heads/main");
+  return { dir, remote, url: pathToFileURL(remote).href, root, work, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The commit a branch of the bare remote points at, or null. */
+export function remoteSha(remote: string, branch: string): string | null {
+  try {
+    return sh(remote, "rev-parse", "--verify", "--quiet", `refs/heads/${branch}`);
+  } catch {
+    return null;
+  }
+}
+
+/** A small git repository with one commit (a cwd for runAgent). */
+export function makeRepo(): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), "atelier-agent-cwd-"));
+  sh(dir, "init", "--quiet", "-b", "main");
+  writeFileSync(join(dir, "README.md"), "x\n");
+  sh(dir, "add", "README.md");
+  sh(dir, "commit", "--quiet", "-m", "init");
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { gitCredentialForms, Redactor } from "../../lib/executor/redact";
+
+/** Feeds `text` to a stream in the given pieces and joins what it lets out. */
+function streamed(redactor: Redactor, pieces: string[]): string {
+  const s = redactor.stream();
+  return pieces.map((p) => s.push(p)).join("") + s.end();
+}
+
+const TOKEN = "ghs_16C7e42F292c6912E7710c838347Ae178B4a";
+
+describe("Redactor", () => {
+  it("replaces every occurrence of each secret", () => {
+    const r = new Redactor(["hunter2-secret", "s3cr3t-value"]);
+    expect(r.redact("a hunter2-secret b s3cr3t-value c hunter2-secret")).toBe("a *** b *** c ***");
+  });
+
+  it("prefers the longest secret at a position", () => {
+    const r = new Redactor(["abcd", "abcdefgh"]);
+    expect(r.redact("xabcdefghy abcdz")).toBe("x***y ***z");
+  });
+
+  it("ignores empty and very short values", () => {
+    const r = new Redactor(["", null, undefined, "ab"]);
+    expect(r.redact("ab cab")).toBe("ab cab");
+  });
+
+  it("masks a secret split across two chunks, at every split point", () => {
+    const secret = "correct-horse-battery-staple";
+    const r = new Redactor([secret]);
+    const text = `before ${secret} after`;
+    for (let i = 1; i < text.length; i++) {
+      expect(streamed(r, [text.slice(0, i), text.slice(i)])).toBe("before *** after");
+    }
+  });
+
+  it("masks a secret delivered one character at a time", () => {
+    const r = new Redactor(["correct-horse"]);
+    expect(streamed(r, [..."x correct-horse y correct-hors"])).toBe("x *** y correct-hors");
+  });
+
+  it("holds back only a tail that could still become a secret", () => {
+    const r = new Redactor(["correct-horse"]);
+    const s = r.stream();
+    expect(s.push("hello cor")).toBe("hello ");
+    expect(s.push("al\n")).toBe("coral\n");
+    expect(s.push("plain text\n")).toBe("plain text\n");
+    expect(s.end()).toBe("");
+  });
+
+  it("gives the same answer streamed as whole, for random splits", () => {
+    const secrets = ["tok-AAAA-1234", "AAAA-12", "zzzz", TOKEN];
+    const r = new Redactor(secrets);
+    const alphabet = ["tok-", "AAAA", "-12", "34", "zz", "zzzz", " ", "\n", TOKEN.slice(0, 9), TOKEN.slice(9), "g", "gh", "x"];
+    let seed = 42;
+    const rand = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (let round = 0; round < 300; round++) {
+      const text = Array.from({ length: 12 }, () => alphabet[rand(alphabet.length)]).join("");
+      const pieces: string[] = [];
+      let rest = text;
+      while (rest) {
+        const n = 1 + rand(Math.max(1, rest.length));
+        pieces.push(rest.slice(0, n));
+        rest = rest.slice(n);
+      }
+      expect(streamed(r, pieces)).toBe(r.redact(text));
+    }
+  });
+
+  it("masks GitHub-looking tokens it was never told about, even split", () => {
+    const r = new Redactor([]);
+    const pat = `github_pat_${"A1b2C3d4E5".repeat(8)}`;
+    expect(r.redact(`token=${TOKEN} and ${pat}.`)).toBe("token=*** and ***.");
+    expect(streamed(r, ["use gh", "p_", "abcdefghij0123456789ABCDEF", "ghijklmnop done"])).toBe("use *** done");
+    expect(r.redact("ghp_short and a_ghp_abcdefghij0123456789ABCDEFghij")).toBe("ghp_short and a_ghp_abcdefghij0123456789ABCDEFghij");
+  });
+
+  it("masks every form of the git credential", () => {
+    const r = new Redactor(gitCredentialForms("plain-installation-token"));
+    const basic = Buffer.from("x-access-token:plain-installation-token").toString("base64");
+    const out = r.redact(`header: Authorization: Basic ${basic}\nurl: https://x-access-token:plain-installation-token@host/\n`);
+    expect(out).not.toContain("plain-installation-token");
+    expect(out).not.toContain(basic);
+  });
+
+  it("masks a multi-line secret line by line too", () => {
+    const key = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END KEY-----";
+    const r = new Redactor([key]);
+    expect(r.redact("printed: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")).toBe("printed: ***");
+  });
+});

@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { infraFailure, agentFailure } from "../../lib/engine/failure";
+import { approve, parkForApproval } from "../../lib/store/approvals";
+import { beginAttempt, expireAttempt, finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { cancelRun, editAndRetryRun, resolveFailure, retryRun } from "../../lib/store/operator-actions";
+import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { withStoreRetry } from "../../lib/store/transaction";
+import { ConflictError } from "../../lib/errors";
+import { testDb, uniqueRepo } from "../support/db";
+import { itemEvent } from "../support/events";
+
+const db = testDb();
+afterAll(() => db.close());
+const usage = { durationMs: 5, tokensIn: 10, tokensOut: 20, costUsd: 0.01, costEstimated: false };
+
+async function openRun(approvalRequired = false): Promise<string> {
+  const r = await recordAndClaim(db, itemEvent(uniqueRepo(), 1, "h", { approvalRequired }));
+  if (r.tag !== "Claimed") throw new Error("expected a Run");
+  return r.runId;
+}
+
+async function start(runId: string, token = "tok"): Promise<AttemptRef> {
+  const b = await beginAttempt(db, runId, { token, workerId: "w" });
+  if (b.tag !== "Started") throw new Error("expected an Attempt");
+  return b.attempt;
+}
+
+const state = async (id: string) => (await db.pool.query(`SELECT state FROM runs WHERE id = $1`, [id])).rows[0].state;
+
+describe("approval", () => {
+  it("parks, approves once, and refuses a second approval with a 409", async () => {
+    const id = await openRun(true);
+    await parkForApproval(db, id);
+    expect(await state(id)).toBe("Waiting");
+    await expect(beginAttempt(db, id, { token: "t", workerId: "w" })).rejects.toMatchObject({ token: "run_state_conflict" });
+    await approve(db, id, "octo-writer");
+    expect(await state(id)).toBe("Queued");
+    await expect(approve(db, id, "octo-writer")).rejects.toBeInstanceOf(ConflictError);
+    const { rows } = await db.pool.query(`SELECT approved_by FROM approvals WHERE run_id = $1`, [id]);
+    expect(rows).toEqual([{ approved_by: "octo-writer" }]);
+    const audit = await db.pool.query(`SELECT actor, action FROM audit_log WHERE run_id = $1`, [id]);
+    expect(audit.rows).toEqual([{ actor: "octo-writer", action: "approve" }]);
+  });
+});
+
+describe("attempts", () => {
+  it("succeeds and records usage", async () => {
+    const id = await openRun();
+    const a = await start(id);
+    expect(a.id).toBe(`${id}/agent/1`);
+    const r = await finishAttempt(db, a, { tag: "Succeeded", summary: "done", usage, branch: "atelier/x/1", pullRequestNumber: 9, headSha: "abc" });
+    expect(r.run).toMatchObject({ state: "Succeeded", branch: "atelier/x/1", pull_request_number: 9 });
+  });
+
+  it("retries an InfraFailure automatically up to Attempt 3, then fails", async () => {
+    const id = await openRun();
+    for (let n = 1; n <= 3; n++) {
+      const a = await start(id, `t${n}`);
+      expect(a.number).toBe(n);
+      const r = await finishAttempt(db, a, { tag: "Failed", failure: infraFailure("transport", "502"), usage });
+      expect(r.decision.tag).toBe(n < 3 ? "RetryAttempt" : "FailRun");
+      expect(r.run.state).toBe(n < 3 ? "Running" : "Failed");
+    }
+  });
+
+  it("waits for the operator after an AgentFailure; retry starts Attempt n+1", async () => {
+    const id = await openRun();
+    const a = await start(id);
+    const r = await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(r.run.state).toBe("Failed");
+    await resolveFailure(db, id, "octo");
+    const { rows } = await db.pool.query(`SELECT resolved_failure_attempt_id FROM runs WHERE id = $1`, [id]);
+    expect(rows[0].resolved_failure_attempt_id).toBe(a.id);
+    await retryRun(db, id, "octo");
+    expect((await start(id, "t2")).number).toBe(2);
+  });
+
+  it("edit-and-retry replaces the task text and agent", async () => {
+    const id = await openRun();
+    const a = await start(id);
+    await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    await expect(editAndRetryRun(db, id, "octo", {})).rejects.toMatchObject({ token: "amendment_empty", status: 400 });
+    const run = await editAndRetryRun(db, id, "octo", { prompt: "Try harder", agent: "codex" });
+    expect(run).toMatchObject({ state: "Running", prompt: "Try harder", agent: "codex" });
+  });
+
+  it("fences a late write from a worker that lost its lease", async () => {
+    const id = await openRun();
+    const dead = await start(id, "dead-worker");
+    // the sweep finds the lease expired: InfraFailure, and the next Attempt runs
+    const expired = await expireAttempt(db, dead.id);
+    expect(expired?.decision).toEqual({ tag: "RetryAttempt", nextNumber: 2 });
+    const next = await start(id, "live-worker");
+    await expect(finishAttempt(db, dead, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null })).rejects.toMatchObject({
+      token: "lease_lost",
+    });
+    await finishAttempt(db, next, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(await state(id)).toBe("Succeeded");
+    const { rows } = await db.pool.query(`SELECT number, state, failure_kind, failure_category FROM attempts WHERE run_id = $1 ORDER BY number`, [id]);
+    expect(rows).toEqual([
+      { number: 1, state: "Failed", failure_kind: "InfraFailure", failure_category: "lease_lost" },
+      { number: 2, state: "Succeeded", failure_kind: null, failure_category: null },
+    ]);
+  });
+
+  it("a restart that finds an open third Attempt no longer live fails the Run", async () => {
+    const id = await openRun();
+    for (let n = 1; n <= 2; n++) {
+      await finishAttempt(db, await start(id, `t${n}`), { tag: "Failed", failure: infraFailure("transport", "x"), usage });
+    }
+    await start(id, "t3");
+    const b = await beginAttempt(db, id, { token: "t4", workerId: "w" });
+    expect(b).toMatchObject({ tag: "RunFailed", orphan: `${id}/agent/3` });
+  });
+});
+
+describe("cancel", () => {
+  it("cancels a running Run and closes its Attempt as Canceled; the late outcome is refused", async () => {
+    const id = await openRun();
+    const a = await start(id);
+    const { canceledAttempt } = await cancelRun(db, id, "octo");
+    expect(canceledAttempt).toBe(a.id);
+    await expect(finishAttempt(db, a, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null })).rejects.toMatchObject({
+      status: 409,
+    });
+    await expect(cancelRun(db, id, "octo")).rejects.toMatchObject({ token: "run_state_conflict", status: 409 });
+  });
+
+  it("refuses retry while another Run of the Loop is open on the Item", async () => {
+    const repo = uniqueRepo();
+    const r1 = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
+    if (r1.tag !== "Claimed") throw new Error("expected a Run");
+    await finishAttempt(db, await start(r1.runId), { tag: "Failed", failure: agentFailure("agent_exit", "x"), usage });
+    await recordAndClaim(db, itemEvent(repo, 1, "h2"));
+    await expect(retryRun(db, r1.runId, "octo")).rejects.toMatchObject({ token: "open_run_exists", status: 409 });
+  });
+});
+
+describe("transient store errors", () => {
+  it("are retried 4 times with exponential backoff, other errors are not", async () => {
+    let calls = 0;
+    const t0 = Date.now();
+    await expect(
+      withStoreRetry(async () => {
+        calls++;
+        throw Object.assign(new Error("deadlock"), { code: "40P01" });
+      }, 4, 5),
+    ).rejects.toThrow("deadlock");
+    expect(calls).toBe(4);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(5 + 10 + 20);
+    calls = 0;
+    await expect(withStoreRetry(async () => { calls++; throw new Error("bug"); })).rejects.toThrow("bug");
+    expect(calls).toBe(1);
+  });
+});
