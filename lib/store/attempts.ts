@@ -4,6 +4,7 @@ import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { FROM, isStartable } from "../engine/run-state";
 import { AtelierError, ConflictError } from "../errors";
 import type { Db } from "./db";
+import { notifyEach } from "./run-changed";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
 import { transaction, type Sql } from "./transaction";
 
@@ -137,12 +138,16 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
 
 /** Records the branch and pull request an Attempt produced as soon as it is known. */
 export async function recordPullRequest(db: Db, runId: string, pr: { branch: string; number: number; headSha: string }) {
-  await db.pool.query(`UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1`, [
+  await db.pool.query(
+    `WITH u AS (UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1 RETURNING id)
+     SELECT u.id FROM u ${notifyEach("u")}`,
+    [
     runId,
     pr.branch,
     pr.number,
     pr.headSha,
-  ]);
+    ],
+  );
 }
 
 interface AttemptRow {

@@ -1,6 +1,7 @@
 import { FROM } from "../engine/run-state";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
+import { notifyEach } from "./run-changed";
 import { transaction } from "./transaction";
 
 /**
@@ -13,9 +14,11 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
     db,
     async (sql) => {
       const { rows } = await sql.query<{ id: string }>(
-        `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
-                updated_at = now(), waiting_reason = NULL
-          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id`,
+        `WITH u AS (
+           UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+                  updated_at = now(), waiting_reason = NULL
+            WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id)
+         SELECT u.id FROM u ${notifyEach("u")}`,
         [loop, itemKey, FROM.revoke],
       );
       await ignoreQueuedEvents(sql, loop, itemKey, "revoked");

@@ -1,5 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
+import { notifyEach } from "./run-changed";
 import type { Sql } from "./transaction";
 
 /** The columns the engine's transitions read back. */
@@ -42,7 +43,8 @@ export async function guardedRunUpdate(
   action: string,
 ): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(
-    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS}`,
+    `WITH u AS (UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS})
+     SELECT u.* FROM u ${notifyEach("u")}`,
     [runId, from, ...params],
   );
   if (rows[0]) return rows[0];

@@ -1,0 +1,28 @@
+import { afterAll, expect, it } from "vitest";
+import { cancelRun } from "../../lib/store/operator-actions";
+import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
+import { testDb, uniqueRepo } from "../support/db";
+import { itemEvent } from "../support/events";
+
+const db = testDb();
+afterAll(() => db.close());
+
+it("notifies every Run change on commit, so mirrors and live views follow without polling", async () => {
+  const listener = await db.pool.connect();
+  const seen: string[] = [];
+  listener.on("notification", (n) => n.channel === RUN_CHANGED_CHANNEL && seen.push(n.payload ?? ""));
+  await listener.query(`LISTEN ${RUN_CHANGED_CHANNEL}`);
+  try {
+    const repo = uniqueRepo();
+    const first = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
+    const second = await recordAndClaim(db, itemEvent(repo, 1, "h2")); // supersedes the first
+    if (first.tag !== "Claimed" || second.tag !== "Claimed") throw new Error("expected Runs");
+    await cancelRun(db, second.runId, "octo");
+    await expect.poll(() => seen.filter((id) => id === first.runId || id === second.runId).length).toBe(4);
+    expect(seen.filter((id) => id === first.runId).length).toBe(2); // opened, superseded
+  } finally {
+    await listener.query(`UNLISTEN ${RUN_CHANGED_CHANNEL}`);
+    listener.release();
+  }
+});
