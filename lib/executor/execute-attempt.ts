@@ -8,7 +8,7 @@ import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, Redactor } from "./redact";
 import { runAgent, type AgentControl } from "./run-agent";
-import { prepareWorkspace, removeWorkspace, type Workspace } from "./workspace";
+import { prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 
 /**
  * One Attempt, from checkout to harvest: fetch the repository's cache and add a detached
@@ -121,6 +121,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
   let agentMs = 0;
   let result: AgentResult | null = null;
   let ws: Workspace | null = null;
+  let agentRecorded: Promise<void> = Promise.resolve();
   const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result);
   const canceledOrLost = (): AttemptOutcome | null => {
     if (input.signal?.aborted) return { tag: "Canceled", usage: usage() };
@@ -174,7 +175,10 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       redactor,
       signal: input.signal,
       leaseLost: input.leaseLost,
-      onStarted: deps.onAgentStarted,
+      onStarted: (control) => {
+        if (ws) agentRecorded = recordAgentProcess(ws, control.pid).catch(() => undefined);
+        deps.onAgentStarted?.(control);
+      },
       sourceEnv: deps.sourceEnv,
       killGraceMs: input.killGraceMs,
     });
@@ -234,6 +238,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
   } finally {
     if (ws) {
       phase("cleaning");
+      await agentRecorded;
       await removeWorkspace(ws).catch((err: unknown) => {
         system(`could not remove the worktree ${ws?.worktree}: ${err instanceof Error ? err.message : String(err)}`);
       });

@@ -3,7 +3,8 @@ import { hostname } from "node:os";
 import type { Failure } from "../engine/failure";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
 import { harvest, type Harvest } from "./harvest";
-import { isProcessAlive, processStartTime } from "./process-group";
+import { isProcessAlive, processStartTime, terminateProcessGroup } from "./process-group";
+import { KILL_GRACE_MS } from "./run-agent";
 import { removeWorktree, readWorktreeMeta, type WorktreeMeta } from "./workspace";
 import { attemptsDir, metaFile, resultFile, worktreeDir, worktreesDir } from "./workspace-paths";
 
@@ -64,6 +65,14 @@ export async function listLeftoverWorktrees(root: string): Promise<LeftoverWorkt
   return leftovers;
 }
 
+/** An agent outlives its worker when the worker is killed outright: stop its group first. */
+async function stopOrphanAgent(meta: WorktreeMeta): Promise<void> {
+  const agent = meta.agentProcess;
+  if (!agent || meta.owner.host !== hostname() || !isProcessAlive(agent.pid)) return;
+  if (agent.startTime !== null && agent.startTime !== processStartTime(agent.pid)) return;
+  await terminateProcessGroup(agent.pid, KILL_GRACE_MS);
+}
+
 async function isDirectory(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isDirectory();
@@ -90,6 +99,7 @@ export async function salvageOrRemove(root: string, leftover: LeftoverWorktree, 
     await forget(root, leftover);
     return { tag: "Removed", name, reason: "no metadata" };
   }
+  await stopOrphanAgent(meta);
   if (!(await isDirectory(meta.worktree))) {
     await forget(root, leftover);
     return { tag: "Removed", name, reason: "the worktree was already gone" };

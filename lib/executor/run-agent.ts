@@ -18,6 +18,8 @@ import { Redactor } from "./redact";
 
 /** Between SIGTERM and SIGKILL when the agent must stop. */
 export const KILL_GRACE_MS = 5_000;
+/** setTimeout's ceiling (about 24.8 days); a longer limit waits this long. */
+const MAX_TIMER_MS = 2_147_483_647;
 
 export interface RunAgentInput {
   agent: NamedAgentSpec;
@@ -149,7 +151,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     limitMinutes && limitMinutes > 0
       ? setTimeout(
           () => stop("timeout", `agent ${agent.name} exceeded max_attempt_minutes (${limitMinutes}); stopping it`),
-          limitMinutes * 60_000,
+          Math.min(limitMinutes * 60_000, MAX_TIMER_MS),
         )
       : null;
   const onCancel = () => stop("canceled", "canceled by an operator; stopping the agent");

@@ -53,6 +53,8 @@ export interface WorktreeMeta {
   cacheDir: string;
   worktree: string;
   owner: { host: string; pid: number; startTime: string | null };
+  /** The agent's process (and process group), once started. */
+  agentProcess?: { pid: number; startTime: string | null };
   createdAt: string;
 }
 
@@ -182,9 +184,21 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
     await removeWorktreeUnlocked(dir, ws.worktree);
     await rm(ws.resultFile, { force: true });
     await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
-    await git(["worktree", "add", "--detach", "--quiet", ws.worktree, base.sha], { cwd: dir, signal: req.signal });
+    try {
+      await git(["worktree", "add", "--detach", "--quiet", ws.worktree, base.sha], { cwd: dir, signal: req.signal });
+    } catch (err) {
+      await removeWorktreeUnlocked(dir, ws.worktree).catch(() => undefined);
+      await rm(ws.metaFile, { force: true });
+      throw err;
+    }
     return ws;
   });
+}
+
+/** Notes the agent's process (its group) in the metadata, so recovery can stop an orphan. */
+export async function recordAgentProcess(ws: Workspace, pid: number): Promise<void> {
+  ws.agentProcess = { pid, startTime: processStartTime(pid) };
+  await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
 }
 
 function toMeta(ws: Workspace): WorktreeMeta {
