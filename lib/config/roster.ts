@@ -97,7 +97,7 @@ const laneSchema = z.strictObject({
 
 const instanceSchema = z.strictObject({
   agents: z
-    .record(z.string().regex(NAME, "an agent name is letters, digits, - and _ (at most 63)"), agentSchema)
+    .record(z.string().regex(NAME), agentSchema)
     .optional(),
   poll_interval_seconds: z.number().int("poll_interval_seconds must be a whole number").min(1).optional(),
   max_concurrent_attempts: z.number().int("max_concurrent_attempts must be a whole number").min(1).optional(),
@@ -148,7 +148,9 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
           const what =
             issue.code === "unrecognized_keys"
               ? `unknown key (allowed here: ${allowedKeys(issue.path as (string | number)[]).join(", ")})`
-              : issue.message;
+              : issue.code === "invalid_key"
+                ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
+                : issue.message;
           return `${where}${line ? ` (line ${line})` : ""}: ${what}`;
         });
       }),
@@ -208,9 +210,10 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
 export async function loadInstanceConfig(
   path?: string,
   env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
 ): Promise<InstanceConfig> {
   const explicit = path ?? (env.ATELIER_CONFIG || undefined);
-  const file = resolve(explicit ?? DEFAULT_CONFIG_PATH);
+  const file = resolve(cwd, explicit ?? DEFAULT_CONFIG_PATH);
   let text: string;
   try {
     text = await readFile(file, "utf8");

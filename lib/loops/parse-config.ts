@@ -12,6 +12,7 @@ import {
   loopSchema,
   REPOSITORY_FULL_NAME,
   SCHEDULE_KEYS,
+  TOP_LEVEL_KEYS,
   type LabelSpec,
   type LoopConfigError,
   type LoopConfigErrorToken,
@@ -86,7 +87,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   }
 
   for (const key of Object.keys(config)) {
-    if (key === "labels" || key === "loops" || key === "_extends") continue;
+    if ((TOP_LEVEL_KEYS as readonly string[]).includes(key)) continue;
     report(null, "config_unknown_key", [key], unknownTopLevelKey(key));
   }
 
@@ -219,8 +220,10 @@ function validateLoop(
           if (issue.path.length === 0) problem("config_unknown_key", [k], unknownLoopKey(name, k));
           else problem("config_unknown_key", [...(issue.path as Path), k], `${L} has an unknown key "${k}" under ${key}:${suggest(k, ["comment"])}; ${FIELD_HELP[key] ?? "remove it"}.`);
         }
+      } else if (key === "on") {
+        continue; // checked by validateTrigger
       } else if (raw[key] === undefined) {
-        problem("config_invalid", [], key === "agent" ? `${L} has no agent: name one of the roster's agents (${agents.join(", ") || "the roster is empty"}).` : `${L} has no ${key}: ${FIELD_HELP[key] ?? "add it"}.`);
+        problem("config_invalid", [key], key === "agent" ? `${L} has no agent: name one of the roster's agents (${agents.join(", ") || "the roster is empty"}).` : `${L} has no ${key}: ${FIELD_HELP[key] ?? "add it"}.`);
       } else {
         problem("config_invalid", issue.path as Path, `${L}: ${FIELD_HELP[key] ?? issue.message}.`);
       }
@@ -298,7 +301,7 @@ function validateTrigger(
   const L = `Loop "${name}"`;
   const on = raw.on;
   if (on === undefined || on === null) {
-    problem("config_invalid", [], `${L} has no on: ${ON_HELP}.`);
+    problem("config_invalid", ["on"], `${L} has no on: ${ON_HELP}.`);
     return null;
   }
   if (typeof on === "string") {

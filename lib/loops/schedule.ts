@@ -4,14 +4,16 @@ import { BadInputError } from "../errors";
 /**
  * Schedule helpers for schedule Loops: pure functions of (cron, tz, instant).
  *
- * What a Tick is, across daylight-saving changes:
- * - A Tick is an instant of the forward walk of the cron expression in its time zone.
- * - A wall-clock time that occurs twice (the night the clocks go back) fires only at its first
- *   occurrence: each wall-clock time fires at most once.
- * - A wall-clock time that does not exist (the night the clocks go forward) fires once, shifted
+ * A cron expression names wall-clock times in its time zone. Each wall-clock time it names
+ * becomes one Tick, at one instant:
+ * - a wall-clock time that occurs twice (the night the clocks go back) fires at its first
+ *   occurrence only, so each wall-clock time fires at most once;
+ * - a wall-clock time that does not exist (the night the clocks go forward) fires once, shifted
  *   forward by the gap (02:30 in Europe/Paris on 2026-03-29 fires at 03:30 CEST), so a daily
- *   schedule never loses its day.
- * `latestTickAtOrBefore` and `nextTickAfter` describe the same set of Ticks.
+ *   schedule never loses its day; two wall times that land on the same instant are one Tick.
+ * The walk over wall-clock times is cron-parser's, in UTC (where no clock ever jumps); the time
+ * zone only maps wall times to instants. `latestTickAtOrBefore` and `nextTickAfter` therefore
+ * describe the same set of Ticks.
  */
 
 const FIELD_NAMES = ["minute", "hour", "day-of-month", "month", "day-of-week"] as const;
@@ -19,10 +21,9 @@ const NUMERIC_FIELD = /^[\d*,\-/]+$/;
 const MONTH_FIELD = /^(?:[\d*,\-/]|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)+$/i;
 const WEEKDAY_FIELD = /^(?:[\d*,\-/]|sun|mon|tue|wed|thu|fri|sat)+$/i;
 
-/** How far back a repeated wall-clock time may lie (Lord Howe shifts 30 min; some zones 2 h). */
-const REPEAT_SHIFTS_MS = [30, 60, 120].map((m) => m * 60_000);
-/** A bound on walks; a five-field cron has at most 1440 Ticks a day. */
-const MAX_STEPS = 5_000;
+const DAY_MS = 86_400_000;
+/** A bound on walks; near a clock change a walk spans a few hours of a five-field cron. */
+const MAX_STEPS = 10_000;
 
 /**
  * Why `cron` is not a usable schedule, as a sentence that says what to fix; null when it is.
@@ -61,42 +62,47 @@ export function validateTimeZone(tz: string): string | null {
   } catch {
     return `"${tz}" is not a time zone: write an IANA time zone name such as "Europe/Paris", "America/New_York" or "UTC".`;
   }
-  try {
-    CronExpressionParser.parse("0 0 * * *", { tz, currentDate: new Date(0) }).next();
-  } catch {
-    return `"${tz}" is not a time zone the scheduler understands: write an IANA time zone name such as "Europe/Paris" or "UTC".`;
-  }
   return null;
 }
 
 /** The latest Tick at or before `now`, or null when the schedule has none. */
 export function latestTickAtOrBefore(cron: string, tz: string, now: Date): Date | null {
-  const expr = parseOrThrow(cron, tz, new Date(now.getTime() + 1));
-  const anchor = latestPlainTick(expr, tz);
-  if (!anchor) return null;
-  // Ticks shifted out of a daylight-saving gap are only seen by the forward walk.
-  let latest = anchor;
-  expr.reset(anchor);
+  assertSchedule(cron, tz);
+  const nowMs = now.getTime();
+  // Only wall times up to `spread` past now's wall time can map to an instant at or before now.
+  const walk = wallWalk(cron, wallMsOf(nowMs, tz) + offsetSpread(nowMs, tz) + 1);
+  let best: number | null = null;
+  let stopBelow = -Infinity;
   for (let i = 0; i < MAX_STEPS; i++) {
-    const next = safeStep(expr, "next");
-    if (!next || next.getTime() > now.getTime()) break;
-    if (!isRepeatedWallTime(next, tz)) latest = next;
+    const wall = safeStep(walk, "prev");
+    if (wall === null || wall < stopBelow) break;
+    const instant = instantOfWall(wall, tz);
+    if (instant <= nowMs && (best === null || instant > best)) {
+      best = instant;
+      // Earlier wall times map to earlier instants, give or take the offsets' spread there.
+      stopBelow = wall - offsetSpread(instant, tz);
+    }
   }
-  return latest;
+  return best === null ? null : new Date(best);
 }
 
 /** The first Tick strictly after `now`, or null when the schedule has none. */
 export function nextTickAfter(cron: string, tz: string, now: Date): Date | null {
-  const expr = parseOrThrow(cron, tz, new Date(now.getTime() + 1));
-  // Walk from a plain Tick so the result is the one latestTickAtOrBefore will see.
-  const anchor = latestPlainTick(expr, tz);
-  expr.reset(anchor ?? now);
+  assertSchedule(cron, tz);
+  const nowMs = now.getTime();
+  const walk = wallWalk(cron, wallMsOf(nowMs, tz) - offsetSpread(nowMs, tz) - 1);
+  let best: number | null = null;
+  let stopAbove = Infinity;
   for (let i = 0; i < MAX_STEPS; i++) {
-    const next = safeStep(expr, "next");
-    if (!next) return null;
-    if (next.getTime() > now.getTime() && !isRepeatedWallTime(next, tz)) return next;
+    const wall = safeStep(walk, "next");
+    if (wall === null || wall > stopAbove) break;
+    const instant = instantOfWall(wall, tz);
+    if (instant > nowMs && (best === null || instant < best)) {
+      best = instant;
+      stopAbove = wall + offsetSpread(instant, tz);
+    }
   }
-  return null;
+  return best === null ? null : new Date(best);
 }
 
 /** `date` as local ISO wall time in `tz`, with its offset: "2026-03-29T03:30:00+02:00". */
@@ -112,35 +118,56 @@ export function localIso(date: Date, tz: string): string {
   );
 }
 
-/** True when the wall-clock time of `date` in `tz` already occurred earlier (clocks went back). */
-export function isRepeatedWallTime(date: Date, tz: string): boolean {
-  const wall = wallKey(date, tz);
-  return REPEAT_SHIFTS_MS.some((shift) => wallKey(new Date(date.getTime() - shift), tz) === wall);
-}
-
 // ---------------------------------------------------------------------------------------------
 
-/** The latest wall-clock match at or before the expression's current date, first occurrences only. */
-function latestPlainTick(expr: CronExpression, tz: string): Date | null {
-  for (let i = 0; i < MAX_STEPS; i++) {
-    const prev = safeStep(expr, "prev");
-    if (!prev) return null;
-    if (!isRepeatedWallTime(prev, tz)) return prev;
-  }
-  return null;
+/**
+ * The instant of a wall-clock time `wall` (given as if it were UTC, in ms): the first of two
+ * when the clocks went back; with the offset from before the change when it does not exist.
+ */
+function instantOfWall(wall: number, tz: string): number {
+  const before = wall - offsetAt(wall - DAY_MS, tz);
+  const after = wall - offsetAt(wall + DAY_MS, tz);
+  const beforeExists = wallMsOf(before, tz) === wall;
+  const afterExists = wallMsOf(after, tz) === wall;
+  if (beforeExists && afterExists) return Math.min(before, after);
+  if (afterExists) return after;
+  return before; // exists with the earlier offset, or in a gap: shifted forward by the gap
 }
 
-function parseOrThrow(cron: string, tz: string, currentDate: Date): CronExpression {
+/** How much the offset varies within a day of `ms` (0 far from any clock change). */
+function offsetSpread(ms: number, tz: string): number {
+  const offsets = [offsetAt(ms - DAY_MS, tz), offsetAt(ms, tz), offsetAt(ms + DAY_MS, tz)];
+  return Math.max(...offsets) - Math.min(...offsets);
+}
+
+/** The offset of `tz` from UTC at instant `ms`, in ms (Paris in winter: 3_600_000). */
+function offsetAt(ms: number, tz: string): number {
+  const whole = Math.floor(ms / 1000) * 1000;
+  return wallMsOf(whole, tz) - whole;
+}
+
+/** The wall-clock time of instant `ms` in `tz`, as if it were UTC, in ms. */
+function wallMsOf(ms: number, tz: string): number {
+  const w = wallTime(new Date(ms), tz);
+  const millis = ((ms % 1000) + 1000) % 1000;
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) + millis;
+}
+
+function assertSchedule(cron: string, tz: string): void {
   const cronProblem = validateCron(cron);
   if (cronProblem) throw new BadInputError("config_bad_cron", cronProblem, { cron });
   const tzProblem = validateTimeZone(tz);
   if (tzProblem) throw new BadInputError("config_bad_timezone", tzProblem, { tz });
-  return CronExpressionParser.parse(cron.trim(), { tz, currentDate });
 }
 
-function safeStep(expr: CronExpression, dir: "next" | "prev"): Date | null {
+/** cron-parser walking wall-clock times (in UTC, where no clock jumps) from `wallMs`. */
+function wallWalk(cron: string, wallMs: number): CronExpression {
+  return CronExpressionParser.parse(cron.trim(), { tz: "UTC", currentDate: new Date(wallMs) });
+}
+
+function safeStep(expr: CronExpression, dir: "next" | "prev"): number | null {
   try {
-    return expr[dir]().toDate();
+    return expr[dir]().toDate().getTime();
   } catch {
     return null; // out of range: the schedule has no further Tick that way
   }
@@ -192,11 +219,6 @@ function wallTime(date: Date, tz: string): Wall {
     minute: Number(parts.minute),
     second: Number(parts.second),
   };
-}
-
-function wallKey(date: Date, tz: string): string {
-  const w = wallTime(date, tz);
-  return `${w.year}-${w.month}-${w.day} ${w.hour}:${w.minute}:${w.second}`;
 }
 
 function pad(n: number, width = 2): string {

@@ -1,0 +1,161 @@
+import { AtelierError, BadInputError } from "../errors";
+import type { LoopDefinition, TriggerKind } from "./config-schema";
+import {
+  compileCondition,
+  compileTemplate,
+  evaluateCondition,
+  renderCompiledTemplate,
+  type CompiledCondition,
+  type CompiledTemplate,
+  type ExpressionContext,
+} from "./expressions";
+import { buildItemContext, buildTickContext, type TickContext } from "./item-context";
+import type { ItemProjection } from "./projection";
+
+/**
+ * The pure per-Item decision: which Loops submit an Event (with their rendered prompt), which
+ * revoke, which are paused, and which failed — a failure touches only its own Loop.
+ */
+
+/** The `repository` context: at least these two, plus anything the caller wants expressions to see. */
+export interface RepositoryContext {
+  full_name: string;
+  default_branch: string;
+  [key: string]: unknown;
+}
+
+export type LoopFailure = {
+  outcome: "error";
+  /** config_bad_expression (did not compile) or expression_evaluation_failed. */
+  token: string;
+  message: string;
+  /** Which part of the Loop failed. */
+  where: "if" | "prompt";
+};
+
+export type LoopDecision =
+  | { loop: LoopDefinition; outcome: "submit"; prompt: string }
+  | { loop: LoopDefinition; outcome: "revoke" }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" }
+  | ({ loop: LoopDefinition } & LoopFailure);
+
+export type TickDecision =
+  | { loop: LoopDefinition; outcome: "submit"; prompt: string; scheduledAt: Date; tick: TickContext["tick"] }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "condition_false" }
+  | ({ loop: LoopDefinition } & LoopFailure);
+
+export interface EvaluateItemInput {
+  loops: readonly LoopDefinition[];
+  projection: ItemProjection;
+  repository: RepositoryContext;
+  /** Names of the paused Loops: they neither submit nor revoke. */
+  pausedLoops?: ReadonlySet<string> | readonly string[];
+}
+
+/** The trigger kind whose Loops see Items of this kind. */
+export function triggerKindFor(kind: ItemProjection["kind"]): TriggerKind {
+  return kind === "issue" ? "issues" : "pull_requests";
+}
+
+/**
+ * Evaluates every Loop that watches this Item's kind (issues Loops see issues, pull_requests
+ * Loops see pull requests), in the order given. A missing `if:` is true.
+ */
+export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
+  const paused = new Set(input.pausedLoops ?? []);
+  const kind = triggerKindFor(input.projection.kind);
+  const item = buildItemContext(input.projection);
+  const decisions: LoopDecision[] = [];
+  for (const loop of input.loops) {
+    if (loop.trigger.kind !== kind) continue;
+    if (paused.has(loop.name)) {
+      decisions.push({ loop, outcome: "skip", reason: "paused" });
+      continue;
+    }
+    const context: ExpressionContext = { item, repository: input.repository, loop: loopContext(loop) };
+    const matched = decide(loop, context);
+    if (typeof matched !== "boolean") {
+      decisions.push({ loop, ...matched });
+    } else if (!matched) {
+      decisions.push({ loop, outcome: "revoke" });
+    } else {
+      const prompt = render(loop, context);
+      decisions.push(typeof prompt === "string" ? { loop, outcome: "submit", prompt } : { loop, ...prompt });
+    }
+  }
+  return decisions;
+}
+
+/**
+ * Evaluates a schedule Loop for one Tick and one repository: the Tick is the Item. A false
+ * `if:` skips the Tick (there is nothing to revoke).
+ */
+export function evaluateTick(
+  loop: LoopDefinition,
+  tick: { scheduledAt: Date },
+  repository: RepositoryContext,
+): TickDecision {
+  if (loop.trigger.kind !== "schedule") {
+    throw new BadInputError("loop_not_schedule", `Loop "${loop.name}" is an ${loop.trigger.kind} Loop; only schedule Loops have Ticks.`);
+  }
+  const item = buildTickContext({ scheduledAt: tick.scheduledAt, cron: loop.trigger.cron, tz: loop.trigger.tz });
+  const context: ExpressionContext = { item, repository, loop: loopContext(loop) };
+  const matched = decide(loop, context);
+  if (typeof matched !== "boolean") return { loop, ...matched };
+  if (!matched) return { loop, outcome: "skip", reason: "condition_false" };
+  const prompt = render(loop, context);
+  if (typeof prompt !== "string") return { loop, ...prompt };
+  return { loop, outcome: "submit", prompt, scheduledAt: tick.scheduledAt, tick: item.tick };
+}
+
+/** The `loop` context an expression sees. */
+export function loopContext(loop: LoopDefinition): Record<string, unknown> {
+  return {
+    name: loop.name,
+    agent: loop.agent,
+    trigger: loop.trigger.kind,
+    approval: loop.approval,
+    max_cycles: loop.maxCycles,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function decide(loop: LoopDefinition, context: ExpressionContext): boolean | LoopFailure {
+  if (loop.if === null) return true;
+  try {
+    return evaluateCondition(cached(conditions, loop.if, compileCondition), context);
+  } catch (err) {
+    return failure(err, "if", loop);
+  }
+}
+
+function render(loop: LoopDefinition, context: ExpressionContext): string | LoopFailure {
+  try {
+    return renderCompiledTemplate(cached(templates, loop.prompt, compileTemplate), context);
+  } catch (err) {
+    return failure(err, "prompt", loop);
+  }
+}
+
+function failure(err: unknown, where: "if" | "prompt", loop: LoopDefinition): LoopFailure {
+  if (err instanceof AtelierError) {
+    return { outcome: "error", token: err.token, message: `Loop "${loop.name}", ${where}: ${err.message}`, where };
+  }
+  throw err;
+}
+
+const MAX_CACHED = 500;
+const conditions = new Map<string, CompiledCondition>();
+const templates = new Map<string, CompiledTemplate>();
+
+/** Compiled expressions by source; compiling is pure, so a cache changes nothing but time. */
+function cached<T>(cache: Map<string, T>, source: string, compile: (src: string) => T): T {
+  let hit = cache.get(source);
+  if (hit === undefined) {
+    hit = compile(source);
+    if (cache.size >= MAX_CACHED) cache.clear();
+    cache.set(source, hit);
+  }
+  return hit;
+}
