@@ -53,7 +53,10 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
   if (event.event === "installation") {
     const installation = state.installation(event.installationId);
     const repos = state.installationRepos(installation).map((r) => repoSummary(ctx, r));
-    const payload: Record<string, unknown> = { action: event.action, installation: { ...renderInstallation(ctx, installation), app: renderApp(ctx) } };
+    const payload: Record<string, unknown> = {
+      action: event.action,
+      installation: { ...renderInstallation(ctx, installation), node_id: state.nodeId("Installation", installation.id), app: renderApp(ctx) },
+    };
     if (event.action === "created" || event.action === "deleted") payload.repositories = repos;
     if (event.action === "created") payload.requester = null;
     payload.sender = sender;
@@ -67,7 +70,7 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
       installation,
       payload: {
         action: event.action,
-        installation: renderInstallation(ctx, installation),
+        installation: { ...renderInstallation(ctx, installation), node_id: state.nodeId("Installation", installation.id) },
         repository_selection: installation.repositorySelection,
         repositories_added: event.added.map((id) => repoSummary(ctx, state.repo(id))),
         repositories_removed: event.removed.map((id) => repoSummary(ctx, state.repo(id))),

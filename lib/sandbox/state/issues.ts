@@ -1,7 +1,7 @@
 import { GitHubApiError, validationFailed } from "../api-error";
 import type { SimComment, SimIssue, SimRepo } from "../model";
 import type { IssueChanges } from "./events";
-import { addLabels } from "./labels";
+import { announceLabels, attachLabels, validateLabel } from "./labels";
 import type { SimState } from "./sim-state";
 
 export interface IssueInput {
@@ -52,9 +52,11 @@ export function newItem(state: SimState, repo: SimRepo, title: string, body: str
 }
 
 export function createIssue(state: SimState, repo: SimRepo, input: IssueInput, authorId: number): SimIssue {
+  for (const name of input.labels ?? []) validateLabel({ name });
   const item = newItem(state, repo, requireTitle(input.title), input.body ?? null, authorId);
+  const labels = attachLabels(state, repo, item, input.labels ?? [], authorId);
   state.emit({ event: "issues", action: "opened", repoId: repo.id, number: item.number, senderId: authorId });
-  if (input.labels?.length) addLabels(state, repo, item, input.labels, authorId);
+  announceLabels(state, repo, item, labels, authorId);
   return item;
 }
 

@@ -59,16 +59,31 @@ function emitLabelEvent(state: SimState, repo: SimRepo, item: SimIssue, action: 
   else state.emit({ event: "issues", ...base });
 }
 
-/** Adds labels (creating missing ones like GitHub does) and emits `labeled` for each new one. */
-export function addLabels(state: SimState, repo: SimRepo, item: SimIssue, names: string[], senderId: number): SimLabel[] {
+/** Attaches labels (creating missing ones like GitHub does); returns the newly attached. */
+export function attachLabels(state: SimState, repo: SimRepo, item: SimIssue, names: string[], senderId: number): SimLabel[] {
   for (const name of names) validateLabel({ name });
+  const attached: SimLabel[] = [];
   for (const name of names) {
     const label = findOrCreate(state, repo, name, senderId);
     const key = label.name.toLowerCase();
     if (item.labels.includes(key)) continue;
     item.labels.push(key);
     item.updatedAt = state.clock.now();
-    emitLabelEvent(state, repo, item, "labeled", label, senderId);
+    attached.push(label);
+  }
+  return attached;
+}
+
+/** `labeled` for each label, after the item was opened with them (GitHub sends both). */
+export function announceLabels(state: SimState, repo: SimRepo, item: SimIssue, labels: SimLabel[], senderId: number): void {
+  for (const label of labels) emitLabelEvent(state, repo, item, "labeled", label, senderId);
+}
+
+/** Adds labels and emits `labeled` for each new one. */
+export function addLabels(state: SimState, repo: SimRepo, item: SimIssue, names: string[], senderId: number): SimLabel[] {
+  for (const name of names) validateLabel({ name });
+  for (const name of names) {
+    for (const label of attachLabels(state, repo, item, [name], senderId)) emitLabelEvent(state, repo, item, "labeled", label, senderId);
   }
   return labelsOf(repo, item);
 }

@@ -1,6 +1,6 @@
 import { validationFailed } from "../api-error";
 import type { SimIssue, SimRepo } from "../model";
-import { addLabels } from "./labels";
+import { announceLabels, attachLabels, validateLabel } from "./labels";
 import { newItem, requireTitle } from "./issues";
 import type { SimState } from "./sim-state";
 
@@ -21,6 +21,7 @@ export function openPulls(state: SimState, repo: SimRepo): SimIssue[] {
 
 export function createPull(state: SimState, repo: SimRepo, input: PullInput, authorId: number): SimIssue {
   const title = requireTitle(input.title);
+  for (const name of input.labels ?? []) validateLabel({ name });
   const duplicate = openPulls(state, repo).find((p) => p.pull?.headRef === input.head && p.pull.baseRef === input.base);
   if (duplicate) {
     throw validationFailed([
@@ -45,8 +46,9 @@ export function createPull(state: SimState, repo: SimRepo, input: PullInput, aut
     mergeableOverride: null,
     maintainerCanModify: false,
   };
+  const labels = attachLabels(state, repo, item, input.labels ?? [], authorId);
   state.emit({ event: "pull_request", action: "opened", repoId: repo.id, number: item.number, senderId: authorId });
-  if (input.labels?.length) addLabels(state, repo, item, input.labels, authorId);
+  announceLabels(state, repo, item, labels, authorId);
   return item;
 }
 

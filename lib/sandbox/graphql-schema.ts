@@ -1,0 +1,94 @@
+import { buildSchema } from "graphql";
+
+/** The subset of GitHub's GraphQL schema the simulator answers. */
+export const schema = buildSchema(/* GraphQL */ `
+  scalar DateTime
+  scalar URI
+  scalar GitObjectID
+
+  enum IssueState { OPEN CLOSED }
+  enum IssueStateReason { COMPLETED NOT_PLANNED REOPENED DUPLICATE }
+  enum PullRequestState { OPEN CLOSED MERGED }
+  enum MergeableState { MERGEABLE CONFLICTING UNKNOWN }
+
+  interface Actor { login: String! avatarUrl: URI! url: URI! resourcePath: URI! }
+  interface RepositoryOwner { id: ID! login: String! url: URI! }
+  type User implements Actor & RepositoryOwner { id: ID! databaseId: Int login: String! name: String avatarUrl: URI! url: URI! resourcePath: URI! }
+  type Bot implements Actor { id: ID! databaseId: Int login: String! avatarUrl: URI! url: URI! resourcePath: URI! }
+  type Organization implements Actor & RepositoryOwner { id: ID! databaseId: Int login: String! name: String avatarUrl: URI! url: URI! resourcePath: URI! }
+
+  type PageInfo { hasNextPage: Boolean! hasPreviousPage: Boolean! startCursor: String endCursor: String }
+  type Label { id: ID! name: String! color: String! description: String isDefault: Boolean! }
+  type LabelConnection { nodes: [Label] totalCount: Int! pageInfo: PageInfo! }
+  type IssueCommentConnection { totalCount: Int! }
+
+  type Issue {
+    id: ID!
+    databaseId: Int
+    number: Int!
+    title: String!
+    body: String!
+    state: IssueState!
+    stateReason: IssueStateReason
+    closed: Boolean!
+    author: Actor
+    labels(first: Int, last: Int, after: String, before: String): LabelConnection
+    comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    closedAt: DateTime
+    url: URI!
+    resourcePath: URI!
+    repository: Repository!
+  }
+
+  type PullRequest {
+    id: ID!
+    databaseId: Int
+    number: Int!
+    title: String!
+    body: String!
+    state: PullRequestState!
+    closed: Boolean!
+    author: Actor
+    labels(first: Int, last: Int, after: String, before: String): LabelConnection
+    comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    closedAt: DateTime
+    url: URI!
+    resourcePath: URI!
+    repository: Repository!
+    isDraft: Boolean!
+    headRefName: String!
+    headRefOid: GitObjectID!
+    baseRefName: String!
+    baseRefOid: GitObjectID!
+    mergeable: MergeableState!
+    merged: Boolean!
+    mergedAt: DateTime
+  }
+
+  union IssueOrPullRequest = Issue | PullRequest
+
+  type Repository {
+    id: ID!
+    databaseId: Int
+    name: String!
+    nameWithOwner: String!
+    owner: RepositoryOwner!
+    url: URI!
+    isPrivate: Boolean!
+    issue(number: Int!): Issue
+    pullRequest(number: Int!): PullRequest
+    issueOrPullRequest(number: Int!): IssueOrPullRequest
+  }
+
+  type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }
+
+  type Query {
+    repository(owner: String!, name: String!, followRenames: Boolean = true): Repository
+    rateLimit(dryRun: Boolean = false): RateLimit
+    viewer: User!
+  }
+`);

@@ -1,0 +1,100 @@
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SimControl } from "./control";
+import { SimCore } from "./core";
+import { seedDemo } from "./seed";
+import { createSimServer } from "./server";
+import type { SimState } from "./state/sim-state";
+
+export interface SimulatorOptions {
+  /** 0 (default) = a random free port. */
+  port?: number;
+  host?: "127.0.0.1";
+  /** Where the App's webhooks go (also settable later with setWebhookUrl). */
+  webhookUrl?: string;
+  seed?: "demo" | "none";
+  /** Where the bare git repositories live; default a temp dir removed by close(). */
+  dataDir?: string;
+  log?: boolean;
+}
+
+export interface SimAppCredentials {
+  id: number;
+  slug: string;
+  privateKey: string;
+  webhookSecret: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/**
+ * A running GitHub simulator: `url` is both the REST/GraphQL base URL (Octokit's `baseUrl`)
+ * and the web root (OAuth, manifest, git, `/_sim`). The control methods are inherited from
+ * SimControl.
+ */
+export class Simulator extends SimControl {
+  constructor(
+    core: SimCore,
+    readonly url: string,
+    private readonly shutdown: () => Promise<void>,
+  ) {
+    super(core);
+  }
+
+  get app(): SimAppCredentials {
+    const app = this.core.state.app;
+    return { id: app.id, slug: app.slug, privateKey: app.privateKey, webhookSecret: app.webhookSecret, clientId: app.clientId, clientSecret: app.clientSecret };
+  }
+
+  get state(): SimState {
+    return this.core.state;
+  }
+
+  /** The clone URL of a repository ("owner/name"). */
+  cloneUrl(fullName: string): string {
+    return `${this.url}/${fullName}.git`;
+  }
+
+  close(): Promise<void> {
+    return this.shutdown();
+  }
+}
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const ownsDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), "atelier-sim-")));
+  await mkdir(join(dataDir, "repos"), { recursive: true });
+  const core = new SimCore(dataDir, opts.log ?? false);
+  if (opts.webhookUrl) core.state.app.webhookUrl = opts.webhookUrl;
+  const control = new SimControl(core);
+  const server = createSimServer(core, control);
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  core.baseUrl = `http://${host}:${port}`;
+  let closed = false;
+  const shutdown = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await core.webhooks.idle();
+    await core.close();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (ownsDir) await rm(dataDir, { recursive: true, force: true });
+  };
+  const simulator = new Simulator(core, core.baseUrl, shutdown);
+  if (opts.seed === "demo") await seedDemo(simulator);
+  return simulator;
+}
+
+export { seedDemo } from "./seed";
+export { signAppJwt } from "./jwt";
+export { SimControl } from "./control";
+export type { Delivery } from "./webhooks";
+export type { CounterSnapshot } from "./counters";
+export type { FailNextInput } from "./faults";

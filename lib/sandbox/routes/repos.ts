@@ -1,0 +1,94 @@
+import type { components } from "@octokit/openapi-types";
+import { roleOf } from "../access";
+import { notFound } from "../api-error";
+import type { TreeEntry } from "../git-repos";
+import { renderFullRepository } from "../render/repository";
+import { renderSimpleUser } from "../render/user";
+import { param, repoOf, type RestContext, type RouteTable } from "../rest";
+import type { SimRepo } from "../model";
+
+type Schemas = components["schemas"];
+
+function getRepo(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: "metadata", level: "read" });
+  return { body: renderFullRepository(ctx.render, repo, roleOf(ctx.state, ctx.caller, repo)) satisfies Schemas["full-repository"] };
+}
+
+function links(ctx: RestContext, repo: SimRepo, entry: TreeEntry, ref: string) {
+  const full = ctx.state.fullName(repo);
+  const url = `${ctx.core.baseUrl}/repos/${full}/contents/${entry.path}?ref=${encodeURIComponent(ref)}`;
+  const kind = entry.type === "tree" ? "trees" : "blobs";
+  const git = `${ctx.core.baseUrl}/repos/${full}/git/${kind}/${entry.sha}`;
+  const html = `${ctx.core.baseUrl}/${full}/${entry.type === "tree" ? "tree" : "blob"}/${ref}/${entry.path}`;
+  return {
+    url,
+    git_url: git,
+    html_url: html,
+    download_url: entry.type === "blob" ? `${ctx.core.baseUrl}/${full}/raw/${ref}/${entry.path}` : null,
+    _links: { self: url, git, html },
+  };
+}
+
+function entryType(entry: TreeEntry): "file" | "dir" | "submodule" {
+  return entry.type === "tree" ? "dir" : entry.type === "commit" ? "submodule" : "file";
+}
+
+/** GET /repos/{o}/{r}/contents/{path}: base64 JSON, raw with `application/vnd.github.raw`. */
+async function getContents(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: "contents", level: "read" });
+  const path = ctx.params.path ?? "";
+  const ref = ctx.query.get("ref") || repo.defaultBranch;
+  const found = await ctx.core.git.entries(repo.gitDir, ref, path);
+  if (!found) throw notFound();
+  const raw = /application\/vnd\.github(\.v3)?\.raw/.test(String(ctx.req.headers.accept ?? ""));
+  if (found.kind === "dir") {
+    const listing = found.entries.map((entry) => ({
+      type: entryType(entry),
+      size: entry.size,
+      name: entry.path.split("/").pop() ?? entry.path,
+      path: entry.path,
+      sha: entry.sha,
+      ...links(ctx, repo, entry, ref),
+    })) satisfies Schemas["content-directory"];
+    return { body: listing };
+  }
+  const entry = found.entries[0];
+  if (!entry) throw notFound();
+  const data = await ctx.core.git.blob(repo.gitDir, entry.sha);
+  if (raw) return { raw: { contentType: "text/plain; charset=utf-8", data } };
+  const file = {
+    type: "file",
+    encoding: "base64",
+    size: data.length,
+    name: entry.path.split("/").pop() ?? entry.path,
+    path: entry.path,
+    content: (data.toString("base64").match(/.{1,60}/g) ?? []).join("\n") + (data.length ? "\n" : ""),
+    sha: entry.sha,
+    ...links(ctx, repo, entry, ref),
+  } satisfies Schemas["content-file"];
+  return { body: file };
+}
+
+function collaboratorPermission(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: "metadata", level: "read" });
+  const user = ctx.state.findAccount(param(ctx, "username"));
+  if (!user) throw notFound();
+  const permission = ctx.state.permissionOf(repo, user.id);
+  const body = {
+    permission,
+    role_name: permission === "none" ? "none" : permission === "read" ? "read" : permission,
+    user: {
+      ...renderSimpleUser(ctx.render, user),
+      permissions: { pull: permission !== "none", triage: permission === "write" || permission === "admin", push: permission === "write" || permission === "admin", maintain: permission === "admin", admin: permission === "admin" },
+      role_name: permission,
+    },
+  } satisfies Schemas["repository-collaborator-permission"];
+  return { body };
+}
+
+export const repoRoutes: RouteTable = [
+  ["GET", "/repos/{owner}/{repo}", { handler: getRepo }],
+  ["GET", "/repos/{owner}/{repo}/contents", { handler: getContents }],
+  ["GET", "/repos/{owner}/{repo}/contents/{path+}", { handler: getContents }],
+  ["GET", "/repos/{owner}/{repo}/collaborators/{username}/permission", { handler: collaboratorPermission }],
+];

@@ -1,0 +1,66 @@
+import type { components } from "@octokit/openapi-types";
+import { GitHubApiError, notFound, requiresAuthentication } from "../api-error";
+import type { Caller } from "../auth";
+import { renderInstallation } from "../render/app";
+import { renderRepository } from "../render/repository";
+import { renderPrivateUser } from "../render/user";
+import { rateLimits } from "../rate-limit-body";
+import { numberParam, paginate, type RestContext, type RouteTable } from "../rest";
+
+type Schemas = components["schemas"];
+
+function userOf(ctx: RestContext): Extract<Caller, { kind: "user" }> {
+  if (ctx.caller.kind === "user") return ctx.caller;
+  if (ctx.caller.kind === "anonymous") throw requiresAuthentication();
+  throw new GitHubApiError(403, "Resource not accessible by integration");
+}
+
+function getUser(ctx: RestContext) {
+  return { body: renderPrivateUser(ctx.render, userOf(ctx).user) satisfies Schemas["private-user"] };
+}
+
+/** The repositories of an installation the signed-in user can see. */
+function reposFor(ctx: RestContext, installationId: number, userId: number) {
+  const installation = ctx.state.installation(installationId);
+  return {
+    installation,
+    repos: ctx.state.installationRepos(installation).filter((repo) => ctx.state.permissionOf(repo, userId) !== "none"),
+  };
+}
+
+function userInstallations(ctx: RestContext) {
+  const { user } = userOf(ctx);
+  const installations = [...ctx.state.installations.values()].filter((i) => reposFor(ctx, i.id, user.id).repos.length > 0);
+  const { page, headers } = paginate(ctx, installations);
+  const body = {
+    total_count: installations.length,
+    installations: page.map((i) => renderInstallation(ctx.render, i)),
+  } satisfies { total_count: number; installations: Schemas["installation"][] };
+  return { body, headers };
+}
+
+function userInstallationRepos(ctx: RestContext) {
+  const { user } = userOf(ctx);
+  const { installation, repos } = reposFor(ctx, numberParam(ctx, "installation_id"), user.id);
+  if (repos.length === 0) throw notFound();
+  const { page, headers } = paginate(ctx, repos);
+  const body = {
+    total_count: repos.length,
+    repository_selection: installation.repositorySelection,
+    repositories: page.map((repo) => renderRepository(ctx.render, repo, ctx.state.permissionOf(repo, user.id))),
+  } satisfies { total_count: number; repository_selection?: string; repositories: Schemas["repository"][] };
+  return { body, headers };
+}
+
+function getRateLimit(ctx: RestContext) {
+  const core = ctx.core.rateLimits.bucket(ctx.caller.key, "core");
+  const graphql = ctx.core.rateLimits.bucket(ctx.caller.key, "graphql");
+  return { body: rateLimits(core, graphql) satisfies Schemas["rate-limit-overview"] };
+}
+
+export const userRoutes: RouteTable = [
+  ["GET", "/user", { handler: getUser }],
+  ["GET", "/user/installations", { handler: userInstallations }],
+  ["GET", "/user/installations/{installation_id}/repositories", { handler: userInstallationRepos }],
+  ["GET", "/rate_limit", { free: true, handler: getRateLimit }],
+];

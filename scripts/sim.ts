@@ -1,0 +1,36 @@
+/**
+ * `npm run sim`: the GitHub simulator alone, seeded with the demo world.
+ * SIM_PORT (default 3001) picks the port; SIM_APP_FILE, when set, receives the App's
+ * credentials as JSON (the private key goes only there, never to the terminal);
+ * SIM_WEBHOOK_URL points the App's webhook somewhere.
+ */
+import { rename, writeFile } from "node:fs/promises";
+import { startSimulator } from "../lib/sandbox/index";
+
+const port = Number(process.env.SIM_PORT ?? 3001);
+const sim = await startSimulator({
+  port,
+  seed: "demo",
+  log: true,
+  ...(process.env.SIM_WEBHOOK_URL ? { webhookUrl: process.env.SIM_WEBHOOK_URL } : {}),
+});
+
+console.log(`GitHub simulator on ${sim.url}`);
+console.log(`  REST/GraphQL base URL: ${sim.url}   control page: ${sim.url}/_sim`);
+console.log(`  App id ${sim.app.id} (${sim.app.slug}), client id ${sim.app.clientId}`);
+const appFile = process.env.SIM_APP_FILE;
+if (appFile) {
+  // Written whole then renamed, so a reader never sees half a file.
+  const partial = `${appFile}.${process.pid}.tmp`;
+  await writeFile(partial, JSON.stringify({ baseUrl: sim.url, webUrl: sim.url, appId: sim.app.id, ...sim.app }, null, 2), { mode: 0o600 });
+  await rename(partial, appFile);
+  console.log(`  App credentials written to ${appFile}`);
+} else {
+  console.log("  Set SIM_APP_FILE=<path> to receive the App's credentials (private key, secrets) as JSON.");
+}
+
+const stop = (): void => {
+  void sim.close().then(() => process.exit(0));
+};
+process.once("SIGINT", stop);
+process.once("SIGTERM", stop);

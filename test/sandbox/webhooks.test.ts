@@ -1,0 +1,190 @@
+import { verify } from "@octokit/webhooks-methods";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSimulator, type Simulator } from "../../lib/sandbox/index";
+import { api, probotFor } from "./support/probot";
+import { startReceiver, type Received } from "./support/receiver";
+import { exampleKeys } from "./support/webhook-examples";
+
+const REQUIRED: Record<string, string[]> = {
+  issues: ["opened", "edited", "closed", "reopened", "labeled", "unlabeled"],
+  pull_request: ["opened", "edited", "synchronize", "closed", "reopened", "labeled", "unlabeled", "ready_for_review", "converted_to_draft"],
+  label: ["created"],
+  issue_comment: ["created"],
+  check_run: ["created", "completed", "rerequested", "requested_action"],
+  installation: ["created", "deleted", "suspend", "unsuspend"],
+  installation_repositories: ["added", "removed"],
+};
+
+let sim: Simulator;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+beforeAll(async () => {
+  receiver = await startReceiver();
+  sim = await startSimulator({ seed: "demo", webhookUrl: receiver.url });
+  await sim.waitForWebhooks();
+});
+
+afterAll(async () => {
+  expect(sim.unknownRequests).toEqual([]);
+  await sim.close();
+  await receiver.close();
+});
+
+async function settle(): Promise<void> {
+  await sim.waitForWebhooks();
+}
+
+/** Every action the brief lists, as a person or the App would cause it. */
+async function causeEveryEvent(): Promise<void> {
+  const repo = "demo-org/webapp";
+  const token = sim.createInstallationToken({ account: "demo-org" }).token;
+  const issue = sim.createIssue({ repo, title: "Webhook tour", labels: ["bug"] });
+  sim.editIssue({ repo, number: issue.number, title: "Webhook tour, edited" });
+  sim.removeLabel({ repo, number: issue.number, label: "bug" });
+  sim.editIssue({ repo, number: issue.number, state: "closed" });
+  sim.editIssue({ repo, number: issue.number, state: "open" });
+  sim.comment({ repo, number: issue.number, body: "A comment", login: "octo-writer" });
+
+  const pr = await sim.openPullRequest({ repo, head: "feature/hooks", title: "Hooks", draft: true, labels: ["enhancement"] });
+  sim.removeLabel({ repo, number: pr.number, label: "enhancement" });
+  sim.editIssue({ repo, number: pr.number, body: "Now with a body" });
+  await sim.pushCommit({ repo, branch: "feature/hooks", files: { "hooks.txt": "1\n" } });
+  sim.setDraft({ repo, number: pr.number, draft: false });
+  sim.setDraft({ repo, number: pr.number, draft: true });
+  sim.editIssue({ repo, number: pr.number, state: "closed" });
+  sim.editIssue({ repo, number: pr.number, state: "open" });
+
+  const head = (await (await api(sim, `/repos/${repo}/pulls/${pr.number}`, { token })).json()) as { head: { sha: string } };
+  const created = await api(sim, `/repos/${repo}/check-runs`, {
+    token,
+    method: "POST",
+    body: JSON.stringify({ name: "atelier", head_sha: head.head.sha, status: "in_progress", actions: [{ label: "Approve", description: "Let the agent run", identifier: "approve" }] }),
+  });
+  const run = (await created.json()) as { id: number };
+  await api(sim, `/repos/${repo}/check-runs/${run.id}`, { token, method: "PATCH", body: JSON.stringify({ conclusion: "neutral" }) });
+  sim.clickCheckRunAction({ checkRunId: run.id, identifier: "approve", login: "octo-admin" });
+  sim.rerequestCheckRun({ checkRunId: run.id, login: "octo-admin" });
+
+  await sim.createRepo({ owner: "demo-org", name: "extra" });
+  sim.addRepository({ repo: "demo-org/extra" });
+  sim.removeRepository({ repo: "demo-org/extra" });
+  sim.suspendInstallation({ account: "demo-org" });
+  sim.createIssue({ repo, title: "Not delivered: the installation is suspended" });
+  sim.unsuspendInstallation({ account: "demo-org" });
+  sim.deleteInstallation({ account: "demo-org" });
+}
+
+describe("webhooks", () => {
+  it("send every listed event, signed, with GitHub's headers and the top-level keys of @octokit/webhooks-examples", async () => {
+    await causeEveryEvent();
+    await settle();
+    const seen = new Set(receiver.received.map((r) => `${r.event}.${r.action}`));
+    for (const [event, actions] of Object.entries(REQUIRED)) for (const action of actions) expect(seen, `${event}.${action}`).toContain(`${event}.${action}`);
+    expect(receiver.received.some((r) => JSON.parse(r.body).issue?.title === "Not delivered: the installation is suspended")).toBe(false);
+
+    const probot = probotFor(sim);
+    await probot.ready();
+    let handled = 0;
+    probot.onAny(() => {
+      handled += 1;
+    });
+    for (const delivery of receiver.received) {
+      const h = delivery.headers;
+      expect(h["content-type"]).toBe("application/json");
+      expect(h["user-agent"]).toMatch(/^GitHub-Hookshot\//);
+      expect(h["x-github-delivery"]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(h["x-github-hook-id"]).toBeTruthy();
+      expect(h["x-github-hook-installation-target-type"]).toBe("integration");
+      expect(h["x-github-hook-installation-target-id"]).toBe(String(sim.app.id));
+      const signature = String(h["x-hub-signature-256"]);
+      expect(await verify(sim.app.webhookSecret, delivery.body, signature)).toBe(true);
+      const payload = JSON.parse(delivery.body) as Record<string, unknown>;
+      const keys = Object.keys(payload);
+      for (const key of exampleKeys(delivery.event, delivery.action)) expect(keys, `${delivery.event}.${delivery.action} has ${key}`).toContain(key);
+      expect((payload.installation as { id?: number }).id).toEqual(expect.any(Number));
+      await probot.webhooks!.verifyAndReceive({ id: delivery.delivery, name: delivery.event as never, payload: delivery.body, signature });
+    }
+    expect(handled).toBe(receiver.received.length);
+
+    const opened = receiver.received.find((r) => r.event === "issues" && r.action === "opened" && JSON.parse(r.body).issue.title === "Webhook tour");
+    expect(JSON.parse(opened?.body ?? "{}").issue.labels.map((l: { name: string }) => l.name)).toEqual(["bug"]);
+    const requested = receiver.received.find((r) => r.event === "check_run" && r.action === "requested_action");
+    expect(JSON.parse(requested?.body ?? "{}")).toMatchObject({ requested_action: { identifier: "approve" }, sender: { login: "octo-admin" } });
+    const sync = receiver.received.find((r) => r.event === "pull_request" && r.action === "synchronize");
+    expect(JSON.parse(sync?.body ?? "{}")).toMatchObject({ before: expect.stringMatching(/^[0-9a-f]{40}$/), after: expect.stringMatching(/^[0-9a-f]{40}$/) });
+    const log = sim.deliveries();
+    expect(log.every((d) => d.status === "delivered" && d.statusCode === 200)).toBe(true);
+    expect(log.map((d) => d.id)).toEqual(receiver.received.map((r) => r.delivery));
+  });
+});
+
+describe("lost, failed, paused and redelivered webhooks", () => {
+  let s: Simulator;
+  let r: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    r = await startReceiver();
+    s = await startSimulator({ seed: "demo", webhookUrl: r.url });
+    await s.waitForWebhooks();
+    r.received.length = 0;
+  });
+
+  afterAll(async () => {
+    await s.close();
+    await r.close();
+  });
+
+  it("a dropped delivery never arrives; redelivering it sends the same X-GitHub-Delivery", async () => {
+    s.dropNextWebhook();
+    s.addLabels({ repo: "demo-org/webapp", number: 1, labels: ["ready-for-agent"] });
+    s.comment({ repo: "demo-org/webapp", number: 1, body: "after the lost one" });
+    await s.waitForWebhooks();
+    const lost = s.deliveries({ event: "issues", action: "labeled" }).at(-1);
+    expect(lost?.status).toBe("dropped");
+    expect(r.received.map((x) => `${x.event}.${x.action}`)).toEqual(["issue_comment.created"]);
+
+    const again = s.redeliver({ id: lost?.id ?? "" });
+    expect(again.redelivery).toBe(true);
+    await s.waitForWebhooks();
+    expect(r.received.at(-1)).toMatchObject({ event: "issues", action: "labeled", delivery: lost?.id });
+    expect(s.deliveries().at(-1)).toMatchObject({ id: lost?.id, redelivery: true, status: "delivered", statusCode: 200 });
+  });
+
+  it("a failed delivery is logged with its status and not retried; paused deliveries go out in order on resume", async () => {
+    r.received.length = 0;
+    r.status = 500;
+    s.createIssue({ repo: "demo-org/api", title: "Failing hook" });
+    await s.waitForWebhooks();
+    expect(s.deliveries().at(-1)).toMatchObject({ event: "issues", action: "opened", status: "failed", statusCode: 500 });
+    expect(r.received).toHaveLength(1);
+    r.status = 200;
+
+    s.pauseWebhooks();
+    s.createIssue({ repo: "demo-org/api", title: "first" });
+    s.createIssue({ repo: "demo-org/api", title: "second" });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(r.received).toHaveLength(1);
+    s.resumeWebhooks();
+    await s.waitForWebhooks();
+    expect(r.received.slice(1).map((x: Received) => JSON.parse(x.body).issue.title)).toEqual(["first", "second"]);
+  });
+
+  it("the same controls work over HTTP under /_sim", async () => {
+    const post = (method: string, body: unknown): Promise<Response> =>
+      fetch(`${s.url}/_sim/control/${method}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    expect((await post("dropNextWebhook", {})).status).toBe(200);
+    const issue = (await (await post("createIssue", { repo: "demo-org/webapp", title: "Over HTTP", login: "octo-writer" })).json()) as { number: number };
+    expect(issue.number).toBeGreaterThan(0);
+    await post("waitForWebhooks", {});
+    const log = (await (await fetch(`${s.url}/_sim/deliveries`)).json()) as Array<{ id: string; status: string }>;
+    const dropped = log.at(-1);
+    expect(dropped?.status).toBe("dropped");
+    expect((await post("redeliver", { id: dropped?.id })).status).toBe(200);
+    await s.waitForWebhooks();
+    expect(r.received.at(-1)?.delivery).toBe(dropped?.id);
+    expect((await post("noSuchMethod", {})).status).toBe(404);
+    const page = await fetch(`${s.url}/_sim`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain("Over HTTP");
+  });
+});
