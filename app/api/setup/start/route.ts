@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { assertSameOrigin } from "../../../../lib/auth/csrf";
+import { BadInputError } from "../../../../lib/errors";
+import { startAppRegistration } from "../../../../lib/setup/register-app";
+import { manifestPostPage } from "../../../../lib/setup/setup-pages";
+import { setupCookieHeader } from "../../../../lib/setup/setup-state";
+import { HTML, setupDeps, setupProblem } from "../setup-deps";
+
+export const dynamic = "force-dynamic";
+
+const form = z.strictObject({
+  github: z.enum(["github.com", "enterprise"]).default("github.com"),
+  enterpriseUrl: z.string().max(500).optional(),
+  organization: z.string().max(39).optional(),
+  name: z.string().max(100).optional(),
+});
+
+/** The setup form: builds the manifest and hands it to GitHub's new-App page. */
+export async function POST(request: Request): Promise<Response> {
+  try {
+    assertSameOrigin(request.method, request.headers);
+    const parsed = form.safeParse(Object.fromEntries(await request.formData()));
+    if (!parsed.success) throw new BadInputError("invalid_form", `The setup form is not valid: ${parsed.error.issues.map((i) => i.message).join("; ")}.`);
+    const deps = setupDeps();
+    const started = await startAppRegistration(deps, {
+      githubUrl: parsed.data.github === "enterprise" ? (parsed.data.enterpriseUrl ?? "") : null,
+      organization: parsed.data.organization ?? null,
+      name: parsed.data.name ?? null,
+    });
+    return new Response(manifestPostPage(started), { headers: { ...HTML, "set-cookie": setupCookieHeader(started.cookie, deps.publicUrl) } });
+  } catch (err) {
+    return setupProblem(err);
+  }
+}

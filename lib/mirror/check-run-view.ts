@@ -1,0 +1,170 @@
+import type { RunSnapshot } from "./run-snapshot";
+import {
+  clip,
+  currentAttemptNumber,
+  heldReason,
+  isAwaitingApproval,
+  isRevoked,
+  isSuperseded,
+  runPageUrl,
+  usageLine,
+} from "./run-presentation";
+
+/**
+ * What a Run's check run says on GitHub, as a pure function of the Run: its name, status,
+ * conclusion, output and action buttons. GitHub's limits (GITHUB.md) hold by construction:
+ * at most 3 actions, labels ≤ 20, descriptions ≤ 40, identifiers ≤ 20 characters, a
+ * details_url whenever the conclusion is action_required.
+ */
+
+export type CheckStatus = "queued" | "in_progress" | "completed";
+export type CheckConclusion = "success" | "failure" | "cancelled" | "skipped" | "action_required" | "neutral";
+
+/** The identifiers of the buttons Atelier puts on its check runs. */
+export const CHECK_ACTIONS = {
+  approve: { label: "Approve", description: "Let the agent start this Run", identifier: "approve" },
+  retry: { label: "Retry", description: "Start the next Attempt of this Run", identifier: "retry" },
+  cancel: { label: "Cancel", description: "Stop this Run", identifier: "cancel" },
+} as const;
+
+export type CheckActionId = keyof typeof CHECK_ACTIONS;
+export type CheckAction = (typeof CHECK_ACTIONS)[CheckActionId];
+
+export function isCheckActionId(s: string): s is CheckActionId {
+  return Object.hasOwn(CHECK_ACTIONS, s);
+}
+
+export interface CheckRunView {
+  name: string;
+  status: CheckStatus;
+  /** Set exactly when the status is completed. */
+  conclusion: CheckConclusion | null;
+  detailsUrl: string;
+  /** The Run id: a check run carries it back in webhooks. */
+  externalId: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  output: { title: string; summary: string };
+  actions: CheckAction[];
+}
+
+/** The check run's name: `atelier / <loop>`. */
+export const checkRunName = (loop: string): string => `atelier / ${loop}`;
+
+/** GitHub's limit on output.summary. */
+const SUMMARY_MAX = 65_535;
+
+type Face = Pick<CheckRunView, "status" | "conclusion" | "output" | "actions">;
+
+function face(s: RunSnapshot, runPage: string): Face {
+  const page = `[the Run page](${runPage})`;
+  switch (s.state) {
+    case "Pending":
+    case "Queued": {
+      const held = heldReason(s);
+      return {
+        status: "queued",
+        conclusion: null,
+        output: held
+          ? { title: "Held", summary: `${held} See ${page}.` }
+          : { title: "Queued", summary: `The Run waits for a worker. Follow it on ${page}.` },
+        actions: [CHECK_ACTIONS.cancel],
+      };
+    }
+    case "Waiting":
+      return isAwaitingApproval(s)
+        ? {
+            status: "completed",
+            conclusion: "action_required",
+            output: {
+              title: "Waiting for approval",
+              summary: `This Loop asks a person to approve each Run before the agent starts. Someone with write access can press Approve here or on ${page}.`,
+            },
+            actions: [CHECK_ACTIONS.approve, CHECK_ACTIONS.cancel],
+          }
+        : {
+            status: "completed",
+            conclusion: "action_required",
+            output: { title: "Held", summary: `${heldReason(s)} See ${page}.` },
+            actions: [CHECK_ACTIONS.cancel],
+          };
+    case "Running": {
+      const n = currentAttemptNumber(s);
+      const held = heldReason(s);
+      return {
+        status: "in_progress",
+        conclusion: null,
+        output: held
+          ? { title: `Attempt ${n} held`, summary: `${held} See ${page}.` }
+          : { title: `Attempt ${n}`, summary: `The agent is working (Attempt ${n}). Watch it on ${page}.` },
+        actions: [CHECK_ACTIONS.cancel],
+      };
+    }
+    case "Succeeded": {
+      const usage = usageLine(s);
+      const pr = s.pullRequestNumber !== null ? ` Pull request #${s.pullRequestNumber}.` : "";
+      return {
+        status: "completed",
+        conclusion: "success",
+        output: { title: "Succeeded", summary: `The Run succeeded.${pr}${usage ? ` ${capitalize(usage)}.` : ""} Details on ${page}.` },
+        actions: [],
+      };
+    }
+    case "Failed": {
+      const attempt = s.latestAttempt;
+      const failure = attempt?.failure;
+      const what = failure ? `${failure.kind} (${failure.category})` : "Failed";
+      const message = failure?.message ? `\n\n> ${clip(failure.message, 4000).replace(/\n/g, "\n> ")}` : "";
+      return {
+        status: "completed",
+        conclusion: "failure",
+        output: {
+          title: `Failed: ${what}`,
+          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${message}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
+        },
+        actions: [CHECK_ACTIONS.retry],
+      };
+    }
+    case "Canceled":
+      if (isSuperseded(s)) {
+        return {
+          status: "completed",
+          conclusion: "skipped",
+          output: { title: "Superseded", summary: `A newer change of the item replaced this Run before it started. See ${page}.` },
+          actions: [],
+        };
+      }
+      return {
+        status: "completed",
+        conclusion: "cancelled",
+        output: isRevoked(s)
+          ? { title: "Revoked", summary: `The item no longer matches the Loop's \`if:\`, so this Run will not start. See ${page}.` }
+          : { title: "Canceled", summary: `An operator canceled this Run. See ${page}.` },
+        actions: [],
+      };
+  }
+}
+
+function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** The check run body for a Run. */
+export function checkRunView(s: RunSnapshot, publicUrl: string): CheckRunView {
+  const runPage = runPageUrl(publicUrl, s.id);
+  const f = face(s, runPage);
+  return {
+    name: checkRunName(s.loop),
+    status: f.status,
+    conclusion: f.conclusion,
+    detailsUrl: runPage,
+    externalId: s.id,
+    startedAt: f.status === "queued" || !s.startedAt ? null : s.startedAt.toISOString(),
+    completedAt: f.status === "completed" && s.endedAt ? s.endedAt.toISOString() : null,
+    output: { title: f.output.title, summary: clip(f.output.summary, SUMMARY_MAX) },
+    actions: f.actions,
+  };
+}
+
+/** A completed check run: GitHub keeps its conclusion, so reopening it takes a new check run. */
+export const isCompletedView = (v: Pick<CheckRunView, "status">): boolean => v.status === "completed";

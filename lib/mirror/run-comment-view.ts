@@ -1,0 +1,70 @@
+import type { RunSnapshot } from "./run-snapshot";
+import {
+  clip,
+  currentAttemptNumber,
+  heldReason,
+  isAwaitingApproval,
+  isRevoked,
+  isSuperseded,
+  runPageUrl,
+  usageLine,
+} from "./run-presentation";
+
+/**
+ * The one comment a Run keeps on its Item, edited in place as the Run moves. Its first line is
+ * a hidden marker naming the Run, so the comment can be found again after a crash between
+ * creating it and storing its id.
+ */
+
+/** The hidden marker: `<!-- atelier:run:<runId> -->`. */
+export const runCommentMarker = (runId: string): string => `<!-- atelier:run:${runId} -->`;
+
+/** Whether a comment body is the comment of this Run. */
+export const isRunComment = (body: string | null | undefined, runId: string): boolean =>
+  typeof body === "string" && body.includes(runCommentMarker(runId));
+
+function statusLine(s: RunSnapshot, runPage: string): string {
+  switch (s.state) {
+    case "Pending":
+    case "Queued": {
+      const held = heldReason(s);
+      if (held) return `**Held** — ${held}`;
+      return s.state === "Pending" ? `**Opened** — waiting for a worker.` : `**Queued** — waiting for a worker.`;
+    }
+    case "Waiting":
+      return isAwaitingApproval(s)
+        ? `**Waiting for approval** — someone with write access can approve it on [the Run page](${runPage}).`
+        : `**Held** — ${heldReason(s)}`;
+    case "Running": {
+      const held = heldReason(s);
+      return `**Running** — Attempt ${currentAttemptNumber(s)}${held ? `, held: ${held}` : "."}`;
+    }
+    case "Succeeded": {
+      const parts = [usageLine(s), s.pullRequestNumber !== null ? `pull request #${s.pullRequestNumber}` : null].filter(Boolean);
+      return `**Succeeded**${parts.length ? ` — ${parts.join(" · ")}` : ""}.`;
+    }
+    case "Failed": {
+      const attempt = s.latestAttempt;
+      const failure = attempt?.failure;
+      const what = failure ? ` with ${failure.kind} (${failure.category})` : "";
+      const usage = usageLine(s);
+      const message = failure?.message ? `\n\n> ${clip(failure.message, 1000).replace(/\n/g, "\n> ")}` : "";
+      return `**Failed** — Attempt ${attempt?.number ?? 1} failed${what}${usage ? ` · ${usage}` : ""}.${message}`;
+    }
+    case "Canceled":
+      if (isSuperseded(s)) return `**Superseded** — a newer change of this item replaced the Run before it started.`;
+      if (isRevoked(s)) return `**Revoked** — this item no longer matches the Loop.`;
+      return `**Canceled** by an operator.`;
+  }
+}
+
+/** The comment's body for the Run, marker first. */
+export function runCommentBody(s: RunSnapshot, publicUrl: string): string {
+  const runPage = runPageUrl(publicUrl, s.id);
+  return [
+    runCommentMarker(s.id),
+    `Atelier · Loop \`${s.loop}\` · [Run ${s.id.slice(0, 8)}](${runPage})`,
+    "",
+    statusLine(s, runPage),
+  ].join("\n");
+}

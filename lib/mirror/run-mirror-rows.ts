@@ -1,0 +1,132 @@
+import type { Db } from "../store/db";
+
+/**
+ * The `run_mirrors` row of a Run: the GitHub ids of its check run and Item comment, what was
+ * last synced (hashes, so an unchanged view makes no API call), and `updated_at`, the version
+ * of the Run (`runs.updated_at`) the mirror last caught up with.
+ */
+export interface SyncedState {
+  /** Hash of the check run body and its commit, as last written to GitHub. */
+  check: string | null;
+  /** Whether that check run is completed (GitHub keeps a completed run's conclusion). */
+  checkCompleted: boolean;
+  /** Hash of the comment body as last written. */
+  comment: string | null;
+}
+
+export interface RunMirror {
+  runId: string;
+  checkRunId: number | null;
+  checkSha: string | null;
+  commentId: number | null;
+  synced: SyncedState;
+}
+
+export const NOTHING_SYNCED: SyncedState = Object.freeze({ check: null, checkCompleted: false, comment: null });
+
+interface MirrorRow {
+  run_id: string;
+  check_run_id: number | null;
+  check_sha: string | null;
+  comment_id: number | null;
+  last_synced: string | null;
+}
+
+function parseSynced(text: string | null): SyncedState {
+  if (!text) return { ...NOTHING_SYNCED };
+  try {
+    const v = JSON.parse(text) as Partial<SyncedState>;
+    return {
+      check: typeof v.check === "string" ? v.check : null,
+      checkCompleted: v.checkCompleted === true,
+      comment: typeof v.comment === "string" ? v.comment : null,
+    };
+  } catch {
+    return { ...NOTHING_SYNCED };
+  }
+}
+
+function toMirror(row: MirrorRow): RunMirror {
+  return {
+    runId: row.run_id,
+    checkRunId: row.check_run_id === null ? null : Number(row.check_run_id),
+    checkSha: row.check_sha,
+    commentId: row.comment_id === null ? null : Number(row.comment_id),
+    synced: parseSynced(row.last_synced),
+  };
+}
+
+const COLUMNS = "run_id, check_run_id, check_sha, comment_id, last_synced";
+
+/**
+ * The Run's mirror row, created when missing. A new row's version is -infinity, so the sweep
+ * sees it behind until a sync completes.
+ */
+export async function ensureRunMirror(db: Db, runId: string): Promise<RunMirror> {
+  const { rows } = await db.pool.query<MirrorRow>(
+    `WITH ins AS (
+       INSERT INTO run_mirrors (run_id, updated_at) VALUES ($1, '-infinity') ON CONFLICT (run_id) DO NOTHING RETURNING ${COLUMNS})
+     SELECT ${COLUMNS} FROM ins UNION ALL SELECT ${COLUMNS} FROM run_mirrors WHERE run_id = $1`,
+    [runId],
+  );
+  return toMirror(rows[0]!);
+}
+
+export async function readRunMirror(db: Db, runId: string): Promise<RunMirror | null> {
+  const { rows } = await db.pool.query<MirrorRow>(`SELECT ${COLUMNS} FROM run_mirrors WHERE run_id = $1`, [runId]);
+  return rows[0] ? toMirror(rows[0]) : null;
+}
+
+/** Remembers the check run the Run now shows on, in the step that created or adopted it. */
+export async function recordCheckRun(db: Db, runId: string, checkRunId: number, sha: string, synced: SyncedState): Promise<void> {
+  await db.pool.query(`UPDATE run_mirrors SET check_run_id = $2, check_sha = $3, last_synced = $4 WHERE run_id = $1`, [
+    runId,
+    checkRunId,
+    sha,
+    JSON.stringify(synced),
+  ]);
+}
+
+/** Remembers the Run's comment, in the step that created or found it (null forgets a deleted one). */
+export async function recordComment(db: Db, runId: string, commentId: number | null, synced: SyncedState): Promise<void> {
+  await db.pool.query(`UPDATE run_mirrors SET comment_id = $2, last_synced = $3 WHERE run_id = $1`, [
+    runId,
+    commentId,
+    JSON.stringify(synced),
+  ]);
+}
+
+/** Records what was synced and the Run version the mirror caught up with. */
+export async function recordSynced(db: Db, runId: string, synced: SyncedState, version: string): Promise<void> {
+  await db.pool.query(`UPDATE run_mirrors SET last_synced = $2, updated_at = $3::timestamp WHERE run_id = $1`, [
+    runId,
+    JSON.stringify(synced),
+    version,
+  ]);
+}
+
+/** The Run of a repository (owner/name, lower-cased) whose mirror shows this check run. */
+export async function runIdForCheckRun(db: Db, checkRunId: number, repo: string): Promise<string | null> {
+  const { rows } = await db.pool.query<{ run_id: string }>(
+    `SELECT m.run_id FROM run_mirrors m JOIN runs r ON r.id = m.run_id WHERE m.check_run_id = $1 AND r.repo = $2 LIMIT 1`,
+    [checkRunId, repo],
+  );
+  return rows[0]?.run_id ?? null;
+}
+
+/** How far back the sweep looks for Runs whose mirror fell behind. */
+export const SWEEP_WINDOW = "7 days";
+
+/**
+ * Runs changed since their mirror last caught up (or never mirrored), oldest change first:
+ * what a missed notification left behind.
+ */
+export async function runsBehindTheirMirror(db: Db, limit = 500): Promise<string[]> {
+  const { rows } = await db.pool.query<{ id: string }>(
+    `SELECT r.id FROM runs r LEFT JOIN run_mirrors m ON m.run_id = r.id
+      WHERE (m.run_id IS NULL OR r.updated_at > m.updated_at) AND r.updated_at > now() - $2::interval
+      ORDER BY r.updated_at LIMIT $1`,
+    [limit, SWEEP_WINDOW],
+  );
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,82 @@
+import { describeQuotaWaitingReason } from "../metering/waiting-reason";
+import type { RunSnapshot } from "./run-snapshot";
+
+/**
+ * Small, pure facts about a Run that both of its GitHub faces (the check run and the Item
+ * comment) say the same way.
+ */
+
+/** The Run's page on the dashboard. */
+export function runPageUrl(publicUrl: string, runId: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}/runs/${runId}`;
+}
+
+/** The waiting reason that parks a Run on its Loop's approval gate. */
+export const APPROVAL_REASON = "approval";
+
+/** Waiting on a person's approval (a Waiting Run without another reason). */
+export const isAwaitingApproval = (s: Pick<RunSnapshot, "state" | "waitingReason">): boolean =>
+  s.state === "Waiting" && (s.waitingReason === null || s.waitingReason === APPROVAL_REASON);
+
+/**
+ * Why something other than approval holds the Run (a quota's refusal, `quota:<token>`), as a
+ * sentence; null when nothing does.
+ */
+export function heldReason(s: Pick<RunSnapshot, "waitingReason">): string | null {
+  if (!s.waitingReason || s.waitingReason === APPROVAL_REASON) return null;
+  return describeQuotaWaitingReason(s.waitingReason) ?? `Held: ${s.waitingReason}.`;
+}
+
+/** Canceled because a newer Event replaced it before it started. */
+export const isSuperseded = (s: Pick<RunSnapshot, "state" | "cancelReason">): boolean =>
+  s.state === "Canceled" && s.cancelReason === "Superseded";
+
+/** Canceled because the Item stopped matching the Loop. */
+export const isRevoked = (s: Pick<RunSnapshot, "state" | "cancelReason">): boolean =>
+  s.state === "Canceled" && s.cancelReason === "Revoked";
+
+/**
+ * A Run that ended without ever starting because the Item moved on (superseded or revoked):
+ * worth updating where it already shows, not worth a new check run or comment.
+ */
+export const isQuietEnd = (s: Pick<RunSnapshot, "state" | "cancelReason">): boolean => isSuperseded(s) || isRevoked(s);
+
+/**
+ * The number of the Attempt a Running Run is on: the open one, or the next one when the
+ * latest ended (an operator or automatic retry whose Attempt has not begun yet).
+ */
+export function currentAttemptNumber(s: Pick<RunSnapshot, "latestAttempt">): number {
+  const latest = s.latestAttempt;
+  if (!latest) return 1;
+  return latest.state === "Running" ? latest.number : latest.number + 1;
+}
+
+/** "3m 12s", "45s", "1h 02m". */
+export function formatDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms / 1000));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = total % 60;
+  if (h > 0) return `${h}h ${String(m).padStart(2, "0")}m`;
+  if (m > 0) return `${m}m ${String(s).padStart(2, "0")}s`;
+  return `${s}s`;
+}
+
+/** "$0.42", "~$0.42" when estimated; cents below a cent show as "<$0.01". */
+export function formatCost(usd: number, estimated: boolean): string {
+  const text = usd > 0 && usd < 0.01 ? "<$0.01" : `$${usd.toFixed(2)}`;
+  return estimated ? `~${text}` : text;
+}
+
+/** "duration 3m 12s · cost $0.42", or null when nothing was measured. */
+export function usageLine(s: Pick<RunSnapshot, "durationMs" | "costUsd" | "costEstimated">): string | null {
+  const parts: string[] = [];
+  if (s.durationMs !== null) parts.push(`duration ${formatDuration(s.durationMs)}`);
+  if (s.costUsd !== null) parts.push(`cost ${formatCost(s.costUsd, s.costEstimated)}`);
+  return parts.length ? parts.join(" · ") : null;
+}
+
+/** Cuts a text to `max` characters, saying so. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}

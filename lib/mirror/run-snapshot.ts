@@ -1,0 +1,133 @@
+import type { FailureCategory, FailureKind } from "../engine/failure";
+import { isFailureCategory, isFailureKind } from "../engine/failure";
+import type { RunStateName } from "../engine/run-state";
+import type { ItemKind } from "../loops/projection";
+import type { Db } from "../store/db";
+
+/** The latest Attempt of a Run, as the mirror shows it. */
+export interface AttemptSummary {
+  number: number;
+  state: "Running" | "Succeeded" | "Failed" | "Canceled";
+  failure: { kind: FailureKind; category: FailureCategory; message: string } | null;
+}
+
+/**
+ * Everything the mirror shows of one Run, read in one statement: the Run, its Item, its
+ * latest Attempt, the totals of its Attempts, and where its repository is installed.
+ */
+export interface RunSnapshot {
+  id: string;
+  loop: string;
+  /** owner/name, lower-cased */
+  repo: string;
+  /** The Item's number; null for a schedule Loop's Tick. */
+  number: number | null;
+  itemKind: ItemKind | null;
+  /** The head of the pull request the Item is, as last observed. */
+  itemHeadSha: string | null;
+  state: RunStateName;
+  /** OperatorCanceled | Superseded | Revoked, for a Canceled Run. */
+  cancelReason: string | null;
+  /** Why an unstarted Run waits: "approval", or a quota's refusal. */
+  waitingReason: string | null;
+  /** The pull request the Run opened or updated, and its head. */
+  pullRequestNumber: number | null;
+  headSha: string | null;
+  startedAt: Date | null;
+  endedAt: Date | null;
+  /** The Run's version (`runs.updated_at` as text, exact): every change moves it; the sweep compares it with the mirror's. */
+  version: string;
+  latestAttempt: AttemptSummary | null;
+  /** Sum of the Attempts' durations. */
+  durationMs: number | null;
+  /** Sum of the Attempts' costs, in USD; null when no Attempt reported one. */
+  costUsd: number | null;
+  costEstimated: boolean;
+  installationId: number | null;
+  /** The repository's parsed `.github/atelier.yml`, as last read. */
+  repoConfig: unknown;
+}
+
+interface SnapshotRow {
+  id: string;
+  loop: string;
+  repo: string;
+  number: number | null;
+  item_kind: string | null;
+  item_head_sha: string | null;
+  state: RunStateName;
+  cancel_reason: string | null;
+  waiting_reason: string | null;
+  pull_request_number: number | null;
+  head_sha: string | null;
+  started_at: Date | null;
+  ended_at: Date | null;
+  version: string;
+  attempt_number: number | null;
+  attempt_state: AttemptSummary["state"] | null;
+  failure_kind: string | null;
+  failure_category: string | null;
+  failure_message: string | null;
+  duration_ms: string | number | null;
+  cost_usd: string | null;
+  cost_estimated: boolean | null;
+  installation_id: number | null;
+  config: unknown;
+}
+
+const SNAPSHOT_SQL = `
+SELECT r.id, r.loop, r.repo, r.number, i.kind AS item_kind, i.head_sha AS item_head_sha, r.state, r.cancel_reason,
+       r.waiting_reason, r.pull_request_number, r.head_sha, r.started_at AT TIME ZONE current_setting('TimeZone') AS started_at,
+       r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
+       la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message,
+       tot.duration_ms, tot.cost_usd, tot.cost_estimated, rp.installation_id, rp.config
+  FROM runs r
+  LEFT JOIN items i ON i.key = r.item_key
+  LEFT JOIN repositories rp ON rp.full_name = r.repo
+  LEFT JOIN LATERAL (
+    SELECT number, state, failure_kind, failure_category, failure_message
+      FROM attempts WHERE run_id = r.id ORDER BY number DESC LIMIT 1) la ON true
+  LEFT JOIN LATERAL (
+    SELECT sum(duration_ms) AS duration_ms, sum(cost_usd)::text AS cost_usd, bool_or(cost_estimated) AS cost_estimated
+      FROM attempts WHERE run_id = r.id) tot ON true
+ WHERE r.id = $1`;
+
+function latestAttemptOf(row: SnapshotRow): AttemptSummary | null {
+  if (row.attempt_number === null || row.attempt_state === null) return null;
+  const kind = row.failure_kind;
+  const category = row.failure_category;
+  const failure =
+    kind !== null && category !== null && isFailureKind(kind) && isFailureCategory(category)
+      ? { kind, category, message: row.failure_message ?? "" }
+      : null;
+  return { number: row.attempt_number, state: row.attempt_state, failure };
+}
+
+/** Reads what the mirror shows of a Run; null when there is no such Run. */
+export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapshot | null> {
+  const { rows } = await db.pool.query<SnapshotRow>(SNAPSHOT_SQL, [runId]);
+  const row = rows[0];
+  if (!row) return null;
+  return {
+    id: row.id,
+    loop: row.loop,
+    repo: row.repo,
+    number: row.number,
+    itemKind: row.item_kind === "pull_request" || row.item_kind === "issue" ? row.item_kind : null,
+    itemHeadSha: row.item_head_sha,
+    state: row.state,
+    cancelReason: row.cancel_reason,
+    waitingReason: row.waiting_reason,
+    pullRequestNumber: row.pull_request_number,
+    headSha: row.head_sha,
+    startedAt: row.started_at,
+    endedAt: row.ended_at,
+    version: row.version,
+    latestAttempt: latestAttemptOf(row),
+    durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
+    costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
+    costEstimated: row.cost_estimated ?? false,
+    installationId: row.installation_id,
+    repoConfig: row.config,
+  };
+}

@@ -1,0 +1,122 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createRedis } from "../../lib/config/redis";
+import { agentFailure } from "../../lib/engine/failure";
+import { handleCheckRunEvent, type CheckRunActionDeps, type CheckRunEventPayload } from "../../lib/mirror/check-run-actions";
+import { checkRunName } from "../../lib/mirror/check-run-view";
+import { runnerOperatorServices } from "../../lib/mirror/runner-operator";
+import { syncRunMirror } from "../../lib/mirror/sync-run";
+import type { OperatorDeps } from "../../lib/runner/operator";
+import { parkForApproval } from "../../lib/store/approvals";
+import { beginAttempt, finishAttempt } from "../../lib/store/attempts";
+import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { testDb } from "../support/db";
+import { lastCheckRunDelivery, latestCheckRun, loopEvent, openPullRequest, startMirrorWorld, type MirrorWorld } from "./support";
+
+const db = testDb();
+const redis = createRedis();
+const LOOP = "review";
+const NAME = checkRunName(LOOP);
+let world: MirrorWorld;
+let deps: CheckRunActionDeps;
+const moved: string[] = [];
+
+beforeAll(async () => {
+  world = await startMirrorWorld(db);
+  const operatorDeps: OperatorDeps = {
+    db,
+    redis,
+    keyPrefix: `mirror-actions-${randomBytes(4).toString("hex")}:`,
+    workQueue: { moveRun: async (runId) => void moved.push(runId) },
+    recheckCondition: async () => true,
+  };
+  deps = { ...world.deps, operator: runnerOperatorServices(operatorDeps) };
+});
+afterAll(async () => {
+  await world?.close();
+  redis.disconnect();
+  await db.close();
+});
+
+async function runState(runId: string): Promise<string> {
+  const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM runs WHERE id = $1`, [runId]);
+  return rows[0]!.state;
+}
+
+/** A Run on a new pull request, parked for approval and shown on GitHub. */
+async function waitingRun(head: string): Promise<{ runId: string; sha: string }> {
+  const pr = await openPullRequest(db, world, head);
+  const claimed = await recordAndClaim(db, loopEvent(world.repo, pr.number, "h1", LOOP, true));
+  if (claimed.tag !== "Claimed") throw new Error("expected a Run");
+  await parkForApproval(db, claimed.runId);
+  await syncRunMirror(world.deps, claimed.runId);
+  return { runId: claimed.runId, sha: pr.sha };
+}
+
+function click(checkRunId: number, identifier: string, login: string): CheckRunEventPayload {
+  world.sim.clickCheckRunAction({ checkRunId, identifier, login });
+  return lastCheckRunDelivery(world.sim, "requested_action") as unknown as CheckRunEventPayload;
+}
+
+describe("check run buttons act on the Run for people with write access", () => {
+  it("Approve by a reader changes nothing and the check run says why; by a writer it moves Waiting → Queued", async () => {
+    const { runId, sha } = await waitingRun("feature-approve");
+    const check = latestCheckRun(world.sim, sha, NAME);
+
+    const refused = await handleCheckRunEvent(deps, click(check.id, "approve", "octo-reader"));
+    expect(refused).toMatchObject({ tag: "Refused", token: "needs_write_permission" });
+    expect(await runState(runId)).toBe("Waiting");
+    const explained = latestCheckRun(world.sim, sha, NAME);
+    expect(explained.output.summary).toContain("octo-reader asked to approve but needs write permission");
+    expect(explained).toMatchObject({ status: "completed", conclusion: "action_required" });
+
+    const done = await handleCheckRunEvent(deps, click(check.id, "approve", "octo-writer"));
+    expect(done).toEqual({ tag: "Done", runId, action: "approve" });
+    expect(await runState(runId)).toBe("Queued");
+    expect(moved).toContain(runId);
+    await syncRunMirror(world.deps, runId);
+    expect(latestCheckRun(world.sim, sha, NAME)).toMatchObject({ status: "queued", conclusion: null });
+  });
+
+  it("Re-run on a failed check starts Attempt n+1", async () => {
+    const { runId, sha } = await waitingRun("feature-rerun");
+    await handleCheckRunEvent(deps, click(latestCheckRun(world.sim, sha, NAME).id, "approve", "octo-admin"));
+    const begun = await beginAttempt(db, runId, { token: "lease-1", workerId: "test" });
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    const usage = { durationMs: 1_000, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
+    await finishAttempt(db, begun.attempt, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    await syncRunMirror(world.deps, runId);
+    const failed = latestCheckRun(world.sim, sha, NAME);
+    expect(failed.conclusion).toBe("failure");
+
+    world.sim.rerequestCheckRun({ checkRunId: failed.id, login: "octo-writer" });
+    const payload = lastCheckRunDelivery(world.sim, "rerequested") as unknown as CheckRunEventPayload;
+    expect(await handleCheckRunEvent(deps, payload)).toEqual({ tag: "Done", runId, action: "retry" });
+    expect(await runState(runId)).toBe("Running");
+    const next = await beginAttempt(db, runId, { token: "lease-2", workerId: "test" });
+    expect(next.tag === "Started" && next.attempt.number).toBe(2);
+    await syncRunMirror(world.deps, runId);
+    expect(latestCheckRun(world.sim, sha, NAME)).toMatchObject({ status: "in_progress", output: { title: "Attempt 2" } });
+  });
+
+  it("an action the Run's state does not allow changes nothing and says why", async () => {
+    const { runId, sha } = await waitingRun("feature-conflict");
+    const check = latestCheckRun(world.sim, sha, NAME);
+    await handleCheckRunEvent(deps, click(check.id, "cancel", "octo-writer"));
+    expect(await runState(runId)).toBe("Canceled");
+    const again = await handleCheckRunEvent(deps, click(check.id, "approve", "octo-writer"));
+    expect(again).toMatchObject({ tag: "Refused", token: "run_state_conflict" });
+    expect(latestCheckRun(world.sim, sha, NAME).output.summary).toContain("octo-writer asked to approve, but Atelier could not");
+  });
+
+  it("ignores check runs that are not Atelier's and actions it does not know", async () => {
+    const base = { repository: { full_name: world.repo }, sender: { login: "octo-writer" } };
+    expect(await handleCheckRunEvent(deps, { ...base, action: "created", check_run: { id: 1 } })).toMatchObject({ tag: "Ignored" });
+    expect(
+      await handleCheckRunEvent(deps, { ...base, action: "requested_action", check_run: { id: 987654321 }, requested_action: { identifier: "approve" } }),
+    ).toEqual({ tag: "Ignored", reason: "not_an_atelier_check_run" });
+    expect(
+      await handleCheckRunEvent(deps, { ...base, action: "requested_action", check_run: { id: 1 }, requested_action: { identifier: "deploy" } }),
+    ).toEqual({ tag: "Ignored", reason: "unknown_action" });
+  });
+});
