@@ -3,9 +3,10 @@ import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { FROM, isStartable } from "../engine/run-state";
 import { AtelierError, ConflictError } from "../errors";
+import { recordAttemptUsage } from "../metering/usage-counters";
 import type { Db } from "./db";
 import { notifyEach } from "./run-changed";
-import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
+import { guardedRunUpdate, lockRun, touchRun, type RunRow } from "./run-rows";
 import { transaction, type Sql } from "./transaction";
 
 export interface AttemptRef {
@@ -33,7 +34,9 @@ export async function beginAttempt(db: Db, runId: string, lease: { token: string
     let run = await lockRun(sql, runId);
     if (isStartable(run.state)) {
       run = await guardedRunUpdate(sql, runId, FROM.start, `state = 'Running', started_at = COALESCE(started_at, now())`, [], "start");
-    } else if (run.state !== "Running") {
+    } else if (run.state === "Running") {
+      run = await touchRun(sql, runId);
+    } else {
       throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
     }
     const latest = await latestAttempt(sql, runId);
@@ -115,6 +118,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     if (!rowCount) {
       throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
     }
+    await recordAttemptUsage(sql, ref.id); // metering: cost and minutes onto the month's counters
     if (result.tag === "Succeeded") {
       const run = await guardedRunUpdate(
         sql,
@@ -130,7 +134,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     const decision = decideAfterFailure(result.failure, ref.number);
     const run =
       decision.tag === "RetryAttempt"
-        ? await lockRun(sql, ref.runId)
+        ? await touchRun(sql, ref.runId)
         : await guardedRunUpdate(sql, ref.runId, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
     return { run, decision };
   });
@@ -199,7 +203,7 @@ export async function expireAttempt(db: Db, attemptId: string): Promise<{ run: R
     const decision = decideAfterFailure(lost, row.number);
     const run =
       decision.tag === "RetryAttempt"
-        ? await lockRun(sql, row.run_id)
+        ? await touchRun(sql, row.run_id)
         : await guardedRunUpdate(sql, row.run_id, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
     return { run, decision };
   });

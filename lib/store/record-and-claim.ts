@@ -1,6 +1,7 @@
 import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, OPEN, type RunStateName } from "../engine/run-state";
+import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { notifyEach } from "./run-changed";
@@ -154,6 +155,7 @@ async function supersede(sql: Sql, runId: string, byEvent: string, snap: Pick<Cl
            SELECT u.reserved_generation FROM u ${notifyEach("u")}`,
     values: [runId, byEvent, FROM.supersede],
   });
+  if (rows[0]) await recordTerminalDeliveries(sql, runId); // outbound webhooks: run.canceled (Superseded)
   return rows[0]?.reserved_generation === snap.generation ? snap.reserved - 1 : snap.reserved;
 }
 

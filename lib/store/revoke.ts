@@ -1,4 +1,5 @@
 import { FROM } from "../engine/run-state";
+import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { notifyEach } from "./run-changed";
@@ -21,6 +22,7 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
          SELECT u.id FROM u ${notifyEach("u")}`,
         [loop, itemKey, FROM.revoke],
       );
+      for (const r of rows) await recordTerminalDeliveries(sql, r.id); // outbound webhooks: run.canceled (Revoked)
       await ignoreQueuedEvents(sql, loop, itemKey, "revoked");
       return rows.map((r) => r.id);
     },

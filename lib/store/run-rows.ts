@@ -1,5 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
+import { recordIfTerminal } from "../outbound/record-terminal-deliveries";
 import { notifyEach } from "./run-changed";
 import type { Sql } from "./transaction";
 
@@ -30,6 +31,16 @@ export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
   return rows[0];
 }
 
+/** Marks a Run changed without a state change (its next Attempt began, a retry was decided). */
+export async function touchRun(sql: Sql, runId: string): Promise<RunRow> {
+  const { rows } = await sql.query<RunRow>(
+    `WITH u AS (UPDATE runs SET updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}) SELECT u.* FROM u ${notifyEach("u")}`,
+    [runId],
+  );
+  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  return rows[0];
+}
+
 /**
  * Runs a state write guarded by its legal source states. Zero rows means the Run was not in
  * one of them (a lost race, or an illegal action): a typed conflict, never an overwrite.
@@ -47,7 +58,10 @@ export async function guardedRunUpdate(
      SELECT u.* FROM u ${notifyEach("u")}`,
     [runId, from, ...params],
   );
-  if (rows[0]) return rows[0];
+  if (rows[0]) {
+    await recordIfTerminal(sql, rows[0], from); // outbound webhooks: deliveries written with the terminal state
+    return rows[0];
+  }
   const current = await sql.query<{ state: RunStateName }>(`SELECT state FROM runs WHERE id = $1`, [runId]);
   if (!current.rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
   throw new ConflictError(

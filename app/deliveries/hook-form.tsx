@@ -1,0 +1,95 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition } from "react";
+import { postJson } from "../_components/post-json";
+
+/**
+ * Subscribes a webhook URL for an installation or for one Loop of a repository. The secret is
+ * shown once, right here, and never again.
+ */
+export function HookForm({ installations }: { installations: { id: number; account: string }[] }) {
+  const router = useRouter();
+  const [scope, setScope] = useState<"installation" | "loop">(installations.length ? "installation" : "loop");
+  const [error, setError] = useState<string | null>(null);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [, startTransition] = useTransition();
+
+  async function submit(form: FormData) {
+    setBusy(true);
+    setError(null);
+    setSecret(null);
+    try {
+      const url = String(form.get("url") ?? "");
+      const body =
+        scope === "installation"
+          ? { installation_id: Number(form.get("installation_id")), url }
+          : { repo: String(form.get("repo") ?? ""), loop: String(form.get("loop") ?? ""), url };
+      const made = (await postJson("/api/v1/outbound/hooks", body)) as { secret: string };
+      setSecret(made.secret);
+      startTransition(() => router.refresh());
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const input = "mt-0.5 rounded-md border border-stone-300 px-2 py-1 text-sm text-stone-900";
+  return (
+    <form data-testid="hook-form" action={submit} className="flex flex-wrap items-end gap-2 rounded-lg border border-stone-200 bg-white p-3">
+      <label className="flex flex-col text-xs text-stone-600">
+        For
+        <select value={scope} onChange={(e) => setScope(e.target.value as "installation" | "loop")} className={input}>
+          {installations.length ? <option value="installation">an installation</option> : null}
+          <option value="loop">a Loop</option>
+        </select>
+      </label>
+      {scope === "installation" ? (
+        <label className="flex flex-col text-xs text-stone-600">
+          Installation
+          <select name="installation_id" className={input}>
+            {installations.map((i) => (
+              <option key={i.id} value={i.id}>
+                {i.account}
+              </option>
+            ))}
+          </select>
+        </label>
+      ) : (
+        <>
+          <label className="flex flex-col text-xs text-stone-600">
+            Repository
+            <input name="repo" required placeholder="owner/name" className={`${input} w-48`} />
+          </label>
+          <label className="flex flex-col text-xs text-stone-600">
+            Loop
+            <input name="loop" required placeholder="start-dev" className={`${input} w-32`} />
+          </label>
+        </>
+      )}
+      <label className="flex min-w-[16rem] flex-1 flex-col text-xs text-stone-600">
+        URL
+        <input name="url" type="url" required placeholder="https://hooks.example.com/atelier" className={input} />
+      </label>
+      <button
+        type="submit"
+        disabled={busy}
+        className="rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:cursor-wait disabled:bg-emerald-400"
+      >
+        {busy ? "Adding…" : "Add webhook"}
+      </button>
+      {secret ? (
+        <p data-testid="hook-secret" className="w-full text-xs text-stone-700">
+          Its signing secret, shown only now: <code className="rounded bg-stone-100 px-1 font-mono">{secret}</code>
+        </p>
+      ) : null}
+      {error ? (
+        <p role="alert" className="w-full text-xs text-red-700">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}

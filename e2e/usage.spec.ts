@@ -1,0 +1,110 @@
+import { admission } from "../lib/metering/admission";
+import { beginAttempt, finishAttempt } from "../lib/store/attempts";
+import { createDb } from "../lib/store/db";
+import { recordAndClaim } from "../lib/store/record-and-claim";
+import { itemEventKey, itemKey } from "../lib/engine/ids";
+import { expect, registerDemoRepo, signIn, stack, test } from "./support";
+
+/**
+ * The Usage page on real Attempts: Runs opened through the claim and the admission gate,
+ * Attempts begun and finished through the store (what the runner does), with the usage the
+ * agent reported or an estimate; then the page's inline SVG charts in Chromium.
+ */
+
+const REPO = "demo-org/webapp";
+
+test.describe.configure({ mode: "serial" });
+
+/** Cost, agent milliseconds, estimated?, and how many days before today the Attempt ended (kept in this month). */
+const ATTEMPTS: [number, number, boolean, number][] = [
+  [1.2, 240_000, false, 0],
+  [0.35, 60_000, true, 0],
+  [2.5, 420_000, false, 1],
+  [0.8, 120_000, false, 3],
+];
+
+test.beforeAll(async () => {
+  const db = createDb(stack.databaseUrl, 2);
+  try {
+    await registerDemoRepo(db.pool, REPO);
+    const gate = admission();
+    const today = new Date().getUTCDate();
+    for (const [i, [cost, ms, estimated, daysAgo]] of ATTEMPTS.entries()) {
+      const number = 960 + i;
+      const hash = `usage-e2e-${Date.now()}-${i}`;
+      const claim = await recordAndClaim(
+        db,
+        {
+          id: itemEventKey("start-dev", REPO, number, hash, 0),
+          kind: "item",
+          loop: "start-dev",
+          repo: REPO,
+          itemKey: itemKey(REPO, number),
+          number,
+          contentHash: hash,
+          generation: 0,
+          submission: { prompt: `Usage #${number}`, agent: "demo", approvalRequired: false, maxCycles: null },
+        },
+        gate,
+      );
+      if (claim.tag !== "Claimed") throw new Error(`the claim said ${JSON.stringify(claim)}`);
+      const begun = await beginAttempt(db, claim.runId, { token: `usage-e2e-${i}`, workerId: "usage-e2e" });
+      if (begun.tag !== "Started") throw new Error("the Attempt did not start");
+      await finishAttempt(db, begun.attempt, {
+        tag: "Succeeded",
+        summary: "usage e2e",
+        usage: { durationMs: ms, tokensIn: 1000 * (i + 1), tokensOut: 100 * (i + 1), costUsd: cost, costEstimated: estimated },
+        branch: null,
+        pullRequestNumber: null,
+        headSha: null,
+      });
+      const back = Math.min(daysAgo, today - 1); // stay inside this UTC month
+      await db.pool.query(`UPDATE attempts SET ended_at = ended_at - make_interval(days => $2) WHERE id = $1`, [begun.attempt.id, back]);
+    }
+  } finally {
+    await db.close();
+  }
+});
+
+test("the Usage page charts cost, agent time and Runs per day, and breaks them down", async ({ page }, info) => {
+  await signIn(page, "octo-writer");
+  await page.goto(`/usage?repo=${REPO}`);
+
+  const cost = page.getByTestId("usage-chart-cost");
+  await expect(cost).toBeVisible();
+  await expect(page.getByTestId("usage-chart-minutes")).toBeVisible();
+  await expect(page.getByTestId("usage-chart-runs")).toBeVisible();
+  // one bar per day of the month; the days with Attempts are drawn with their value
+  const bars = cost.getByTestId("chart-bar");
+  expect(await bars.count()).toBeGreaterThanOrEqual(28);
+  const drawn = await bars.evaluateAll((els) =>
+    els.filter((e) => Number(e.getAttribute("data-value")) > 0).map((e) => ({ value: Number(e.getAttribute("data-value")), height: Number(e.getAttribute("height")) })),
+  );
+  expect(drawn.length).toBeGreaterThanOrEqual(1);
+  expect(drawn.every((b) => b.height > 0)).toBe(true);
+  const sum = drawn.reduce((s, b) => s + b.value, 0);
+  expect(sum).toBeGreaterThanOrEqual(4.85 - 1e-9);
+  await expect(page.getByTestId("usage-total-cost")).toHaveText(/^\$\d+\.\d\d$/);
+
+  await expect(page.getByTestId("usage-by-repo").getByTestId("usage-row").filter({ hasText: REPO })).toBeVisible();
+  await expect(page.getByTestId("usage-by-loop")).toContainText("start-dev");
+  await expect(page.getByTestId("usage-by-agent").getByTestId("usage-row").filter({ hasText: "demo" })).toContainText("≈");
+  // the installation's limits and the repository's, with how near each is; only admins may change them
+  await expect(page.locator('[data-testid="cap-owner"][data-scope="repository"]')).toContainText(REPO);
+  await expect(page.locator('[data-testid="cap-owner"][data-scope="installation"] [data-testid="cap"][data-limit="monthly_runs"]')).toContainText("unlimited");
+  await expect(page.getByTestId("quota-form")).toHaveCount(0);
+  await page.screenshot({ path: info.outputPath("usage.png"), fullPage: true });
+});
+
+test("a person who is not an admin cannot change a limit through the API", async ({ page }) => {
+  await signIn(page, "octo-writer");
+  const answer = await page.evaluate(async (repo) => {
+    const res = await fetch(`/api/v1/quotas/repositories/${repo}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ monthly_runs: 1 }),
+    });
+    return { status: res.status, body: await res.json() };
+  }, REPO);
+  expect(answer).toMatchObject({ status: 403, body: { error: "admin_only" } });
+});

@@ -1,0 +1,136 @@
+import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
+import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
+import { attemptDelivery, dueDeliveries, dueDeliveriesOfRun, type DeliveryDeps, type DeliveryOutcome } from "../../lib/outbound/attempt-delivery";
+import { QUEUE_NAMES, type DeliverJob } from "../queues";
+
+/**
+ * The outbound webhook worker, on the "deliveries" queue. A delivery row is written in the
+ * transaction of the Run's terminal state; that change's `atelier_run_changed` notification
+ * makes this worker queue the Run's due deliveries at once. Each job is one try
+ * (lib/outbound/attempt-delivery.ts); a failed try is queued again after its backoff. A local
+ * sweep (no Redis needed) tries every due pending row itself, so a lost notification, a lost
+ * job or a flushed Redis delays a delivery but never drops it.
+ */
+
+export const OUTBOUND_SWEEP_EVERY_MS = 15_000;
+const DELIVER_JOB = "deliver";
+
+export type OutboundDeps = DeliveryDeps;
+
+export interface OutboundLog {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+const SILENT: OutboundLog = { info() {}, warn() {}, error() {} };
+
+export interface OutboundWorkerOptions {
+  /** BullMQ key prefix (default "bull"); tests use one per file. */
+  prefix?: string;
+  /** Tries at once (default 4). */
+  concurrency?: number;
+  /** The local sweep's period; 0 turns the timer off (tests call sweep()). */
+  sweepEveryMs?: number;
+  /** Listen to Postgres notifications (default true). */
+  listen?: boolean;
+  log?: OutboundLog;
+}
+
+export interface OutboundWorker {
+  readonly queue: Queue<DeliverJob>;
+  readonly worker: Worker<DeliverJob>;
+  /** Queues one try of a delivery (now, or after `delayMs`). */
+  enqueue(deliveryId: number, opts?: { delayMs?: number; tries?: number }): Promise<void>;
+  /** Tries every due pending delivery here and now; returns the outcomes. */
+  sweep(): Promise<DeliveryOutcome[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The first try shares jobs/queues.ts's id (`delivery-<id>`, so BullWorkQueue.deliver and the
+ * listener coalesce); a retry gets its own (`delivery-<id>-<tries>`), since the job that
+ * queues it is still active under the first id.
+ */
+export const deliveryJobId = (deliveryId: number, tries = 0): string =>
+  tries > 0 ? `delivery-${deliveryId}-${tries}` : `delivery-${deliveryId}`;
+
+export async function createOutboundWorker(
+  connection: ConnectionOptions,
+  deps: OutboundDeps,
+  options: OutboundWorkerOptions = {},
+): Promise<OutboundWorker> {
+  const log = options.log ?? SILENT;
+  const prefix = options.prefix ? { prefix: options.prefix } : {};
+  const queue = new Queue<DeliverJob>(QUEUE_NAMES.deliveries, { connection, ...prefix });
+
+  const enqueue = async (deliveryId: number, opts: { delayMs?: number; tries?: number } = {}): Promise<void> => {
+    await queue.add(DELIVER_JOB, { deliveryId }, {
+      jobId: deliveryJobId(deliveryId, opts.tries),
+      removeOnComplete: true,
+      removeOnFail: true,
+      ...(opts.delayMs ? { delay: opts.delayMs } : {}),
+    });
+  };
+
+  const tryOne = async (deliveryId: number): Promise<DeliveryOutcome> => {
+    const outcome = await attemptDelivery(deps, deliveryId);
+    if (outcome.tag === "Retry") {
+      log.warn({ deliveryId, tries: outcome.tries, error: outcome.error, delayMs: outcome.delayMs }, "webhook delivery failed; it will be tried again");
+      await enqueue(deliveryId, { delayMs: outcome.delayMs, tries: outcome.tries }).catch((err: unknown) =>
+        log.warn({ err, deliveryId }, "could not queue the next try; the sweep will find it"),
+      );
+    } else if (outcome.tag === "GaveUp") {
+      log.error({ deliveryId, tries: outcome.tries, error: outcome.error }, "webhook delivery gave up; it can be redelivered from the delivery log");
+    }
+    return outcome;
+  };
+
+  const worker = new Worker<DeliverJob>(QUEUE_NAMES.deliveries, (job: Job<DeliverJob>) => tryOne(job.data.deliveryId), {
+    connection,
+    ...prefix,
+    concurrency: options.concurrency ?? 4,
+  });
+  worker.on("error", (err) => log.error({ err }, "outbound worker error"));
+
+  let sweeping: Promise<DeliveryOutcome[]> | null = null;
+  const sweep = (): Promise<DeliveryOutcome[]> => {
+    sweeping ??= (async () => {
+      const outcomes: DeliveryOutcome[] = [];
+      for (const id of await dueDeliveries(deps.db)) outcomes.push(await tryOne(id));
+      return outcomes;
+    })().finally(() => {
+      sweeping = null;
+    });
+    return sweeping;
+  };
+  const every = options.sweepEveryMs ?? OUTBOUND_SWEEP_EVERY_MS;
+  const timer = every > 0 ? setInterval(() => void sweep().catch((err: unknown) => log.error({ err }, "the outbound sweep failed")), every) : null;
+  timer?.unref();
+
+  let listener: RunChangedListener | null = null;
+  if (options.listen ?? true) {
+    const onRunId = (runId: string): void => {
+      dueDeliveriesOfRun(deps.db, runId)
+        .then((ids) => Promise.all(ids.map((id) => enqueue(id))))
+        .catch((err: unknown) => log.error({ err, runId }, "could not queue the Run's webhook deliveries"));
+    };
+    listener = await listenRunChanged(deps.db, onRunId, {
+      onReconnect: () => void sweep().catch(() => undefined),
+      onError: (err) => log.warn({ err }, "the outbound worker's Postgres listener lost its connection"),
+    });
+  }
+
+  return {
+    queue,
+    worker,
+    enqueue,
+    sweep,
+    async close() {
+      if (timer) clearInterval(timer);
+      await listener?.close();
+      await worker.close();
+      await queue.close();
+      await sweeping?.catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import { OPEN } from "../engine/run-state";
+import { NotFoundError } from "../errors";
+import type { Db } from "../store/db";
+import type { Admission, EventInput } from "../store/record-and-claim";
+import { notifyEach } from "../store/run-changed";
+import { transaction, type Sql } from "../store/transaction";
+import { loadAdmissionFacts, type AdmissionTarget, type Queryable } from "./admission-facts";
+import { decideAdmission, type Phase } from "./gate";
+import { refusalError, type Refusal } from "./refusal";
+import { chargeOpen } from "./usage-counters";
+import { QUOTA_WAITING_PREFIX, quotaWaitingReason } from "./waiting-reason";
+
+/**
+ * The one admission gate, for every path that opens a Run or starts an Attempt. The checks
+ * and their order live in gate.ts; this file asks them at the right moment, in the right
+ * transaction, and charges what an admitted open consumes.
+ */
+
+export interface AdmissionDeps {
+  /** Told of every refusal of an open (a log line, a metric). */
+  onRefusal?: (event: EventInput, refusal: Refusal) => void;
+}
+
+/**
+ * The gate for opening a Run, as recordAndClaim's (and claimQueued's) `Admission`: asked inside
+ * the claim transaction, it refuses with the first token in the fixed order, or admits and
+ * charges the open — one Run on the month's counters, one token from each limited rate bucket —
+ * in that same transaction. A refusal charges nothing; a rolled-back open gives everything back.
+ */
+export function admission(deps: AdmissionDeps = {}): Admission {
+  return async (sql: Sql, event: EventInput) => {
+    const loaded = await loadAdmissionFacts(sql, { repo: event.repo }, ["open"], "lock");
+    if (!loaded) return null;
+    const refusal = decideAdmission(loaded.facts, ["open"]);
+    if (refusal) {
+      deps.onRefusal?.(event, refusal);
+      return refusal;
+    }
+    await chargeOpen(sql, loaded);
+    return null;
+  };
+}
+
+const isDb = (on: Db | Sql): on is Db => "pool" in on && "prisma" in on;
+
+/**
+ * The gate for starting an Attempt (suspension, the repository's cost quota, the concurrency
+ * cap, the installation's cost cap). Writes the answer on the Run: a refused Run keeps its
+ * state and says why in `waiting_reason` (`quota:<token>`); an admitted one has a quota reason
+ * cleared. Given a Db it runs its own transaction; given a transaction's client it takes the
+ * installation's concurrency lock there, so called inside beginAttempt's transaction two starts
+ * cannot both take the last slot.
+ */
+export async function admitAttempt(on: Db | Sql, runId: string): Promise<Refusal | null> {
+  if (isDb(on)) return transaction(on, (sql) => admitAttemptIn(sql, runId));
+  return admitAttemptIn(on, runId);
+}
+
+async function admitAttemptIn(sql: Sql, runId: string): Promise<Refusal | null> {
+  const { rows } = await sql.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
+  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  const loaded = await loadAdmissionFacts(sql, { repo: rows[0].repo, runId }, ["attempt"], "lock");
+  const refusal = loaded ? decideAdmission(loaded.facts, ["attempt"]) : null;
+  await setQuotaWaitingReason(sql, runId, refusal ? quotaWaitingReason(refusal.token) : null);
+  return refusal;
+}
+
+/**
+ * Sets (or clears) a Run's quota waiting reason, leaving any other reason (approval) alone;
+ * notifies atelier_run_changed only when it changed, so the check run says it.
+ */
+async function setQuotaWaitingReason(sql: Sql, runId: string, reason: string | null): Promise<void> {
+  await sql.query(
+    `WITH u AS (
+       UPDATE runs SET waiting_reason = $2, updated_at = now()
+        WHERE id = $1 AND state::text = ANY($3) AND waiting_reason IS DISTINCT FROM $2
+          AND (waiting_reason IS NULL OR starts_with(waiting_reason, $4))
+       RETURNING id)
+     SELECT u.id FROM u ${notifyEach("u")}`,
+    [runId, reason, OPEN, QUOTA_WAITING_PREFIX],
+  );
+}
+
+/**
+ * A read-only look at what the gate would answer now (nothing is charged or written): for an
+ * API that wants to refuse before it acts, and for the Usage page.
+ */
+export async function evaluateAdmission(
+  db: Db | Queryable,
+  target: AdmissionTarget,
+  phases: readonly Phase[],
+): Promise<Refusal | null> {
+  const sql: Queryable = "pool" in db ? db.pool : db;
+  const loaded = await loadAdmissionFacts(sql, target, phases, "peek");
+  return loaded ? decideAdmission(loaded.facts, phases) : null;
+}
+
+/**
+ * Throws the refusal as its typed error (403 suspended, 402 with reset_at, 429 with
+ * Retry-After) — for API routes, e.g. before an operator's retry takes a worker slot:
+ * `await assertAdmitted(db, { repo, runId }, ["attempt"])`.
+ */
+export async function assertAdmitted(db: Db | Queryable, target: AdmissionTarget, phases: readonly Phase[]): Promise<void> {
+  const refusal = await evaluateAdmission(db, target, phases);
+  if (refusal) throw refusalError(refusal);
+}

@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { BadInputError, NotFoundError } from "../errors";
+import type { Db } from "../store/db";
+import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
+
+/**
+ * Outbound webhook subscriptions: per installation (every Run of its repositories) or per Loop
+ * (one Loop of one repository). The secret is shown once, when it is made; afterwards only its
+ * last four characters. Who may touch which hook is the route's question (admins for an
+ * installation's hooks; a repository's admins for its Loops' hooks).
+ */
+
+export type HookOwner = { kind: "installation"; installationId: number } | { kind: "loop"; installationId: number; repo: string; loop: string };
+
+export interface HookView {
+  id: number;
+  owner: HookOwner;
+  url: string;
+  /** the secret's last four characters */
+  secretHint: string;
+  createdAt: Date;
+}
+
+const secretSchema = z
+  .string()
+  .min(16, "a secret is at least 16 characters")
+  .max(256, "a secret is at most 256 characters");
+
+/** The body of POST /api/v1/outbound/hooks: an installation's hook, or a Loop's. */
+export const hookInput = z.union([
+  z.strictObject({
+    installation_id: z.number().int().positive(),
+    url: z.string().max(MAX_URL_LENGTH),
+    secret: secretSchema.optional(),
+  }),
+  z.strictObject({
+    repo: z.string().regex(/^[^/\s]+\/[^/\s]+$/, "repo is owner/name"),
+    loop: z.string().min(1).max(100),
+    url: z.string().max(MAX_URL_LENGTH),
+    secret: secretSchema.optional(),
+  }),
+]);
+export type HookInput = z.infer<typeof hookInput>;
+
+export const hookUpdate = z.strictObject({
+  url: z.string().max(MAX_URL_LENGTH).optional(),
+  secret: secretSchema.optional(),
+  /** true: make a new secret (returned once) */
+  rotate_secret: z.boolean().optional(),
+});
+export type HookUpdate = z.infer<typeof hookUpdate>;
+
+/** A hook's or a delivery's id from a route parameter. */
+export function idParam(text: string, what: "webhook" | "delivery"): number {
+  const id = Number(text);
+  if (!Number.isSafeInteger(id) || id <= 0) throw new BadInputError("invalid_id", `"${text}" is not a ${what} id.`);
+  return id;
+}
+
+export const newSecret = (): string => randomBytes(32).toString("hex");
+
+interface HookRow {
+  id: number;
+  installation_id: number | null;
+  repo: string | null;
+  loop: string | null;
+  url: string;
+  secret: string;
+  created_at: Date;
+}
+
+function toView(r: HookRow): HookView {
+  const owner: HookOwner =
+    r.repo && r.loop
+      ? { kind: "loop", installationId: r.installation_id ?? 0, repo: r.repo, loop: r.loop }
+      : { kind: "installation", installationId: r.installation_id ?? 0 };
+  return { id: r.id, owner, url: r.url, secretHint: r.secret.slice(-4), createdAt: r.created_at };
+}
+
+/**
+ * Where a new hook would belong, checked against the registered installations and
+ * repositories (NotFoundError otherwise), before any authorization question is asked.
+ */
+export async function hookOwnerOf(db: Db, input: HookInput): Promise<HookOwner> {
+  if ("installation_id" in input) {
+    const { rowCount } = await db.pool.query(`SELECT 1 FROM installations WHERE id = $1`, [input.installation_id]);
+    if (!rowCount) throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
+    return { kind: "installation", installationId: input.installation_id };
+  }
+  const repo = input.repo.toLowerCase();
+  const { rows } = await db.pool.query<{ installation_id: number }>(`SELECT installation_id FROM repositories WHERE full_name = $1`, [repo]);
+  if (!rows[0]) throw new NotFoundError("repository_not_found", `The repository ${input.repo} is not registered with Atelier.`);
+  return { kind: "loop", installationId: rows[0].installation_id, repo, loop: input.loop };
+}
+
+/** Subscribes a URL (checked against the target policy now); returns the hook and its secret, once. */
+export async function createHook(db: Db, input: HookInput, policy: TargetPolicy): Promise<{ hook: HookView; secret: string }> {
+  const owner = await hookOwnerOf(db, input);
+  const url = await assertWebhookTarget(input.url, policy);
+  const secret = input.secret ?? newSecret();
+  const { rows } = await db.pool.query<HookRow>(
+    `INSERT INTO outbound_hooks (installation_id, repo, loop, url, secret) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+    [owner.installationId, owner.kind === "loop" ? owner.repo : null, owner.kind === "loop" ? owner.loop : null, url.toString(), secret],
+  );
+  return { hook: toView(rows[0]!), secret };
+}
+
+export async function getHook(db: Db, id: number): Promise<HookView> {
+  const { rows } = await db.pool.query<HookRow>(`SELECT * FROM outbound_hooks WHERE id = $1`, [id]);
+  if (!rows[0]) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  return toView(rows[0]);
+}
+
+/** The hooks of the given installations and repositories (null = all), newest first. */
+export async function listHooks(db: Db, scope: { installationIds?: number[] | null; repos?: string[] | null } = {}): Promise<HookView[]> {
+  const all = scope.installationIds == null && scope.repos == null;
+  const { rows } = await db.pool.query<HookRow>(
+    `SELECT * FROM outbound_hooks
+      WHERE $1::boolean OR (repo IS NULL AND installation_id = ANY($2)) OR repo = ANY($3)
+      ORDER BY created_at DESC, id DESC`,
+    [all, scope.installationIds ?? [], (scope.repos ?? []).map((r) => r.toLowerCase())],
+  );
+  return rows.map(toView);
+}
+
+/** Changes a hook's URL (checked again) or secret; a new secret is returned once. */
+export async function updateHook(
+  db: Db,
+  id: number,
+  update: HookUpdate,
+  policy: TargetPolicy,
+): Promise<{ hook: HookView; secret: string | null }> {
+  const url = update.url === undefined ? null : (await assertWebhookTarget(update.url, policy)).toString();
+  const secret = update.rotate_secret ? newSecret() : (update.secret ?? null);
+  const { rows } = await db.pool.query<HookRow>(
+    `UPDATE outbound_hooks SET url = COALESCE($2, url), secret = COALESCE($3, secret) WHERE id = $1 RETURNING *`,
+    [id, url, secret],
+  );
+  if (!rows[0]) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  return { hook: toView(rows[0]), secret };
+}
+
+/** Deletes a hook; its pending deliveries then give up at their next try (the log keeps them). */
+export async function deleteHook(db: Db, id: number): Promise<void> {
+  const { rowCount } = await db.pool.query(`DELETE FROM outbound_hooks WHERE id = $1`, [id]);
+  if (!rowCount) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+}

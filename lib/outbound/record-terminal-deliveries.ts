@@ -1,0 +1,57 @@
+import type { Sql } from "../store/transaction";
+import { isTerminalState, runEventPayload, type TerminalRunRow } from "./payload";
+
+const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+const TERMINAL_RUN = {
+  name: "atelier-outbound-terminal-run",
+  text: `
+WITH run AS (
+  SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo WHERE r.id = $1
+), hooks AS (
+  SELECT h.id FROM outbound_hooks h, run
+   WHERE (h.repo IS NULL AND h.installation_id = run.installation_id) OR (h.repo = run.repo AND h.loop = run.loop)
+)
+SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
+       run.id, run.loop, run.repo, run.number, run.state, run.cancel_reason, run.installation_id,
+       run.pull_request_number, run.branch, run.head_sha,
+       ${ISO("run.received_at")} AS received_at, ${ISO("run.started_at")} AS started_at, ${ISO("run.ended_at")} AS ended_at,
+       ${ISO("now() AT TIME ZONE 'UTC'")} AS now,
+       (SELECT json_build_object('kind', a.failure_kind, 'category', a.failure_category, 'retryable', a.retryable,
+                                 'message', a.failure_message)
+          FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS failure,
+       (SELECT json_build_object('attempts', count(*)::int, 'duration_ms',
+                                 COALESCE(sum(COALESCE(a.duration_ms, EXTRACT(EPOCH FROM now() - a.started_at) * 1000)), 0)::bigint,
+                                 'tokens_in', sum(a.tokens_in)::bigint, 'tokens_out', sum(a.tokens_out)::bigint,
+                                 'cost_usd', sum(a.cost_usd)::float8, 'cost_estimated', COALESCE(bool_or(a.cost_estimated), false))
+          FROM attempts a WHERE a.run_id = run.id) AS usage
+  FROM run`,
+};
+
+/**
+ * Writes one pending delivery per matching hook (the Run's installation's, and its Loop's)
+ * for a Run that just reached Succeeded, Failed or Canceled — in the caller's transaction, so
+ * the delivery exists exactly when the state does. One query when nobody subscribed.
+ * Returns the new delivery ids. The state change's own `atelier_run_changed` notification is
+ * what tells the outbound worker to send them; its sweep finds any it missed.
+ */
+export async function recordTerminalDeliveries(sql: Sql, runId: string): Promise<number[]> {
+  const { rows } = await sql.query<TerminalRunRow & { hook_ids: number[] | null }>({ ...TERMINAL_RUN, values: [runId] });
+  const row = rows[0];
+  if (!row?.hook_ids?.length) return [];
+  const payload = runEventPayload(row);
+  const inserted = await sql.query<{ id: number }>(
+    `INSERT INTO outbound_deliveries (hook_id, run_id, payload)
+     SELECT h, $2, $3 FROM unnest($1::bigint[]) AS h RETURNING id`,
+    [row.hook_ids, runId, JSON.stringify(payload)],
+  );
+  return inserted.rows.map((r) => r.id);
+}
+
+/**
+ * For the store's guarded Run writes: records the deliveries when the write moved the Run
+ * into a terminal state (a write that keeps it where it was, like resolving a failure, does not).
+ */
+export async function recordIfTerminal(sql: Sql, run: { id: string; state: string }, from: readonly string[]): Promise<void> {
+  if (isTerminalState(run.state) && !from.includes(run.state)) await recordTerminalDeliveries(sql, run.id);
+}

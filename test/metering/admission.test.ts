@@ -1,0 +1,224 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { toHttpError } from "../../lib/errors";
+import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../../lib/metering/admission";
+import { monthKey } from "../../lib/metering/month";
+import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
+import { installationScope, repoScope } from "../../lib/metering/scopes";
+import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
+import { transaction } from "../../lib/store/transaction";
+import { testDb } from "../support/db";
+import { itemEvent } from "../support/events";
+import { openRun, seedTenant, setLimits, startAttempt, succeedWithCost, type Tenant } from "./support";
+
+const db = testDb();
+afterAll(() => db.close());
+const gate = admission();
+
+async function counters(t: Tenant): Promise<Record<string, { runs: number; cost: number }>> {
+  const { rows } = await db.pool.query<{ scope: string; runs: number; cost: number }>(
+    `SELECT scope, runs, cost_usd::float8 AS cost FROM usage_counters WHERE scope = ANY($1) AND month = $2`,
+    [[installationScope(t.installationId), repoScope(t.repo)], monthKey(new Date())],
+  );
+  return Object.fromEntries(rows.map((r) => [r.scope, { runs: r.runs, cost: r.cost }]));
+}
+
+async function bucket(scope: string): Promise<{ tokens: number; refilled_at: Date } | null> {
+  const { rows } = await db.pool.query(`SELECT tokens, refilled_at FROM rate_buckets WHERE scope = $1`, [scope]);
+  return rows[0] ?? null;
+}
+
+const waitingReason = async (runId: string) =>
+  (await db.pool.query(`SELECT waiting_reason FROM runs WHERE id = $1`, [runId])).rows[0].waiting_reason as string | null;
+
+describe("one admission gate, in a fixed order", () => {
+  it("answers each cap in turn, set all at once then lifted one by one, on the open, the start and the API", async () => {
+    const t = await seedTenant(db);
+    const inst = { installationId: t.installationId };
+    // three Runs under a 3-per-minute rate: A spends $2.00, B is Running, C waits to start
+    await setLimits(db, inst, { open_rate_per_minute: 3 });
+    const a = await openRun(db, t.repo, 1, gate);
+    const b = await openRun(db, t.repo, 2, gate);
+    const c = await openRun(db, t.repo, 3, gate);
+    await succeedWithCost(db, a, 2);
+    await startAttempt(db, b);
+    expect(await counters(t)).toEqual({
+      [installationScope(t.installationId)]: { runs: 3, cost: 2 },
+      [repoScope(t.repo)]: { runs: 3, cost: 2 },
+    });
+
+    // every limit reached at once
+    await db.pool.query(`UPDATE installations SET suspended_at = now() WHERE id = $1`, [t.installationId]);
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 3 });
+    await setLimits(db, inst, { max_concurrent: 1, monthly_cost_usd: 1, monthly_runs: 3 });
+
+    const steps: { api: string | null; open: string; start: string | null }[] = [];
+    const observe = async (n: number) => {
+      const api = await evaluateAdmission(db, { repo: t.repo, runId: c }, ["open", "attempt"]);
+      const claim = await recordAndClaim(db, itemEvent(t.repo, 10 + n, `blocked-${n}`), gate);
+      const start = await admitAttempt(db, c);
+      steps.push({ api: api?.token ?? null, open: claim.tag === "Blocked" ? claim.reason : claim.tag, start: start?.token ?? null });
+    };
+
+    await observe(0);
+    await db.pool.query(`UPDATE installations SET suspended_at = NULL WHERE id = $1`, [t.installationId]);
+    await observe(1);
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 0 });
+    await observe(2);
+    expect(await waitingReason(c)).toBe("quota:concurrency_cap_exceeded");
+    await setLimits(db, inst, { max_concurrent: 0 });
+    await observe(3);
+    await setLimits(db, inst, { open_rate_per_minute: 0 });
+    await observe(4);
+    await setLimits(db, inst, { monthly_cost_usd: 0 });
+    await observe(5);
+    expect(await waitingReason(c)).toBeNull();
+    await setLimits(db, inst, { monthly_runs: 0 });
+    await observe(6);
+
+    expect(steps).toEqual([
+      { api: "installation_suspended", open: "installation_suspended", start: "installation_suspended" },
+      { api: "repo_quota_exceeded", open: "repo_quota_exceeded", start: "concurrency_cap_exceeded" },
+      { api: "concurrency_cap_exceeded", open: "rate_limited", start: "concurrency_cap_exceeded" },
+      { api: "rate_limited", open: "rate_limited", start: "monthly_cost_cap_exceeded" },
+      { api: "monthly_cost_cap_exceeded", open: "monthly_cost_cap_exceeded", start: "monthly_cost_cap_exceeded" },
+      { api: "monthly_run_quota_exceeded", open: "monthly_run_quota_exceeded", start: null },
+      { api: null, open: "Claimed", start: null },
+    ]);
+    // only the admitted open counted
+    expect((await counters(t))[installationScope(t.installationId)]!.runs).toBe(4);
+  });
+
+  it("refuses through the API with the status, Retry-After and reset_at of each limit", async () => {
+    const t = await seedTenant(db);
+    const a = await openRun(db, t.repo, 1, gate);
+    await succeedWithCost(db, a, 3);
+    await setLimits(db, { installationId: t.installationId }, { monthly_cost_usd: 2.5 });
+    const refused = await assertAdmitted(db, { repo: t.repo }, ["open"]).catch((e: unknown) => toHttpError(e));
+    expect(refused).toMatchObject({
+      status: 402,
+      body: { error: "monthly_cost_cap_exceeded", limit: 2.5, used: 3, unit: "usd", reset_at: expect.stringMatching(/-01T00:00:00.000Z$/) },
+    });
+
+    await setLimits(db, { installationId: t.installationId }, { monthly_cost_usd: 0, max_concurrent: 1 });
+    const b = await openRun(db, t.repo, 2, gate);
+    const c = await openRun(db, t.repo, 3, gate);
+    await startAttempt(db, b);
+    // an operator's retry (or any start) of c would take a second slot
+    const busy = await assertAdmitted(db, { repo: t.repo, runId: c }, ["attempt"]).catch((e: unknown) => toHttpError(e));
+    expect(busy).toMatchObject({ status: 429, headers: { "retry-after": "30" }, body: { error: "concurrency_cap_exceeded", limit: 1, used: 1 } });
+    // the Run already running is never held by its own slot
+    await expect(admitAttempt(db, b)).resolves.toBeNull();
+  });
+
+  it("admits freely when a repository is not registered (no limits are known for it)", async () => {
+    const r = await recordAndClaim(db, itemEvent(`unregistered-${Date.now()}/x`, 1, "h"), gate);
+    expect(r.tag).toBe("Claimed");
+  });
+});
+
+describe("refunds", () => {
+  it("a refused open takes no rate token and no run from the quota", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { open_rate_per_minute: 2 });
+    const a = await openRun(db, t.repo, 1, gate);
+    await succeedWithCost(db, a, 5);
+    await setLimits(db, { installationId: t.installationId }, { monthly_cost_usd: 1 });
+    const before = { bucket: await bucket(installationScope(t.installationId)), counters: await counters(t) };
+    expect(before.bucket!.tokens).toBeCloseTo(1, 1);
+
+    const r = await recordAndClaim(db, itemEvent(t.repo, 2, "h2"), gate);
+    expect(r).toMatchObject({ tag: "Blocked", reason: "monthly_cost_cap_exceeded" });
+    expect(await bucket(installationScope(t.installationId))).toEqual(before.bucket);
+    expect(await counters(t)).toEqual(before.counters);
+  });
+
+  it("an open rolled back after the gate admitted it gives back its rate token and its run", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { open_rate_per_minute: 2, monthly_runs: 5 });
+    await openRun(db, t.repo, 1, gate);
+    const before = { bucket: await bucket(installationScope(t.installationId)), counters: await counters(t) };
+
+    // the gate admits and charges, then the open fails inside the same claim transaction
+    const failsAfterAdmission: Admission = async (sql, event) => {
+      const refusal = await gate(sql, event);
+      if (refusal) return refusal;
+      const charged = await sql.query(`SELECT runs FROM usage_counters WHERE scope = $1 AND month = $2`, [
+        installationScope(t.installationId),
+        monthKey(new Date()),
+      ]);
+      expect(charged.rows[0].runs).toBe(2);
+      throw new Error("the Run could not be written");
+    };
+    await expect(recordAndClaim(db, itemEvent(t.repo, 2, "h2"), failsAfterAdmission)).rejects.toThrow("could not be written");
+    expect(await bucket(installationScope(t.installationId))).toEqual(before.bucket);
+    expect(await counters(t)).toEqual(before.counters);
+
+    // and inside any transaction that rolls back
+    await expect(
+      transaction(db, async (sql) => {
+        expect(await gate(sql, itemEvent(t.repo, 3, "h3"))).toBeNull();
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(await counters(t)).toEqual(before.counters);
+    expect(await bucket(installationScope(t.installationId))).toEqual(before.bucket);
+  });
+
+  it("two opens racing for the last run of the month: exactly one gets it", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { monthly_runs: 1 });
+    const results = await Promise.all([1, 2, 3, 4].map((n) => recordAndClaim(db, itemEvent(t.repo, n, `race-${n}`), gate)));
+    expect(results.filter((r) => r.tag === "Claimed")).toHaveLength(1);
+    expect(results.filter((r) => r.tag === "Blocked" && r.reason === "monthly_run_quota_exceeded")).toHaveLength(3);
+  });
+});
+
+describe("concurrency", () => {
+  it("asked inside the start's transaction, two starts racing for the last slot: exactly one gets it", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { max_concurrent: 1 });
+    const runs = await Promise.all([1, 2, 3].map((n) => openRun(db, t.repo, n, gate)));
+    // what beginAttempt does with the gate inside: ask, then move the Run to Running, one transaction
+    const starts = await Promise.all(
+      runs.map((id) =>
+        transaction(db, async (sql) => {
+          const refusal = await admitAttempt(sql, id);
+          if (!refusal) await sql.query(`UPDATE runs SET state = 'Running', started_at = now() WHERE id = $1`, [id]);
+          return refusal?.token ?? "started";
+        }),
+      ),
+    );
+    expect(starts.sort()).toEqual(["concurrency_cap_exceeded", "concurrency_cap_exceeded", "started"]);
+    const reasons = await Promise.all(runs.map(waitingReason));
+    expect(reasons.filter((r) => r === "quota:concurrency_cap_exceeded")).toHaveLength(2);
+  });
+});
+
+describe("Needs you", () => {
+  it("lists the Items a quota blocked and the Runs it holds, and the Items to re-read", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { max_concurrent: 1 });
+    const running = await openRun(db, t.repo, 1, gate);
+    const held = await openRun(db, t.repo, 2, gate);
+    await startAttempt(db, running);
+    expect(await admitAttempt(db, held)).toMatchObject({ token: "concurrency_cap_exceeded" });
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 2 });
+    const blocked = await recordAndClaim(db, itemEvent(t.repo, 3, "h3"), gate);
+    expect(blocked).toMatchObject({ tag: "Blocked", reason: "repo_quota_exceeded" });
+
+    const list = await listQuotaRefusals(db, { repos: [t.repo] });
+    expect(list.map((r) => [r.kind, r.token, r.number])).toEqual([
+      ["event", "repo_quota_exceeded", 3],
+      ["run", "concurrency_cap_exceeded", 2],
+    ]);
+    expect(list[1]!.runId).toBe(held);
+    expect(await countQuotaRefusals(db, { repos: [t.repo] })).toBe(2);
+    expect(list[0]!.message).toMatch(/monthly quota/);
+    expect(await quotaBlockedItems(db)).toContainEqual({ installationId: t.installationId, repo: t.repo, number: 3 });
+
+    // once lifted, re-claiming the same Event opens its Run and it leaves the list
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 0 });
+    expect((await recordAndClaim(db, itemEvent(t.repo, 3, "h3"), gate)).tag).toBe("Claimed");
+    expect((await listQuotaRefusals(db, { repos: [t.repo] })).map((r) => r.kind)).toEqual(["run"]);
+  });
+});

@@ -1,0 +1,229 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bullConnection } from "../../jobs/queues";
+import { createOutboundWorker, type OutboundWorker } from "../../jobs/processors/outbound";
+import { agentFailure } from "../../lib/engine/failure";
+import { FROM } from "../../lib/engine/run-state";
+import { admission } from "../../lib/metering/admission";
+import { attemptDelivery, dueDeliveries } from "../../lib/outbound/attempt-delivery";
+import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-log";
+import { createHook, deleteHook } from "../../lib/outbound/hooks";
+import type { Resolver } from "../../lib/outbound/target-policy";
+import type { RunEventPayload } from "../../lib/outbound/payload";
+import { finishAttempt } from "../../lib/store/attempts";
+import { cancelRun } from "../../lib/store/operator-actions";
+import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { guardedRunUpdate } from "../../lib/store/run-rows";
+import { transaction } from "../../lib/store/transaction";
+import { openRun, seedTenant, startAttempt, usage, type Tenant } from "../metering/support";
+import { testDb } from "../support/db";
+import { itemEvent } from "../support/events";
+import { startReceiver, until } from "./receiver";
+
+const db = testDb();
+const gate = admission();
+const open = { allowPrivate: true };
+const fast = (tries: number) => (tries < 9 ? 40 : null);
+
+const deliveriesOf = async (runId: string) =>
+  (await db.pool.query(`SELECT id, hook_id, status, attempts, last_status, last_error, payload FROM outbound_deliveries WHERE run_id = $1 ORDER BY id`, [runId])).rows;
+
+afterAll(() => db.close());
+
+async function failedRun(t: Tenant, number: number, loop = "start-dev"): Promise<string> {
+  const runId = await openRun(db, t.repo, number, gate, loop);
+  const a = await startAttempt(db, runId);
+  await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "the agent exited with 2"), usage: usage(0.42, 90_000, true) });
+  return runId;
+}
+
+describe("outbound webhooks, with the worker", () => {
+  let worker: OutboundWorker;
+  beforeAll(async () => {
+    worker = await createOutboundWorker(bullConnection(), { db, policy: open, delayFor: fast }, {
+      prefix: `test-outbound-${randomBytes(4).toString("hex")}`,
+      sweepEveryMs: 0,
+    });
+  });
+  afterAll(() => worker.close());
+
+  it("writes the delivery with the terminal state, retries a failing receiver and is finally accepted, signed", async () => {
+    let secret = "";
+    const receiver = await startReceiver(() => secret, [500, 200]);
+    try {
+      const t = await seedTenant(db, "hook");
+      const made = await createHook(db, { installation_id: t.installationId, url: receiver.url }, open);
+      secret = made.secret;
+      expect(made.hook.secretHint).toBe(secret.slice(-4));
+
+      const runId = await failedRun(t, 1);
+      const row = await until("the delivery", async () => {
+        const rows = await deliveriesOf(runId);
+        return rows[0]?.status === "delivered" ? rows[0] : null;
+      });
+      expect(row).toMatchObject({ hook_id: made.hook.id, attempts: 2, last_status: 200, last_error: null });
+
+      expect(receiver.received.map((r) => [r.status, r.signatureValid])).toEqual([
+        [500, true],
+        [200, true],
+      ]);
+      const last = receiver.received[1]!;
+      expect(last.headers["x-atelier-event"]).toBe("run.failed");
+      expect(last.headers["x-atelier-delivery"]).toBe(String(row.id));
+      expect(receiver.received[0]!.headers["x-atelier-delivery"]).toBe(String(row.id));
+      const body = JSON.parse(last.body) as RunEventPayload;
+      expect(Buffer.byteLength(last.body)).toBeLessThanOrEqual(64 * 1024);
+      expect(body).toMatchObject({
+        event: "run.failed",
+        installation: { id: t.installationId },
+        run: {
+          id: runId,
+          loop: "start-dev",
+          repo: t.repo,
+          number: 1,
+          state: "Failed",
+          cancel_reason: null,
+          failure: { kind: "AgentFailure", category: "agent_exit", retryable: false, message: "the agent exited with 2" },
+          usage: { attempts: 1, duration_ms: 90_000, tokens_in: 100, tokens_out: 50, cost_usd: 0.42, cost_estimated: true },
+          pull_request: null,
+        },
+      });
+      const log = await listDeliveries(db, { installationIds: [t.installationId], repos: [] });
+      expect(log.map((d) => [d.id, d.event, d.status, d.attempts])).toEqual([[row.id, "run.failed", "delivered", 2]]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("writes nothing when the terminal state rolls back, and one delivery per matching hook", async () => {
+    const receiver = await startReceiver(() => "", [200]);
+    try {
+      const t = await seedTenant(db, "hook");
+      await createHook(db, { installation_id: t.installationId, url: receiver.url }, open);
+      await createHook(db, { repo: t.repo, loop: "review", url: receiver.url }, open);
+      const runId = await openRun(db, t.repo, 1, gate, "start-dev");
+      await expect(
+        transaction(db, async (sql) => {
+          await guardedRunUpdate(sql, runId, FROM.cancel, `state = 'Canceled', cancel_reason = 'OperatorCanceled', ended_at = now()`, [], "cancel");
+          expect(await deliveriesOf(runId)).toEqual([]); // not visible outside the transaction yet
+          throw new Error("rolled back");
+        }),
+      ).rejects.toThrow("rolled back");
+      expect(await deliveriesOf(runId)).toEqual([]);
+
+      // the Loop hook is for "review" only: a start-dev Run goes to the installation's hook alone
+      await cancelRun(db, runId, "octo");
+      expect((await deliveriesOf(runId)).map((d) => d.payload.run.cancel_reason)).toEqual(["OperatorCanceled"]);
+      const reviewRun = await openRun(db, t.repo, 2, gate, "review");
+      await cancelRun(db, reviewRun, "octo");
+      expect(await deliveriesOf(reviewRun)).toHaveLength(2);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("announces a superseded Run as run.canceled with its reason", async () => {
+    const t = await seedTenant(db, "hook");
+    await createHook(db, { installation_id: t.installationId, url: "http://127.0.0.1:9/none" }, open);
+    const first = await recordAndClaim(db, itemEvent(t.repo, 1, "v1"), gate);
+    const second = await recordAndClaim(db, itemEvent(t.repo, 1, "v2"), gate);
+    expect(second).toMatchObject({ tag: "Claimed", superseded: first.tag === "Claimed" ? first.runId : "?" });
+    const rows = await deliveriesOf(first.tag === "Claimed" ? first.runId : "");
+    expect(rows.map((r) => [r.payload.event, r.payload.run.cancel_reason])).toEqual([["run.canceled", "Superseded"]]);
+  });
+});
+
+async function canceledRunDelivery(repo: string, loop = "start-dev"): Promise<number> {
+  const runId = await openRun(db, repo, 1, gate, loop);
+  await cancelRun(db, runId, "octo");
+  const { rows } = await db.pool.query<{ id: number }>(`SELECT id FROM outbound_deliveries WHERE run_id = $1`, [runId]);
+  expect(rows).toHaveLength(1);
+  return rows[0]!.id;
+}
+
+const row = async (id: number) =>
+  (await db.pool.query(`SELECT status, attempts, last_status, last_error, next_at FROM outbound_deliveries WHERE id = $1`, [id])).rows[0];
+
+// The worker above is closed by now: each try below is driven by hand.
+describe("delivery tries, by hand", () => {
+  it("backs off after a failure, gives up after the last try, and a redeliver starts again under the same id", async () => {
+    let secret = "";
+    const receiver = await startReceiver(() => secret, [503, 503, 200]);
+    try {
+      const t = await seedTenant(db, "tries");
+      secret = (await createHook(db, { installation_id: t.installationId, url: receiver.url }, open)).secret;
+      const id = await canceledRunDelivery(t.repo);
+      expect(await dueDeliveries(db, 1000)).toContain(id);
+
+      const twoTries = { db, policy: open, delayFor: (tries: number) => (tries < 2 ? 60_000 : null) };
+      expect(await attemptDelivery(twoTries, id)).toMatchObject({ tag: "Retry", tries: 1, delayMs: 60_000, error: "HTTP 503: receiver is down" });
+      // not due for a minute: a second caller (the sweep, a duplicate job) does nothing
+      expect(await attemptDelivery(twoTries, id)).toEqual({ tag: "NotDue" });
+      expect(await dueDeliveries(db, 1000)).not.toContain(id);
+      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() WHERE id = $1`, [id]); // a minute later
+      expect(await attemptDelivery(twoTries, id)).toMatchObject({ tag: "GaveUp", tries: 2 });
+      expect(await row(id)).toMatchObject({ status: "failed", attempts: 2, last_status: 503 });
+      expect(await attemptDelivery(twoTries, id)).toEqual({ tag: "NotDue" });
+
+      await resetForRedelivery(db, id);
+      expect(await attemptDelivery(twoTries, id)).toMatchObject({ tag: "Delivered", status: 200, tries: 1 });
+      expect(await row(id)).toMatchObject({ status: "delivered", attempts: 1, last_status: 200, last_error: null });
+      expect(receiver.received.map((r) => [r.status, r.headers["x-atelier-delivery"], r.signatureValid])).toEqual([
+        [503, String(id), true],
+        [503, String(id), true],
+        [200, String(id), true],
+      ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("checks the target again at delivery time: a name re-pointed at a private address is refused", async () => {
+    let secret = "";
+    const receiver = await startReceiver(() => secret, [200]);
+    try {
+      const t = await seedTenant(db, "tries");
+      let answer = "93.184.216.34";
+      const resolve: Resolver = async () => [{ address: answer, family: 4 }];
+      const url = `http://rebind.example.test:${receiver.port}/hook`;
+      secret = (await createHook(db, { installation_id: t.installationId, url }, { allowPrivate: false, resolve })).secret;
+      const id = await canceledRunDelivery(t.repo);
+
+      answer = "127.0.0.1"; // DNS rebinding: the name now points inside
+      const refused = await attemptDelivery({ db, policy: { allowPrivate: false, resolve }, delayFor: () => null }, id);
+      expect(refused).toMatchObject({ tag: "GaveUp", error: expect.stringMatching(/^webhook_target_private: .*127\.0\.0\.1/) });
+      expect(receiver.received).toEqual([]);
+
+      // the connection goes to the very address the guard checked: allowed, the name reaches 127.0.0.1
+      await resetForRedelivery(db, id);
+      expect(await attemptDelivery({ db, policy: { allowPrivate: true, resolve }, delayFor: () => null }, id)).toMatchObject({ tag: "Delivered" });
+      expect(receiver.received).toHaveLength(1);
+      expect(receiver.received[0]!.headers.host).toBe(`rebind.example.test:${receiver.port}`);
+      expect(receiver.received[0]!.signatureValid).toBe(true);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("a receiver that never answers is cut at the timeout; a deleted hook's delivery gives up", async () => {
+    const t = await seedTenant(db, "tries");
+    const { createServer } = await import("node:net");
+    const silent = createServer(() => undefined); // accepts, never answers
+    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+    try {
+      const port = (silent.address() as { port: number }).port;
+      const hook = await createHook(db, { installation_id: t.installationId, url: `http://127.0.0.1:${port}/` }, open);
+      const id = await canceledRunDelivery(t.repo);
+      const started = Date.now();
+      const outcome = await attemptDelivery({ db, policy: open, timeoutMs: 200, delayFor: () => 1 }, id);
+      expect(outcome).toMatchObject({ tag: "Retry", error: "no answer within 200 ms" });
+      expect(Date.now() - started).toBeLessThan(2_000);
+
+      await deleteHook(db, hook.hook.id);
+      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() WHERE id = $1`, [id]);
+      expect(await attemptDelivery({ db, policy: open }, id)).toMatchObject({ tag: "GaveUp", error: "the webhook was deleted" });
+    } finally {
+      silent.close();
+    }
+  });
+});

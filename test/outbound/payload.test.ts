@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { MAX_BODY_BYTES, runEventPayload, type TerminalRunRow } from "../../lib/outbound/payload";
+
+const row = (over: Partial<TerminalRunRow> = {}): TerminalRunRow => ({
+  id: "r1",
+  loop: "start-dev",
+  repo: "acme/app",
+  number: 7,
+  state: "Failed",
+  cancel_reason: null,
+  installation_id: 42,
+  pull_request_number: 12,
+  branch: "atelier/start-dev/7",
+  head_sha: "abc123",
+  received_at: "2026-11-29T10:00:00.000Z",
+  started_at: "2026-11-29T10:00:01.000Z",
+  ended_at: "2026-11-29T10:05:00.000Z",
+  now: "2026-11-29T10:05:00.000Z",
+  failure: { kind: "InfraFailure", category: "transport", retryable: true, message: "push refused: 502" },
+  usage: { attempts: 3, duration_ms: 300_000, tokens_in: 10, tokens_out: 20, cost_usd: 0.3, cost_estimated: false },
+  ...over,
+});
+
+describe("the run.<state> payload", () => {
+  it("carries the failure of a Failed Run, the reason of a Canceled one, and nothing of the sort for a Succeeded one", () => {
+    expect(runEventPayload(row())).toMatchObject({
+      event: "run.failed",
+      installation: { id: 42 },
+      run: { state: "Failed", failure: { kind: "InfraFailure", category: "transport", retryable: true }, pull_request: { number: 12 } },
+    });
+    expect(runEventPayload(row({ state: "Canceled", cancel_reason: "Superseded" })).run).toMatchObject({ cancel_reason: "Superseded", failure: null });
+    expect(runEventPayload(row({ state: "Succeeded" })).run).toMatchObject({ state: "Succeeded", failure: null, cancel_reason: null });
+    expect(() => runEventPayload(row({ state: "Running" }))).toThrow(/not in a terminal state/);
+  });
+
+  it("stays within 64 KB however long the failure message is", () => {
+    const p = runEventPayload(row({ failure: { kind: "AgentFailure", category: "agent_exit", retryable: false, message: "x".repeat(500_000) } }));
+    expect(Buffer.byteLength(JSON.stringify(p))).toBeLessThanOrEqual(MAX_BODY_BYTES);
+    expect(p.run.failure!.message!.endsWith("…")).toBe(true);
+  });
+});
