@@ -1,0 +1,101 @@
+import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
+import type { MoveOutcome } from "../../lib/runner/move-run";
+import type { RunnerHost } from "../../lib/runner/runner-host";
+import { QUEUE_NAMES, type MoveRunJob } from "../queues";
+
+/**
+ * The attempts worker: a thin BullMQ Worker whose processor is the runner's moveRun. Its
+ * concurrency is the worker's slots (max_concurrent_attempts). A Run that must move again (an
+ * automatic retry, or this worker draining) goes back to the queue as the same job, delayed,
+ * so it takes a new slot in order of Event receipt.
+ */
+
+export interface AttemptWorkerOptions {
+  /** BullMQ key prefix (default "bull"); tests use one per file. */
+  prefix?: string;
+  /** How long a job's lock lasts without renewal: a dead worker's job is offered again after it. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+}
+
+export function createAttemptWorker(
+  connection: ConnectionOptions,
+  host: RunnerHost,
+  options: AttemptWorkerOptions = {},
+): Worker<MoveRunJob, MoveOutcome> {
+  const { workQueue } = host.context.deps;
+  const processor = async (job: Job<MoveRunJob, MoveOutcome>, token?: string): Promise<MoveOutcome> => {
+    const outcome = await host.moveRun(job.data.runId);
+    if (outcome.tag !== "Again") return outcome;
+    try {
+      await job.moveToDelayed(Date.now() + outcome.delayMs, token);
+    } catch {
+      // the job's keys are gone (Redis was flushed under it): enqueue the Run afresh
+      await workQueue.moveRun(job.data.runId, { receivedAt: new Date(job.data.receivedAt), delayMs: outcome.delayMs });
+      return outcome;
+    }
+    throw new DelayedError();
+  };
+  const worker = new Worker<MoveRunJob, MoveOutcome>(QUEUE_NAMES.attempts, processor, {
+    connection,
+    concurrency: host.context.slots.size,
+    removeOnComplete: { count: 0 },
+    removeOnFail: { count: 0 },
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
+    ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+  });
+  worker.on("error", (err) => host.context.log.error({ err }, "attempts worker error"));
+  worker.on("failed", (job, err) => host.context.log.error({ err, runId: job?.data.runId }, "moving a Run failed"));
+  return worker;
+}
+
+export interface ShutdownTargets {
+  host: RunnerHost;
+  /** Every BullMQ worker of the process; the attempts worker first. */
+  workers: { close(force?: boolean): Promise<void> }[];
+  /** Closes what is left (queues, connections, the database) before exit. */
+  cleanup?: () => Promise<void>;
+  exit?: (code: number) => void;
+  log?: { info(obj: object, msg?: string): void };
+}
+
+/**
+ * Drain on the first SIGTERM/SIGINT: the workers stop taking jobs, admission closes, and the
+ * process waits for its running Attempts to record their outcome (at most the longest
+ * max_attempt_minutes of the roster), then exits 0. A second signal stops at once: the agents
+ * are stopped, nothing is written, the leases expire and the next start (or another worker's
+ * sweep) recovers those Attempts as InfraFailures; exit 1.
+ */
+export function installShutdownSignals(targets: ShutdownTargets): () => void {
+  const exit = targets.exit ?? ((code: number) => process.exit(code));
+  const log = targets.log ?? { info: () => undefined };
+  let signals = 0;
+  const finish = async (code: number, force: boolean) => {
+    await Promise.all(targets.workers.map((w) => w.close(force).catch(() => undefined)));
+    await targets.host.close().catch(() => undefined);
+    await targets.cleanup?.().catch(() => undefined);
+    exit(code);
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    signals++;
+    if (signals === 1) {
+      log.info({ signal, running: targets.host.running }, "draining: no new Attempt; waiting for the running ones (signal again to stop at once)");
+      for (const w of targets.workers) void w.close().catch(() => undefined);
+      void targets.host.drain().then(async ({ drained }) => {
+        if (signals > 1) return;
+        if (!drained) await targets.host.stop();
+        await finish(drained ? 0 : 1, !drained);
+      });
+    } else if (signals === 2) {
+      log.info({ signal, running: targets.host.running }, "stopping at once; the running Attempts will be recovered by the next start");
+      void targets.host.stop({ waitMs: 1_000 }).then(() => finish(1, true));
+    }
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+  return () => {
+    process.off("SIGTERM", onSignal);
+    process.off("SIGINT", onSignal);
+  };
+}

@@ -1,0 +1,38 @@
+import type { Db } from "../store/db";
+import type { AttemptRef } from "../store/attempts";
+
+/**
+ * While an Attempt runs, its row is read every third of the lease TTL: a row closed as
+ * Canceled means an operator canceled (the pub/sub message may have been missed); a row closed
+ * otherwise, or carrying another lease token, means this worker no longer owns the Attempt.
+ */
+export interface AttemptWatch {
+  stop(): void;
+}
+
+export function watchAttemptRow(
+  db: Db,
+  attempt: AttemptRef,
+  everyMs: number,
+  on: { canceled(): void; lost(): void },
+): AttemptWatch {
+  let busy = false;
+  const timer = setInterval(async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      const { rows } = await db.pool.query<{ state: string; lease_token: string | null }>(
+        `SELECT state, lease_token FROM attempts WHERE id = $1`,
+        [attempt.id],
+      );
+      const row = rows[0];
+      if (row?.state === "Canceled") on.canceled();
+      else if (!row || row.state !== "Running" || row.lease_token !== attempt.leaseToken) on.lost();
+    } catch {
+      // the database is unreachable: the lease decides, and the outcome write is fenced anyway
+    } finally {
+      busy = false;
+    }
+  }, everyMs);
+  return { stop: () => clearInterval(timer) };
+}

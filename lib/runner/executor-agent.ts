@@ -1,0 +1,14 @@
+import type { AgentSpec } from "../config/roster";
+import type { NamedAgentSpec } from "../executor/agent-spec";
+
+/** The roster's Agent in the shape the executor takes. */
+export function executorAgent(agent: AgentSpec): NamedAgentSpec {
+  return {
+    name: agent.name,
+    command: agent.command,
+    max_attempt_minutes: agent.maxAttemptMinutes,
+    secrets: agent.secrets,
+    intervene: agent.intervene,
+    ...(agent.pricePerMinuteUsd !== null ? { price_per_minute_usd: agent.pricePerMinuteUsd } : {}),
+  };
+}

@@ -1,0 +1,144 @@
+import { needsWorker } from "../engine/run-state";
+import { ConflictError } from "../errors";
+import { parkForApproval } from "../store/approvals";
+import { beginAttempt } from "../store/attempts";
+import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
+import { acquireLease, type Lease } from "./lease";
+import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
+import type { RunnerContext } from "./runner-context";
+import { hasOpenAttempt, needsApproval, readRunSnapshot } from "./run-snapshot";
+import { DrainingError, type Slot } from "./slots";
+
+/**
+ * The job of one Run: move it one step. A Waiting or closed Run needs nothing; a Pending Run
+ * whose Loop asks for approval is parked; any other Run that needs a worker gets a slot (older
+ * Events first), then the Run's lease, then — re-deciding on a fresh read under the lease —
+ * its next Attempt. After a RetryAttempt decision the Run goes back to the queue for a new
+ * slot; once it closes, the newest Event queued behind it gets its turn.
+ */
+
+export type MoveOutcome =
+  /** Nothing to do: the Run is closed, Waiting, or gone. */
+  | { tag: "Idle"; reason: string }
+  /** Parked on its approval gate; the approval moves it again. */
+  | { tag: "Parked" }
+  /** Another worker holds the Run (its lease), or an open Attempt waits for the orphan sweep. */
+  | { tag: "Held"; reason: "lease_held" | "open_attempt" }
+  /** Move it again later: an automatic retry (a new slot), this worker is draining, or the Run changed under this job. */
+  | { tag: "Again"; reason: "retry" | "draining" | "changed"; delayMs: number }
+  | { tag: "Attempted"; attemptId: string; end: AttemptEnd["tag"]; continued: ContinueResult | null };
+
+/** A draining worker hands the job back a little later, for a worker that admits. */
+export const DRAINING_DELAY_MS = 1_000;
+
+export async function moveRun(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const outcome = await moveOnce(ctx, runId);
+  if (!mayHaveChangedMeanwhile(outcome)) return outcome;
+  // While this job ran, someone may have changed the Run and asked to move it (the sweep closing
+  // an orphan this job saw open, an operator's retry while the condition was re-checked): the
+  // queue drops that ask while this job is active, so one more read closes the gap.
+  const snap = await readRunSnapshot(ctx.deps.db, runId);
+  if (snap && needsWorker(snap.run.state) && !hasOpenAttempt(snap)) return { tag: "Again", reason: "changed", delayMs: RECHECK_DELAY_MS };
+  return outcome;
+}
+
+/**
+ * Whether a change made while this job ran could have been dropped by the queue: it held or
+ * skipped the Run, or it closed it and then waited on the condition re-check (seconds). A Run
+ * that closed with nothing queued leaves a window of a few milliseconds, which the reconcile
+ * covers.
+ */
+function mayHaveChangedMeanwhile(outcome: MoveOutcome): boolean {
+  if (outcome.tag === "Held" || outcome.tag === "Idle") return true;
+  return outcome.tag === "Attempted" && outcome.continued !== null && outcome.continued.tag !== "NothingQueued";
+}
+
+/** How soon a Run that changed under its job is moved again. */
+export const RECHECK_DELAY_MS = 250;
+
+async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const snap = await readRunSnapshot(ctx.deps.db, runId);
+  if (!snap) return { tag: "Idle", reason: "run_not_found" };
+  if (needsApproval(snap.run)) return park(ctx, runId);
+  if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
+  if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
+
+  let slot: Slot;
+  try {
+    slot = await ctx.slots.acquire(snap.run.received_at);
+  } catch (err) {
+    if (err instanceof DrainingError) return { tag: "Again", reason: "draining", delayMs: DRAINING_DELAY_MS };
+    throw err;
+  }
+  let next: MoveOutcome | { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string };
+  try {
+    const lease = await acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs });
+    if (!lease) return { tag: "Held", reason: "lease_held" };
+    next = await underLease(ctx, runId, lease);
+  } finally {
+    slot.release();
+  }
+  if (next.tag !== "Closed") return next;
+  const continued = await continueWithNewest({ ...ctx.deps, ...recheckOptions(ctx) }, next);
+  return { tag: "Attempted", attemptId: next.attemptId, end: next.end, continued };
+}
+
+const recheckOptions = (ctx: RunnerContext) => ({
+  log: ctx.log,
+  ...(ctx.config.recheckTimeoutMs !== undefined ? { recheckTimeoutMs: ctx.config.recheckTimeoutMs } : {}),
+});
+
+async function park(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  try {
+    await parkForApproval(ctx.deps.db, runId);
+    return { tag: "Parked" };
+  } catch (err) {
+    if (err instanceof ConflictError) return { tag: "Idle", reason: "state_changed" };
+    throw err;
+  }
+}
+
+/** The re-decision and the Attempt, while this worker holds the Run's lease. */
+async function underLease(
+  ctx: RunnerContext,
+  runId: string,
+  lease: Lease,
+): Promise<MoveOutcome | { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string }> {
+  let keepLease = false;
+  const local = ctx.local.add(runId);
+  try {
+    const snap = await readRunSnapshot(ctx.deps.db, runId);
+    if (!snap) return { tag: "Idle", reason: "run_not_found" };
+    if (needsApproval(snap.run)) return await park(ctx, runId);
+    if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
+    // someone else's Attempt is open although the lease was free: the sweep decides, not us
+    if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
+
+    let begun;
+    try {
+      begun = await beginAttempt(ctx.deps.db, runId, { token: lease.token, workerId: ctx.config.workerId });
+    } catch (err) {
+      if (err instanceof ConflictError) return { tag: "Idle", reason: "state_changed" };
+      throw err;
+    }
+    if (begun.tag === "RunFailed") {
+      return { tag: "Closed", attemptId: begun.orphan, end: "Recorded", loop: begun.run.loop, itemKey: begun.run.item_key };
+    }
+    ctx.log.info({ runId, attemptId: begun.attempt.id, worker: ctx.config.workerId }, "attempt started");
+    const end = await runBegunAttempt(ctx, begun.run, begun.attempt, lease, local);
+    ctx.log.info({ runId, attemptId: begun.attempt.id, end: end.tag, ...(end.tag === "Recorded" ? { decision: end.finish.decision.tag } : {}) }, "attempt ended");
+    const closed = { tag: "Closed" as const, attemptId: begun.attempt.id, end: end.tag, loop: begun.run.loop, itemKey: begun.run.item_key };
+    if (end.tag === "Abandoned") {
+      // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
+      keepLease = end.reason === "stopping";
+      return { tag: "Held", reason: "open_attempt" };
+    }
+    if (end.tag === "Recorded" && end.finish.decision.tag === "RetryAttempt") return { tag: "Again", reason: "retry", delayMs: 0 };
+    return closed;
+  } finally {
+    ctx.local.remove(local);
+    if (keepLease) lease.abandon();
+    else await lease.release();
+  }
+}
+

@@ -1,0 +1,120 @@
+import type { Redis } from "ioredis";
+import { needsWorker, RUN_STATES } from "../engine/run-state";
+import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
+import { expireAttempt } from "../store/attempts";
+import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
+import { leaseHolders } from "./lease";
+import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
+import { SILENT_LOG, type RunnerGitHub } from "./runner-deps";
+
+/**
+ * Postgres is the truth; Redis holds what can be rebuilt. At worker start and every few
+ * minutes: every Run that should be moving gets its job again (the queue deduplicates, and
+ * the lease with the re-decision under it makes a second job harmless), the Events stranded
+ * behind a closed Run get their turn, and Attempts whose lease is gone are closed as
+ * InfraFailures so their Runs go on.
+ */
+
+/** The states whose Runs need a job (Waiting Runs get theirs from the approval). */
+export const MOVING_STATES = RUN_STATES.filter(needsWorker);
+
+export interface ReconcileResult {
+  /** Runs whose job was enqueued again. */
+  moved: number;
+  /** (Loop, Item) pairs whose queued Events were given their turn. */
+  continued: number;
+}
+
+export async function reconcile(deps: ContinueDeps & { graceMs?: number }): Promise<ReconcileResult> {
+  const log = deps.log ?? SILENT_LOG;
+  const { rows: runs } = await deps.db.pool.query<{ id: string; received_at: Date }>(
+    `SELECT id, received_at FROM runs WHERE state::text = ANY($1) ORDER BY received_at, id`,
+    [MOVING_STATES],
+  );
+  for (const run of runs) await deps.workQueue.moveRun(run.id, { receivedAt: run.received_at });
+
+  // queued Events whose Run closed (a worker died between the close and continueWithNewest, or
+  // an operator canceled a Run whose worker was gone); a Run that closed within the grace period
+  // may still be continuing on its worker
+  const { rows: stranded } = await deps.db.pool.query<{ loop: string; item_key: string }>(
+    `SELECT DISTINCT e.loop, e.item_key FROM events e
+      WHERE e.status = 'Queued'
+        AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.loop = e.loop AND r.item_key = e.item_key
+                          AND (r.state::text <> ALL($1) OR r.ended_at > now() - make_interval(secs => $2::float8 / 1000)))`,
+    [["Succeeded", "Failed", "Canceled"], deps.graceMs ?? 30_000],
+  );
+  let continued = 0;
+  for (const s of stranded) {
+    const r = await continueWithNewest(deps, { loop: s.loop, itemKey: s.item_key });
+    if (r.tag !== "NothingQueued") continued++;
+  }
+  if (runs.length || continued) log.info({ moved: runs.length, continued }, "reconciled");
+  return { moved: runs.length, continued };
+}
+
+export interface SweepDeps extends ContinueDeps {
+  redis: Redis;
+  keyPrefix?: string;
+  leaseTtlMs: number;
+  /** How long a missing lease must stay missing before its Attempt is closed (default one TTL). */
+  confirmMs?: number;
+}
+
+/**
+ * Orphan sweep: a Running Attempt older than one TTL whose Run's lease is not held by its
+ * token is checked again one TTL later (a live holder whose key Redis lost — FLUSHALL — sets
+ * it again within a third of the TTL); still not held, it closes as an InfraFailure
+ * (lease_lost), and its Run is moved again or, when that was its third Attempt, fails and
+ * gives the queued Events their turn. Returns the Attempts closed.
+ */
+export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
+  const log = deps.log ?? SILENT_LOG;
+  const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
+  const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null }>(
+    `SELECT id, run_id, lease_token FROM attempts
+      WHERE state = 'Running' AND started_at < now() - make_interval(secs => $1::float8 / 1000)`,
+    [deps.leaseTtlMs],
+  );
+  const unheld = async (candidates: typeof rows) => {
+    const holders = await leaseHolders(deps.redis, candidates.map((a) => names.lease(a.run_id)));
+    return candidates.filter((a, i) => holders[i] !== a.lease_token);
+  };
+  let suspects = await unheld(rows);
+  if (suspects.length === 0) return [];
+  await new Promise((resolve) => setTimeout(resolve, deps.confirmMs ?? deps.leaseTtlMs));
+  suspects = await unheld(suspects);
+
+  const expired: string[] = [];
+  for (const a of suspects) {
+    const result = await expireAttempt(deps.db, a.id);
+    if (!result) continue; // it closed meanwhile
+    expired.push(a.id);
+    log.warn({ attemptId: a.id, decision: result.decision.tag }, "closed an Attempt whose worker stopped holding its lease");
+    if (result.decision.tag === "RetryAttempt") {
+      await deps.workQueue.moveRun(result.run.id, { receivedAt: result.run.received_at });
+    } else {
+      await continueWithNewest(deps, { loop: result.run.loop, itemKey: result.run.item_key });
+    }
+  }
+  return expired;
+}
+
+/**
+ * Before the first reconcile of a worker start: the worktrees an earlier process left behind
+ * are salvaged (their work pushed to the Run's branch, so a retry continues from it) or removed.
+ */
+export async function recoverWorkspaces(
+  deps: { github: Pick<RunnerGitHub, "mintToken">; log?: ContinueDeps["log"] },
+  workspaceRoot: string,
+): Promise<SalvageOutcome[]> {
+  const log = deps.log ?? SILENT_LOG;
+  const outcomes: SalvageOutcome[] = [];
+  for (const leftover of await listLeftoverWorktrees(workspaceRoot)) {
+    const outcome = await salvageOrRemove(workspaceRoot, leftover, {
+      token: async (repo) => (await deps.github.mintToken(repo)).token,
+    }).catch((err: unknown): SalvageOutcome => ({ tag: "Skipped", name: leftover.name, reason: err instanceof Error ? err.message : String(err) }));
+    log.info({ worktree: leftover.name, outcome: outcome.tag }, "recovered a leftover worktree");
+    outcomes.push(outcome);
+  }
+  return outcomes;
+}

@@ -1,0 +1,23 @@
+/**
+ * The Redis names the runner uses, under one prefix (default `atelier:`) so that tests and
+ * side-by-side instances on one Redis keep apart. Pub/sub channels are not keys: FLUSHALL does
+ * not touch them, and nothing in them needs rebuilding.
+ */
+export const DEFAULT_KEY_PREFIX = "atelier:";
+
+export interface RedisNames {
+  /** The lease of the Attempt running for a Run. */
+  lease(runId: string): string;
+  /** Operator cancels: `{ runId, attemptId }`; the worker running it stops its agent. */
+  cancelChannel: string;
+  /** Operator interventions: `{ runId, attemptId, text }`; the worker running it writes to the agent's stdin. */
+  interveneChannel: string;
+}
+
+export function redisNames(prefix: string = DEFAULT_KEY_PREFIX): RedisNames {
+  return {
+    lease: (runId) => `${prefix}lease:run:${runId}`,
+    cancelChannel: `${prefix}cancel`,
+    interveneChannel: `${prefix}intervene`,
+  };
+}

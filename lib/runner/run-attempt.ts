@@ -1,0 +1,215 @@
+import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
+import { AttemptFailureError } from "../executor/attempt-failure-error";
+import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
+import { ConflictError } from "../errors";
+import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type Usage } from "../store/attempts";
+import type { RunRow } from "../store/run-rows";
+import { watchAttemptRow } from "./attempt-watch";
+import { executorAgent } from "./executor-agent";
+import type { Lease } from "./lease";
+import type { LocalAttempt } from "./local-attempts";
+import { branchOfRun } from "./run-branch";
+import type { RunnerContext } from "./runner-context";
+import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
+import { TranscriptWriter } from "./transcript-writer";
+
+/**
+ * One begun Attempt, from the token to the recorded outcome: mint a token scoped to the
+ * repository, run the executor with the output streamed into the transcript, open or update
+ * the pull request when there is work on the branch, and record the outcome fenced by the
+ * lease token. A worker that lost its lease (or is stopping at once) writes no outcome; an
+ * operator's cancel was already recorded by the cancel itself.
+ */
+
+export type AttemptEnd =
+  | { tag: "Recorded"; finish: FinishResult }
+  | { tag: "Canceled" }
+  /** This worker no longer owns the Attempt: its lease holder or the orphan sweep decides. */
+  | { tag: "Abandoned"; reason: "lease_lost" | "stopping" };
+
+function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
+  return {
+    durationMs: u?.durationMs ?? Date.now() - startedAt,
+    tokensIn: u?.tokensIn ?? null,
+    tokensOut: u?.tokensOut ?? null,
+    costUsd: u?.costUsd ?? null,
+    costEstimated: u?.costEstimated ?? false,
+  };
+}
+
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
+  if (access.defaultBranch) return access.defaultBranch;
+  const { rows } = await ctx.deps.db.pool.query<{ default_branch: string }>(
+    `SELECT default_branch FROM repositories WHERE full_name = $1`,
+    [repo.toLowerCase()],
+  );
+  return rows[0]?.default_branch ?? "main";
+}
+
+type Produced = { outcome: AttemptOutcome; access: RepositoryAccess | null; base: string | null };
+
+/** Everything up to the executor's outcome; a failure before the agent runs is an outcome too. */
+async function produceOutcome(
+  ctx: RunnerContext,
+  run: RunRow,
+  attempt: AttemptRef,
+  local: LocalAttempt,
+  transcript: TranscriptWriter,
+  leaseLost: AbortSignal,
+  startedAt: number,
+): Promise<Produced> {
+  const failed = (failure: Failure): Produced => {
+    transcript.system(failure.message);
+    const usage: AttemptUsage = { ...toUsage(null, startedAt), agentMs: 0 };
+    return { outcome: { tag: "Failed", failure, usage }, access: null, base: null };
+  };
+  const agent = rosterAgent(ctx.config.roster, run.agent);
+  if (!agent) {
+    return failed(agentFailure("configuration", `The roster has no agent "${run.agent}"; edit the Run to pick one it has, then retry.`));
+  }
+  let access: RepositoryAccess;
+  try {
+    access = await ctx.deps.github.mintToken(run.repo);
+  } catch (err) {
+    if (err instanceof AttemptFailureError) return failed(err.failure);
+    return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
+  }
+  const base = await defaultBranchOf(ctx, run.repo, access);
+  const execute = ctx.deps.execute ?? executeAttempt;
+  try {
+    const outcome = await execute(
+      {
+        runId: run.id,
+        attemptId: attempt.id,
+        loop: run.loop,
+        repo: run.repo,
+        number: run.number,
+        prompt: run.prompt,
+        agent: executorAgent(agent),
+        cloneUrl: access.cloneUrl,
+        token: access.token,
+        defaultBranch: base,
+        branch: branchOfRun(run),
+        workspaceRoot: ctx.config.workspaceRoot,
+        signal: local.canceled.signal,
+        leaseLost,
+        ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
+      },
+      {
+        onOutput: transcript.push,
+        onAgentStarted: (control) => {
+          local.agent = control;
+        },
+        ...(ctx.config.agentEnv ? { sourceEnv: ctx.config.agentEnv } : {}),
+      },
+    );
+    return { outcome, access, base };
+  } catch (err) {
+    return failed(defectFailure(`The executor failed: ${message(err)}`));
+  }
+}
+
+/** Opens or updates the pull request when the branch holds work; a failure fails the Attempt (InfraFailure). */
+async function publish(
+  ctx: RunnerContext,
+  run: RunRow,
+  attempt: AttemptRef,
+  produced: Produced & { outcome: Extract<AttemptOutcome, { tag: "Succeeded" }> },
+  transcript: TranscriptWriter,
+): Promise<{ pr: PublishedPullRequest | null } | { failure: Failure }> {
+  const { outcome, access, base } = produced;
+  // a retry after a push whose pull request failed has nothing new to push, but a branch to propose
+  const worthAsking = outcome.harvest.pushed || (attempt.number > 1 && run.pull_request_number === null);
+  if (!worthAsking || !access || !base) return { pr: null };
+  const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
+  const body = `${outcome.pullRequest?.body ?? outcome.summary}\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  try {
+    const pr = await ctx.deps.github.publishPullRequest({
+      repo: run.repo,
+      head: outcome.harvest.branch,
+      base,
+      title,
+      body,
+      runId: run.id,
+      loop: run.loop,
+      itemNumber: run.number,
+      token: access.token,
+    });
+    if (pr) transcript.system(`pull request #${pr.number}${pr.url ? ` ${pr.url}` : ""}`);
+    return { pr };
+  } catch (err) {
+    return { failure: infraFailure("transport", `Pushed ${outcome.harvest.branch} but could not open its pull request: ${message(err)}`) };
+  }
+}
+
+export async function runBegunAttempt(
+  ctx: RunnerContext,
+  run: RunRow,
+  attempt: AttemptRef,
+  lease: Lease,
+  local: LocalAttempt,
+): Promise<AttemptEnd> {
+  const startedAt = Date.now();
+  const { db } = ctx.deps;
+  const transcript = new TranscriptWriter(db, attempt.id, run.id, {
+    ...ctx.config.transcript,
+    onError: (err) => ctx.log.warn({ err, attemptId: attempt.id }, "could not store transcript lines"),
+  });
+  local.attemptId = attempt.id;
+  local.note = (text) => transcript.system(text);
+  const lostByRow = new AbortController();
+  const leaseLost = AbortSignal.any([lease.lost, lostByRow.signal, local.stopped.signal]);
+  const watch = watchAttemptRow(db, attempt, Math.max(100, Math.floor(ctx.config.leaseTtlMs / 3)), {
+    canceled: () => local.canceled.abort(),
+    lost: () => lostByRow.abort(),
+  });
+  transcript.system(`attempt ${attempt.number} started on ${ctx.config.workerId}`);
+
+  let produced: Produced;
+  try {
+    produced = await produceOutcome(ctx, run, attempt, local, transcript, leaseLost, startedAt);
+  } finally {
+    watch.stop();
+  }
+  if (leaseLost.aborted) {
+    await transcript.close({ discard: true });
+    return { tag: "Abandoned", reason: local.stopped.signal.aborted ? "stopping" : "lease_lost" };
+  }
+  if (produced.outcome.tag === "Canceled" || local.canceled.signal.aborted) {
+    await transcript.close();
+    return { tag: "Canceled" };
+  }
+
+  let result: AttemptResult;
+  const { outcome } = produced;
+  if (outcome.tag === "Succeeded") {
+    const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript);
+    if ("failure" in published) {
+      transcript.system(published.failure.message);
+      result = { tag: "Failed", failure: published.failure, usage: toUsage(outcome.usage, startedAt) };
+    } else {
+      const onBranch = outcome.harvest.pushed || published.pr !== null;
+      result = {
+        tag: "Succeeded",
+        summary: outcome.summary,
+        usage: toUsage(outcome.usage, startedAt),
+        branch: onBranch ? outcome.harvest.branch : null,
+        pullRequestNumber: published.pr?.number ?? null,
+        headSha: outcome.harvest.pushed ? outcome.harvest.headSha : null,
+      };
+    }
+  } else {
+    result = { tag: "Failed", failure: outcome.failure, usage: toUsage(outcome.usage, startedAt) };
+  }
+  await transcript.close();
+  try {
+    return { tag: "Recorded", finish: await finishAttempt(db, attempt, result) };
+  } catch (err) {
+    if (!(err instanceof ConflictError) || err.token !== "lease_lost") throw err;
+    // closed meanwhile: by an operator's cancel, or by the sweep after this worker lost its lease
+    const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attempt.id]);
+    return rows[0]?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
+  }
+}

@@ -1,0 +1,127 @@
+import { hostname } from "node:os";
+import { subscribeControl, type ControlSubscription } from "./control-channel";
+import { LocalAttempts } from "./local-attempts";
+import { moveRun, type MoveOutcome } from "./move-run";
+import { redisNames } from "./redis-names";
+import type { RunnerContext } from "./runner-context";
+import { SILENT_LOG, type RunnerConfig, type RunnerDeps } from "./runner-deps";
+import { SlotPool } from "./slots";
+
+/**
+ * One worker process's runner: its Attempt slots, the Attempts it runs, the control channel
+ * that reaches them (cancel, intervene), and drain. The BullMQ worker (jobs/processors/
+ * attempt.ts) calls `moveRun` for each job; the process entry calls `drain` on the first
+ * SIGTERM/SIGINT and `stop` on the second (see installShutdownSignals there).
+ */
+
+export interface DrainResult {
+  /** Every admitted Attempt recorded its outcome in time. */
+  drained: boolean;
+  /** Attempts still running when the wait ended. */
+  left: number;
+}
+
+export interface RunnerHost {
+  readonly context: RunnerContext;
+  /** Subscribes to the control channel. */
+  start(): Promise<void>;
+  moveRun(runId: string): Promise<MoveOutcome>;
+  /** Attempts running in this process. */
+  readonly running: number;
+  /**
+   * Closes admission (a job that reaches this worker now goes back to the queue) and waits for
+   * the admitted Attempts to record their outcome: at most `timeoutMs`, by default the longest
+   * max_attempt_minutes of the roster (each agent is stopped at its own limit anyway).
+   */
+  drain(opts?: { timeoutMs?: number }): Promise<DrainResult>;
+  /**
+   * Stops at once: admission closes, every running agent is stopped and no outcome is written;
+   * the leases are left to expire, so the orphan sweep (here or on another worker) closes those
+   * Attempts as InfraFailures and the Runs are retried.
+   */
+  stop(opts?: { waitMs?: number }): Promise<void>;
+  /** Unsubscribes (after drain or stop). */
+  close(): Promise<void>;
+}
+
+export type RunnerHostConfig = Partial<RunnerConfig> & Pick<RunnerConfig, "workspaceRoot" | "roster">;
+
+export const defaultWorkerId = (): string => `${hostname()}:${process.pid}`;
+
+/** The longest max_attempt_minutes of the roster, in ms (what drain waits at most). */
+export function longestAttemptMs(roster: RunnerConfig["roster"]): number {
+  const minutes = Object.values(roster.agents).map((a) => a.maxAttemptMinutes);
+  return Math.max(1, ...minutes) * 60_000;
+}
+
+export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): RunnerHost {
+  const full: RunnerConfig = {
+    workerId: defaultWorkerId(),
+    keyPrefix: "atelier:",
+    leaseTtlMs: 30_000,
+    ...config,
+  };
+  const context: RunnerContext = {
+    deps,
+    config: full,
+    names: redisNames(full.keyPrefix),
+    slots: new SlotPool(full.roster.maxConcurrentAttempts),
+    local: new LocalAttempts(),
+    log: deps.log ?? SILENT_LOG,
+  };
+  let subscription: ControlSubscription | null = null;
+
+  const settle = async (waitMs: number): Promise<boolean> => {
+    let timer: NodeJS.Timeout | undefined;
+    const idle = Promise.all([context.local.whenEmpty(), context.slots.whenIdle()]).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), waitMs)));
+    const done = await Promise.race([idle, timeout]);
+    clearTimeout(timer);
+    return done;
+  };
+
+  return {
+    context,
+    get running() {
+      return context.local.size;
+    },
+    async start() {
+      subscription ??= await subscribeControl(deps.redis, context.names, {
+        cancel(msg) {
+          const local = context.local.get(msg.runId);
+          if (!local) return;
+          context.log.info({ runId: msg.runId, attemptId: local.attemptId }, "canceled by an operator; stopping the agent");
+          local.canceled.abort();
+        },
+        intervene(msg) {
+          const local = context.local.get(msg.runId);
+          if (!local || local.attemptId !== msg.attemptId) return;
+          if (!local.agent) {
+            local.note(`intervention from ${msg.actor} not delivered: the agent has not started yet`);
+            return;
+          }
+          try {
+            local.agent.intervene(msg.text);
+          } catch (err) {
+            local.note(`intervention from ${msg.actor} not delivered: ${err instanceof Error ? err.message : String(err)}`);
+          }
+        },
+      });
+    },
+    moveRun: (runId) => moveRun(context, runId),
+    async drain(opts = {}) {
+      context.slots.close();
+      const drained = await settle(opts.timeoutMs ?? longestAttemptMs(full.roster) + 60_000);
+      return { drained, left: context.local.size };
+    },
+    async stop(opts = {}) {
+      context.slots.close();
+      for (const local of context.local.all()) local.stopped.abort();
+      await settle(opts.waitMs ?? 2_000);
+    },
+    async close() {
+      await subscription?.close();
+      subscription = null;
+    },
+  };
+}

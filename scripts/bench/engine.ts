@@ -1,0 +1,221 @@
+// Events → Attempts done through the engine, with the executor replaced by a no-op
+// implementation of its interface (it writes one transcript line and reports Succeeded with
+// nothing pushed: no git, no process), so what is measured is the engine path itself:
+// recordAndClaim, the BullMQ job, the slot, the Redis lease, the re-decision, beginAttempt,
+// the transcript insert, finishAttempt and continueWithNewest. Beside it, measured in the same
+// run on the same Redis and PostgreSQL with the same concurrency: raw BullMQ jobs with a no-op
+// processor, and the floor of this design: a BullMQ job whose processor makes three one-row
+// insert transactions with the pg driver (the Event, the Attempt's start, its outcome).
+// Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the two
+// references. Latency (Event submitted → Attempt recorded): a paced round at half the engine's
+// measured throughput, so it is the path's latency and not the wait of a saturated queue.
+import { randomBytes } from "node:crypto";
+import { Queue, Worker } from "bullmq";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { redisUrl } from "../../lib/config/database-url";
+import { itemEventKey, itemKey } from "../../lib/engine/ids";
+import type { AttemptOutcome } from "../../lib/executor/execute-attempt";
+import type { MoveOutcome } from "../../lib/runner/move-run";
+import type { Executor } from "../../lib/runner/runner-deps";
+import { createRunnerHost } from "../../lib/runner/runner-host";
+import { createDb } from "../../lib/store/db";
+import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
+import { createAttemptWorker } from "../../jobs/processors/attempt";
+import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { bench, percentile, ratio } from "./measure";
+
+const SLOTS = 8;
+const SUBMITTERS = 8;
+const PER_ROUND = 1000;
+const ROUNDS = 3;
+const PACED = 300;
+
+/** The executor's interface, doing nothing: one line of output, Succeeded, nothing pushed. */
+const noopExecutor: Executor = async (input, deps) => {
+  deps.onOutput({ stream: "stdout", text: "noop" });
+  const usage = { durationMs: 0, agentMs: 0, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
+  const outcome: AttemptOutcome = {
+    tag: "Succeeded",
+    summary: "nothing to do",
+    pullRequest: null,
+    usage,
+    harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false },
+  };
+  return outcome;
+};
+
+/** Events spread over this many repositories, as an instance serves many. */
+const REPOSITORIES = 64;
+
+function event(tag: string, i: number): EventInput {
+  const repo = `bench/engine-${i % REPOSITORIES}`;
+  return {
+    id: itemEventKey("start-dev", repo, i + 1, tag, 0),
+    kind: "item",
+    loop: "start-dev",
+    repo,
+    itemKey: itemKey(repo, i + 1),
+    number: i + 1,
+    contentHash: tag,
+    generation: 0,
+    submission: { prompt: "Do nothing", agent: "noop", approvalRequired: false, maxCycles: null },
+  };
+}
+
+/** Runs `submit` for 0..total-1 on SUBMITTERS lanes; resolves when `done` has seen them all. */
+async function drive(total: number, submit: (i: number) => Promise<void>, done: Promise<void>): Promise<number> {
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: SUBMITTERS }, async () => {
+      while (next < total) await submit(next++);
+    }),
+  );
+  await done;
+  return (total / (performance.now() - t0)) * 1000;
+}
+
+function counter(total: number): { tick(): void; done: Promise<void> } {
+  let seen = 0;
+  let resolve!: () => void;
+  const done = new Promise<void>((r) => (resolve = r));
+  return {
+    tick: () => {
+      if (++seen === total) resolve();
+    },
+    done,
+  };
+}
+
+async function bullmqRound(prefix: string, round: number, processor: () => Promise<void>): Promise<number> {
+  const connection = bullConnection();
+  const name = `bench-${round}-${randomBytes(2).toString("hex")}`;
+  const queue = new Queue(name, { connection, prefix });
+  const finished = counter(PER_ROUND);
+  const worker = new Worker(name, processor, { connection, prefix, concurrency: SLOTS, removeOnComplete: { count: 0 } });
+  worker.on("completed", () => finished.tick());
+  await worker.waitUntilReady();
+  const rate = await drive(PER_ROUND, async (i) => void (await queue.add("job", { i }, { jobId: `j-${i}`, removeOnComplete: true })), finished.done);
+  await worker.close();
+  await queue.obliterate({ force: true });
+  await queue.close();
+  return rate;
+}
+
+export async function engineBench(url: string): Promise<void> {
+  const prefix = `bench-engine-${randomBytes(3).toString("hex")}`;
+  const connection = bullConnection();
+  const db = createDb(url, SLOTS + SUBMITTERS);
+  const raw = new pg.Pool({ connectionString: url, max: SLOTS });
+  await raw.query(`CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
+  const insertTx = async (i: number) => {
+    const c = await raw.connect();
+    try {
+      await c.query("BEGIN");
+      await c.query(`INSERT INTO bench_floor (body) VALUES ($1)`, [JSON.stringify({ i })]);
+      await c.query("COMMIT");
+    } finally {
+      c.release();
+    }
+  };
+
+  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+  const workQueue = new BullWorkQueue({ connection, prefix, db, pollIntervalSeconds: 60 });
+  const host = createRunnerHost(
+    {
+      db,
+      redis,
+      workQueue,
+      github: {
+        mintToken: async () => ({ token: "none", cloneUrl: "https://example.invalid/bench/engine.git", defaultBranch: "main" }),
+        publishPullRequest: async () => null,
+      },
+      recheckCondition: async () => true,
+      execute: noopExecutor,
+    },
+    {
+      workerId: "bench",
+      keyPrefix: `${prefix}:`,
+      workspaceRoot: "/nonexistent",
+      roster: {
+        agents: {
+          noop: { name: "noop", command: ["true"], model: null, maxAttemptMinutes: 1, pricePerMinuteUsd: null, secrets: [], intervene: false },
+        },
+        maxConcurrentAttempts: SLOTS,
+      },
+    },
+  );
+  await host.start();
+  const worker = createAttemptWorker(connection, host, { prefix });
+  await worker.waitUntilReady();
+
+  /** Submits `total` Events (recordAndClaim, then the Run's job) and resolves when all their Attempts are done. */
+  const engineRound = async (tag: string, total: number, latencies: number[], submit: (go: (i: number) => Promise<void>, done: Promise<void>) => Promise<number>) => {
+    const submittedAt = new Map<string, number>();
+    const finished = counter(total);
+    const onDone = (_job: unknown, out: MoveOutcome) => {
+      if (out.tag !== "Attempted") return;
+      const t0 = submittedAt.get(out.attemptId.split("/")[0]!);
+      if (t0 === undefined) return;
+      latencies.push(performance.now() - t0);
+      finished.tick();
+    };
+    worker.on("completed", onDone);
+    try {
+      return await submit(async (i) => {
+        const t0 = performance.now();
+        const claim = await recordAndClaim(db, event(tag, i));
+        if (claim.tag !== "Claimed") throw new Error(`bench Event ${i} was not claimed: ${claim.tag}`);
+        submittedAt.set(claim.runId, t0);
+        await workQueue.moveRun(claim.runId, { receivedAt: new Date() });
+      }, finished.done);
+    } finally {
+      worker.off("completed", onDone);
+    }
+  };
+
+  const engineRates: number[] = [];
+  const bullRates: number[] = [];
+  const floorRates: number[] = [];
+  const latencies: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    engineRates.push(await engineRound(`${Date.now()}-${round}`, PER_ROUND, [], (go, done) => drive(PER_ROUND, go, done)));
+    bullRates.push(await bullmqRound(prefix, round, async () => undefined));
+    floorRates.push(
+      await bullmqRound(prefix, round, async () => {
+        for (let k = 0; k < 3; k++) await insertTx(k);
+      }),
+    );
+  }
+
+  // latency, paced at half the throughput measured above
+  const engine = Math.max(...engineRates);
+  const gapMs = 1000 / (engine / 2);
+  await engineRound(`${Date.now()}-paced`, PACED, latencies, async (go, done) => {
+    for (let i = 0; i < PACED; i++) {
+      void go(i);
+      await new Promise((r) => setTimeout(r, gapMs));
+    }
+    await done;
+    return 0;
+  });
+
+  await worker.close();
+  await host.close();
+  await workQueue.queue("attempts").obliterate({ force: true });
+  await workQueue.close();
+  await redis.quit();
+  await raw.end();
+  await db.close();
+
+  const bullmq = Math.max(...bullRates);
+  const floor = Math.max(...floorRates);
+  bench("engine_runs_per_s", engine, "runs/s");
+  bench("bullmq_noop_jobs_per_s", bullmq, "jobs/s");
+  bench("floor_3tx_jobs_per_s", floor, "jobs/s");
+  bench("event_to_attempt_p50_ms", percentile(latencies, 50), "ms");
+  bench("event_to_attempt_p99_ms", percentile(latencies, 99), "ms");
+  ratio("engine_vs_floor", engine / floor);
+  ratio("engine_vs_bullmq", engine / bullmq);
+}

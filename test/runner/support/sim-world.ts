@@ -1,0 +1,71 @@
+import { randomBytes } from "node:crypto";
+import type { GitHubAppSettings } from "../../../lib/config/github-app";
+import { createGitHubApp, type GitHubApp } from "../../../lib/github/app";
+import { silentLog } from "../../../lib/github/log";
+import { appRunnerGitHub } from "../../../lib/runner/app-github";
+import type { RunnerGitHub } from "../../../lib/runner/runner-deps";
+import { startSimulator, type Simulator } from "../../../lib/sandbox";
+import type { Db } from "../../../lib/store/db";
+
+/**
+ * GitHub for the runner tests: the simulator over real HTTP (REST, git smart HTTP, scoped
+ * installation tokens), one installation on `demo-org` and a repository no other test file
+ * uses, registered in Postgres; the runner reaches it through the App (appRunnerGitHub).
+ */
+export interface SimWorld {
+  sim: Simulator;
+  app: GitHubApp;
+  settings: GitHubAppSettings;
+  installationId: number;
+  github: RunnerGitHub;
+  /** Creates another repository in the installation and registers it; returns owner/name, lower-cased. */
+  addRepo(prefix?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export function appFromSettings(settings: GitHubAppSettings): GitHubApp {
+  return createGitHubApp(settings, { log: silentLog });
+}
+
+export function githubFromSettings(settings: GitHubAppSettings, db: Db): RunnerGitHub {
+  return appRunnerGitHub(appFromSettings(settings), db);
+}
+
+export async function startSimWorld(db: Db, existing?: Simulator): Promise<SimWorld> {
+  const sim = existing ?? (await startSimulator({ seed: "demo" }));
+  const installationId = sim.state.installationForRepo(sim.state.repoByFullName("demo-org/webapp"))!.id;
+  await db.pool.query(
+    `INSERT INTO installations (id, account_login, updated_at) VALUES ($1, 'demo-org', now()) ON CONFLICT (id) DO NOTHING`,
+    [installationId],
+  );
+  const settings: GitHubAppSettings = {
+    appId: sim.app.id,
+    privateKey: sim.app.privateKey,
+    webhookSecret: sim.app.webhookSecret,
+    baseUrl: sim.url,
+    clientId: sim.app.clientId,
+    clientSecret: sim.app.clientSecret,
+    source: "sandbox-file",
+  };
+  const app = appFromSettings(settings);
+  return {
+    sim,
+    app,
+    settings,
+    installationId,
+    github: appRunnerGitHub(app, db),
+    async addRepo(prefix = "runner") {
+      const name = `${prefix}-${randomBytes(4).toString("hex")}`;
+      const repo = `demo-org/${name}`;
+      await sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n` } });
+      sim.addRepository({ repo });
+      // repository ids of two simulators collide: the row's id only needs to be unique here
+      await db.pool.query(
+        `INSERT INTO repositories (id, installation_id, full_name, default_branch, updated_at) VALUES ($1, $2, $3, 'main', now())`,
+        [Number.parseInt(randomBytes(5).toString("hex"), 16), installationId, repo],
+      );
+      return repo;
+    },
+    close: () => (existing ? Promise.resolve() : sim.close()),
+  };
+}

@@ -1,0 +1,37 @@
+// A worker process for the tests that kill or signal one: the attempts worker wired as the
+// worker entry wires it, configured by the environment. Run with `node --import tsx`.
+import { createDb } from "../../../lib/store/db";
+import { installShutdownSignals } from "../../../jobs/processors/attempt";
+import { AGENT_ENV, REDIS_URL, startRunner } from "./runner-fixture";
+import { githubFromSettings } from "./sim-world";
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set`);
+  return v;
+};
+
+const db = createDb(env("TEST_DATABASE_URL"), 4);
+const runner = await startRunner({
+  db,
+  prefix: env("RUNNER_PREFIX"),
+  // the simulator the test runs, through the App
+  github: githubFromSettings(JSON.parse(env("GITHUB_SETTINGS")), db),
+  workspaceRoot: env("WORKSPACE_ROOT"),
+  workerId: env("WORKER_ID"),
+  leaseTtlMs: Number(env("LEASE_TTL_MS")),
+  slots: 2,
+  redisUrl: REDIS_URL,
+  agentEnv: { ...AGENT_ENV, ATELIER_DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? "5" },
+});
+installShutdownSignals({
+  host: runner.host,
+  workers: [runner.worker],
+  cleanup: async () => {
+    await runner.queue.close();
+    await runner.redis.quit();
+    await db.close();
+  },
+  log: { info: (obj, msg) => process.stdout.write(`${msg} ${JSON.stringify(obj)}\n`) },
+});
+process.stdout.write("worker ready\n");

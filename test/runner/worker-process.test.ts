@@ -1,0 +1,214 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { sweepOrphans } from "../../lib/runner/reconcile";
+import { finishAttempt } from "../../lib/store/attempts";
+import { startSimWorld, type SimWorld } from "./support/sim-world";
+import { createPrivateDb, type PrivateDb } from "./support/private-db";
+import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { attemptsOf, REDIS_URL, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+
+/**
+ * The worker as a real child process (node + tsx, the same wiring as the worker entry): killed
+ * with SIGKILL in mid-Attempt, drained by SIGTERM, stopped by a second signal.
+ */
+
+const TTL = 1_500;
+let pdb: PrivateDb;
+let db: PrivateDb["db"];
+const prefix = uniquePrefix("proc");
+const ENTRY = resolve(__dirname, "support/worker-entry.ts");
+let world: SimWorld;
+let children: ChildProcess[] = [];
+let parent: RunnerUnderTest | null = null;
+const childRoot = () => mkdtempSync(join(tmpdir(), "atelier-child-ws-"));
+
+beforeAll(async () => {
+  pdb = await createPrivateDb("proc");
+  db = pdb.db;
+  world = await startSimWorld(db);
+});
+afterEach(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  children = [];
+  await parent?.close();
+  parent = null;
+});
+afterAll(async () => {
+  await world?.close();
+  await pdb?.drop();
+});
+
+/** Kills the agents a dead worker left running (their cwd is inside its workspace root). */
+function killAgentsUnder(root: string): void {
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(root)) process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone, or not ours
+    }
+  }
+}
+
+async function spawnWorker(workerId: string, root: string, demoDelayMs = 5): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
+    cwd: resolve(__dirname, "../.."),
+    env: {
+      ...process.env,
+      TEST_DATABASE_URL: pdb.url,
+      RUNNER_PREFIX: prefix,
+      GITHUB_SETTINGS: JSON.stringify(world.settings),
+      WORKSPACE_ROOT: root,
+      WORKER_ID: workerId,
+      LEASE_TTL_MS: String(TTL),
+      DEMO_DELAY_MS: String(demoDelayMs),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 30_000);
+  return { child, output: () => out, exited };
+}
+
+const startParent = (root: string) => startRunner({ db, prefix, github: world.github, workspaceRoot: root, workerId: "parent", leaseTtlMs: TTL });
+
+const running = (runId: string, workerId: string) =>
+  waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId));
+
+const settled = (runId: string, timeoutMs = 20_000) =>
+  waitFor(`Run ${runId} to settle`, async () => {
+    const s = await runState(db, runId);
+    return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
+  }, timeoutMs);
+
+describe("a worker process", () => {
+  it("killed with SIGKILL in mid-Attempt: the lease expires, the sweep closes the Attempt as an InfraFailure, another Attempt succeeds, the dead one's late write is refused", async () => {
+    const root = childRoot();
+    try {
+      // the dead worker's agent is slow (it prints a line every second); the next worker's is not
+      const { child, exited } = await spawnWorker("doomed", root, 1_000);
+      const repo = await world.addRepo("kill");
+      const run = await openRun(db, issueEvent(repo, 21, "h1", "Survive a crash"));
+      await parent_enqueue(run.runId, run.receivedAt);
+      const dead = await running(run.runId, "doomed");
+      child.kill("SIGKILL");
+      await exited;
+
+      parent = await startParent(mkdtempSync(join(tmpdir(), "atelier-parent-ws-")));
+      // nothing closes the Attempt while its lease could still be held
+      expect(await attemptsOf(db, run.runId)).toHaveLength(1);
+      const sweep = { db, redis: parent.redis, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, workQueue: parent.queue, recheckCondition: async () => true };
+      const expired = await waitFor("the sweep to close the orphan", async () => {
+        const ids = await sweepOrphans(sweep);
+        return ids.length ? ids : null;
+      }, 15_000, 200);
+      expect(expired).toEqual([dead.id]);
+      expect(await sweepOrphans(sweep)).toEqual([]);
+
+      expect(await settled(run.runId)).toBe("Succeeded");
+      const attempts = await attemptsOf(db, run.runId);
+      expect(attempts.map((a) => [a.number, a.state, a.failure_kind, a.failure_category, a.worker_id])).toEqual([
+        [1, "Failed", "InfraFailure", "lease_lost", "doomed"],
+        [2, "Succeeded", null, null, "parent"],
+      ]);
+      const pulls = await world.app.installationOctokit(world.installationId).request("GET /repos/{owner}/{repo}/pulls", {
+        owner: "demo-org",
+        repo: repo.split("/")[1]!,
+      });
+      expect(pulls.data.map((p) => p.head.ref)).toEqual(["atelier/start-dev/21"]);
+      const late = finishAttempt(db, { id: dead.id, runId: run.runId, number: 1, leaseToken: dead.lease_token! }, {
+        tag: "Succeeded",
+        summary: "too late",
+        usage: { durationMs: 1, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false },
+        branch: null,
+        pullRequestNumber: null,
+        headSha: null,
+      });
+      await expect(late).rejects.toMatchObject({ token: "lease_lost", status: 409 });
+    } finally {
+      killAgentsUnder(root);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("drains on SIGTERM: takes no new job, lets the running Attempt finish, exits 0; another worker takes what is left", async () => {
+    const root = childRoot();
+    try {
+      const { child, exited, output } = await spawnWorker("drainer", root);
+      const repo = await world.addRepo("drain");
+      const first = await openRun(db, issueEvent(repo, 22, "h1", "Finish me [demo:sleep 1.5]"));
+      await parent_enqueue(first.runId, first.receivedAt);
+      await running(first.runId, "drainer");
+      child.kill("SIGTERM");
+      await waitFor("the drain to begin", async () => output().includes("draining"));
+      const second = await openRun(db, issueEvent(repo, 23, "h1", "Later"));
+      await parent_enqueue(second.runId, second.receivedAt);
+      expect(await exited).toBe(0);
+      expect(await runState(db, first.runId)).toBe("Succeeded");
+      expect((await attemptsOf(db, first.runId)).map((a) => [a.state, a.worker_id])).toEqual([["Succeeded", "drainer"]]);
+      expect(await attemptsOf(db, second.runId)).toEqual([]);
+
+      parent = await startParent(mkdtempSync(join(tmpdir(), "atelier-parent-ws-")));
+      expect(await settled(second.runId)).toBe("Succeeded");
+      expect((await attemptsOf(db, second.runId)).map((a) => a.worker_id)).toEqual(["parent"]);
+    } finally {
+      killAgentsUnder(root);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("stops at once on a second signal: the agent dies, nothing is written, and the Attempt is recovered as an InfraFailure", async () => {
+    const root = childRoot();
+    try {
+      const { child, exited } = await spawnWorker("impatient", root, 1_000);
+      const repo = await world.addRepo("stop");
+      const run = await openRun(db, issueEvent(repo, 24, "h1", "Too slow [demo:spawn-child]"));
+      await parent_enqueue(run.runId, run.receivedAt);
+      await running(run.runId, "impatient");
+      const childPid = await waitFor("the agent's child", async () => {
+        const { rows } = await db.pool.query<{ text: string }>(`SELECT text FROM transcript_entries WHERE run_id = $1 AND text LIKE '%child pid%'`, [run.runId]);
+        return rows[0] ? Number(/child pid (\d+)/.exec(rows[0].text)![1]) : null;
+      });
+      child.kill("SIGTERM");
+      await new Promise((r) => setTimeout(r, 200));
+      child.kill("SIGTERM");
+      const t0 = Date.now();
+      expect(await exited).toBe(1);
+      expect(Date.now() - t0).toBeLessThan(3_000);
+      await waitFor("the agent's child gone", async () => {
+        try {
+          process.kill(childPid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      }, 3_000);
+      expect((await attemptsOf(db, run.runId)).map((a) => a.state)).toEqual(["Running"]);
+
+      parent = await startParent(mkdtempSync(join(tmpdir(), "atelier-parent-ws-")));
+      const sweep = { db, redis: parent.redis, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, workQueue: parent.queue, recheckCondition: async () => true };
+      const attempt1 = `${run.runId}/agent/1`;
+      await waitFor("the sweep", async () => (await sweepOrphans(sweep)).includes(attempt1), 15_000, 200);
+      expect(await settled(run.runId)).toBe("Succeeded");
+      expect((await attemptsOf(db, run.runId)).map((a) => [a.number, a.state, a.failure_category, a.worker_id])).toEqual([
+        [1, "Failed", "lease_lost", "impatient"],
+        [2, "Succeeded", null, "parent"],
+      ]);
+    } finally {
+      killAgentsUnder(root);
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+async function parent_enqueue(runId: string, receivedAt: Date): Promise<void> {
+  const q = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db, pollIntervalSeconds: 60 });
+  await q.moveRun(runId, { receivedAt });
+  await q.close();
+}
