@@ -2,7 +2,7 @@ import { OPEN } from "../engine/run-state";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
 import type { Admission, EventInput } from "../store/record-and-claim";
-import { notifyEach } from "../store/run-changed";
+import { markRunsChanged } from "../store/run-changed";
 import { transaction, type Sql } from "../store/transaction";
 import { loadAdmissionFacts, type AdmissionTarget, type Queryable } from "./admission-facts";
 import { decideAdmission, type Phase } from "./gate";
@@ -70,15 +70,14 @@ async function admitAttemptIn(sql: Sql, runId: string): Promise<Refusal | null> 
  * notifies atelier_run_changed only when it changed, so the check run says it.
  */
 async function setQuotaWaitingReason(sql: Sql, runId: string, reason: string | null): Promise<void> {
-  await sql.query(
-    `WITH u AS (
-       UPDATE runs SET waiting_reason = $2, updated_at = now()
-        WHERE id = $1 AND state::text = ANY($3) AND waiting_reason IS DISTINCT FROM $2
-          AND (waiting_reason IS NULL OR starts_with(waiting_reason, $4))
-       RETURNING id)
-     SELECT u.id FROM u ${notifyEach("u")}`,
+  const { rows } = await sql.query<{ id: string }>(
+    `UPDATE runs SET waiting_reason = $2, updated_at = now()
+      WHERE id = $1 AND state::text = ANY($3) AND waiting_reason IS DISTINCT FROM $2
+        AND (waiting_reason IS NULL OR starts_with(waiting_reason, $4))
+     RETURNING id`,
     [runId, reason, OPEN, QUOTA_WAITING_PREFIX],
   );
+  await markRunsChanged(sql, rows.map((r) => r.id));
 }
 
 /**

@@ -25,7 +25,7 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
                                  'tokens_in', sum(a.tokens_in)::bigint, 'tokens_out', sum(a.tokens_out)::bigint,
                                  'cost_usd', sum(a.cost_usd)::float8, 'cost_estimated', COALESCE(bool_or(a.cost_estimated), false))
           FROM attempts a WHERE a.run_id = run.id) AS usage
-  FROM run`,
+  FROM run WHERE EXISTS (SELECT 1 FROM hooks)`,
 };
 
 /**

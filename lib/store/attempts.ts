@@ -5,7 +5,7 @@ import { FROM, isStartable } from "../engine/run-state";
 import { AtelierError, ConflictError } from "../errors";
 import { recordAttemptUsage } from "../metering/usage-counters";
 import type { Db } from "./db";
-import { notifyEach } from "./run-changed";
+import { markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, touchRun, type RunRow } from "./run-rows";
 import { transaction, type Sql } from "./transaction";
 
@@ -143,15 +143,10 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
 /** Records the branch and pull request an Attempt produced as soon as it is known. */
 export async function recordPullRequest(db: Db, runId: string, pr: { branch: string; number: number; headSha: string }) {
   await db.pool.query(
-    `WITH u AS (UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1 RETURNING id)
-     SELECT u.id FROM u ${notifyEach("u")}`,
-    [
-    runId,
-    pr.branch,
-    pr.number,
-    pr.headSha,
-    ],
+    `UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1`,
+    [runId, pr.branch, pr.number, pr.headSha],
   );
+  await markRunsChanged(db.pool, [runId]);
 }
 
 interface AttemptRow {

@@ -4,7 +4,7 @@ import { FROM, OPEN, type RunStateName } from "../engine/run-state";
 import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
-import { notifyEach } from "./run-changed";
+import { markRunsChanged } from "./run-changed";
 import { transaction, type Sql } from "./transaction";
 
 /** What the Loop asked for at the time of the observation. */
@@ -139,6 +139,7 @@ export async function openOrBlock(
     reason: null,
     open: { runId, reservedGeneration: maxCycles === null ? null : snap.generation },
   });
+  await markRunsChanged(sql, [runId]);
   return { tag: "Claimed", runId, state: "Pending", opened: true, superseded };
 }
 
@@ -146,16 +147,17 @@ export async function openOrBlock(
 async function supersede(sql: Sql, runId: string, byEvent: string, snap: Pick<ClaimSnapshot, "generation" | "reserved">): Promise<number> {
   const { rows } = await sql.query<{ reserved_generation: number | null }>({
     name: "atelier-claim-supersede",
-    text: `WITH u AS (
-             UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2, reserved_generation = NULL,
-                    ended_at = now(), updated_at = now()
-               FROM (SELECT id, reserved_generation FROM runs WHERE id = $1) old
-              WHERE r.id = old.id AND r.state::text = ANY($3)
-          RETURNING r.id, old.reserved_generation)
-           SELECT u.reserved_generation FROM u ${notifyEach("u")}`,
+    text: `UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2, reserved_generation = NULL,
+                  ended_at = now(), updated_at = now()
+             FROM (SELECT id, reserved_generation FROM runs WHERE id = $1) old
+            WHERE r.id = old.id AND r.state::text = ANY($3)
+        RETURNING old.reserved_generation`,
     values: [runId, byEvent, FROM.supersede],
   });
-  if (rows[0]) await recordTerminalDeliveries(sql, runId); // outbound webhooks: run.canceled (Superseded)
+  if (rows[0]) {
+    await markRunsChanged(sql, [runId]);
+    await recordTerminalDeliveries(sql, runId);
+  } // outbound webhooks: run.canceled (Superseded)
   return rows[0]?.reserved_generation === snap.generation ? snap.reserved - 1 : snap.reserved;
 }
 
@@ -177,7 +179,7 @@ WITH run AS (
   RETURNING id
 )
 INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, (SELECT run.id FROM run ${notifyEach("run")}))
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, (SELECT id FROM run))
 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
   run_id = COALESCE(EXCLUDED.run_id, events.run_id)`,
 };

@@ -2,7 +2,7 @@ import { FROM } from "../engine/run-state";
 import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
-import { notifyEach } from "./run-changed";
+import { markRunsChanged } from "./run-changed";
 import { transaction } from "./transaction";
 
 /**
@@ -15,13 +15,12 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
     db,
     async (sql) => {
       const { rows } = await sql.query<{ id: string }>(
-        `WITH u AS (
-           UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
-                  updated_at = now(), waiting_reason = NULL
-            WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id)
-         SELECT u.id FROM u ${notifyEach("u")}`,
+        `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+                updated_at = now(), waiting_reason = NULL
+          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id`,
         [loop, itemKey, FROM.revoke],
       );
+      await markRunsChanged(sql, rows.map((r) => r.id));
       for (const r of rows) await recordTerminalDeliveries(sql, r.id); // outbound webhooks: run.canceled (Revoked)
       await ignoreQueuedEvents(sql, loop, itemKey, "revoked");
       return rows.map((r) => r.id);

@@ -1,7 +1,7 @@
 import type { RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { recordIfTerminal } from "../outbound/record-terminal-deliveries";
-import { notifyEach } from "./run-changed";
+import { markRunsChanged } from "./run-changed";
 import type { Sql } from "./transaction";
 
 /** The columns the engine's transitions read back. */
@@ -34,10 +34,11 @@ export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
 /** Marks a Run changed without a state change (its next Attempt began, a retry was decided). */
 export async function touchRun(sql: Sql, runId: string): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(
-    `WITH u AS (UPDATE runs SET updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}) SELECT u.* FROM u ${notifyEach("u")}`,
+    `UPDATE runs SET updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
     [runId],
   );
   if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  await markRunsChanged(sql, [runId]);
   return rows[0];
 }
 
@@ -54,11 +55,11 @@ export async function guardedRunUpdate(
   action: string,
 ): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(
-    `WITH u AS (UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS})
-     SELECT u.* FROM u ${notifyEach("u")}`,
+    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS}`,
     [runId, from, ...params],
   );
   if (rows[0]) {
+    await markRunsChanged(sql, [runId]);
     await recordIfTerminal(sql, rows[0], from); // outbound webhooks: deliveries written with the terminal state
     return rows[0];
   }

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import type { Db } from "./db";
+import { collectRunChanges, discardRunChanges, flushRunChanges } from "./run-changed";
 
 export type Sql = pg.PoolClient;
 
@@ -37,10 +38,13 @@ export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, begin
     const client = await db.pool.connect();
     try {
       await client.query(begin.lockKey === undefined ? "BEGIN" : `BEGIN; SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`);
+      collectRunChanges(client);
       const result = await fn(client);
       await client.query("COMMIT");
+      await flushRunChanges(client);
       return result;
     } catch (err) {
+      discardRunChanges(client);
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;
     } finally {
