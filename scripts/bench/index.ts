@@ -1,6 +1,12 @@
+import { boardBench } from "./board";
 import { claimBench } from "./claim";
+import { engineBench } from "./engine";
+import { pollBench } from "./poll";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
 export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   claim: claimBench,
+  engine: engineBench,
+  board: boardBench,
+  poll: pollBench,
 };

@@ -1,0 +1,46 @@
+// POST /api/github/webhooks — GitHub's deliveries. Thin: the raw body and the headers go to
+// lib/github/receive-webhook.ts, which verifies the signature before anything else.
+import { BullWorkQueue, bullConnection } from "../../../../jobs/queues";
+import { loadGitHubAppSettings } from "../../../../lib/config/github-app";
+import { instanceConfig } from "../../../../lib/auth/instance-config";
+import { toHttpError } from "../../../../lib/errors";
+import { createGitHubApp } from "../../../../lib/github/app";
+import { createLog } from "../../../../lib/github/log";
+import { receiveWebhook, type WebhookRequest } from "../../../../lib/github/receive-webhook";
+import { db as webDb } from "../../../_server/db";
+import { atelierApp } from "../../../../probot.config";
+
+export const runtime = "nodejs";
+export const dynamic = "force-dynamic";
+
+type Receiver = (request: WebhookRequest) => ReturnType<typeof receiveWebhook>;
+
+let receiver: Promise<Receiver> | null = null;
+
+async function createReceiver(): Promise<Receiver> {
+  const db = webDb();
+  const log = createLog("atelier.webhooks");
+  const settings = await loadGitHubAppSettings({ db });
+  const instance = await instanceConfig();
+  const github = createGitHubApp(settings, { log });
+  const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
+  await github.probot.load(atelierApp({ db, workQueue, log }));
+  return (request) => receiveWebhook({ db, probot: github.probot, secret: settings.webhookSecret, log }, request);
+}
+
+export async function POST(request: Request): Promise<Response> {
+  let receive: Receiver;
+  try {
+    receive = await (receiver ??= createReceiver());
+  } catch (err) {
+    receiver = null;
+    const http = toHttpError(err);
+    return Response.json(http.body, { status: http.status === 500 ? 503 : http.status, headers: http.headers });
+  }
+  const headers: Record<string, string> = {};
+  request.headers.forEach((value, name) => {
+    headers[name.toLowerCase()] = value;
+  });
+  const answer = await receive({ headers, body: await request.text() });
+  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+}

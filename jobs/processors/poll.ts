@@ -1,0 +1,27 @@
+// Poll jobs (one job scheduler per repository, plus "poll now"): one cycle of lib's poll.
+import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import type { TriggerDeps } from "../../lib/triggers/deps";
+import { pollRepository, type PollOutcome } from "../../lib/triggers/poll-repository";
+import { QUEUE_NAMES, type PollJob } from "../queues";
+
+export interface WorkerOptions {
+  prefix?: string;
+  concurrency?: number;
+}
+
+/** Polls up to `repositoryConcurrency` repositories at once. A failed cycle is not retried: the next one reads the same Items. */
+export function createPollWorker(connection: ConnectionOptions, deps: TriggerDeps, options: WorkerOptions = {}): Worker<PollJob, PollOutcome> {
+  const worker = new Worker<PollJob, PollOutcome>(QUEUE_NAMES.poll, (job: Job<PollJob>) => pollRepository(deps, job.data.repo), {
+    connection,
+    concurrency: options.concurrency ?? deps.repositoryConcurrency,
+    ...(options.prefix ? { prefix: options.prefix } : {}),
+  });
+  return logWorkerErrors(worker, deps.log, "poll");
+}
+
+/** A worker's own errors (Redis lost, a job that threw) go to the log instead of crashing the process. */
+export function logWorkerErrors<W extends Worker>(worker: W, log: TriggerDeps["log"], name: string): W {
+  worker.on("error", (err) => log.error({ err: err.message, worker: name }, "worker error"));
+  worker.on("failed", (job, err) => log.error({ err: err.message, worker: name, job: job?.id }, "job failed"));
+  return worker;
+}

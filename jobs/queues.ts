@@ -1,0 +1,163 @@
+// The BullMQ side of lib/work/work-queue.ts: queue names, job ids and the WorkQueue the
+// product uses. Every job here can be rebuilt from Postgres (syncSchedulers, reconcile), so
+// Redis only holds what can be lost.
+import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
+import { redisOptions } from "../lib/config/redis";
+import { polledRepositories } from "../lib/github/installations";
+import type { Db } from "../lib/store/db";
+import { scheduleLoops } from "../lib/triggers/fire-schedule";
+import type { Hint, WorkQueue } from "../lib/work/work-queue";
+import { attemptPriority } from "./processors/attempt-priority";
+
+export const QUEUE_NAMES = {
+  hints: "hints",
+  poll: "poll",
+  schedules: "schedules",
+  attempts: "attempts",
+  installations: "installations",
+  deliveries: "deliveries",
+} as const;
+export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+/** BullMQ connection options from REDIS_URL (options, not a client: BullMQ opens and closes its own). */
+export function bullConnection(url?: string): ConnectionOptions {
+  const o = redisOptions(url);
+  return { host: o.host, port: o.port, username: o.username, password: o.password, db: o.db, maxRetriesPerRequest: null };
+}
+
+/** Job data of each queue. */
+export interface PollJob {
+  repo: string;
+}
+export interface ScheduleJob {
+  repo: string;
+  loop: string;
+}
+export interface MoveRunJob {
+  runId: string;
+  /** ISO time the Run's Event was received: attempts are served in that order */
+  receivedAt: string;
+}
+export interface DeliverJob {
+  deliveryId: number;
+}
+export type InstallationJob = { kind: "reconcile" };
+
+/**
+ * Job ids. BullMQ refuses a custom id with one ":" (it reserves the form for its own repeat
+ * jobs), so ids use "-": a pending job with the same id absorbs a duplicate.
+ */
+export const hintJobId = (hint: Pick<Hint, "repo" | "number">): string => `hint-${hint.repo.toLowerCase()}#${hint.number}`;
+export const runJobId = (runId: string): string => `run-${runId}`;
+export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
+export const pollSchedulerId = (repo: string): string => `poll-${repo.toLowerCase()}`;
+export const scheduleSchedulerId = (repo: string, loop: string): string => `schedule-${repo.toLowerCase()}-${loop}`;
+export const RECONCILE_SCHEDULER_ID = "reconcile-installations";
+/** How often installations are reconciled with GitHub besides the start (webhooks are hints). */
+export const RECONCILE_EVERY_MS = 60 * 60_000;
+
+/** Jobs that leave Redis once done, so the same id can be added again later. */
+const TRANSIENT: JobsOptions = { removeOnComplete: true, removeOnFail: true };
+
+export interface BullWorkQueueOptions {
+  connection: ConnectionOptions;
+  /** BullMQ key prefix (tests use one per file); default "bull". */
+  prefix?: string;
+  db: Db;
+  /** Interval of each repository's poll scheduler (the instance's poll_interval_seconds). */
+  pollIntervalSeconds: number;
+}
+
+export class BullWorkQueue implements WorkQueue {
+  private readonly queues = new Map<QueueName, Queue>();
+
+  constructor(private readonly options: BullWorkQueueOptions) {}
+
+  /** The queue of that name (created on first use, closed by close()). */
+  queue(name: QueueName): Queue {
+    let queue = this.queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection: this.options.connection, ...(this.options.prefix ? { prefix: this.options.prefix } : {}) });
+      this.queues.set(name, queue);
+    }
+    return queue;
+  }
+
+  async hint(hint: Hint): Promise<void> {
+    await this.queue(QUEUE_NAMES.hints).add("hint", hint, { ...TRANSIENT, jobId: hintJobId(hint) });
+  }
+
+  async moveRun(runId: string, opts: { receivedAt?: Date; delayMs?: number } = {}): Promise<void> {
+    const data: MoveRunJob = { runId, receivedAt: (opts.receivedAt ?? new Date()).toISOString() };
+    await this.queue(QUEUE_NAMES.attempts).add("move", data, {
+      ...TRANSIENT,
+      jobId: runJobId(runId),
+      // slots are served in order of Event receipt, across workers (attempt-priority.ts)
+      priority: attemptPriority(opts.receivedAt),
+      ...(opts.delayMs ? { delay: opts.delayMs } : {}),
+    });
+  }
+
+  async pollNow(repo: string): Promise<void> {
+    const data: PollJob = { repo: repo.toLowerCase() };
+    await this.queue(QUEUE_NAMES.poll).add("poll", data, { ...TRANSIENT, jobId: pollNowJobId(repo) });
+  }
+
+  async deliver(deliveryId: number, opts: { delayMs?: number } = {}): Promise<void> {
+    const data: DeliverJob = { deliveryId };
+    await this.queue(QUEUE_NAMES.deliveries).add("deliver", data, {
+      ...TRANSIENT,
+      jobId: `delivery-${deliveryId}`,
+      ...(opts.delayMs ? { delay: opts.delayMs } : {}),
+    });
+  }
+
+  /** Reconciles installations with GitHub now (the installation worker does it). */
+  async reconcileInstallations(): Promise<void> {
+    const data: InstallationJob = { kind: "reconcile" };
+    await this.queue(QUEUE_NAMES.installations).add("reconcile", data, { ...TRANSIENT, jobId: "reconcile-now" });
+  }
+
+  /**
+   * One poll scheduler per polled repository (every poll_interval_seconds), one scheduler per
+   * schedule Loop (its cron in its time zone), one hourly reconcile; stale ones are removed.
+   */
+  async syncSchedulers(): Promise<void> {
+    const db = this.options.db;
+    const everyMs = this.options.pollIntervalSeconds * 1000;
+    const polls = new Map((await polledRepositories(db)).map((r) => [pollSchedulerId(r.fullName), r.fullName]));
+    const schedules = new Map((await scheduleLoops({ db })).map((s) => [scheduleSchedulerId(s.repo, s.loop), s]));
+
+    const poll = this.queue(QUEUE_NAMES.poll);
+    await removeStale(poll, new Set(polls.keys()));
+    for (const [id, repo] of polls) {
+      const data: PollJob = { repo };
+      await poll.upsertJobScheduler(id, { every: everyMs }, { name: "poll", data, opts: TRANSIENT });
+    }
+
+    const ticks = this.queue(QUEUE_NAMES.schedules);
+    await removeStale(ticks, new Set(schedules.keys()));
+    for (const [id, s] of schedules) {
+      const data: ScheduleJob = { repo: s.repo, loop: s.loop };
+      await ticks.upsertJobScheduler(id, { pattern: s.cron, tz: s.tz }, { name: "tick", data, opts: TRANSIENT });
+    }
+
+    await this.queue(QUEUE_NAMES.installations).upsertJobScheduler(
+      RECONCILE_SCHEDULER_ID,
+      { every: RECONCILE_EVERY_MS },
+      { name: "reconcile", data: { kind: "reconcile" } satisfies InstallationJob, opts: TRANSIENT },
+    );
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.queues.values()].map((q) => q.close()));
+    this.queues.clear();
+  }
+}
+
+async function removeStale(queue: Queue, keep: ReadonlySet<string>): Promise<void> {
+  for (const scheduler of await queue.getJobSchedulers(0, -1)) {
+    const id = scheduler.id ?? scheduler.key;
+    if (!keep.has(id)) await queue.removeJobScheduler(id);
+  }
+}

@@ -1,0 +1,42 @@
+import { NotFoundError } from "../errors";
+import type { GitHubApp } from "../github/app";
+import { polledRepository } from "../github/installations";
+import { addLabels, removeLabel } from "../github/labels";
+import { audit } from "../store/audit";
+import type { Db } from "../store/db";
+import { transaction } from "../store/transaction";
+import type { WorkQueue } from "../work/work-queue";
+import { setLoopPaused } from "./loops";
+
+export interface BoardMoveInput {
+  repo: string;
+  number: number;
+  add: string[];
+  remove: string[];
+  actor: string;
+  lane: string;
+}
+
+/**
+ * A Board move: writes the lane's labels on GitHub (as the installation), records who moved
+ * the card, then sends a Hint so the Item is judged now rather than at the next poll.
+ */
+export async function moveBoardCard(deps: { db: Db; github: GitHubApp; workQueue: WorkQueue }, move: BoardMoveInput): Promise<void> {
+  const repo = await polledRepository(deps.db, move.repo);
+  if (!repo) throw new NotFoundError("repository_not_polled", `${move.repo} is not in an active installation of the App.`);
+  const octokit = deps.github.installationOctokit(repo.installationId);
+  await addLabels(octokit, repo.fullName, move.number, move.add);
+  for (const label of move.remove) await removeLabel(octokit, repo.fullName, move.number, label);
+  await transaction(deps.db, (sql) =>
+    audit(sql, { actor: move.actor, action: "move_card", repo: repo.fullName, detail: { number: move.number, lane: move.lane, add: move.add, remove: move.remove } }),
+  );
+  await deps.workQueue.hint({ installationId: repo.installationId, repo: repo.fullName, number: move.number });
+}
+
+/** The dashboard's Loop and Board services backed by the triggers. */
+export function triggerServices(deps: { db: Db; github: GitHubApp; workQueue: WorkQueue }) {
+  return {
+    setLoopPaused: (repo: string, loop: string, paused: boolean, actor: string) => setLoopPaused(deps.db, repo, loop, paused, actor),
+    moveCard: (move: BoardMoveInput) => moveBoardCard(deps, move),
+  };
+}

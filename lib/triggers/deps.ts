@@ -1,0 +1,46 @@
+import type { InstanceConfig } from "../config/roster";
+import type { GitHubApp } from "../github/app";
+import { systemClock, type Clock } from "../github/clock";
+import { ItemSliceReader } from "../github/graphql-items";
+import type { Log } from "../github/log";
+import type { Db } from "../store/db";
+import type { Admission } from "../store/record-and-claim";
+import type { WorkQueue } from "../work/work-queue";
+
+/** What polling, Hints and schedules need; every part is a real seam (tests pass real ones). */
+export interface TriggerDeps {
+  db: Db;
+  github: GitHubApp;
+  /** GraphQL reads of Item payload slices, batched per installation. */
+  slices: ItemSliceReader;
+  workQueue: WorkQueue;
+  /** The instance's roster: a Loop may only name one of its agents. */
+  roster: Pick<InstanceConfig, "agents">;
+  /** Schedules read the time from here (tests move it); defaults to the system clock. */
+  clock: Clock;
+  log: Log;
+  /** The admission gate (quotas) asked inside each claim; none by default. */
+  admission?: Admission;
+  /** A stored config older than this is read again at the next poll (default 10 minutes). */
+  configTtlMs: number;
+  /** Repositories polled at once, and Items of one repository evaluated at once. */
+  repositoryConcurrency: number;
+  itemConcurrency: number;
+}
+
+export const DEFAULT_CONFIG_TTL_MS = 10 * 60_000;
+
+/** Fills the defaults around the required seams. */
+export function createTriggerDeps(
+  input: Pick<TriggerDeps, "db" | "github" | "workQueue" | "roster"> & Partial<Omit<TriggerDeps, "db" | "github" | "workQueue" | "roster">>,
+): TriggerDeps {
+  return {
+    ...input,
+    slices: input.slices ?? new ItemSliceReader(input.github),
+    clock: input.clock ?? systemClock,
+    log: input.log ?? input.github.log,
+    configTtlMs: input.configTtlMs ?? DEFAULT_CONFIG_TTL_MS,
+    repositoryConcurrency: input.repositoryConcurrency ?? 4,
+    itemConcurrency: input.itemConcurrency ?? 4,
+  };
+}

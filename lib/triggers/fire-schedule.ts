@@ -1,0 +1,112 @@
+import { tickEventKey, tickItemKey } from "../engine/ids";
+import { polledRepositories, polledRepository } from "../github/installations";
+import type { LoopDefinition } from "../loops/config-schema";
+import { evaluateTick } from "../loops/evaluate";
+import { latestTickAtOrBefore } from "../loops/schedule";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import type { TriggerDeps } from "./deps";
+import { repositoryContext } from "./evaluate-item";
+import { pausedLoops, recordLoopEvaluations } from "./loops";
+import { storedConfig } from "./repository-config";
+
+/** A schedule Loop of a repository's config: one job scheduler each. */
+export interface ScheduleLoopRef {
+  /** the repository whose config declares the Loop */
+  repo: string;
+  loop: string;
+  cron: string;
+  tz: string;
+}
+
+export type TickOutcome =
+  | {
+      status: "fired";
+      repo: string;
+      loop: string;
+      scheduledAt: Date;
+      /** one per selected repository */
+      targets: { repo: string; result: ClaimResult | { tag: "Skipped"; reason: string } }[];
+      opened: string[];
+    }
+  | { status: "skipped"; repo: string; loop: string; reason: "no_such_loop" | "paused" | "no_tick" | "not_polled" };
+
+/** Every schedule Loop of every polled repository's stored config. */
+export async function scheduleLoops(deps: Pick<TriggerDeps, "db">): Promise<ScheduleLoopRef[]> {
+  const out: ScheduleLoopRef[] = [];
+  for (const repo of await polledRepositories(deps.db)) {
+    const config = await storedConfig(deps.db, repo.fullName);
+    for (const loop of config?.loops ?? []) {
+      if (loop.trigger.kind === "schedule") out.push({ repo: repo.fullName, loop: loop.name, cron: loop.trigger.cron, tz: loop.trigger.tz });
+    }
+  }
+  return out;
+}
+
+/**
+ * A schedule Loop wakes: takes the latest Tick at or before `now`, evaluates `if:` with the
+ * Tick as the Item, and submits one Event per selected repository, keyed by (Loop, repository,
+ * scheduledAt) — so a wake that comes twice, or after a restart, fires each Tick once. Schedule
+ * Loops have no cycle budget.
+ */
+export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: string, now: Date): Promise<TickOutcome> {
+  const fullName = repo.toLowerCase();
+  const skipped = (reason: Extract<TickOutcome, { status: "skipped" }>["reason"]): TickOutcome => ({ status: "skipped", repo: fullName, loop: loopName, reason });
+  if (!(await polledRepository(deps.db, fullName))) return skipped("not_polled");
+  const loop = (await storedConfig(deps.db, fullName))?.loops.find((l) => l.name === loopName);
+  if (!loop || loop.trigger.kind !== "schedule") return skipped("no_such_loop");
+  if ((await pausedLoops(deps.db, fullName)).has(loopName)) return skipped("paused");
+  const scheduledAt = latestTickAtOrBefore(loop.trigger.cron, loop.trigger.tz, now);
+  if (!scheduledAt) return skipped("no_tick");
+
+  const targets: Extract<TickOutcome, { status: "fired" }>["targets"] = [];
+  const opened: string[] = [];
+  const failures = new Map<string, string>();
+  for (const target of loop.trigger.repositories ?? [fullName]) {
+    const targetRepo = await polledRepository(deps.db, target);
+    if (!targetRepo) {
+      targets.push({ repo: target, result: { tag: "Skipped", reason: "repository_not_polled" } });
+      failures.set(loop.name, `Loop "${loop.name}" selects ${target}, which the App is not installed on (or which is suspended): install the App there or remove it from repositories:.`);
+      continue;
+    }
+    const decision = evaluateTick(loop, { scheduledAt }, repositoryContext(targetRepo));
+    if (decision.outcome === "skip") {
+      targets.push({ repo: target, result: { tag: "Skipped", reason: "condition_false" } });
+      continue;
+    }
+    if (decision.outcome === "error") {
+      failures.set(loop.name, decision.message);
+      targets.push({ repo: target, result: { tag: "Skipped", reason: decision.token } });
+      continue;
+    }
+    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo.fullName, scheduledAt, decision.prompt), deps.admission);
+    targets.push({ repo: targetRepo.fullName, result });
+    if (result.tag === "Claimed" && result.opened) {
+      opened.push(result.runId);
+      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
+    }
+  }
+  await recordLoopEvaluations(deps.db, fullName, [loop], failures, new Date(deps.clock.now()));
+  return { status: "fired", repo: fullName, loop: loopName, scheduledAt, targets, opened };
+}
+
+/** After a restart: each schedule Loop fires its latest missed Tick (the ledger drops repeats). */
+export async function fireMissedTicks(deps: TriggerDeps, now: Date = new Date(deps.clock.now())): Promise<TickOutcome[]> {
+  const out: TickOutcome[] = [];
+  for (const ref of await scheduleLoops(deps)) out.push(await fireSchedule(deps, ref.repo, ref.loop, now));
+  return out;
+}
+
+/** The Event of a schedule Loop's Tick on one repository. */
+export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date, prompt: string): EventInput {
+  return {
+    id: tickEventKey(loop.name, repo, scheduledAt),
+    kind: "tick",
+    loop: loop.name,
+    repo: repo.toLowerCase(),
+    itemKey: tickItemKey(repo),
+    number: null,
+    contentHash: null,
+    generation: 0,
+    submission: { prompt, agent: loop.agent, approvalRequired: loop.approval === "required", maxCycles: null },
+  };
+}

@@ -1,0 +1,58 @@
+import { itemKey } from "../engine/ids";
+import { polledRepository, type RegisteredRepository } from "../github/installations";
+import { getListedItem, isListedPullRequest } from "../github/issues-listing";
+import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
+import type { Hint } from "../work/work-queue";
+import type { TriggerDeps } from "./deps";
+import { evaluateItem, type ItemOutcome } from "./evaluate-item";
+import { pausedLoops, recordLoopFailures } from "./loops";
+import { generations, observation, storeObservations, type Observation } from "./observe-item";
+import { ensureConfig } from "./repository-config";
+
+export type HintOutcome =
+  | ({ status: "evaluated"; repo: string; number: number } & Pick<ItemOutcome, "opened" | "revoked" | "claims">)
+  | { status: "skipped"; repo: string; number: number; reason: "not_polled" | "gone" | "stale" };
+
+/**
+ * A Hint: reads that one Item now and judges it through the same path as a poll (projection,
+ * content hash, every Loop). It never touches the cursor: the next poll still reads what
+ * changed, so a lost or duplicated Hint changes nothing.
+ */
+export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOutcome> {
+  const base = { repo: hint.repo.toLowerCase(), number: hint.number };
+  const repo = await polledRepository(deps.db, hint.repo);
+  if (!repo) return { status: "skipped", ...base, reason: "not_polled" };
+  const [config, paused, item] = await Promise.all([
+    ensureConfig(deps, repo, { maxAgeMs: Number.POSITIVE_INFINITY }),
+    pausedLoops(deps.db, repo.fullName),
+    readItem(deps, repo, hint.number),
+  ]);
+  if (!item) return { status: "skipped", ...base, reason: "gone" };
+  const stale = await storeObservations(deps.db, [item]);
+  if (stale.size) return { status: "skipped", ...base, reason: "stale" };
+  const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
+  const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation);
+  await recordLoopFailures(deps.db, repo.fullName, outcome.failures);
+  if (outcome.stale) return { status: "skipped", ...base, reason: "stale" };
+  return { status: "evaluated", ...base, opened: outcome.opened, revoked: outcome.revoked, claims: outcome.claims };
+}
+
+/**
+ * Reads one Item the way a poll would: an issue from the issues API, a pull request by
+ * GraphQL (one call when the Item is known to be a pull request, two otherwise).
+ */
+async function readItem(deps: TriggerDeps, repo: RegisteredRepository, number: number): Promise<Observation | null> {
+  const readAt = new Date();
+  if ((await knownKind(deps, repo.fullName, number)) !== "pull_request") {
+    const listed = await getListedItem(deps.github.installationOctokit(repo.installationId), repo.fullName, number);
+    if (!listed) return null;
+    if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt);
+  }
+  const node = await deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" });
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt) : null;
+}
+
+async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {
+  const { rows } = await deps.db.pool.query<{ kind: string }>(`SELECT kind FROM items WHERE key = $1`, [itemKey(repo, number)]);
+  return rows[0]?.kind ?? null;
+}

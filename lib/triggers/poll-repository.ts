@@ -1,0 +1,230 @@
+import { describeError, GitHubRateLimitedError } from "../github/errors";
+import type { ItemSliceRef } from "../github/graphql-items";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
+import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
+import { ensureLabels } from "../github/labels";
+import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
+import { AtelierError } from "../errors";
+import {
+  activeLoopSignature,
+  EMPTY_CURSOR,
+  listingSince,
+  readPollState,
+  recordPollFailure,
+  startsFromEmptyCursor,
+  storeLabelsEtag,
+  writeCursor,
+  type PollCursor,
+} from "./cursor";
+import type { TriggerDeps } from "./deps";
+import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
+import { pausedLoops, recordLoopEvaluations } from "./loops";
+import { alreadyJudged, generations, observation, storeObservations, type Observation } from "./observe-item";
+import { forEachLimit, mapSettledLimit } from "./parallel";
+import { ensureConfig, type StoredConfig } from "./repository-config";
+
+export type PollOutcome =
+  | {
+      status: "polled";
+      repo: string;
+      /** the cycle started from an empty cursor (Loops changed, or a budget reset) */
+      fresh: boolean;
+      /** false when GitHub answered the listing with 304 */
+      listingModified: boolean;
+      /** Items read and judged this cycle */
+      observed: number;
+      opened: string[];
+      revoked: string[];
+      labelsCreated: string[];
+      /** false when another cycle of the repository wrote the cursor first */
+      cursorWritten: boolean;
+    }
+  | { status: "failed"; repo: string; token: string; error: string; nextAllowedAt: Date | null }
+  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null };
+
+/**
+ * One poll cycle of a repository: label preflight, change detection (a conditional issues
+ * listing since the watermark), every known open pull request read again, payload slices by
+ * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
+ * Any failure keeps the old cursor and is recorded as the repository's poll error.
+ */
+export async function pollRepository(deps: TriggerDeps, fullName: string): Promise<PollOutcome> {
+  const repo = await polledRepository(deps.db, fullName);
+  if (!repo) return { status: "skipped", repo: fullName.toLowerCase(), reason: "not_polled", nextAllowedAt: null };
+  const waitUntil = deps.github.nextAllowedAt(repo.installationId);
+  if (waitUntil) return { status: "skipped", repo: repo.fullName, reason: "rate_limited", nextAllowedAt: waitUntil };
+  const startedAt = new Date();
+  try {
+    return await pollCycle(deps, repo, startedAt);
+  } catch (err) {
+    const error = describeError(err);
+    await recordPollFailure(deps.db, repo.fullName, error, new Date());
+    deps.log.warn({ repo: repo.fullName, err: error }, "poll failed; the cursor stays");
+    return {
+      status: "failed",
+      repo: repo.fullName,
+      token: err instanceof AtelierError ? err.token : "poll_failed",
+      error,
+      nextAllowedAt: err instanceof GitHubRateLimitedError ? err.nextAllowedAt : null,
+    };
+  }
+}
+
+/** Polls several repositories (every polled one by default), a few at once. */
+export async function pollRepositories(deps: TriggerDeps, fullNames?: readonly string[]): Promise<PollOutcome[]> {
+  const names = fullNames ?? (await polledRepositories(deps.db)).map((r) => r.fullName);
+  const settled = await mapSettledLimit(names, deps.repositoryConcurrency, (name) => pollRepository(deps, name));
+  return settled.map((s, i) =>
+    s.status === "fulfilled" ? s.value : { status: "failed", repo: names[i]!, token: "poll_failed", error: describeError(s.reason), nextAllowedAt: null },
+  );
+}
+
+async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date): Promise<PollOutcome> {
+  const octokit = deps.github.installationOctokit(repo.installationId);
+  const [config, paused, state] = await Promise.all([ensureConfig(deps, repo), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+  const active = activeItemLoops(config.loops, paused);
+  const signature = activeLoopSignature(active);
+  const fresh = startsFromEmptyCursor(state, signature);
+  const base: PollCursor = fresh ? EMPTY_CURSOR : state.cursor;
+
+  // the known open pull requests are read again every cycle (mergeability changes without
+  // updated_at): their GraphQL batches go first, so that repositories polled together share them
+  const known = readPulls(deps, repo, base.openPulls);
+
+  // label preflight (a conditional request: 304 while nothing changed); none without declared labels
+  const labels = config.labels.length ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: null, created: [] };
+  if (labels.etag !== state.labelsEtag) await storeLabelsEtag(deps.db, repo.fullName, labels.etag);
+
+  const listedAt = new Date();
+  const listing = await listChangedItems(octokit, repo.fullName, { since: listingSince(base), etag: base.etag });
+  const listed = listing.modified ? latestByNumber(listing.items) : [];
+  const listedPulls = new Map(listed.filter(isListedPullRequest).map((i) => [i.number, Date.parse(i.updated_at)]));
+  const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt));
+  // closed pull requests listed again by the overlap, in a version already judged, are not read again
+  const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
+  const judgedBefore = fresh ? new Set<number>() : await alreadyJudged(deps.db, repo.fullName, others.map((i) => ({ number: i.number, updatedAt: i.updated_at })), state.lastCompletedAt);
+  const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)));
+
+  const hasOpenWork = await openWork(deps.db, repo.fullName);
+  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map() };
+  const judge = (items: Observation[]) => judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
+  const failures: unknown[] = [];
+  const openPulls: number[] = [];
+  const judgeBatches = async (batches: Promise<Observation[]>[], reread: number[] | null) => {
+    for (const batch of batches) {
+      try {
+        let pulls = await batch;
+        if (reread) {
+          // changed since it was read (the listing says so): read it again below
+          const stale = pulls.filter((p) => (listedPulls.get(p.number) ?? 0) > Date.parse(p.projection.updatedAt));
+          reread.push(...stale.map((p) => p.number));
+          pulls = pulls.filter((p) => !stale.includes(p));
+        }
+        for (const p of pulls) if (p.projection.state === "open") openPulls.push(p.number);
+        await judge(pulls);
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+  };
+
+  await judge(issues).catch((err: unknown) => failures.push(err));
+  const reread: number[] = [];
+  await judgeBatches(known, reread);
+  await judgeBatches([...unknown, ...readPulls(deps, repo, reread)], null);
+  // every Item finished; only now may a failure decide that the cursor stays
+  if (failures.length) throw failures[0];
+
+  const next: PollCursor = {
+    since: newestUpdate(listed) ?? base.since,
+    etag: listing.modified ? listing.etag : base.etag,
+    openPulls: openPulls.sort((a, b) => a - b),
+    loops: signature,
+  };
+  const completedAt = new Date();
+  const cursorWritten = await writeCursor(deps.db, repo.fullName, state.cursor, next, { startedAt, clearsReset: state.resetPending, completedAt });
+  await recordLoopEvaluations(deps.db, repo.fullName, active, judged.failures, completedAt);
+  return {
+    status: "polled",
+    repo: repo.fullName,
+    fresh,
+    listingModified: listing.modified,
+    observed: judged.observed,
+    opened: judged.opened,
+    revoked: judged.revoked,
+    labelsCreated: labels.created,
+    cursorWritten,
+  };
+}
+
+/**
+ * Pull requests by GraphQL (their head, base and mergeability are not in the listing), one
+ * promise per query batch so each batch is judged as soon as it arrives.
+ */
+function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: number[]): Promise<Observation[]>[] {
+  const batches: Promise<Observation[]>[] = [];
+  for (let i = 0; i < numbers.length; i += deps.slices.batchSize) {
+    const readAt = new Date();
+    const refs: ItemSliceRef[] = numbers.slice(i, i + deps.slices.batchSize).map((number) => ({ repo: repo.fullName, number, kind: "pull_request" }));
+    const batch = deps.slices.read(repo.installationId, refs).then((nodes) =>
+      // null: GitHub no longer has it (deleted, transferred); it leaves the open pull requests
+      nodes.flatMap((node) => (node ? [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt)] : [])),
+    );
+    batch.catch(() => undefined); // awaited in turn by the cycle
+    batches.push(batch);
+  }
+  return batches;
+}
+
+interface JudgeTotals {
+  observed: number;
+  opened: string[];
+  revoked: string[];
+  failures: Map<string, string>;
+}
+
+/** Stores a group of observations, then judges each (a few at once); a newer stored read wins. */
+async function judgeItems(
+  deps: TriggerDeps,
+  repo: RegisteredRepository,
+  loops: StoredConfig["loops"],
+  paused: ReadonlySet<string>,
+  items: Observation[],
+  hasOpenWork: (loop: string, itemKey: string) => boolean,
+  totals: JudgeTotals,
+): Promise<void> {
+  if (items.length === 0) return;
+  const stale = await storeObservations(deps.db, items);
+  const gens = await generations(deps.db, items.map((o) => o.key));
+  totals.observed += items.length;
+  await forEachLimit(
+    items.filter((o) => !stale.has(o.key)),
+    deps.itemConcurrency,
+    async (item) => {
+      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork);
+      totals.opened.push(...outcome.opened);
+      totals.revoked.push(...outcome.revoked);
+      for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
+    },
+  );
+}
+
+/** One entry per Item: pages can overlap when Items change while the listing is read. */
+function latestByNumber(items: ListedItem[]): ListedItem[] {
+  const byNumber = new Map<number, ListedItem>();
+  for (const item of items) {
+    const seen = byNumber.get(item.number);
+    if (!seen || Date.parse(item.updated_at) >= Date.parse(seen.updated_at)) byNumber.set(item.number, item);
+  }
+  return [...byNumber.values()];
+}
+
+function newestUpdate(items: ListedItem[]): Date | null {
+  let newest: number | null = null;
+  for (const item of items) {
+    const t = Date.parse(item.updated_at);
+    if (!Number.isNaN(t) && (newest === null || t > newest)) newest = t;
+  }
+  return newest === null ? null : new Date(newest);
+}
+

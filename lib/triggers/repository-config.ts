@@ -1,0 +1,237 @@
+import type { Octokit } from "../github/app";
+import { describeError, httpStatusOf } from "../github/errors";
+import type { RegisteredRepository } from "../github/installations";
+import { splitRepo } from "../github/repo-name";
+import { CONFIG_PATH, type LabelSpec, type LoopConfigError, type LoopDefinition, type RepositoryConfig } from "../loops/config-schema";
+import { parseRepositoryConfig, validateRepositoryConfig } from "../loops/parse-config";
+import { parseYamlWithLines, type YamlWithLines } from "../loops/yaml-lines";
+import type { Db } from "../store/db";
+import { transaction } from "../store/transaction";
+import type { TriggerDeps } from "./deps";
+
+/** A repository's `.github/atelier.yml` as last read: its labels, valid Loops and errors. */
+export interface StoredConfig {
+  readAt: string;
+  labels: LabelSpec[];
+  loops: LoopDefinition[];
+  errors: LoopConfigError[];
+  /** Where it came from: the repository's file, the owner's `.github` repository, `_extends`. */
+  files: string[];
+}
+
+interface ConfigFile {
+  owner: string;
+  repo: string;
+  path: string;
+  url: string;
+  config: Record<string, unknown> | null;
+}
+
+/**
+ * Reads `.github/atelier.yml` through Probot's config loader (the repository's file, else the
+ * owner's `.github` repository; `_extends` merges another file under it) and validates it
+ * with the roster. Problems never throw: they come back as errors, each on its Loop (or on the
+ * file), with the line of the file that holds the offending key.
+ */
+export async function readRepositoryConfig(
+  octokit: Octokit,
+  fullName: string,
+  roster: TriggerDeps["roster"],
+  now: Date,
+): Promise<StoredConfig> {
+  const { owner, repo } = splitRepo(fullName);
+  let merged: unknown;
+  let files: ConfigFile[];
+  try {
+    const result = await octokit.config.get({ owner, repo, path: CONFIG_PATH, defaults: mergeConfigs });
+    merged = result.config;
+    files = result.files as ConfigFile[];
+  } catch (err) {
+    if (httpStatusOf(err)) throw err;
+    // the loader refuses YAML that does not parse: read the text to say where
+    return unreadableConfig(octokit, owner, repo, err, roster, now);
+  }
+  const found = files.filter((f) => f.config !== null);
+  let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, { roster });
+  if (parsed.errors.length) {
+    const texts = await Promise.all(found.map(async (f) => ({ file: f, yaml: parseYamlWithLines(await rawFile(octokit, f.owner, f.repo, f.path)) })));
+    parsed = validateRepositoryConfig(merged, { roster, lineOf: (path) => lineIn(texts, path) });
+    parsed = { ...parsed, errors: parsed.errors.map((e) => withFile(e, texts, fullName)) };
+  }
+  return stored(parsed, now, found.map((f) => `${f.owner}/${f.repo}:${f.path}`));
+}
+
+/**
+ * Probot's merge of the files (base first, the repository's own file last): Loops merge by
+ * name and labels by name, the later file winning; any other key is replaced.
+ */
+export function mergeConfigs(configs: unknown[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const config of configs) {
+    if (!isRecord(config)) continue;
+    for (const [key, value] of Object.entries(config)) {
+      if (key === "loops" && isRecord(value) && isRecord(out.loops)) out.loops = { ...out.loops, ...value };
+      else if (key === "labels" && Array.isArray(value) && Array.isArray(out.labels)) {
+        const byName = new Map<string, unknown>();
+        for (const label of [...out.labels, ...value]) byName.set(labelName(label), label);
+        out.labels = [...byName.values()];
+      } else out[key] = value;
+    }
+  }
+  return out;
+}
+
+/** Stores what was read: the config, its file-level error, each Loop's error (with its line). */
+export async function storeRepositoryConfig(db: Db, fullName: string, config: StoredConfig): Promise<void> {
+  const repo = fullName.toLowerCase();
+  const fileErrors = config.errors.filter((e) => e.loop === null);
+  const loopErrors = new Map<string, LoopConfigError[]>();
+  for (const e of config.errors) if (e.loop !== null) loopErrors.set(e.loop, [...(loopErrors.get(e.loop) ?? []), e]);
+  const rows = [...loopErrors.entries()].map(([loop, errors]) => ({
+    loop,
+    error: errors.map((e) => e.message).join(" "),
+    line: errors.find((e) => e.line !== null)?.line ?? null,
+  }));
+  await transaction(db, async (sql) => {
+    await sql.query(`UPDATE repositories SET config = $2, config_error = $3, updated_at = now() WHERE full_name = $1`, [
+      repo,
+      JSON.stringify(config),
+      fileErrors.length ? fileErrors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join(" ") : null,
+    ]);
+    await sql.query(
+      `INSERT INTO loop_runtime (repo, loop, error, error_line, updated_at)
+       SELECT $1, r.loop, r.error, r.line, now() FROM json_to_recordset($2::json) AS r(loop text, error text, line int)
+       ON CONFLICT (repo, loop) DO UPDATE SET error = EXCLUDED.error, error_line = EXCLUDED.error_line, updated_at = now()`,
+      [repo, JSON.stringify(rows)],
+    );
+    await sql.query(
+      `UPDATE loop_runtime SET error = NULL, error_line = NULL, updated_at = now()
+        WHERE repo = $1 AND NOT (loop = ANY($2::text[])) AND error IS NOT NULL`,
+      [repo, rows.map((r) => r.loop)],
+    );
+  });
+}
+
+/** The stored config of a repository, or null when it was never read. */
+export async function storedConfig(db: Db, fullName: string): Promise<StoredConfig | null> {
+  const { rows } = await db.pool.query<{ config: StoredConfig | null }>(`SELECT config FROM repositories WHERE full_name = $1`, [fullName.toLowerCase()]);
+  return rows[0]?.config ?? null;
+}
+
+/** Whether a stored config is too old to use without reading it again. */
+export function isConfigStale(config: StoredConfig | null, now: number, ttlMs: number): boolean {
+  return config === null || now - Date.parse(config.readAt) >= ttlMs;
+}
+
+/** The repository's config: the stored one while fresh, else read again and stored. */
+export async function ensureConfig(deps: TriggerDeps, repo: RegisteredRepository, options: { maxAgeMs?: number } = {}): Promise<StoredConfig> {
+  const current = await storedConfig(deps.db, repo.fullName);
+  const now = Date.now();
+  if (!isConfigStale(current, now, options.maxAgeMs ?? deps.configTtlMs)) return current!;
+  return refreshRepositoryConfig(deps, repo);
+}
+
+/** Reads the config from GitHub now and stores it. */
+export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository): Promise<StoredConfig> {
+  const before = await storedConfig(deps.db, repo.fullName);
+  const config = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date());
+  await storeRepositoryConfig(deps.db, repo.fullName, config);
+  // one job scheduler per schedule Loop: bring them in line when those Loops changed
+  if (scheduleSignature(before) !== scheduleSignature(config)) await deps.workQueue.syncSchedulers();
+  if (config.errors.length) deps.log.warn({ repo: repo.fullName, errors: config.errors.length }, "repository config has errors");
+  return config;
+}
+
+/** Makes the next poll of these repositories read their config again (a push changed it). */
+export async function markConfigStale(db: Db, fullNames: string[]): Promise<void> {
+  if (fullNames.length === 0) return;
+  await db.pool.query(
+    `UPDATE repositories SET config = jsonb_set(config, '{readAt}', '"1970-01-01T00:00:00.000Z"') WHERE full_name = ANY($1::text[]) AND config IS NOT NULL`,
+    [fullNames.map((n) => n.toLowerCase())],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+function scheduleSignature(config: StoredConfig | null): string {
+  const loops = (config?.loops ?? []).filter((l) => l.trigger.kind === "schedule").map((l) => [l.name, l.trigger]);
+  return JSON.stringify(loops.sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)));
+}
+
+async function unreadableConfig(
+  octokit: Octokit,
+  owner: string,
+  repo: string,
+  err: unknown,
+  roster: TriggerDeps["roster"],
+  now: Date,
+): Promise<StoredConfig> {
+  for (const [o, r] of [[owner, repo], [owner, ".github"]] as const) {
+    const text = await rawFile(octokit, o, r, CONFIG_PATH);
+    if (text === "") continue;
+    const parsed = parseRepositoryConfig(text, { roster });
+    if (parsed.errors.length) return stored(parsed, now, [`${o}/${r}:${CONFIG_PATH}`]);
+  }
+  return stored(
+    {
+      labels: [],
+      loops: [],
+      errors: [{ loop: null, token: "config_invalid", line: null, message: `${CONFIG_PATH} could not be read: ${describeError(err)}`, path: "" }],
+    },
+    now,
+    [],
+  );
+}
+
+/** The raw text of a file at the default branch; "" when it does not exist. */
+async function rawFile(octokit: Octokit, owner: string, repo: string, path: string): Promise<string> {
+  try {
+    const { data } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo, path, mediaType: { format: "raw" } });
+    return typeof data === "string" ? data : "";
+  } catch (err) {
+    if (httpStatusOf(err)?.status === 404) return "";
+    throw err;
+  }
+}
+
+/** The line of `path` in the first file (the repository's own first) whose YAML holds it. */
+function lineIn(texts: { file: ConfigFile; yaml: YamlWithLines }[], path: (string | number)[]): number | null {
+  for (const { yaml } of texts) if (hasPath(yaml.value, path)) return yaml.lineOf(path);
+  // a key only some file holds: the deepest ancestor of the repository's own file
+  return texts[0]?.yaml.lineOf(path) ?? null;
+}
+
+/** An error found in another file than the repository's own says which file. */
+function withFile(error: LoopConfigError, texts: { file: ConfigFile; yaml: YamlWithLines }[], fullName: string): LoopConfigError {
+  const path = error.path ? error.path.split(".") : [];
+  const holder = texts.find((t) => hasPath(t.yaml.value, path));
+  if (!holder || `${holder.file.owner}/${holder.file.repo}`.toLowerCase() === fullName.toLowerCase()) return error;
+  return { ...error, message: `${error.message} (in ${holder.file.owner}/${holder.file.repo}:${holder.file.path})` };
+}
+
+function hasPath(value: unknown, path: readonly (string | number)[]): boolean {
+  let node = value;
+  for (const part of path) {
+    if (Array.isArray(node)) node = node[Number(part)];
+    else if (isRecord(node) && Object.hasOwn(node, String(part))) node = node[String(part)];
+    else return false;
+    if (node === undefined) return false;
+  }
+  return true;
+}
+
+function stored(config: RepositoryConfig, now: Date, files: string[]): StoredConfig {
+  return { readAt: now.toISOString(), labels: config.labels, loops: config.loops, errors: config.errors, files };
+}
+
+function labelName(label: unknown): string {
+  return isRecord(label) && typeof label.name === "string" ? label.name.toLowerCase() : JSON.stringify(label);
+}
+
+function isEmpty(value: unknown): boolean {
+  return !isRecord(value) || Object.keys(value).length === 0;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,81 @@
+import { applyInstallationWebhook, type InstallationChange } from "../github/installations";
+import type { Log } from "../github/log";
+import { CONFIG_PATH } from "../loops/config-schema";
+import type { Db } from "../store/db";
+import type { Hint, WorkQueue } from "../work/work-queue";
+import { markConfigStale } from "./repository-config";
+
+/** What the webhook handlers need: the store and the job system, nothing of GitHub's API. */
+export interface WebhookDeps {
+  db: Db;
+  workQueue: WorkQueue;
+  log: Log;
+}
+
+interface RepositoryPayload {
+  full_name?: string;
+  default_branch?: string;
+}
+
+/** The Hint an `issues` or `pull_request` delivery asks for, or null. */
+export function hintFromWebhook(event: string, payload: Record<string, unknown>): Hint | null {
+  const installationId = (payload.installation as { id?: number } | undefined)?.id;
+  const repo = (payload.repository as RepositoryPayload | undefined)?.full_name;
+  let number: number | undefined;
+  if (event === "issues") number = (payload.issue as { number?: number } | undefined)?.number;
+  else if (event === "pull_request") number = (payload.number as number | undefined) ?? (payload.pull_request as { number?: number } | undefined)?.number;
+  if (typeof installationId !== "number" || !repo || typeof number !== "number") return null;
+  return { installationId, repo: repo.toLowerCase(), number };
+}
+
+/** An Item changed on GitHub: re-read it now (the poll would see it later anyway). */
+export async function onItemWebhook(deps: WebhookDeps, event: string, payload: Record<string, unknown>): Promise<Hint | null> {
+  const hint = hintFromWebhook(event, payload);
+  if (hint) await deps.workQueue.hint(hint);
+  return hint;
+}
+
+/** An installation came, went, changed its repositories, or was (un)suspended. */
+export async function onInstallationWebhook(deps: WebhookDeps, event: string, payload: Record<string, unknown>): Promise<InstallationChange | null> {
+  const change = await applyInstallationWebhook(deps.db, event, payload);
+  if (!change) return null;
+  deps.log.info({ installationId: change.installationId, registered: change.registered, removed: change.removed, action: payload.action }, `${event} applied`);
+  await deps.workQueue.syncSchedulers();
+  for (const repo of change.registered) await deps.workQueue.pollNow(repo);
+  return change;
+}
+
+/** A repository label was deleted or renamed: the next preflight must see it, so poll now. */
+export async function onLabelWebhook(deps: WebhookDeps, payload: Record<string, unknown>): Promise<void> {
+  const repo = (payload.repository as RepositoryPayload | undefined)?.full_name;
+  if (!repo || (payload.action !== "deleted" && payload.action !== "edited")) return;
+  await deps.workQueue.pollNow(repo.toLowerCase());
+}
+
+/**
+ * A push to a default branch that touches `.github/atelier.yml` changes that repository's
+ * Loops (a push to an owner's `.github` repository may change every repository of the owner):
+ * their configs are read again by the next poll, which comes now (and which brings the
+ * schedule Loops' job schedulers in line when they changed).
+ */
+export async function onPushWebhook(deps: WebhookDeps, payload: Record<string, unknown>): Promise<string[]> {
+  const repository = payload.repository as (RepositoryPayload & { name?: string; owner?: { login?: string; name?: string } }) | undefined;
+  const fullName = repository?.full_name?.toLowerCase();
+  if (!fullName || payload.ref !== `refs/heads/${repository?.default_branch ?? "main"}`) return [];
+  const commits = (payload.commits as { added?: string[]; modified?: string[]; removed?: string[] }[] | undefined) ?? [];
+  const touched = commits.some((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])].includes(CONFIG_PATH));
+  if (!touched) return [];
+  const owner = fullName.split("/")[0]!;
+  const affected = fullName.endsWith("/.github") ? await repositoriesOf(deps.db, owner) : [fullName];
+  await markConfigStale(deps.db, affected);
+  for (const repo of affected) await deps.workQueue.pollNow(repo);
+  return affected;
+}
+
+async function repositoriesOf(db: Db, owner: string): Promise<string[]> {
+  const { rows } = await db.pool.query<{ full_name: string }>(
+    `SELECT full_name FROM repositories WHERE full_name LIKE $1 AND removed_at IS NULL`,
+    [`${owner.replace(/[%_\\]/g, "\\$&")}/%`],
+  );
+  return rows.map((r) => r.full_name);
+}

@@ -1,0 +1,35 @@
+// The Probot app: which webhook events Atelier listens to and the lib function each one calls.
+// It knows nothing of HTTP (app/api/github/webhooks/route.ts verifies and hands deliveries in)
+// nor of BullMQ (the WorkQueue it is given is).
+import type { ApplicationFunction, Probot } from "probot";
+import type { WebhookDeps } from "./lib/triggers/webhook-events";
+import { onInstallationWebhook, onItemWebhook, onLabelWebhook, onPushWebhook } from "./lib/triggers/webhook-events";
+
+type Payload = Record<string, unknown>;
+
+export function atelierApp(deps: WebhookDeps): ApplicationFunction {
+  return (app: Probot) => {
+    // installation lifecycle → installations and repositories tables, schedulers, a first poll
+    app.on(["installation", "installation_repositories"], async (context) => {
+      await onInstallationWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
+    // an Item changed → a Hint (re-read it now); the poll remains the source of truth
+    app.on(["issues", "pull_request"], async (context) => {
+      await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
+    // a declared label was deleted or renamed → poll now, whose preflight recreates it
+    app.on("label", async (context) => {
+      await onLabelWebhook(deps, context.payload as unknown as Payload);
+    });
+    // .github/atelier.yml changed → read the config again
+    app.on("push", async (context) => {
+      await onPushWebhook(deps, context.payload as unknown as Payload);
+    });
+    // check run buttons (approve, cancel, retry) and "Re-run": handled by the operator actions (later)
+    app.on(["check_run.requested_action", "check_run.rerequested"], async (context) => {
+      deps.log.info({ action: context.payload.action, checkRun: context.payload.check_run.id }, "check_run action received (not handled yet)");
+    });
+  };
+}
+
+export default atelierApp;

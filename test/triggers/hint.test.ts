@@ -1,0 +1,66 @@
+import type { Worker } from "bullmq";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createHintWorker } from "../../jobs/processors/hint";
+import { bullConnection, hintJobId, QUEUE_NAMES } from "../../jobs/queues";
+import { pollRepository } from "../../lib/triggers/poll-repository";
+import { eventually, installRepository, runsOf, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
+
+let fx: Fixture;
+let endpoint: { close(): Promise<void> };
+let worker: Worker;
+
+beforeAll(async () => {
+  fx = await startFixture();
+  endpoint = await startWebhookEndpoint(fx);
+  worker = createHintWorker(bullConnection(), fx.deps, { prefix: fx.prefix });
+  await worker.waitUntilReady();
+});
+afterAll(async () => {
+  await worker.close();
+  await endpoint.close();
+  await fx.close();
+});
+
+const LABEL = "ready-for-agent";
+
+describe("Hints", () => {
+  it("opens one Run from the webhook before any poll, and the poll after it opens nothing more", async () => {
+    const { fullName } = await installRepository(fx, { owner: "hint-a", name: "app" });
+    await pollRepository(fx.deps, fullName); // creates the label
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Fix the login", body: "It says Sing in." });
+    fx.sim.addLabels({ repo: fullName, number: issue.number, labels: [LABEL] });
+    await fx.sim.waitForWebhooks();
+    const runs = await eventually(async () => {
+      const r = await runsOf(fx.db, fullName);
+      return r.length ? r : undefined;
+    });
+    expect(runs).toEqual([{ id: expect.any(String), loop: "start-dev", number: issue.number, state: "Pending", cancel_reason: null }]);
+    const polled = await pollRepository(fx.deps, fullName);
+    expect(polled).toMatchObject({ status: "polled", opened: [] });
+    expect(await runsOf(fx.db, fullName)).toHaveLength(1);
+  });
+
+  it("merges duplicate Hints while they are pending", async () => {
+    await worker.pause();
+    const hint = { installationId: 1, repo: "hint-dup/app", number: 7 };
+    for (let i = 0; i < 10; i++) await fx.workQueue.hint(hint);
+    const queue = fx.workQueue.queue(QUEUE_NAMES.hints);
+    expect(await queue.getJobCounts("waiting")).toEqual({ waiting: 1 });
+    expect(await queue.getJob(hintJobId(hint))).toBeTruthy();
+    worker.resume();
+    await eventually(async () => ((await queue.getJobCounts("waiting", "active")).waiting === 0 ? true : undefined));
+  });
+
+  it("catches a lost webhook at the next poll", async () => {
+    const { fullName } = await installRepository(fx, { owner: "hint-b", name: "app" });
+    await pollRepository(fx.deps, fullName);
+    fx.sim.dropNextWebhook({ count: 2 }); // issues.opened and issues.labeled
+    fx.sim.createIssue({ repo: fullName, title: "Lost", labels: [LABEL] });
+    await fx.sim.waitForWebhooks();
+    expect(fx.sim.deliveries({ event: "issues" }).filter((d) => d.status === "dropped").map((d) => d.action)).toEqual(["opened", "labeled"]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(await runsOf(fx.db, fullName)).toEqual([]);
+    expect(await pollRepository(fx.deps, fullName)).toMatchObject({ opened: [expect.any(String)] });
+    expect(await runsOf(fx.db, fullName)).toHaveLength(1);
+  });
+});
