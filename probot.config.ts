@@ -2,12 +2,18 @@
 // It knows nothing of HTTP (app/api/github/webhooks/route.ts verifies and hands deliveries in)
 // nor of BullMQ (the WorkQueue it is given is).
 import type { ApplicationFunction, Probot } from "probot";
+import type { CheckRunEventOutcome, CheckRunEventPayload } from "./lib/mirror/check-run-actions";
 import type { WebhookDeps } from "./lib/triggers/webhook-events";
 import { onInstallationWebhook, onItemWebhook, onLabelWebhook, onPushWebhook } from "./lib/triggers/webhook-events";
 
 type Payload = Record<string, unknown>;
 
-export function atelierApp(deps: WebhookDeps): ApplicationFunction {
+export interface AtelierAppDeps extends WebhookDeps {
+  /** A check run's button (approve, retry, cancel) or "Re-run": the operator actions, permission checked. */
+  onCheckRunAction(payload: CheckRunEventPayload): Promise<CheckRunEventOutcome>;
+}
+
+export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
   return (app: Probot) => {
     // installation lifecycle → installations and repositories tables, schedulers, a first poll
     app.on(["installation", "installation_repositories"], async (context) => {
@@ -25,9 +31,10 @@ export function atelierApp(deps: WebhookDeps): ApplicationFunction {
     app.on("push", async (context) => {
       await onPushWebhook(deps, context.payload as unknown as Payload);
     });
-    // check run buttons (approve, cancel, retry) and "Re-run": handled by the operator actions (later)
+    // check run buttons (approve, cancel, retry) and "Re-run" → the operator actions
     app.on(["check_run.requested_action", "check_run.rerequested"], async (context) => {
-      deps.log.info({ action: context.payload.action, checkRun: context.payload.check_run.id }, "check_run action received (not handled yet)");
+      const outcome = await deps.onCheckRunAction(context.payload as unknown as CheckRunEventPayload);
+      deps.log.info({ action: context.payload.action, checkRun: context.payload.check_run.id, outcome: outcome.tag }, "check_run action");
     });
   };
 }

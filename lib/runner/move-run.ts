@@ -1,6 +1,7 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
+import { admitAttempt } from "../metering/admission";
 import { beginAttempt } from "../store/attempts";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
@@ -17,6 +18,9 @@ import { DrainingError, type Slot } from "./slots";
  * slot; once it closes, the newest Event queued behind it gets its turn.
  */
 
+/** How long a Run refused by a quota waits before asking the gate again, at most. */
+const QUOTA_RECHECK_S = 300;
+
 export type MoveOutcome =
   /** Nothing to do: the Run is closed, Waiting, or gone. */
   | { tag: "Idle"; reason: string }
@@ -25,7 +29,7 @@ export type MoveOutcome =
   /** Another worker holds the Run (its lease), or an open Attempt waits for the orphan sweep. */
   | { tag: "Held"; reason: "lease_held" | "open_attempt" }
   /** Move it again later: an automatic retry (a new slot), this worker is draining, or the Run changed under this job. */
-  | { tag: "Again"; reason: "retry" | "draining" | "changed"; delayMs: number }
+  | { tag: "Again"; reason: "retry" | "draining" | "changed" | "quota"; delayMs: number }
   | { tag: "Attempted"; attemptId: string; end: AttemptEnd["tag"]; continued: ContinueResult | null };
 
 /** A draining worker hands the job back a little later, for a worker that admits. */
@@ -113,6 +117,10 @@ async function underLease(
     if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
     // someone else's Attempt is open although the lease was free: the sweep decides, not us
     if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
+
+    // the admission gate: a refused Run keeps its state and says why (waiting_reason)
+    const refusal = await admitAttempt(ctx.deps.db, runId);
+    if (refusal) return { tag: "Again", reason: "quota", delayMs: Math.min(refusal.retryAfterSeconds ?? QUOTA_RECHECK_S, QUOTA_RECHECK_S) * 1000 };
 
     let begun;
     try {

@@ -41,7 +41,7 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
  * Reads one Item the way a poll would: an issue from the issues API, a pull request by
  * GraphQL (one call when the Item is known to be a pull request, two otherwise).
  */
-async function readItem(deps: TriggerDeps, repo: RegisteredRepository, number: number): Promise<Observation | null> {
+export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, number: number): Promise<Observation | null> {
   const readAt = new Date();
   if ((await knownKind(deps, repo.fullName, number)) !== "pull_request") {
     const listed = await getListedItem(deps.github.installationOctokit(repo.installationId), repo.fullName, number);

@@ -3,7 +3,10 @@
 import { BullWorkQueue, bullConnection } from "../../../../jobs/queues";
 import { loadGitHubAppSettings } from "../../../../lib/config/github-app";
 import { instanceConfig } from "../../../../lib/auth/instance-config";
+import { createRedis } from "../../../../lib/config/redis";
 import { toHttpError } from "../../../../lib/errors";
+import { handleCheckRunEvent, type CheckRunEventPayload } from "../../../../lib/mirror/check-run-actions";
+import { runnerOperatorServices } from "../../../../lib/mirror/runner-operator";
 import { createGitHubApp } from "../../../../lib/github/app";
 import { createLog } from "../../../../lib/github/log";
 import { receiveWebhook, type WebhookRequest } from "../../../../lib/github/receive-webhook";
@@ -24,7 +27,11 @@ async function createReceiver(): Promise<Receiver> {
   const instance = await instanceConfig();
   const github = createGitHubApp(settings, { log });
   const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
-  await github.probot.load(atelierApp({ db, workQueue, log }));
+  const operator = runnerOperatorServices({ db, redis: createRedis(), workQueue, roster: instance, recheckCondition: async () => true });
+  const publicUrl = process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin;
+  const onCheckRunAction = (payload: CheckRunEventPayload) =>
+    handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload);
+  await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction }));
   return (request) => receiveWebhook({ db, probot: github.probot, secret: settings.webhookSecret, log }, request);
 }
 

@@ -1,0 +1,86 @@
+// The worker entry (`npm run worker`): every BullMQ worker of Atelier in one process, wired to
+// the product in lib/. Run as many as you like on as many hosts as you like: they share one
+// Postgres (the truth) and one Redis (queues, leases), and each takes up to
+// max_concurrent_attempts Attempts at a time.
+import { resolve } from "node:path";
+import { loadGitHubAppSettings } from "../lib/config/github-app";
+import { createRedis } from "../lib/config/redis";
+import { loadInstanceConfig } from "../lib/config/roster";
+import { createGitHubApp } from "../lib/github/app";
+import { createLog } from "../lib/github/log";
+import { admission } from "../lib/metering/admission";
+import { quotaBlockedItems } from "../lib/metering/quota-refusals";
+import { targetPolicyFor } from "../lib/outbound/target-policy";
+import { appRunnerGitHub } from "../lib/runner/app-github";
+import { createRunnerHost } from "../lib/runner/runner-host";
+import { getDb } from "../lib/store/db";
+import { loopConditionHolds } from "../lib/triggers/condition-holds";
+import { createTriggerDeps } from "../lib/triggers/deps";
+import { BullWorkQueue, bullConnection } from "./queues";
+import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
+import { createHintWorker } from "./processors/hint";
+import { createInstallationWorker } from "./processors/installation";
+import { createMaintenanceWorker, recoverAtStart } from "./processors/maintenance";
+import { createMirrorWorker } from "./processors/mirror";
+import { createOutboundWorker } from "./processors/outbound";
+import { createPollWorker } from "./processors/poll";
+import { createScheduleWorker } from "./processors/schedule";
+
+/** How often Events blocked by a quota are hinted again, so they open once the limit lifts. */
+const QUOTA_RECHECK_MS = 5 * 60_000;
+
+const log = createLog("atelier.worker");
+const db = getDb();
+const instance = await loadInstanceConfig();
+const github = createGitHubApp(await loadGitHubAppSettings({ db }), { log });
+const connection = bullConnection();
+const redis = createRedis();
+const workQueue = new BullWorkQueue({ connection, db, pollIntervalSeconds: instance.pollIntervalSeconds });
+const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspaces");
+const publicUrl = process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
+
+const gate = admission({ onRefusal: (event, refusal) => log.info({ event: event.id, token: refusal.token }, "open refused") });
+const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate });
+const recheckCondition = (subject: { loop: string; repo: string; number: number | null }) => loopConditionHolds(triggers, subject);
+const runnerGitHub = appRunnerGitHub(github, db);
+const host = createRunnerHost(
+  { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
+  { workspaceRoot, roster: instance },
+);
+const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, leaseTtlMs: 30_000, log };
+
+await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
+await host.start();
+await workQueue.syncSchedulers();
+
+const mirrorDeps = { db, github: async (id: number) => github.installationOctokit(id), publicUrl };
+const attempts = createAttemptWorker(connection, host);
+const maintenance = await createMaintenanceWorker(connection, maintenanceDeps);
+const mirror = await createMirrorWorker(connection, mirrorDeps, { log });
+const outbound = await createOutboundWorker(connection, { db, policy: targetPolicyFor(instance) }, { log });
+const others = [
+  createPollWorker(connection, triggers),
+  createHintWorker(connection, triggers),
+  createScheduleWorker(connection, triggers),
+  createInstallationWorker(connection, { db, github, workQueue, log }),
+];
+
+const quotaRecheck = setInterval(() => {
+  void quotaBlockedItems(db)
+    .then((items) => Promise.all(items.map((item) => workQueue.hint(item))))
+    .catch((err: unknown) => log.warn({ err: String(err) }, "quota recheck failed"));
+}, QUOTA_RECHECK_MS);
+quotaRecheck.unref();
+
+installShutdownSignals({
+  host,
+  workers: [attempts, maintenance, mirror, outbound, ...others],
+  log,
+  cleanup: async () => {
+    clearInterval(quotaRecheck);
+    await workQueue.close();
+    redis.disconnect();
+    await db.close();
+  },
+});
+log.info({ slots: instance.maxConcurrentAttempts, workspaceRoot, github: github.settings.baseUrl }, "worker started");
