@@ -3,14 +3,25 @@ import { isTerminalState, runEventPayload, type TerminalRunRow } from "./payload
 
 const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** The outbound hooks subscribed to a Run (`run` has the Run's repo, loop and installation_id). */
+const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run
+   WHERE (h.repo IS NULL AND h.installation_id = run.installation_id) OR (h.repo = run.repo AND h.loop = run.loop)`;
+
+/**
+ * SQL: whether anyone subscribed to Run `runIdSql`'s terminal states — for a hot path that
+ * wants to skip recordTerminalDeliveries' round trip when nobody listens.
+ */
+export const hasOutboundHooks = (runIdSql: string): string =>
+  `EXISTS (WITH run AS (SELECT r.repo, r.loop, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo
+                        WHERE r.id = ${runIdSql}) ${HOOKS_OF_RUN})`;
+
 const TERMINAL_RUN = {
   name: "atelier-outbound-terminal-run",
   text: `
 WITH run AS (
   SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo WHERE r.id = $1
 ), hooks AS (
-  SELECT h.id FROM outbound_hooks h, run
-   WHERE (h.repo IS NULL AND h.installation_id = run.installation_id) OR (h.repo = run.repo AND h.loop = run.loop)
+  ${HOOKS_OF_RUN}
 )
 SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
        run.id, run.loop, run.repo, run.number, run.state, run.cancel_reason, run.installation_id,

@@ -1,7 +1,7 @@
 import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, OPEN, type RunStateName } from "../engine/run-state";
-import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
+import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
@@ -145,18 +145,18 @@ export async function openOrBlock(
 
 /** Cancels an unstarted Run (locked by the snapshot) as Superseded; returns the reservations left. */
 async function supersede(sql: Sql, runId: string, byEvent: string, snap: Pick<ClaimSnapshot, "generation" | "reserved">): Promise<number> {
-  const { rows } = await sql.query<{ reserved_generation: number | null }>({
+  const { rows } = await sql.query<{ reserved_generation: number | null; hooked: boolean }>({
     name: "atelier-claim-supersede",
     text: `UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2, reserved_generation = NULL,
                   ended_at = now(), updated_at = now()
              FROM (SELECT id, reserved_generation FROM runs WHERE id = $1) old
             WHERE r.id = old.id AND r.state::text = ANY($3)
-        RETURNING old.reserved_generation`,
+        RETURNING old.reserved_generation, ${hasOutboundHooks("r.id")} AS hooked`,
     values: [runId, byEvent, FROM.supersede],
   });
   if (rows[0]) {
     await markRunsChanged(sql, [runId]);
-    await recordTerminalDeliveries(sql, runId);
+    if (rows[0].hooked) await recordTerminalDeliveries(sql, runId);
   } // outbound webhooks: run.canceled (Superseded)
   return rows[0]?.reserved_generation === snap.generation ? snap.reserved - 1 : snap.reserved;
 }

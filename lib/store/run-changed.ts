@@ -2,11 +2,13 @@ import type pg from "pg";
 
 /**
  * Every change of a Run's state (or of its pull request) is announced on this Postgres
- * channel with the Run id. Inside a transaction the ids are collected and sent right after
- * COMMIT (never for a rolled-back change): a NOTIFY inside the writing transaction would hold
- * Postgres's global notify lock through the commit's fsync and serialize every writer. The
- * mirror (check runs, Item comments) and the dashboard's live views listen; their periodic
- * sweeps cover an announcement lost between a commit and its notify.
+ * channel with the Run id. Inside a transaction the ids are collected and, once it committed
+ * (never for a rolled-back change), handed to a per-pool announcer that sends the ids of all
+ * transactions of the last few milliseconds in one statement, off the writer's path. A NOTIFY
+ * inside the writing transaction would hold Postgres's global notify lock through the
+ * commit's fsync and serialize every writer. The mirror (check runs, Item comments) and the
+ * dashboard's live views listen; their periodic sweeps cover an announcement lost between a
+ * commit and its notify (a crash, a lost connection).
  */
 export const RUN_CHANGED_CHANNEL = "atelier_run_changed";
 
@@ -24,11 +26,40 @@ export function discardRunChanges(client: Queryable): void {
   collecting.delete(client);
 }
 
-/** Sends what a committed transaction collected. */
-export async function flushRunChanges(client: Queryable): Promise<void> {
+/** Hands what a committed transaction collected to the pool's announcer. */
+export function flushRunChanges(client: Queryable, pool: Queryable): void {
   const ids = collecting.get(client);
   collecting.delete(client);
-  if (ids?.size) await notifyRunsChanged(client, [...ids]);
+  if (ids?.size) announcer(pool).add(ids);
+}
+
+/** How long the announcer gathers ids before one NOTIFY statement sends them. */
+const ANNOUNCE_EVERY_MS = 2;
+
+const announcers = new WeakMap<object, { add(ids: Iterable<string>): void }>();
+
+function announcer(pool: Queryable): { add(ids: Iterable<string>): void } {
+  let found = announcers.get(pool);
+  if (!found) {
+    let pending = new Set<string>();
+    let timer: NodeJS.Timeout | null = null;
+    const send = () => {
+      timer = null;
+      const ids = [...pending];
+      pending = new Set();
+      notifyRunsChanged(pool, ids).catch(() => {
+        /* the pool closed or the database is away: the listeners' sweeps catch up */
+      });
+    };
+    found = {
+      add(ids) {
+        for (const id of ids) pending.add(id);
+        timer ??= setTimeout(send, ANNOUNCE_EVERY_MS);
+      },
+    };
+    announcers.set(pool, found);
+  }
+  return found;
 }
 
 /** Marks Runs changed: announced after the surrounding transaction commits, or now outside one. */

@@ -41,7 +41,7 @@ export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, begin
       collectRunChanges(client);
       const result = await fn(client);
       await client.query("COMMIT");
-      await flushRunChanges(client);
+      flushRunChanges(client, db.pool);
       return result;
     } catch (err) {
       discardRunChanges(client);
