@@ -1,0 +1,177 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import type { BoardCard } from "../../../lib/dashboard/board";
+import { getBoard } from "../../../lib/dashboard/queries";
+import { boardQuery } from "../../../lib/dashboard/schemas";
+import { MoveCard } from "../../_components/move-card";
+import { Empty, ExternalLink, Label, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
+import { issueUrl, pullRequestUrl } from "../../../lib/dashboard/links";
+import { load } from "../../_server/page-data";
+import { dashboardContext } from "../../_server/services";
+import { requirePageViewer } from "../../_server/viewer";
+
+export const metadata: Metadata = { title: "Board" };
+
+type Search = Promise<Record<string, string | string[] | undefined>>;
+
+function one(v: string | string[] | undefined): string | undefined {
+  return (Array.isArray(v) ? v[0] : v) || undefined;
+}
+
+export default async function BoardPage({ searchParams }: { searchParams: Search }) {
+  const sp = await searchParams;
+  const parsed = boardQuery.safeParse({ repo: one(sp.repo), loop: one(sp.loop), perLane: one(sp.perLane) });
+  const q = parsed.success ? parsed.data : {};
+  const viewer = await requirePageViewer(`/board${q.repo || q.loop ? `?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]))}` : ""}`);
+  const result = await load(() => getBoard(dashboardContext(), viewer, q));
+  if (!result.ok) {
+    return (
+      <>
+        <PageHeader title="Board" />
+        <Problem title="The Board could not be read" message={result.message} token={result.token} />
+      </>
+    );
+  }
+  const { board, repos, loops, filter, writable } = result.data;
+  const laneNames = board.lanes.filter((l) => l.state === "open").map((l) => l.name);
+  const canWrite = new Set(writable);
+  const cards = board.lanes.reduce((n, l) => n + l.total, 0);
+
+  return (
+    <>
+      <PageHeader title="Board" subtitle={`${cards} Item${cards === 1 ? "" : "s"} in ${repos.length} repositor${repos.length === 1 ? "y" : "ies"}`}>
+        <form method="get" className="flex flex-wrap items-end gap-2 text-sm" aria-label="Filter the Board">
+          <label className="flex flex-col gap-0.5">
+            <span className="text-xs text-stone-500">Repository</span>
+            <select name="repo" defaultValue={filter.repo ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
+              <option value="">All repositories</option>
+              {repos.map((r) => (
+                <option key={r} value={r}>
+                  {r}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="flex flex-col gap-0.5">
+            <span className="text-xs text-stone-500">Loop</span>
+            <select name="loop" defaultValue={filter.loop ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
+              <option value="">All Loops</option>
+              {loops.map((l) => (
+                <option key={l} value={l}>
+                  {l}
+                </option>
+              ))}
+            </select>
+          </label>
+          <button type="submit" className="rounded-md bg-stone-800 px-3 py-1.5 font-medium text-white">
+            Filter
+          </button>
+          {filter.repo || filter.loop ? (
+            <Link href="/board" className="px-1 py-1.5 text-stone-600 underline">
+              Clear
+            </Link>
+          ) : null}
+        </form>
+      </PageHeader>
+
+      {repos.length === 0 ? (
+        <Empty title="No repositories yet">
+          Install the GitHub App on a repository you can see, and add <code>.github/atelier.yml</code> to it. The{" "}
+          <Link href="/repositories" className="underline">
+            Repositories
+          </Link>{" "}
+          page shows what Atelier sees.
+        </Empty>
+      ) : (
+        <div data-testid="board" className="grid auto-cols-[minmax(16rem,1fr)] gap-3 max-md:grid-cols-1 md:grid-flow-col md:overflow-x-auto md:pb-2">
+          {board.lanes.map((lane) => (
+            <section key={lane.name} data-testid="lane" data-lane={lane.name} aria-label={lane.name} className="flex min-w-0 flex-col rounded-lg bg-stone-100 p-2">
+              <h2 className="mb-2 flex items-center justify-between px-1 text-sm font-semibold text-stone-700">
+                <span>
+                  {lane.name}
+                  {lane.label ? <span className="ml-1 font-normal text-stone-500">· {lane.label}</span> : null}
+                </span>
+                <span className="rounded-full bg-stone-200 px-2 text-xs text-stone-600">{lane.total}</span>
+              </h2>
+              {lane.cards.length === 0 ? (
+                <p className="px-1 py-4 text-center text-xs text-stone-400">Nothing here</p>
+              ) : (
+                <ul className="flex flex-col gap-2">
+                  {lane.cards.map((card) => (
+                    <Card key={card.key} card={card} lanes={laneNames} lane={lane.name} movable={lane.state === "open" && canWrite.has(card.repo)} />
+                  ))}
+                </ul>
+              )}
+              {lane.total > lane.cards.length ? (
+                <p className="mt-2 px-1 text-xs text-stone-500">
+                  Showing the {lane.cards.length} most recent of {lane.total}.{" "}
+                  {board.perLane < 200 ? (
+                    <Link
+                      className="underline"
+                      href={`/board?${new URLSearchParams({ ...(filter.repo ? { repo: filter.repo } : {}), ...(filter.loop ? { loop: filter.loop } : {}), perLane: "200" })}`}
+                    >
+                      Show more
+                    </Link>
+                  ) : (
+                    "Filter by repository to narrow it."
+                  )}
+                </p>
+              ) : null}
+            </section>
+          ))}
+        </div>
+      )}
+    </>
+  );
+}
+
+function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]; lane: string; movable: boolean }) {
+  const run = card.run;
+  return (
+    <li data-testid="card" data-item={`${card.repo}#${card.number}`} className="rounded-md border border-stone-200 bg-white p-2.5 shadow-sm">
+      <div className="flex items-start justify-between gap-2">
+        <ExternalLink href={issueUrl(card.repo, card.number, card.kind)} className="min-w-0 text-sm font-medium leading-snug text-stone-900 hover:underline">
+          {card.title}
+        </ExternalLink>
+        {card.kind === "pull_request" ? <span className="shrink-0 rounded bg-violet-50 px-1 text-[10px] text-violet-700">PR</span> : null}
+      </div>
+      <p className="mt-0.5 text-xs text-stone-500">
+        {card.repo}#{card.number} · <Time iso={card.updatedAt} />
+      </p>
+      {card.labels.length ? (
+        <div className="mt-1.5 flex flex-wrap gap-1">
+          {card.labels.slice(0, 6).map((l) => (
+            <Label key={l} name={l} />
+          ))}
+        </div>
+      ) : null}
+      {run ? (
+        <div className="mt-2 border-t border-stone-100 pt-2 text-xs">
+          <div className="flex flex-wrap items-center gap-1.5">
+            <Link href={`/runs/${run.id}`} className="inline-flex items-center gap-1.5 hover:underline" data-testid="card-run">
+              <StateBadge state={run.state} testId="card-run-state" />
+              <span className="text-stone-600">{run.loop}</span>
+            </Link>
+            {run.attempt ? <span className="text-stone-400">attempt {run.attempt}</span> : null}
+            {run.pullRequestNumber ? (
+              <ExternalLink href={pullRequestUrl(card.repo, run.pullRequestNumber)} className="text-emerald-700 underline">
+                PR #{run.pullRequestNumber}
+              </ExternalLink>
+            ) : null}
+          </div>
+          {run.waitsFor ? <p className="mt-1 text-stone-600">Waits for {run.waitsFor}</p> : null}
+          {run.state === "Failed" && run.failureKind ? <p className="mt-0.5 text-red-700">{run.failureKind}</p> : null}
+        </div>
+      ) : null}
+      {card.budgetAsk ? (
+        <p className="mt-2 rounded bg-amber-50 px-1.5 py-1 text-xs text-amber-800">
+          Cycle budget used up —{" "}
+          <Link href="/needs-you" className="underline">
+            reset it
+          </Link>
+        </p>
+      ) : null}
+      {movable ? <MoveCard repo={card.repo} number={card.number} lanes={lanes} current={lane} /> : null}
+    </li>
+  );
+}

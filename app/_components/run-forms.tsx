@@ -1,0 +1,108 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState, useTransition, type FormEvent } from "react";
+import { postJson } from "./post-json";
+
+function useSubmit(url: string) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [, startTransition] = useTransition();
+  async function submit(body: unknown, done?: () => void) {
+    setBusy(true);
+    setError(null);
+    try {
+      await postJson(url, body);
+      done?.();
+      startTransition(() => router.refresh());
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return { error, busy, submit };
+}
+
+/** Edit and retry: a new task text and/or Agent, then Attempt n+1. */
+export function EditAndRetryForm({ runId, prompt, agent, agents }: { runId: string; prompt: string; agent: string; agents: string[] }) {
+  const { error, busy, submit } = useSubmit(`/api/v1/runs/${runId}/edit-and-retry`);
+  const [text, setText] = useState(prompt);
+  const [who, setWho] = useState(agent);
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    const body: { prompt?: string; agent?: string } = {};
+    if (text !== prompt) body.prompt = text;
+    if (who !== agent) body.agent = who;
+    if (!body.prompt && !body.agent) body.prompt = text;
+    void submit(body);
+  }
+  return (
+    <form onSubmit={onSubmit} className="space-y-2" data-testid="edit-and-retry-form">
+      <label className="block text-sm font-medium" htmlFor="edit-prompt">
+        Task for the agent
+      </label>
+      <textarea
+        id="edit-prompt"
+        value={text}
+        onChange={(e) => setText(e.target.value)}
+        rows={6}
+        className="w-full rounded-md border border-stone-300 bg-white p-2 font-mono text-xs"
+      />
+      <div className="flex flex-wrap items-center gap-2">
+        <label className="text-sm" htmlFor="edit-agent">
+          Agent
+        </label>
+        <select id="edit-agent" value={who} onChange={(e) => setWho(e.target.value)} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
+          {[...new Set([agent, ...agents])].map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={busy} className="rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-emerald-800 disabled:bg-emerald-400">
+          {busy ? "Retrying…" : "Edit and retry"}
+        </button>
+      </div>
+      {error ? (
+        <p role="alert" className="text-xs text-red-700">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}
+
+/** Intervene: a message to the live agent session of the open Attempt. */
+export function InterveneForm({ runId, attemptId }: { runId: string; attemptId: string }) {
+  const { error, busy, submit } = useSubmit(`/api/v1/runs/${runId}/intervene`);
+  const [message, setMessage] = useState("");
+  function onSubmit(e: FormEvent) {
+    e.preventDefault();
+    if (!message.trim()) return;
+    void submit({ attemptId, text: message }, () => setMessage(""));
+  }
+  return (
+    <form onSubmit={onSubmit} className="flex flex-col gap-2 sm:flex-row" data-testid="intervene-form">
+      <label className="sr-only" htmlFor="intervene-message">
+        Message to the agent
+      </label>
+      <input
+        id="intervene-message"
+        value={message}
+        onChange={(e) => setMessage(e.target.value)}
+        placeholder="Tell the running agent something…"
+        className="min-w-0 flex-1 rounded-md border border-stone-300 bg-white px-2 py-1.5 text-sm"
+      />
+      <button type="submit" disabled={busy || !message.trim()} className="rounded-md bg-stone-800 px-3 py-1.5 text-sm font-medium text-white disabled:bg-stone-400">
+        {busy ? "Sending…" : "Send to agent"}
+      </button>
+      {error ? (
+        <p role="alert" className="text-xs text-red-700">
+          {error}
+        </p>
+      ) : null}
+    </form>
+  );
+}

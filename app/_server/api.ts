@@ -1,0 +1,93 @@
+import type { z } from "zod";
+import { assertSameOrigin } from "../../lib/auth/csrf";
+import type { Viewer } from "../../lib/auth/viewer";
+import type { DashboardContext } from "../../lib/dashboard/services";
+import { AtelierError, BadInputError, toHttpError } from "../../lib/errors";
+import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { dashboardContext } from "./services";
+
+/**
+ * The edge of the JSON API: every /api/v1 handler goes through `api()`, which refuses
+ * cross-origin writes, resolves the viewer, runs the handler, and maps any error to HTTP once
+ * (toHttpError). Handlers only parse, and call one lib service.
+ */
+
+export interface ApiCall<P> {
+  request: Request;
+  params: P;
+  viewer: Viewer | null;
+  ctx: DashboardContext;
+}
+
+type Handler<P> = (call: ApiCall<P>) => Promise<unknown>;
+
+const NO_STORE = { "cache-control": "no-store" };
+
+export function api<P = Record<string, never>>(handler: Handler<P>) {
+  return async (request: Request, route?: { params?: Promise<P> }): Promise<Response> => {
+    try {
+      assertSameOrigin(request.method, request.headers);
+      const params = ((await route?.params) ?? {}) as P;
+      const ctx = dashboardContext();
+      const viewer = await viewerFromCookieHeader(ctx.db, request.headers.get("cookie"));
+      const result = await handler({ request, params, viewer, ctx });
+      if (result instanceof Response) return result;
+      return Response.json(result, { headers: NO_STORE });
+    } catch (err) {
+      return errorResponse(err);
+    }
+  };
+}
+
+export function errorResponse(err: unknown): Response {
+  const http = toHttpError(err);
+  if (http.status >= 500 && !(err instanceof AtelierError)) {
+    console.error(`atelier: api error: ${(err as Error)?.stack ?? String(err)}`);
+  }
+  return Response.json(http.body, { status: http.status, headers: { ...http.headers, ...NO_STORE } });
+}
+
+function issues(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((i) => ({
+    path: i.path.map(String).join("."),
+    message: i.code === "unrecognized_keys" ? `unknown field(s): ${i.keys.join(", ")}` : i.message,
+  }));
+}
+
+/** The JSON body, parsed strictly by `schema`; an empty body reads as {}. */
+export async function body<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
+  const text = await request.text();
+  let value: unknown = {};
+  if (text.trim()) {
+    const type = request.headers.get("content-type") ?? "";
+    if (!/^application\/json\b/i.test(type)) {
+      throw new BadInputError("unsupported_content_type", "Send the body as JSON (Content-Type: application/json).");
+    }
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new BadInputError("invalid_json", "The body is not valid JSON.");
+    }
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const list = issues(parsed.error);
+    throw new BadInputError("invalid_body", `The body is not valid: ${list.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}.`, {
+      issues: list,
+    });
+  }
+  return parsed.data;
+}
+
+/** The query string, parsed strictly by `schema`. */
+export function query<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
+  const params = Object.fromEntries(new URL(request.url).searchParams);
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) {
+    const list = issues(parsed.error);
+    throw new BadInputError("invalid_query", `The query is not valid: ${list.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}.`, {
+      issues: list,
+    });
+  }
+  return parsed.data;
+}

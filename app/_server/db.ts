@@ -1,0 +1,6 @@
+import { getDb, type Db } from "../../lib/store/db";
+
+/** The web process's database (one pool, created on first use). */
+export function db(): Db {
+  return getDb();
+}

@@ -1,0 +1,115 @@
+import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { instanceConfig } from "../../lib/auth/instance-config";
+import { loadGitHubAppSettings } from "../../lib/config/github-app";
+import { createRedis } from "../../lib/config/redis";
+import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
+import { createGitHubApp, type GitHubApp } from "../../lib/github/app";
+import { createLog } from "../../lib/github/log";
+import * as operator from "../../lib/runner/operator";
+import { resetCycleBudget } from "../../lib/store/cycle-budget";
+import type { Db } from "../../lib/store/db";
+import { moveBoardCard } from "../../lib/triggers/board-move";
+import { admission } from "../../lib/metering/admission";
+import { loopConditionHolds } from "../../lib/triggers/condition-holds";
+import { createTriggerDeps } from "../../lib/triggers/deps";
+import { setLoopPaused } from "../../lib/triggers/loops";
+import { db } from "./db";
+
+/**
+ * The services behind the dashboard's actions: the runner's operator services (the guarded
+ * transition, then the Run's job enqueued or its running agent stopped), the triggers' Loop
+ * pause and Board move (labels written on GitHub as the installation, then a Hint), and the
+ * store's cycle budget reset. Their connections (Redis, BullMQ, the App) open on the first
+ * action, never at build time or on a page render.
+ */
+
+export interface LiveServicesOptions {
+  /** BullMQ key prefix (tests use their own). */
+  bullPrefix?: string;
+  /** The runner's Redis key prefix (default `atelier:`). */
+  keyPrefix?: string;
+}
+
+export interface LiveServices {
+  services: DashboardServices;
+  close(): Promise<void>;
+}
+
+export function createLiveServices(database: Db, options: LiveServicesOptions = {}): LiveServices {
+  let redis: ReturnType<typeof createRedis> | null = null;
+  let queue: Promise<BullWorkQueue> | null = null;
+  let app: Promise<GitHubApp> | null = null;
+
+  const workQueue = () =>
+    (queue ??= instanceConfig().then(
+      (config) =>
+        new BullWorkQueue({
+          connection: bullConnection(),
+          db: database,
+          pollIntervalSeconds: config.pollIntervalSeconds,
+          ...(options.bullPrefix ? { prefix: options.bullPrefix } : {}),
+        }),
+    ));
+  const commandRedis = () => {
+    if (!redis) {
+      redis = createRedis();
+      redis.on("error", () => {
+        /* ioredis reconnects; an action meanwhile fails with its own error */
+      });
+    }
+    return redis;
+  };
+  const github = () => {
+    app ??= loadGitHubAppSettings({ db: database }).then((settings) => createGitHubApp(settings, { log: createLog("atelier.dashboard") }));
+    app.catch(() => (app = null));
+    return app;
+  };
+  const gate = admission();
+  const deps = async (): Promise<operator.OperatorDeps> => {
+    const [queue, roster] = await Promise.all([workQueue(), instanceConfig()]);
+    return {
+      db: database,
+      redis: commandRedis(),
+      workQueue: queue,
+      roster,
+      admission: gate,
+      ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
+      // A cancel gives the Events queued behind the Run their turn: the Loop's `if:` is read
+      // again on GitHub, as the worker does (a check that cannot run counts as true).
+      recheckCondition: async (subject) =>
+        loopConditionHolds(createTriggerDeps({ db: database, github: await github(), workQueue: queue, roster, admission: gate }), subject),
+    };
+  };
+
+  return {
+    services: {
+      approveRun: async (runId, actor) => operator.approveRun(await deps(), runId, actor),
+      retryRun: async (runId, actor) => operator.retryRun(await deps(), runId, actor),
+      editAndRetryRun: async (runId, actor, amendment) => operator.editAndRetryRun(await deps(), runId, actor, amendment),
+      cancelRun: async (runId, actor) => operator.cancelRun(await deps(), runId, actor),
+      resolveFailure: (runId, actor) => operator.resolveFailure({ db: database }, runId, actor),
+      intervene: async (runId, actor, input) => operator.intervene(await deps(), runId, actor, input),
+      resetCycleBudget: (itemKey, actor) => resetCycleBudget(database, itemKey, actor),
+      setLoopPaused: (repo, loop, paused, actor) => setLoopPaused(database, repo, loop, paused, actor),
+      moveCard: async (move) => moveBoardCard({ db: database, github: await github(), workQueue: await workQueue() }, move),
+    },
+    async close() {
+      if (queue) await (await queue).close();
+      if (redis) await redis.quit().catch(() => undefined);
+    },
+  };
+}
+
+let shared: LiveServices | undefined;
+let override: DashboardServices | undefined;
+
+export function dashboardContext(): DashboardContext {
+  const database = db();
+  shared ??= createLiveServices(database);
+  return { db: database, services: override ?? shared.services };
+}
+
+/** Tests put their own services in (the live ones under a test prefix, a double for the agent…). */
+export function setDashboardServicesForTests(services: DashboardServices | undefined): void {
+  override = services;
+}

@@ -1,0 +1,3 @@
+import { handlers } from "../../../_server/auth";
+
+export const { GET, POST } = handlers;

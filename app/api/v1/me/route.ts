@@ -1,0 +1,6 @@
+import { getMe } from "../../../../lib/dashboard/queries";
+import { api } from "../../../_server/api";
+
+export const dynamic = "force-dynamic";
+
+export const GET = api(async ({ viewer }) => getMe(viewer));

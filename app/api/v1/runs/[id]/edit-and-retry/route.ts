@@ -1,0 +1,7 @@
+import { editAndRetryRun } from "../../../../../../lib/dashboard/actions";
+import { editAndRetryBody } from "../../../../../../lib/dashboard/schemas";
+import { api, body } from "../../../../../_server/api";
+
+export const POST = api<{ id: string }>(async ({ request, params, viewer, ctx }) =>
+  editAndRetryRun(ctx, viewer, params.id, await body(request, editAndRetryBody)),
+);

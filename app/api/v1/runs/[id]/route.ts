@@ -1,0 +1,6 @@
+import { getRun } from "../../../../../lib/dashboard/queries";
+import { api } from "../../../../_server/api";
+
+export const dynamic = "force-dynamic";
+
+export const GET = api<{ id: string }>(async ({ params, viewer, ctx }) => getRun(ctx, viewer, params.id));

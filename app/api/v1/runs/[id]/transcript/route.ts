@@ -1,0 +1,25 @@
+import { authorizeTranscript } from "../../../../../../lib/dashboard/queries";
+import { transcriptQuery } from "../../../../../../lib/dashboard/schemas";
+import { streamTranscript } from "../../../../../../lib/dashboard/transcript";
+import { api, query } from "../../../../../_server/api";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * The Run's transcript as server-sent events, from `?after=<entry id>` or the Last-Event-ID
+ * of a reconnect: `entry`, `run` (state and pull request) and `end` events.
+ */
+export const GET = api<{ id: string }>(async ({ request, params, viewer, ctx }) => {
+  const { after } = query(request, transcriptQuery);
+  await authorizeTranscript(ctx, viewer, params.id);
+  const resume = request.headers.get("last-event-id");
+  const stream = streamTranscript(ctx.db, params.id, { after: resume && /^\d+$/.test(resume) ? resume : after, signal: request.signal });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+});

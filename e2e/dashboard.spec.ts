@@ -1,0 +1,210 @@
+import { expect, registerDemoRepo, seedItem, seedRun, signIn, test, transcript } from "./support";
+
+/**
+ * The dashboard on rows written straight to Postgres (what the triggers and the runner would
+ * have written), in the sandbox's demo repository, with people signed in through the
+ * simulator's OAuth: octo-writer (write access) and octo-reader (read access).
+ */
+
+const REPO = "demo-org/webapp";
+const runs: Record<string, string> = {};
+
+test.describe.configure({ mode: "serial" });
+
+test.beforeAll(async () => {
+  const { Pool } = (await import("pg")).default;
+  const db = new Pool({ connectionString: process.env.E2E_DATABASE_URL, max: 1 });
+  await registerDemoRepo(db, REPO);
+  await seedItem(db, REPO, 901, { title: "Seeded: waiting for approval", labels: ["ready-for-agent"] });
+  runs.waiting = await seedRun(db, REPO, 901, "Waiting");
+  await seedItem(db, REPO, 902, { title: "Seeded: the agent is talking", labels: ["agent-working"] });
+  runs.live = await seedRun(db, REPO, 902, "Waiting");
+  await seedItem(db, REPO, 903, { title: "Seeded: the agent failed", labels: ["ready-for-agent"] });
+  runs.failed = await seedRun(db, REPO, 903, "Failed", { attempt: { state: "Failed", failureKind: "AgentFailure", failureCategory: "agent_exit", message: "the agent exited with 1" } });
+  await seedItem(db, REPO, 904, { title: "Seeded: shipped", state: "closed" });
+  runs.done = await seedRun(db, REPO, 904, "Succeeded", { attempt: { state: "Succeeded" }, pullRequestNumber: 77 });
+  await seedItem(db, REPO, 905, { title: "Seeded: out of cycles", labels: ["in-review"] });
+  await db.query(
+    `INSERT INTO cycle_budgets (item_key, repo, generation, ask, asked_at) VALUES ($1, $2, 0, $3, now()) ON CONFLICT DO NOTHING`,
+    [JSON.stringify(["github", REPO, 905]), REPO, JSON.stringify({ askId: "e2e-ask-905", loop: "start-dev", maxCycles: 3 })],
+  );
+  await db.end();
+});
+
+test("a writer signs in and sees the Board, with each card's Run and what it waits for", async ({ page }, info) => {
+  await signIn(page, "octo-writer");
+  await page.goto(`/board?repo=${REPO}`);
+  const ready = page.locator('[data-testid="lane"][data-lane="Ready for agent"]');
+  const card = ready.locator(`[data-item="${REPO}#901"]`);
+  await expect(card).toBeVisible();
+  await expect(card.getByTestId("card-run-state")).toHaveText("Waiting");
+  await expect(card).toContainText("Waits for an operator's approval");
+  await expect(card.getByTestId("move-card")).toBeVisible();
+  await expect(page.locator('[data-testid="lane"][data-lane="In progress"]').locator(`[data-item="${REPO}#902"]`)).toBeVisible();
+  await expect(page.locator('[data-testid="lane"][data-lane="Done"]').locator(`[data-item="${REPO}#904"]`)).toContainText("PR #77");
+  await expect(page.getByTestId("needs-count")).toHaveText(/^[1-9]\d*$/);
+  await page.screenshot({ path: info.outputPath("board.png"), fullPage: true });
+});
+
+test("Needs you lists the approvals, the failure and the budget ask, newest first, each with its action", async ({ page }, info) => {
+  await signIn(page, "octo-writer");
+  await page.goto("/needs-you");
+  const needs = page.getByTestId("need");
+  await expect(needs.filter({ hasText: "Seeded: waiting for approval" }).getByTestId("need-approve")).toBeVisible();
+  await expect(needs.filter({ hasText: "Seeded: the agent failed" })).toContainText("AgentFailure · agent_exit: the agent exited with 1");
+  await expect(needs.filter({ hasText: "Seeded: the agent failed" }).getByTestId("need-retry")).toBeVisible();
+  await expect(needs.filter({ hasText: "Seeded: out of cycles" }).getByTestId("need-reset-budget")).toBeVisible();
+  await page.screenshot({ path: info.outputPath("needs-you.png"), fullPage: true });
+});
+
+test("the Run page streams the transcript live, then shows the pull request and the end state", async ({ page, db }, info) => {
+  await signIn(page, "octo-writer");
+  await transcript(db, runs.live!, "$ atelier-demo-agent");
+  await page.goto(`/runs/${runs.live}`);
+  await expect(page.getByTestId("run-state")).toHaveText("Waiting");
+  await expect(page.getByTestId("transcript-entry")).toHaveText(["$ atelier-demo-agent"]);
+  await expect(page.getByTestId("transcript-status")).toHaveAttribute("data-status", "live");
+  await transcript(db, runs.live!, "Editing README.md");
+  await transcript(db, runs.live!, "warning: nothing to lint", "stderr");
+  await expect(page.getByTestId("transcript-entry")).toHaveCount(3);
+  await db.query(`UPDATE runs SET state = 'Succeeded', pull_request_number = 78, ended_at = now() WHERE id = $1`, [runs.live]);
+  await db.query(`SELECT pg_notify('atelier_run_changed', $1)`, [runs.live]);
+  await expect(page.getByTestId("run-state")).toHaveText("Succeeded");
+  await expect(page.getByTestId("run-pr-link")).toHaveAttribute("href", /\/demo-org\/webapp\/pull\/78$/);
+  await expect(page.getByTestId("transcript-status")).toHaveAttribute("data-status", "ended");
+  await expect(page.getByTestId("run-actions")).toHaveCount(0);
+  await page.screenshot({ path: info.outputPath("run.png"), fullPage: true });
+});
+
+test("a Failed Run shows its Attempt's failure kind and category, and the actions its state allows", async ({ page }) => {
+  await signIn(page, "octo-writer");
+  await page.goto(`/runs/${runs.failed}`);
+  await expect(page.getByTestId("attempt")).toContainText("AgentFailure");
+  await expect(page.getByTestId("attempt")).toContainText("agent_exit");
+  await expect(page.getByTestId("action-retry")).toBeVisible();
+  await expect(page.getByTestId("action-resolve-failure")).toBeVisible();
+  await expect(page.getByTestId("action-edit-and-retry")).toBeVisible();
+  await expect(page.getByTestId("action-approve")).toHaveCount(0);
+  await expect(page.getByTestId("action-cancel")).toHaveCount(0);
+  await page.getByTestId("action-resolve-failure").click();
+  await expect(page.getByTestId("action-resolve-failure")).toHaveCount(0);
+  await expect(page.getByTestId("run-audit")).toContainText("octo-writer");
+});
+
+test("a writer approves a waiting Run: it leaves Waiting, and the audit says who", async ({ page }) => {
+  await signIn(page, "octo-writer");
+  await page.goto(`/runs/${runs.waiting}`);
+  await expect(page.getByTestId("run-state")).toHaveText("Waiting");
+  await page.getByTestId("action-approve").click();
+  await expect(page.getByTestId("run-state")).not.toHaveText("Waiting");
+  await expect(page.getByTestId("run-audit")).toContainText(/octo-writer\s*approve/);
+  await expect(page.getByTestId("action-approve")).toHaveCount(0);
+});
+
+test("a read-only user sees no action button, and the API answers 403", async ({ page, db }) => {
+  const id = await (async () => {
+    await seedItem(db, REPO, 906, { title: "Seeded: for the reader", labels: ["ready-for-agent"] });
+    return seedRun(db, REPO, 906, "Waiting");
+  })();
+  await signIn(page, "octo-reader");
+  await page.goto(`/runs/${id}`);
+  await expect(page.getByTestId("run-state")).toHaveText("Waiting");
+  await expect(page.getByTestId("read-only-note")).toBeVisible();
+  await expect(page.locator('[data-testid^="action-"]')).toHaveCount(0);
+  await page.goto(`/board?repo=${REPO}`);
+  await expect(page.locator(`[data-item="${REPO}#906"]`)).toBeVisible();
+  await expect(page.getByTestId("move-card")).toHaveCount(0);
+  await page.goto("/needs-you");
+  await expect(page.getByTestId("need").first()).toBeVisible();
+  await expect(page.locator('[data-testid^="need-"][data-testid$="approve"], [data-testid="need-retry"], [data-testid="need-reset-budget"]')).toHaveCount(0);
+  await page.goto("/loops");
+  await expect(page.getByTestId("loop-toggle")).toHaveCount(0);
+
+  for (const action of ["approve", "cancel"]) {
+    const res = await page.request.post(`/api/v1/runs/${id}/${action}`, { data: {} });
+    expect(res.status()).toBe(403);
+    expect((await res.json()).error).toBe("permission_denied");
+  }
+  const move = await page.request.post(`/api/v1/board/move`, { data: { repo: REPO, number: 906, lane: "Backlog" } });
+  expect(move.status()).toBe(403);
+  // what the browser can read of the session: who, never the GitHub token
+  const session = await (await page.request.get("/api/auth/session")).json();
+  expect(session.user.login).toBe("octo-reader");
+  expect(JSON.stringify(session)).not.toMatch(/token/i);
+});
+
+test("a cross-site form cannot act, even with the session cookie", async ({ page }) => {
+  await signIn(page, "octo-writer");
+  const res = await page.request.post(`/api/v1/runs/${runs.failed}/retry`, { data: {}, headers: { origin: "http://evil.example" } });
+  expect(res.status()).toBe(403);
+  expect((await res.json()).error).toBe("cross_origin_request");
+});
+
+test("Loops pause and unpause, a budget resets, and the audit and repositories pages show it all", async ({ page }, info) => {
+  await signIn(page, "octo-writer");
+  await page.goto("/loops");
+  const loop = page.locator(`[data-testid="loop"][data-loop="start-dev"]`).filter({ hasText: REPO });
+  await expect(loop).toHaveAttribute("data-paused", "false");
+  await loop.getByTestId("loop-toggle").click();
+  await expect(loop).toHaveAttribute("data-paused", "true");
+  await expect(loop).toContainText("paused by octo-writer");
+  await loop.getByTestId("loop-toggle").click();
+  await expect(loop).toHaveAttribute("data-paused", "false");
+
+  await page.goto("/budgets");
+  const budget = page.getByTestId("budget").filter({ hasText: "Seeded: out of cycles" });
+  await expect(budget).toHaveAttribute("data-ask", "yes");
+  await budget.getByTestId("budget-reset").click();
+  await expect(budget).toHaveAttribute("data-ask", "no");
+  await expect(budget).toContainText("reset by octo-writer");
+
+  await page.goto("/audit");
+  await expect(page.getByTestId("audit")).toContainText("octo-writer pause loop");
+  await expect(page.getByTestId("audit")).toContainText("octo-writer reset cycle budget");
+  await page.goto("/repositories");
+  await expect(page.getByTestId("repository").filter({ hasText: REPO })).toBeVisible();
+  await page.screenshot({ path: info.outputPath("repositories.png"), fullPage: true });
+});
+
+test("moving a card writes the lane's labels on GitHub", async ({ page, db }) => {
+  // issue #2 exists on the simulator; its row is what a poll would have written
+  await seedItem(db, REPO, 2, { title: "Fix the typo on the login page", labels: ["bug"] });
+  await signIn(page, "octo-writer");
+  await page.goto(`/board?repo=${REPO}`);
+  const card = page.locator(`[data-item="${REPO}#2"]`);
+  await card.getByTestId("move-card").selectOption("In review");
+  await expect(async () => {
+    const state = (await (await fetch(`${process.env.E2E_SIM_URL}/_sim/state`)).json()) as {
+      repositories: { fullName: string; items: { number: number; labels: string[] }[] }[];
+    };
+    const issue = state.repositories.find((r) => r.fullName === REPO)!.items.find((i) => i.number === 2)!;
+    expect(issue.labels).toContain("in-review");
+  }).toPass({ timeout: 15_000 });
+  await page.goto("/audit");
+  await expect(page.getByTestId("audit")).toContainText("octo-writer move card");
+});
+
+test("signed out, pages send you to sign in and the API answers 401", async ({ page }) => {
+  await signIn(page, "octo-reader");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.waitForURL(/\/signin/);
+  await page.goto("/needs-you");
+  await expect(page).toHaveURL(/\/signin\?callbackUrl=%2Fneeds-you/);
+  const res = await page.request.get("/api/v1/board");
+  expect(res.status()).toBe(401);
+  expect((await res.json()).error).toBe("signed_out");
+});
+
+test("the Board and a Run are usable at phone width", async ({ page }, info) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await signIn(page, "octo-writer");
+  await page.goto(`/board?repo=${REPO}`);
+  const lanes = page.getByTestId("lane");
+  await expect(lanes.first()).toBeVisible();
+  const [a, b] = [await lanes.nth(0).boundingBox(), await lanes.nth(1).boundingBox()];
+  expect(b!.y).toBeGreaterThan(a!.y); // stacked, not side by side
+  expect(a!.width).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: info.outputPath("board-phone.png"), fullPage: true });
+  await page.goto(`/runs/${runs.failed}`);
+  await expect(page.getByTestId("action-retry")).toBeInViewport();
+});

@@ -1,0 +1,163 @@
+import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, openSync, readFileSync, statSync, readdirSync } from "node:fs";
+import { createServer } from "node:net";
+import { join, resolve } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+
+/**
+ * The stack the browser tests run against, started once:
+ *  - a fresh database (E2E_DATABASE_URL, default atelier_e2e), migrated, and an emptied Redis
+ *    database of its own (E2E_REDIS_URL, default db 13): Run ids are hashes of Event keys, so
+ *    the same sandbox gives the same ids run after run, and a job left by an earlier run must
+ *    not shadow this run's;
+ *  - the GitHub simulator (scripts/sim.ts, the demo world), on a free port;
+ *  - the dashboard: `next build` when the sources are newer than the build, then `next start`
+ *    on a free port, browsed as http://localhost:PORT (next-auth 5 redirects by request host);
+ *  - the worker (jobs/worker.ts), when it exists.
+ * Specs read E2E_BASE_URL, E2E_SIM_URL and E2E_DATABASE_URL. Logs: test-results/e2e-stack/.
+ */
+
+const ROOT = resolve(import.meta.dirname, "..");
+const LOGS = join(ROOT, "test-results", "e2e-stack");
+
+function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const server = createServer();
+    server.once("error", rej);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => res(port));
+    });
+  });
+}
+
+async function waitFor(what: string, probe: () => Promise<boolean>, child: ChildProcess, timeoutMs: number, log: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}); see ${log}`);
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what} did not start within ${timeoutMs / 1000} s; see ${log}`);
+}
+
+function start(name: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; log: string } {
+  const log = join(LOGS, `${name}.log`);
+  const out = openSync(log, "w");
+  const child = spawn("npx", args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
+  return { child, log };
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === "node_modules" || entry.name === "generated" || entry.name.startsWith(".")) continue;
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+function needsBuild(): boolean {
+  const id = join(ROOT, ".next", "BUILD_ID");
+  if (!existsSync(id)) return true;
+  const built = statSync(id).mtimeMs;
+  const sources = ["app", "lib", "jobs", "public"].filter((d) => existsSync(join(ROOT, d))).map((d) => newestMtime(join(ROOT, d)));
+  const files = ["next.config.js", "postcss.config.mjs", "probot.config.ts"].filter((f) => existsSync(join(ROOT, f))).map((f) => statSync(join(ROOT, f)).mtimeMs);
+  return Math.max(...sources, ...files) > built;
+}
+
+async function freshDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  admin.pathname = "/postgres";
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  const name = new URL(url).pathname.slice(1).replace(/"/g, '""');
+  await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await client.query(`CREATE DATABASE "${name}"`);
+  await client.end();
+  execFileSync("npx", ["prisma", "migrate", "deploy"], { cwd: ROOT, stdio: "pipe", env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" } });
+}
+
+export default async function globalSetup(): Promise<() => Promise<void>> {
+  mkdirSync(LOGS, { recursive: true });
+  const databaseUrl = process.env.E2E_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e";
+  await freshDatabase(databaseUrl);
+  const redisUrl = process.env.E2E_REDIS_URL ?? "redis://127.0.0.1:6379/13";
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  await redis.flushdb();
+  await redis.quit();
+
+  const [webPort, simPort] = [await freePort(), await freePort()];
+  const appFile = join(LOGS, "sandbox-app.json");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    CHECKPOINT_DISABLE: "1",
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redisUrl,
+    AUTH_SECRET: process.env.E2E_AUTH_SECRET ?? "e2e-auth-secret-0123456789abcdef0123456789",
+    ATELIER_CONFIG: join(ROOT, "e2e", "atelier.e2e.yml"),
+    ATELIER_SANDBOX_APP_FILE: appFile,
+    ATELIER_PUBLIC_URL: `http://localhost:${webPort}`,
+    ATELIER_WORKSPACE: join(LOGS, "workspaces"),
+    PORT: String(webPort),
+  };
+  for (const key of ["GITHUB_APP_ID", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_API_URL", "GITHUB_WEB_URL", "AUTH_URL", "NEXTAUTH_URL"]) delete env[key];
+
+  const children: ChildProcess[] = [];
+  const stop = async () => {
+    for (const child of children.reverse()) {
+      if (child.exitCode === null && child.pid) {
+        try {
+          process.kill(-child.pid, "SIGTERM");
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  };
+
+  try {
+    const sim = start("simulator", ["tsx", "scripts/sim.ts"], {
+      ...env,
+      SIM_PORT: String(simPort),
+      SIM_APP_FILE: appFile,
+      SIM_WEBHOOK_URL: `http://127.0.0.1:${webPort}/api/github/webhooks`,
+    });
+    children.push(sim.child);
+    await waitFor("the simulator", async () => existsSync(appFile) && statSync(appFile).size > 0, sim.child, 30_000, sim.log);
+    const simUrl = (JSON.parse(readFileSync(appFile, "utf8")) as { baseUrl: string }).baseUrl;
+
+    if (needsBuild() || process.env.E2E_BUILD === "1") {
+      const build = join(LOGS, "next-build.log");
+      try {
+        execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, stdio: ["ignore", openSync(build, "w"), openSync(build, "a")] });
+      } catch {
+        throw new Error(`next build failed; see ${build}`);
+      }
+    }
+    const web = start("next", ["next", "start", "-p", String(webPort)], env);
+    children.push(web.child);
+    const baseUrl = `http://localhost:${webPort}`;
+    await waitFor("the dashboard", async () => (await fetch(`${baseUrl}/signin`)).ok, web.child, 60_000, web.log);
+
+    const worker = existsSync(join(ROOT, "jobs", "worker.ts"));
+    if (worker) {
+      const w = start("worker", ["tsx", "jobs/worker.ts"], env);
+      children.push(w.child);
+    }
+
+    process.env.E2E_BASE_URL = baseUrl;
+    process.env.E2E_SIM_URL = simUrl;
+    process.env.E2E_DATABASE_URL = databaseUrl;
+    process.env.E2E_WORKER = worker ? "1" : "0";
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return stop;
+}

@@ -1,0 +1,15 @@
+import type { Db } from "../store/db";
+import { authSecret } from "./auth-secret";
+import { instanceConfig } from "./instance-config";
+import { userWithToken } from "./session-store";
+import { makeViewer, sessionTokenOf, type Viewer } from "./viewer";
+
+/** The signed-in viewer of a request's Cookie header, or null when signed out or expired. */
+export async function viewerFromCookieHeader(db: Db, cookieHeader: string | null | undefined): Promise<Viewer | null> {
+  const token = sessionTokenOf(cookieHeader);
+  if (!token) return null;
+  const found = await userWithToken(db, token, authSecret());
+  if (!found) return null;
+  const config = await instanceConfig();
+  return makeViewer(found.user, found.token, config.admins);
+}

@@ -1,0 +1,69 @@
+import { requireRepoPermission, requireViewer } from "../auth/authorize";
+import { instanceConfig } from "../auth/instance-config";
+import type { Viewer } from "../auth/viewer";
+import { NotFoundError } from "../errors";
+import { planMove } from "./lanes";
+import { runRepo, runSummary } from "./run-detail";
+import type { DashboardContext } from "./services";
+
+/**
+ * The dashboard's actions — one code path for each, used by the JSON API (and so by the UI's
+ * buttons). Each authorizes the viewer against GitHub (write access to the repository) and
+ * calls one service; the services' typed errors (409 state, 404, 400) pass through untouched.
+ */
+
+async function onRun<T>(ctx: DashboardContext, viewer: Viewer | null, runId: string, act: (actor: string) => Promise<T>) {
+  const who = requireViewer(viewer);
+  const repo = await runRepo(ctx.db, runId);
+  await requireRepoPermission(who, repo, "write");
+  await act(who.login);
+  return { ok: true as const, run: await runSummary(ctx.db, runId) };
+}
+
+export const approveRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.approveRun(runId, actor));
+
+export const retryRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.retryRun(runId, actor));
+
+export const editAndRetryRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string, amendment: { prompt?: string; agent?: string }) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.editAndRetryRun(runId, actor, amendment));
+
+export const cancelRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.cancelRun(runId, actor));
+
+export const resolveFailure = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.resolveFailure(runId, actor));
+
+export const intervene = (ctx: DashboardContext, viewer: Viewer | null, runId: string, input: { attemptId: string; text: string }) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.intervene(runId, actor, input));
+
+export async function setLoopPaused(ctx: DashboardContext, viewer: Viewer | null, input: { repo: string; loop: string; paused: boolean }) {
+  const who = await requireRepoPermission(viewer, input.repo, "write");
+  await ctx.services.setLoopPaused(input.repo, input.loop, input.paused, who.login);
+  return { ok: true as const, repo: input.repo, loop: input.loop, paused: input.paused };
+}
+
+export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {
+  const who = requireViewer(viewer);
+  const { rows } = await ctx.db.pool.query<{ repo: string }>(`SELECT repo FROM cycle_budgets WHERE item_key = $1`, [input.itemKey]);
+  if (!rows[0]) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
+  await requireRepoPermission(who, rows[0].repo, "write");
+  const result = await ctx.services.resetCycleBudget(input.itemKey, who.login);
+  return { ok: true as const, itemKey: input.itemKey, result };
+}
+
+export async function moveCard(ctx: DashboardContext, viewer: Viewer | null, input: { repo: string; number: number; lane: string }) {
+  const who = await requireRepoPermission(viewer, input.repo, "write");
+  const { rows } = await ctx.db.pool.query<{ state: string; labels: string[] }>(
+    `SELECT state, labels FROM items WHERE repo = $1 AND number = $2`,
+    [input.repo, input.number],
+  );
+  if (!rows[0]) throw new NotFoundError("item_not_found", `Atelier has not seen ${input.repo}#${input.number} yet.`);
+  const { lanes } = (await instanceConfig()).board;
+  const plan = planMove(lanes, rows[0], input.lane);
+  if (plan.add.length || plan.remove.length) {
+    await ctx.services.moveCard({ repo: input.repo, number: input.number, add: plan.add, remove: plan.remove, actor: who.login, lane: plan.lane.name });
+  }
+  return { ok: true as const, repo: input.repo, number: input.number, lane: plan.lane.name, add: plan.add, remove: plan.remove };
+}

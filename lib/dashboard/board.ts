@@ -1,0 +1,186 @@
+import type { BoardLane } from "../config/roster";
+import { OPEN, type RunStateName } from "../engine/run-state";
+import type { Db } from "../store/db";
+import { laneRules } from "./lanes";
+import { waitsFor } from "./run-status";
+
+/**
+ * The Board's read model: the Items of the repositories in scope, in the instance's lanes,
+ * each with its current Run (the open one, else the newest). One indexed query: the lane is
+ * computed in SQL, the first `perLane` cards of each lane are kept by a window, and only
+ * those few cards join their Run, newest Attempt and cycle budget ask (LATERAL, by index).
+ */
+
+export interface BoardQuery {
+  repos: string[];
+  lanes: readonly BoardLane[];
+  /** Only Items with a Run of this Loop, showing that Loop's Run. */
+  loop?: string | null;
+  /** Cards per lane (newest first); the lane's total is given beside. */
+  perLane?: number;
+}
+
+export interface BoardRun {
+  id: string;
+  loop: string;
+  state: RunStateName;
+  waitsFor: string | null;
+  pullRequestNumber: number | null;
+  attempt: number | null;
+  failureKind: string | null;
+  updatedAt: string;
+}
+
+export interface BoardCard {
+  key: string;
+  repo: string;
+  number: number;
+  kind: string;
+  state: string;
+  title: string;
+  author: string | null;
+  labels: string[];
+  draft: boolean;
+  updatedAt: string;
+  run: BoardRun | null;
+  budgetAsk: boolean;
+}
+
+export interface BoardLaneView {
+  name: string;
+  label: string | null;
+  state: "open" | "closed";
+  total: number;
+  cards: BoardCard[];
+}
+
+export interface Board {
+  lanes: BoardLaneView[];
+  perLane: number;
+}
+
+interface Row {
+  lane: number;
+  lane_total: string;
+  key: string;
+  repo: string;
+  number: number;
+  kind: string;
+  state: string;
+  title: string;
+  author: string | null;
+  labels: string[];
+  draft: boolean;
+  updated_at: Date;
+  run_id: string | null;
+  run_loop: string | null;
+  run_state: RunStateName | null;
+  waiting_reason: string | null;
+  pull_request_number: number | null;
+  run_updated_at: Date | null;
+  resolved_failure_attempt_id: string | null;
+  attempt_id: string | null;
+  attempt_number: number | null;
+  attempt_state: string | null;
+  failure_kind: string | null;
+  budget_ask: boolean;
+}
+
+export const DEFAULT_PER_LANE = 50;
+export const MAX_PER_LANE = 200;
+
+export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
+  const perLane = Math.min(MAX_PER_LANE, Math.max(1, q.perLane ?? DEFAULT_PER_LANE));
+  const rules = laneRules(q.lanes);
+  const views: BoardLaneView[] = q.lanes.map((l) => ({ name: l.name, label: l.label, state: l.state, total: 0, cards: [] }));
+  if (!q.repos.length) return { lanes: views, perLane };
+
+  const loop = q.loop || null;
+  // The lane as one CASE over the Item's lower-cased labels, right-most lane first; the lane
+  // labels are parameters ($8…), never spliced into the text.
+  const labelled = rules.labels.flatMap((label, idx) => (label ? [{ label, idx }] : [])).reverse();
+  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane];
+  const whens = labelled.map(({ label, idx }) => {
+    params.push(label);
+    return `WHEN $${params.length}::text = ANY (ll.labels) THEN ${idx}`;
+  });
+  const { rows } = await db.pool.query<Row>(
+    `WITH scoped AS MATERIALIZED (
+       SELECT i.key, i.repo, i.number, i.kind, i.state, i.title, i.author, i.labels, i.draft,
+              COALESCE(i.github_updated_at, i.observed_at) AS updated_at,
+              CASE WHEN i.state <> 'open' THEN $3::int ${whens.join(" ")} ELSE $2::int END AS lane
+         FROM items i
+         CROSS JOIN LATERAL (SELECT lower(i.labels::text)::text[] AS labels) ll
+        WHERE i.repo = ANY($1::text[])
+          AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.loop = $4 AND r.item_key = i.key))
+     ), ranked AS (
+       SELECT s.*, row_number() OVER (PARTITION BY lane ORDER BY updated_at DESC, key) AS rn,
+              count(*) OVER (PARTITION BY lane) AS lane_total
+         FROM scoped s
+        WHERE lane IS NOT NULL
+     )
+     SELECT k.lane, k.lane_total, k.key, k.repo, k.number, k.kind, k.state, k.title, k.author, k.labels, k.draft, k.updated_at,
+            run.id AS run_id, run.loop AS run_loop, run.state AS run_state, run.waiting_reason, run.pull_request_number,
+            run.updated_at AS run_updated_at, run.resolved_failure_attempt_id,
+            a.id AS attempt_id, a.number AS attempt_number, a.state AS attempt_state, a.failure_kind,
+            EXISTS (SELECT 1 FROM cycle_budgets cb WHERE cb.item_key = k.key AND cb.ask IS NOT NULL) AS budget_ask
+       FROM ranked k
+       LEFT JOIN LATERAL (
+         SELECT r.id, r.loop, r.state::text AS state, r.waiting_reason, r.pull_request_number, r.updated_at, r.resolved_failure_attempt_id
+           FROM runs r
+          WHERE r.item_key = k.key AND ($4::text IS NULL OR r.loop = $4)
+          ORDER BY (r.state::text = ANY($5::text[])) DESC, r.received_at DESC
+          LIMIT 1
+       ) run ON true
+       LEFT JOIN LATERAL (
+         SELECT at.id, at.number, at.state::text AS state, at.failure_kind
+           FROM attempts at WHERE at.run_id = run.id ORDER BY at.number DESC LIMIT 1
+       ) a ON true
+      WHERE k.rn <= $6
+      ORDER BY k.lane, k.rn`,
+    params,
+  );
+
+  for (const r of rows) {
+    const view = views[r.lane];
+    if (!view) continue;
+    view.total = Number(r.lane_total);
+    let run: BoardRun | null = null;
+    if (r.run_id && r.run_state) {
+      const latestFailed = r.attempt_state === "Failed" ? r.attempt_id : null;
+      const facts = {
+        state: r.run_state,
+        waitingReason: r.waiting_reason,
+        pullRequestNumber: r.pull_request_number,
+        latestFailedAttemptId: latestFailed,
+        resolvedFailureAttemptId: r.resolved_failure_attempt_id,
+      };
+      run = {
+        id: r.run_id,
+        loop: r.run_loop ?? "",
+        state: r.run_state,
+        // a closed Item waits for nobody, whatever its last Run did
+        waitsFor: r.state === "open" || r.run_state !== "Succeeded" ? waitsFor(facts) : null,
+        pullRequestNumber: r.pull_request_number,
+        attempt: r.attempt_number,
+        failureKind: r.failure_kind,
+        updatedAt: (r.run_updated_at ?? r.updated_at).toISOString(),
+      };
+    }
+    view.cards.push({
+      key: r.key,
+      repo: r.repo,
+      number: r.number,
+      kind: r.kind,
+      state: r.state,
+      title: r.title,
+      author: r.author,
+      labels: r.labels,
+      draft: r.draft,
+      updatedAt: r.updated_at.toISOString(),
+      run,
+      budgetAsk: r.budget_ask,
+    });
+  }
+  return { lanes: views, perLane };
+}

@@ -1,0 +1,211 @@
+import type { Db } from "../store/db";
+import { configFileUrl } from "./links";
+
+/**
+ * Needs you: everything waiting on a person in the repositories in scope, newest first —
+ * approvals, failed Runs nobody resolved, cycle budget asks, config errors (the repository's
+ * file or one Loop) and poll failures. Each entry names its action.
+ */
+
+export type NeedKind = "approval" | "failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error";
+
+export interface Need {
+  kind: NeedKind;
+  /** Stable id for the list (React key, links). */
+  id: string;
+  at: string;
+  repo: string;
+  title: string;
+  detail: string | null;
+  runId: string | null;
+  itemKey: string | null;
+  number: number | null;
+  loop: string | null;
+  /** The action a person takes here. */
+  action:
+    | { kind: "approve"; runId: string }
+    | { kind: "retry_or_resolve"; runId: string }
+    | { kind: "reset_budget"; itemKey: string }
+    | { kind: "fix_config"; url: string }
+    | { kind: "check_polling"; repo: string };
+}
+
+export interface NeedsYou {
+  needs: Need[];
+  counts: Record<NeedKind, number>;
+  total: number;
+}
+
+/** How many of each kind are listed at most; the counts are exact. */
+export const NEEDS_LIMIT = 100;
+
+const UNRESOLVED_FAILURE = `r.state = 'Failed' AND r.resolved_failure_attempt_id IS DISTINCT FROM
+  (SELECT a.id FROM attempts a WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1)`;
+
+/** The count per kind, in one round trip (the navigation shows it on every page). */
+export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {
+  const zero = { approval: 0, failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, total: 0 };
+  if (!repos.length) return zero;
+  const { rows } = await db.pool.query<Record<NeedKind, string>>(
+    `SELECT
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND r.state = 'Waiting') AS approval,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
+       (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL) AS budget_ask,
+       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.config_error IS NOT NULL) AS config_error,
+       (SELECT count(*) FROM loop_runtime l WHERE l.repo = ANY($1) AND l.error IS NOT NULL) AS loop_error,
+       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.poll_error IS NOT NULL) AS poll_error`,
+    [repos],
+  );
+  const row = rows[0]!;
+  const counts = {
+    approval: Number(row.approval),
+    failure: Number(row.failure),
+    budget_ask: Number(row.budget_ask),
+    config_error: Number(row.config_error),
+    loop_error: Number(row.loop_error),
+    poll_error: Number(row.poll_error),
+  };
+  return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
+}
+
+export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
+  const counts = await countNeeds(db, repos);
+  const { total, ...byKind } = counts;
+  if (!repos.length) return { needs: [], counts: byKind, total };
+  const [approvals, failures, asks, repoErrors, loopErrors] = await Promise.all([
+    db.pool.query(
+      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title
+         FROM runs r LEFT JOIN items i ON i.key = r.item_key
+        WHERE r.repo = ANY($1) AND r.state = 'Waiting'
+        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+      [repos],
+    ),
+    db.pool.query(
+      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, i.title, f.failure_kind, f.failure_category, f.failure_message
+         FROM runs r
+         LEFT JOIN items i ON i.key = r.item_key
+         LEFT JOIN LATERAL (SELECT a.failure_kind, a.failure_category, a.failure_message FROM attempts a
+                             WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1) f ON true
+        WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}
+        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+      [repos],
+    ),
+    db.pool.query(
+      `SELECT b.item_key, b.repo, b.ask, b.asked_at, b.generation, i.number, i.title
+         FROM cycle_budgets b LEFT JOIN items i ON i.key = b.item_key
+        WHERE b.repo = ANY($1) AND b.ask IS NOT NULL
+        ORDER BY b.asked_at DESC NULLS LAST LIMIT ${NEEDS_LIMIT}`,
+      [repos],
+    ),
+    db.pool.query(
+      `SELECT full_name, default_branch, config_error, poll_error, poll_error_at, updated_at
+         FROM repositories WHERE full_name = ANY($1) AND (config_error IS NOT NULL OR poll_error IS NOT NULL)`,
+      [repos],
+    ),
+    db.pool.query(
+      `SELECT l.repo, l.loop, l.error, l.error_line, l.updated_at, p.default_branch
+         FROM loop_runtime l LEFT JOIN repositories p ON p.full_name = l.repo
+        WHERE l.repo = ANY($1) AND l.error IS NOT NULL
+        ORDER BY l.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+      [repos],
+    ),
+  ]);
+
+  const needs: Need[] = [];
+  for (const r of approvals.rows) {
+    needs.push({
+      kind: "approval",
+      id: `approval:${r.id}`,
+      at: r.updated_at.toISOString(),
+      repo: r.repo,
+      title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
+      detail: `The Loop ${r.loop} waits for an approval before its agent starts.`,
+      runId: r.id,
+      itemKey: r.item_key,
+      number: r.number,
+      loop: r.loop,
+      action: { kind: "approve", runId: r.id },
+    });
+  }
+  for (const r of failures.rows) {
+    const kind = [r.failure_kind, r.failure_category].filter(Boolean).join(" · ");
+    needs.push({
+      kind: "failure",
+      id: `failure:${r.id}`,
+      at: r.updated_at.toISOString(),
+      repo: r.repo,
+      title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
+      detail: [kind, r.failure_message].filter(Boolean).join(": ") || "The Run failed.",
+      runId: r.id,
+      itemKey: r.item_key,
+      number: r.number,
+      loop: r.loop,
+      action: { kind: "retry_or_resolve", runId: r.id },
+    });
+  }
+  for (const r of asks.rows) {
+    const ask = (r.ask ?? {}) as { loop?: string; maxCycles?: number; used?: number };
+    needs.push({
+      kind: "budget_ask",
+      id: `budget:${r.item_key}`,
+      at: (r.asked_at ?? new Date(0)).toISOString(),
+      repo: r.repo,
+      title: r.title ?? r.item_key,
+      detail: `This Item used its cycle budget${ask.maxCycles ? ` (${ask.maxCycles} Runs)` : ""}${ask.loop ? ` on the Loop ${ask.loop}` : ""}; no Loop opens another Run on it until you reset the budget.`,
+      runId: null,
+      itemKey: r.item_key,
+      number: r.number ?? null,
+      loop: ask.loop ?? null,
+      action: { kind: "reset_budget", itemKey: r.item_key },
+    });
+  }
+  for (const r of repoErrors.rows) {
+    if (r.config_error) {
+      needs.push({
+        kind: "config_error",
+        id: `config:${r.full_name}`,
+        at: r.updated_at.toISOString(),
+        repo: r.full_name,
+        title: `.github/atelier.yml of ${r.full_name}`,
+        detail: r.config_error,
+        runId: null,
+        itemKey: null,
+        number: null,
+        loop: null,
+        action: { kind: "fix_config", url: configFileUrl(r.full_name, r.default_branch) },
+      });
+    }
+    if (r.poll_error) {
+      needs.push({
+        kind: "poll_error",
+        id: `poll:${r.full_name}`,
+        at: (r.poll_error_at ?? r.updated_at).toISOString(),
+        repo: r.full_name,
+        title: `Polling ${r.full_name} fails`,
+        detail: r.poll_error,
+        runId: null,
+        itemKey: null,
+        number: null,
+        loop: null,
+        action: { kind: "check_polling", repo: r.full_name },
+      });
+    }
+  }
+  for (const r of loopErrors.rows) {
+    needs.push({
+      kind: "loop_error",
+      id: `loop:${r.repo}:${r.loop}`,
+      at: r.updated_at.toISOString(),
+      repo: r.repo,
+      title: `Loop ${r.loop} of ${r.repo}`,
+      detail: r.error_line ? `line ${r.error_line}: ${r.error}` : r.error,
+      runId: null,
+      itemKey: null,
+      number: null,
+      loop: r.loop,
+      action: { kind: "fix_config", url: configFileUrl(r.repo, r.default_branch ?? "main") },
+    });
+  }
+  needs.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.id.localeCompare(b.id)));
+  return { needs, counts: byKind, total };
+}

@@ -1,0 +1,128 @@
+import { hasRepoPermission, requireRepoPermission, requireViewer } from "../auth/authorize";
+import { instanceConfig } from "../auth/instance-config";
+import type { Viewer } from "../auth/viewer";
+import { loadAudit } from "./audit";
+import { loadBoard, type Board } from "./board";
+import { loadBudgets, type BudgetView } from "./budgets";
+import { loadLoops, type LoopView } from "./loops";
+import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
+import { loadInstallations, type InstallationView } from "./repositories";
+import { loadRunDetail, runRepo, type RunDetail } from "./run-detail";
+import { narrow, scopeRepos } from "./scope";
+import type { DashboardContext } from "./services";
+
+/** Reads need only the database. */
+type ReadContext = Pick<DashboardContext, "db">;
+
+/**
+ * The dashboard's reads, for the pages and the JSON API alike: each resolves the viewer's
+ * scope (the repositories they can see), reads one model, and says where they may act
+ * (`writable`: the repositories they have write access to).
+ */
+
+/** The repositories of `repos` the viewer may act on (GitHub roles, cached 60 s). */
+export async function writableRepos(viewer: Viewer, repos: Iterable<string>): Promise<string[]> {
+  const list = [...new Set(repos)];
+  if (viewer.admin) return list;
+  const ok = await Promise.all(list.map((r) => hasRepoPermission(viewer, r, "write").catch(() => false)));
+  return list.filter((_, i) => ok[i]);
+}
+
+export interface BoardPage {
+  board: Board;
+  repos: string[];
+  loops: string[];
+  filter: { repo: string | null; loop: string | null };
+  writable: string[];
+}
+
+export async function getBoard(
+  ctx: ReadContext,
+  viewer: Viewer | null,
+  q: { repo?: string; loop?: string; perLane?: number } = {},
+): Promise<BoardPage> {
+  const who = requireViewer(viewer);
+  const [scope, config] = await Promise.all([scopeRepos(ctx.db, who), instanceConfig()]);
+  const repos = narrow(scope, q.repo);
+  const [board, loops] = await Promise.all([
+    loadBoard(ctx.db, { repos, lanes: config.board.lanes, loop: q.loop ?? null, perLane: q.perLane }),
+    loopNames(ctx, scope),
+  ]);
+  const shown = new Set(board.lanes.flatMap((l) => l.cards.map((c) => c.repo)));
+  return { board, repos: scope, loops, filter: { repo: q.repo ?? null, loop: q.loop ?? null }, writable: await writableRepos(who, shown) };
+}
+
+async function loopNames(ctx: ReadContext, repos: string[]): Promise<string[]> {
+  if (!repos.length) return [];
+  const { rows } = await ctx.db.pool.query<{ loop: string }>(
+    `SELECT DISTINCT loop FROM (
+       SELECT loop FROM loop_runtime WHERE repo = ANY($1)
+       UNION ALL
+       SELECT l->>'name' FROM repositories p, jsonb_array_elements(CASE WHEN jsonb_typeof(p.config->'loops') = 'array' THEN p.config->'loops' ELSE '[]'::jsonb END) l
+        WHERE p.full_name = ANY($1)
+     ) x WHERE loop IS NOT NULL ORDER BY loop`,
+    [repos],
+  );
+  return rows.map((r) => r.loop);
+}
+
+export async function getRun(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<RunDetail & { canAct: boolean }> {
+  const who = requireViewer(viewer);
+  const repo = await runRepo(ctx.db, runId);
+  await requireRepoPermission(who, repo, "read");
+  const config = await instanceConfig();
+  const [detail, canAct] = await Promise.all([
+    loadRunDetail(ctx.db, runId, { canIntervene: (agent) => config.agents[agent]?.intervene ?? false }),
+    hasRepoPermission(who, repo, "write").catch(() => false),
+  ]);
+  return { ...detail, canAct };
+}
+
+/** Authorizes a transcript stream: read access to the Run's repository. */
+export async function authorizeTranscript(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<void> {
+  const who = requireViewer(viewer);
+  await requireRepoPermission(who, await runRepo(ctx.db, runId), "read");
+}
+
+export async function getNeedsYou(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<NeedsYou & { writable: string[] }> {
+  const who = requireViewer(viewer);
+  const repos = narrow(await scopeRepos(ctx.db, who), q.repo);
+  const needs = await loadNeedsYou(ctx.db, repos);
+  return { ...needs, writable: await writableRepos(who, needs.needs.map((n) => n.repo)) };
+}
+
+/** The count the navigation shows; 0 when signed out or GitHub cannot be asked. */
+export async function getNeedsCount(ctx: ReadContext, viewer: Viewer | null): Promise<number> {
+  if (!viewer) return 0;
+  try {
+    return (await countNeeds(ctx.db, await scopeRepos(ctx.db, viewer))).total;
+  } catch {
+    return 0;
+  }
+}
+
+export async function getLoops(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ loops: LoopView[]; writable: string[] }> {
+  const who = requireViewer(viewer);
+  const loops = await loadLoops(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
+  return { loops, writable: await writableRepos(who, loops.map((l) => l.repo)) };
+}
+
+export async function getBudgets(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ budgets: BudgetView[]; writable: string[] }> {
+  const who = requireViewer(viewer);
+  const budgets = await loadBudgets(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
+  return { budgets, writable: await writableRepos(who, budgets.map((b) => b.repo)) };
+}
+
+export async function getAudit(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string; before?: string; limit?: number } = {}) {
+  const who = requireViewer(viewer);
+  return loadAudit(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo), { before: q.before, limit: q.limit });
+}
+
+export async function getInstallations(ctx: ReadContext, viewer: Viewer | null): Promise<{ installations: InstallationView[] }> {
+  return { installations: await loadInstallations(ctx.db, requireViewer(viewer)) };
+}
+
+export function getMe(viewer: Viewer | null) {
+  const who = requireViewer(viewer);
+  return { id: who.id, login: who.login, name: who.name, avatarUrl: who.avatarUrl, admin: who.admin };
+}

@@ -1,0 +1,189 @@
+import type { RunStateName } from "../engine/run-state";
+import { NotFoundError } from "../errors";
+import type { Db } from "../store/db";
+import { issueUrl, pullRequestUrl } from "./links";
+import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
+
+/** Everything the Run page shows, from three indexed queries. */
+export interface RunDetail {
+  id: string;
+  loop: string;
+  repo: string;
+  itemKey: string;
+  number: number | null;
+  state: RunStateName;
+  cancelReason: string | null;
+  supersededBy: string | null;
+  waitsFor: string | null;
+  agent: string;
+  prompt: string;
+  approvalRequired: boolean;
+  receivedAt: string;
+  startedAt: string | null;
+  endedAt: string | null;
+  updatedAt: string;
+  branch: string | null;
+  pullRequestNumber: number | null;
+  pullRequestUrl: string | null;
+  unresolvedFailure: boolean;
+  item: { title: string; kind: string; state: string; labels: string[]; url: string } | null;
+  event: { id: string; kind: string; status: string; reason: string | null; receivedAt: string; generation: number; contentHash: string | null } | null;
+  approval: { approvedBy: string; at: string } | null;
+  attempts: AttemptView[];
+  audit: AuditView[];
+  /** The actions the state allows (the viewer's permission is checked apart). */
+  actions: RunAction[];
+}
+
+export interface AttemptView {
+  id: string;
+  number: number;
+  step: string;
+  state: string;
+  startedAt: string;
+  endedAt: string | null;
+  failureKind: string | null;
+  failureCategory: string | null;
+  retryable: boolean | null;
+  failureMessage: string | null;
+  summary: string | null;
+  durationMs: number | null;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  costUsd: string | null;
+  agent: string | null;
+}
+
+export interface AuditView {
+  id: string;
+  at: string;
+  actor: string;
+  action: string;
+  repo: string | null;
+  runId: string | null;
+  detail: unknown;
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** The Run's repository (for authorization before anything else is read). */
+export async function runRepo(db: Db, runId: string): Promise<string> {
+  const { rows } = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
+  if (!rows[0]) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
+  return rows[0].repo;
+}
+
+export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
+  const [main, attempts, audit] = await Promise.all([
+    db.pool.query(
+      `SELECT r.*, r.state::text AS state,
+              i.title AS item_title, i.kind AS item_kind, i.state AS item_state, i.labels AS item_labels,
+              e.id AS e_id, e.kind AS e_kind, e.status::text AS e_status, e.reason AS e_reason, e.received_at AS e_received_at,
+              e.generation AS e_generation, e.content_hash AS e_content_hash,
+              ap.approved_by, ap.at AS approved_at
+         FROM runs r
+         LEFT JOIN items i ON i.key = r.item_key
+         LEFT JOIN events e ON e.id = r.event_id
+         LEFT JOIN approvals ap ON ap.run_id = r.id
+        WHERE r.id = $1`,
+      [runId],
+    ),
+    db.pool.query(
+      `SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
+              failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent
+         FROM attempts WHERE run_id = $1 ORDER BY number, step`,
+      [runId],
+    ),
+    db.pool.query(
+      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY id DESC LIMIT 200`,
+      [runId],
+    ),
+  ]);
+  const r = main.rows[0];
+  if (!r) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
+
+  const attemptViews: AttemptView[] = attempts.rows.map((a) => ({
+    id: a.id,
+    number: a.number,
+    step: a.step,
+    state: a.state,
+    startedAt: a.started_at.toISOString(),
+    endedAt: iso(a.ended_at),
+    failureKind: a.failure_kind,
+    failureCategory: a.failure_category,
+    retryable: a.retryable,
+    failureMessage: a.failure_message,
+    summary: a.summary,
+    durationMs: a.duration_ms,
+    tokensIn: a.tokens_in,
+    tokensOut: a.tokens_out,
+    costUsd: a.cost_usd,
+    agent: a.agent,
+  }));
+  const latest = attemptViews.at(-1) ?? null;
+  const latestFailed = [...attemptViews].reverse().find((a) => a.state === "Failed") ?? null;
+  const facts = {
+    state: r.state as RunStateName,
+    waitingReason: r.waiting_reason as string | null,
+    pullRequestNumber: r.pull_request_number as number | null,
+    latestAttempt: latest ? { id: latest.id, state: latest.state, number: latest.number } : null,
+    latestFailedAttemptId: latestFailed?.id ?? null,
+    resolvedFailureAttemptId: r.resolved_failure_attempt_id as string | null,
+  };
+
+  return {
+    id: r.id,
+    loop: r.loop,
+    repo: r.repo,
+    itemKey: r.item_key,
+    number: r.number,
+    state: facts.state,
+    cancelReason: r.cancel_reason,
+    supersededBy: r.superseded_by,
+    waitsFor: waitsFor(facts),
+    agent: r.agent,
+    prompt: r.prompt,
+    approvalRequired: r.approval_required,
+    receivedAt: r.received_at.toISOString(),
+    startedAt: iso(r.started_at),
+    endedAt: iso(r.ended_at),
+    updatedAt: r.updated_at.toISOString(),
+    branch: r.branch,
+    pullRequestNumber: r.pull_request_number,
+    pullRequestUrl: r.pull_request_number ? pullRequestUrl(r.repo, r.pull_request_number) : null,
+    unresolvedFailure: hasUnresolvedFailure(facts),
+    item:
+      r.item_title !== null && r.number !== null
+        ? { title: r.item_title, kind: r.item_kind, state: r.item_state, labels: r.item_labels, url: issueUrl(r.repo, r.number, r.item_kind) }
+        : null,
+    event: r.e_id
+      ? {
+          id: r.e_id,
+          kind: r.e_kind,
+          status: r.e_status,
+          reason: r.e_reason,
+          receivedAt: r.e_received_at.toISOString(),
+          generation: r.e_generation,
+          contentHash: r.e_content_hash,
+        }
+      : null,
+    approval: r.approved_by ? { approvedBy: r.approved_by, at: r.approved_at.toISOString() } : null,
+    attempts: attemptViews,
+    audit: audit.rows.map(toAuditView),
+    actions: availableActions(facts, opts.canIntervene?.(r.agent) ?? false),
+  };
+}
+
+export function toAuditView(a: { id: string; at: Date; actor: string; action: string; repo: string | null; run_id: string | null; detail: unknown }): AuditView {
+  return { id: String(a.id), at: a.at.toISOString(), actor: a.actor, action: a.action, repo: a.repo, runId: a.run_id, detail: a.detail };
+}
+
+/** The Run's state and PR after an action, for the API's answer. */
+export async function runSummary(db: Db, runId: string): Promise<{ id: string; state: RunStateName; pullRequestNumber: number | null }> {
+  const { rows } = await db.pool.query<{ id: string; state: RunStateName; pull_request_number: number | null }>(
+    `SELECT id, state::text AS state, pull_request_number FROM runs WHERE id = $1`,
+    [runId],
+  );
+  if (!rows[0]) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
+  return { id: rows[0].id, state: rows[0].state, pullRequestNumber: rows[0].pull_request_number };
+}

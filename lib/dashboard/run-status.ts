@@ -1,0 +1,58 @@
+import { allows, type RunStateName } from "../engine/run-state";
+
+/**
+ * Small named questions about a Run for the dashboard: what it waits for, and which operator
+ * actions its state allows (from the engine's FROM lists, never a copied list of states).
+ */
+
+export type RunAction = "approve" | "retry" | "edit-and-retry" | "cancel" | "resolve-failure" | "intervene";
+
+export interface RunFacts {
+  state: RunStateName;
+  waitingReason: string | null;
+  pullRequestNumber: number | null;
+  /** The newest Attempt, if any. */
+  latestAttempt: { id: string; state: string; number: number } | null;
+  /** The newest failed Attempt's id, if any. */
+  latestFailedAttemptId: string | null;
+  resolvedFailureAttemptId: string | null;
+}
+
+/** The Run's latest failure is not handled yet (no resolve after it). */
+export function hasUnresolvedFailure(run: Pick<RunFacts, "state" | "latestFailedAttemptId" | "resolvedFailureAttemptId">): boolean {
+  return run.state === "Failed" && run.resolvedFailureAttemptId !== (run.latestFailedAttemptId ?? null);
+}
+
+/** A short phrase: what the Run is waiting for, or null when nothing. */
+export function waitsFor(run: Pick<RunFacts, "state" | "waitingReason" | "pullRequestNumber"> & Partial<RunFacts>): string | null {
+  switch (run.state) {
+    case "Pending":
+      return "admission";
+    case "Waiting":
+      return run.waitingReason === "approval" || !run.waitingReason ? "an operator's approval" : run.waitingReason;
+    case "Queued":
+      return "a free worker slot";
+    case "Running":
+      return "the agent to finish";
+    case "Failed":
+      return hasUnresolvedFailure({ state: run.state, latestFailedAttemptId: run.latestFailedAttemptId ?? null, resolvedFailureAttemptId: run.resolvedFailureAttemptId ?? null })
+        ? "an operator: retry or resolve the failure"
+        : null;
+    case "Succeeded":
+      return run.pullRequestNumber ? `review of pull request #${run.pullRequestNumber}` : null;
+    default:
+      return null;
+  }
+}
+
+/** The operator actions this Run's state allows; `canIntervene` says whether its Agent takes input. */
+export function availableActions(run: RunFacts, canIntervene: boolean): RunAction[] {
+  const out: RunAction[] = [];
+  if (allows("approve", run.state)) out.push("approve");
+  if (allows("retry", run.state)) out.push("retry");
+  if (allows("editAndRetry", run.state)) out.push("edit-and-retry");
+  if (allows("resolveFailure", run.state) && hasUnresolvedFailure(run)) out.push("resolve-failure");
+  if (canIntervene && run.state === "Running" && run.latestAttempt?.state === "Running") out.push("intervene");
+  if (allows("cancel", run.state)) out.push("cancel");
+  return out;
+}

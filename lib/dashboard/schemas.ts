@@ -1,0 +1,60 @@
+import { z } from "zod";
+
+/**
+ * The API's inputs. Bodies are strict: an unknown field is a 400 `invalid_body`, never
+ * silently dropped. Route handlers parse with these before anything else.
+ */
+
+const runId = z.string().min(1).max(300);
+const repo = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9_.-]{0,38}\/[a-z0-9._-]{1,100}$/i, "a repository is owner/name")
+  .transform((s) => s.toLowerCase());
+
+export const emptyBody = z.strictObject({});
+
+export const editAndRetryBody = z
+  .strictObject({
+    prompt: z.string().min(1, "the prompt cannot be empty").max(100_000).optional(),
+    agent: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "an agent is a name from the roster").optional(),
+  })
+  .refine((b) => b.prompt !== undefined || b.agent !== undefined, { message: "give a new prompt, a new agent, or both" });
+
+export const interveneBody = z.strictObject({
+  attemptId: z.string().min(1).max(400),
+  text: z.string().min(1, "the text cannot be empty").max(8_000),
+});
+
+export const pauseLoopBody = z.strictObject({
+  repo,
+  loop: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name"),
+  paused: z.boolean(),
+});
+
+export const moveCardBody = z.strictObject({
+  repo,
+  number: z.number().int().positive(),
+  lane: z.string().min(1).max(100),
+});
+
+export const resetBudgetBody = z.strictObject({
+  itemKey: z.string().min(1).max(400),
+});
+
+export const runIdParam = runId;
+
+export const boardQuery = z.strictObject({
+  repo: repo.optional(),
+  loop: z.string().max(63).optional(),
+  perLane: z.coerce.number().int().min(1).max(200).optional(),
+});
+
+export const repoQuery = z.strictObject({ repo: repo.optional() });
+
+export const auditQuery = z.strictObject({
+  repo: repo.optional(),
+  before: z.string().regex(/^\d+$/).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+});
+
+export const transcriptQuery = z.strictObject({ after: z.string().regex(/^\d+$/).optional() });

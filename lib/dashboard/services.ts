@@ -1,0 +1,49 @@
+import type { Db } from "../store/db";
+
+/**
+ * What the dashboard asks of the rest of Atelier when a person acts. The runner's operator
+ * services (lib/runner/operator.ts: also enqueue work and stop running agents) and the
+ * triggers' Board and Loop services (lib/triggers: label writes on GitHub, Hints, pauses)
+ * implement it; app/_server/services.ts plugs them in. `storeOperatorServices` is the
+ * fallback made of the store's transitions alone.
+ *
+ * Every method throws the store's typed errors: ConflictError (409) for an illegal state,
+ * NotFoundError (404), BadInputError (400).
+ */
+export interface OperatorServices {
+  approveRun(runId: string, actor: string): Promise<unknown>;
+  retryRun(runId: string, actor: string): Promise<unknown>;
+  editAndRetryRun(runId: string, actor: string, amendment: { prompt?: string; agent?: string }): Promise<unknown>;
+  cancelRun(runId: string, actor: string): Promise<unknown>;
+  resolveFailure(runId: string, actor: string): Promise<unknown>;
+  /** Sends a person's message to the live agent session of the Run's open Attempt. */
+  intervene(runId: string, actor: string, input: { attemptId: string; text: string }): Promise<unknown>;
+  resetCycleBudget(itemKey: string, actor: string): Promise<unknown>;
+}
+
+export interface LoopServices {
+  setLoopPaused(repo: string, loop: string, paused: boolean, actor: string): Promise<unknown>;
+}
+
+/** A Board move: the lane labels to add and remove on GitHub, then a Hint to re-read the Item. */
+export interface BoardMove {
+  repo: string;
+  number: number;
+  add: string[];
+  remove: string[];
+  actor: string;
+  /** The lane the card goes to, for the audit. */
+  lane: string;
+}
+
+export interface BoardServices {
+  moveCard(move: BoardMove): Promise<unknown>;
+}
+
+export type DashboardServices = OperatorServices & LoopServices & BoardServices;
+
+/** Everything an action needs: the database and the services that act. */
+export interface DashboardContext {
+  db: Db;
+  services: DashboardServices;
+}

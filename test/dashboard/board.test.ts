@@ -1,0 +1,79 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { DEFAULT_BOARD_LANES } from "../../lib/config/roster";
+import { loadBoard } from "../../lib/dashboard/board";
+import { laneOf, laneRules } from "../../lib/dashboard/lanes";
+import { loadNeedsYou } from "../../lib/dashboard/needs-you";
+import type { Db } from "../../lib/store/db";
+import { testDb } from "../support/db";
+import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
+
+const tag = randomBytes(3).toString("hex");
+const REPO = `board-${tag}/app`;
+let db: Db;
+const LABELS = ["ready-for-agent", "Agent-Working", "in-review", "bug", "docs"];
+
+beforeAll(async () => {
+  db = testDb(4);
+  await seedRepo(db, REPO, uniqueInstallationId());
+});
+afterAll(() => db.close());
+
+it("puts each Item in the lane the pure rule says, with its open Run before older closed ones", async () => {
+  const items: { number: number; state: string; labels: string[] }[] = [];
+  for (let n = 1; n <= 40; n++) {
+    const labels = LABELS.filter((_, i) => (n >> i) & 1);
+    const state = n % 7 === 0 ? "closed" : "open";
+    items.push({ number: n, state, labels });
+    await seedItem(db, REPO, n, { labels, state, updatedAt: new Date(Date.now() - n * 1000) });
+  }
+  // Item 3: an old Succeeded Run, then an open Waiting one; the card shows the open one
+  await seedRun(db, { repo: REPO, number: 3, state: "Succeeded", receivedAt: new Date(Date.now() - 60_000), pullRequestNumber: 11 });
+  const open = await seedRun(db, { repo: REPO, number: 3, state: "Waiting" });
+  await seedRun(db, { repo: REPO, number: 5, state: "Failed", loop: "review", attempts: [{ state: "Failed", failureKind: "AgentFailure" }] });
+
+  const board = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES });
+  const rules = laneRules(DEFAULT_BOARD_LANES);
+  for (const it of items) {
+    const lane = board.lanes.findIndex((l) => l.cards.some((c) => c.number === it.number));
+    expect(lane, `#${it.number} ${it.state} [${it.labels}]`).toBe(laneOf(rules, it));
+  }
+  const card3 = board.lanes.flatMap((l) => l.cards).find((c) => c.number === 3)!;
+  expect(card3.run).toMatchObject({ id: open, state: "Waiting", waitsFor: "an operator's approval" });
+  // newest first within a lane
+  for (const l of board.lanes) expect(l.cards.map((c) => c.updatedAt)).toEqual([...l.cards.map((c) => c.updatedAt)].sort().reverse());
+
+  const filtered = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES, loop: "review" });
+  const cards = filtered.lanes.flatMap((l) => l.cards);
+  expect(cards.map((c) => c.number)).toEqual([5]);
+  expect(cards[0]!.run).toMatchObject({ loop: "review", state: "Failed", failureKind: "AgentFailure" });
+
+  const limited = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES, perLane: 2 });
+  for (const l of limited.lanes) {
+    expect(l.cards.length).toBeLessThanOrEqual(2);
+    expect(l.total).toBe(board.lanes.find((b) => b.name === l.name)!.total);
+  }
+  expect(await loadBoard(db, { repos: [], lanes: DEFAULT_BOARD_LANES })).toMatchObject({ lanes: DEFAULT_BOARD_LANES.map(() => ({ total: 0, cards: [] })) });
+});
+
+it("Needs you gathers approvals, failures, budget asks, config, Loop and poll errors, newest first", async () => {
+  const repo = `needs-${tag}/app`;
+  await seedRepo(db, repo, uniqueInstallationId(), { configError: "line 3: loops.x: unknown key", pollError: "GitHub answered 502" });
+  await seedItem(db, repo, 1);
+  await seedItem(db, repo, 2);
+  await seedItem(db, repo, 3);
+  const waiting = await seedRun(db, { repo, number: 1, state: "Waiting" });
+  const failed = await seedRun(db, { repo, number: 2, state: "Failed", attempts: [{ state: "Failed", failureKind: "AgentFailure", failureCategory: "agent_exit", failureMessage: "exit 1" }] });
+  await db.pool.query(`INSERT INTO cycle_budgets (item_key, repo, ask, asked_at) VALUES ($1, $2, '{"askId":"a","loop":"start-dev","maxCycles":3}', now())`, [
+    JSON.stringify(["github", repo, 3]),
+    repo,
+  ]);
+  await db.pool.query(`INSERT INTO loop_runtime (repo, loop, error, error_line, updated_at) VALUES ($1, 'nightly', 'bad cron', 9, now())`, [repo]);
+  const needs = await loadNeedsYou(db, [repo]);
+  expect(needs.counts).toEqual({ approval: 1, failure: 1, budget_ask: 1, config_error: 1, loop_error: 1, poll_error: 1 });
+  expect(needs.total).toBe(6);
+  expect(needs.needs.find((n) => n.kind === "approval")).toMatchObject({ runId: waiting, action: { kind: "approve", runId: waiting } });
+  expect(needs.needs.find((n) => n.kind === "failure")).toMatchObject({ runId: failed, detail: "AgentFailure · agent_exit: exit 1" });
+  expect(needs.needs.find((n) => n.kind === "loop_error")?.detail).toBe("line 9: bad cron");
+  expect(needs.needs.map((n) => n.at)).toEqual([...needs.needs.map((n) => n.at)].sort().reverse());
+});
