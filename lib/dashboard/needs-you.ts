@@ -1,13 +1,14 @@
+import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusals";
 import type { Db } from "../store/db";
 import { configFileUrl } from "./links";
 
 /**
  * Needs you: everything waiting on a person in the repositories in scope, newest first —
  * approvals, failed Runs nobody resolved, cycle budget asks, config errors (the repository's
- * file or one Loop) and poll failures. Each entry names its action.
+ * file or one Loop), poll failures and quota refusals. Each entry names its action.
  */
 
-export type NeedKind = "approval" | "failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error";
+export type NeedKind = "approval" | "failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error" | "quota";
 
 export interface Need {
   kind: NeedKind;
@@ -27,7 +28,8 @@ export interface Need {
     | { kind: "retry_or_resolve"; runId: string }
     | { kind: "reset_budget"; itemKey: string }
     | { kind: "fix_config"; url: string }
-    | { kind: "check_polling"; repo: string };
+    | { kind: "check_polling"; repo: string }
+    | { kind: "review_quota"; repo: string };
 }
 
 export interface NeedsYou {
@@ -44,9 +46,10 @@ const UNRESOLVED_FAILURE = `r.state = 'Failed' AND r.resolved_failure_attempt_id
 
 /** The count per kind, in one round trip (the navigation shows it on every page). */
 export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {
-  const zero = { approval: 0, failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, total: 0 };
+  const zero = { approval: 0, failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
   if (!repos.length) return zero;
-  const { rows } = await db.pool.query<Record<NeedKind, string>>(
+  const quota = countQuotaRefusals(db, { repos });
+  const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota">, string>>(
     `SELECT
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND r.state = 'Waiting') AS approval,
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
@@ -64,6 +67,7 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
     config_error: Number(row.config_error),
     loop_error: Number(row.loop_error),
     poll_error: Number(row.poll_error),
+    quota: await quota,
   };
   return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
 }
@@ -72,7 +76,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
   const counts = await countNeeds(db, repos);
   const { total, ...byKind } = counts;
   if (!repos.length) return { needs: [], counts: byKind, total };
-  const [approvals, failures, asks, repoErrors, loopErrors] = await Promise.all([
+  const [approvals, failures, asks, repoErrors, loopErrors, refusals] = await Promise.all([
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title
          FROM runs r LEFT JOIN items i ON i.key = r.item_key
@@ -109,6 +113,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
         ORDER BY l.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
       [repos],
     ),
+    listQuotaRefusals(db, { repos, limit: NEEDS_LIMIT }),
   ]);
 
   const needs: Need[] = [];
@@ -204,6 +209,21 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       number: null,
       loop: r.loop,
       action: { kind: "fix_config", url: configFileUrl(r.repo, r.default_branch ?? "main") },
+    });
+  }
+  for (const r of refusals) {
+    needs.push({
+      kind: "quota",
+      id: `quota:${r.eventId}`,
+      at: r.at.toISOString(),
+      repo: r.repo,
+      title: r.number === null ? `${r.repo} (schedule)` : `${r.repo}#${r.number}`,
+      detail: `${r.token}: ${r.message}`,
+      runId: r.runId,
+      itemKey: r.itemKey,
+      number: r.number,
+      loop: r.loop,
+      action: { kind: "review_quota", repo: r.repo },
     });
   }
   needs.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : a.id.localeCompare(b.id)));

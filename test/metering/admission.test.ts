@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
+import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { toHttpError } from "../../lib/errors";
 import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../../lib/metering/admission";
 import { monthKey } from "../../lib/metering/month";
@@ -215,6 +216,13 @@ describe("Needs you", () => {
     expect(await countQuotaRefusals(db, { repos: [t.repo] })).toBe(2);
     expect(list[0]!.message).toMatch(/monthly quota/);
     expect(await quotaBlockedItems(db)).toContainEqual({ installationId: t.installationId, repo: t.repo, number: 3 });
+    // Needs you lists both, with the token and where to lift the limit, and counts them
+    const needs = await loadNeedsYou(db, [t.repo]);
+    expect(needs.counts.quota).toBe(2);
+    expect(needs.needs.filter((n) => n.kind === "quota").map((n) => [n.number, n.detail?.split(":")[0], n.action.kind])).toEqual([
+      [3, "repo_quota_exceeded", "review_quota"],
+      [2, "concurrency_cap_exceeded", "review_quota"],
+    ]);
 
     // once lifted, re-claiming the same Event opens its Run and it leaves the list
     await setLimits(db, { repo: t.repo }, { monthly_runs: 0 });

@@ -17,6 +17,7 @@ const KIND: Record<NeedKind, { label: string; tone: string }> = {
   config_error: { label: "Config error", tone: "bg-fuchsia-100 text-fuchsia-900" },
   loop_error: { label: "Loop error", tone: "bg-fuchsia-100 text-fuchsia-900" },
   poll_error: { label: "Poll failure", tone: "bg-sky-100 text-sky-900" },
+  quota: { label: "Quota", tone: "bg-violet-100 text-violet-900" },
 };
 
 export default async function NeedsYouPage() {
@@ -103,6 +104,12 @@ function NeedAction({ need, canWrite }: { need: Need; canWrite: boolean }) {
       return (
         <Link href="/loops" className="text-emerald-700 underline">
           See Loops
+        </Link>
+      );
+    case "review_quota":
+      return (
+        <Link href="/usage" className="text-emerald-700 underline">
+          See usage and limits
         </Link>
       );
   }
