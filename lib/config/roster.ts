@@ -216,7 +216,7 @@ export async function loadInstanceConfig(
   const file = resolve(cwd, explicit ?? DEFAULT_CONFIG_PATH);
   let text: string;
   try {
-    text = await readFile(file, "utf8");
+    text = await readFile(/* turbopackIgnore: true */ file, "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") {
       if (!explicit) return defaultInstanceConfig();

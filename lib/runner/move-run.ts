@@ -1,7 +1,6 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
-import { admitAttempt } from "../metering/admission";
 import { beginAttempt } from "../store/attempts";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
@@ -118,16 +117,17 @@ async function underLease(
     // someone else's Attempt is open although the lease was free: the sweep decides, not us
     if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
 
-    // the admission gate: a refused Run keeps its state and says why (waiting_reason)
-    const refusal = await admitAttempt(ctx.deps.db, runId);
-    if (refusal) return { tag: "Again", reason: "quota", delayMs: Math.min(refusal.retryAfterSeconds ?? QUOTA_RECHECK_S, QUOTA_RECHECK_S) * 1000 };
-
     let begun;
     try {
       begun = await beginAttempt(ctx.deps.db, runId, { token: lease.token, workerId: ctx.config.workerId });
     } catch (err) {
       if (err instanceof ConflictError) return { tag: "Idle", reason: "state_changed" };
       throw err;
+    }
+    if (begun.tag === "Refused") {
+      // the admission gate: the Run keeps its state and says why; ask again later
+      const after = Math.min(begun.refusal.retryAfterSeconds ?? QUOTA_RECHECK_S, QUOTA_RECHECK_S);
+      return { tag: "Again", reason: "quota", delayMs: after * 1000 };
     }
     if (begun.tag === "RunFailed") {
       return { tag: "Closed", attemptId: begun.orphan, end: "Recorded", loop: begun.run.loop, itemKey: begun.run.item_key };

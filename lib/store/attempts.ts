@@ -3,6 +3,8 @@ import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { FROM, isStartable } from "../engine/run-state";
 import { AtelierError, ConflictError } from "../errors";
+import { admitAttempt } from "../metering/admission";
+import type { Refusal } from "../metering/refusal";
 import { recordAttemptUsage } from "../metering/usage-counters";
 import type { Db } from "./db";
 import { markRunsChanged } from "./run-changed";
@@ -18,7 +20,9 @@ export interface AttemptRef {
 
 export type BeginResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
-  | { tag: "RunFailed"; run: RunRow; orphan: string };
+  | { tag: "RunFailed"; run: RunRow; orphan: string }
+  /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
+  | { tag: "Refused"; run: RunRow; refusal: Refusal };
 
 /** The message an Attempt gets when its worker stopped holding the lease. */
 export const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
@@ -27,11 +31,15 @@ export const LEASE_EXPIRED = "The worker running this Attempt stopped renewing i
  * Starts the next Attempt of a Run under a fresh lease token: the first one of a Pending or
  * Queued Run, or Attempt n+1 of a Running Run after an automatic or operator retry. An open
  * Attempt found here is no longer live (the caller checked its lease): it closes as an
- * InfraFailure, which itself counts toward the three automatic Attempts.
+ * InfraFailure, which itself counts toward the three automatic Attempts. The admission gate
+ * (suspension, concurrency, cost caps) is asked first, in this transaction, so two starts
+ * cannot both take an installation's last slot.
  */
 export async function beginAttempt(db: Db, runId: string, lease: { token: string; workerId: string }): Promise<BeginResult> {
   return transaction(db, async (sql) => {
     let run = await lockRun(sql, runId);
+    const refusal = await admitAttempt(sql, runId);
+    if (refusal) return { tag: "Refused", run, refusal };
     if (isStartable(run.state)) {
       run = await guardedRunUpdate(sql, runId, FROM.start, `state = 'Running', started_at = COALESCE(started_at, now())`, [], "start");
     } else if (run.state === "Running") {

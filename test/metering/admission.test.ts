@@ -5,6 +5,7 @@ import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../.
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";
+import { beginAttempt } from "../../lib/store/attempts";
 import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
 import { transaction } from "../../lib/store/transaction";
 import { testDb } from "../support/db";
@@ -175,23 +176,21 @@ describe("refunds", () => {
 });
 
 describe("concurrency", () => {
-  it("asked inside the start's transaction, two starts racing for the last slot: exactly one gets it", async () => {
+  it("asked inside beginAttempt's transaction, three starts racing for the last slot: exactly one gets it", async () => {
     const t = await seedTenant(db);
     await setLimits(db, { installationId: t.installationId }, { max_concurrent: 1 });
     const runs = await Promise.all([1, 2, 3].map((n) => openRun(db, t.repo, n, gate)));
-    // what beginAttempt does with the gate inside: ask, then move the Run to Running, one transaction
     const starts = await Promise.all(
-      runs.map((id) =>
-        transaction(db, async (sql) => {
-          const refusal = await admitAttempt(sql, id);
-          if (!refusal) await sql.query(`UPDATE runs SET state = 'Running', started_at = now() WHERE id = $1`, [id]);
-          return refusal?.token ?? "started";
-        }),
-      ),
+      runs.map(async (id, i) => {
+        const begun = await beginAttempt(db, id, { token: `t${i}`, workerId: "w" });
+        return begun.tag === "Refused" ? begun.refusal.token : begun.tag;
+      }),
     );
-    expect(starts.sort()).toEqual(["concurrency_cap_exceeded", "concurrency_cap_exceeded", "started"]);
+    expect(starts.sort()).toEqual(["Started", "concurrency_cap_exceeded", "concurrency_cap_exceeded"]);
     const reasons = await Promise.all(runs.map(waitingReason));
     expect(reasons.filter((r) => r === "quota:concurrency_cap_exceeded")).toHaveLength(2);
+    const states = await db.pool.query(`SELECT state, count(*)::int AS n FROM runs WHERE id = ANY($1) GROUP BY state ORDER BY state`, [runs]);
+    expect(states.rows).toEqual([{ state: "Pending", n: 2 }, { state: "Running", n: 1 }]);
   });
 });
 
