@@ -6,14 +6,16 @@ import { cancelOpenAttempt } from "./attempts";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
 import { transaction, type Sql } from "./transaction";
 
-/** Unique index `runs_one_open_per_loop_item` says another Run of this Loop is open on the Item. */
+/** The exclusion constraint `runs_one_open_per_loop_item` says another Run of this Loop is open on the Item. */
 function isOpenRunConflict(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string };
-  return e.code === "23505" && e.constraint === "runs_one_open_per_loop_item";
+  return e.code === "23P01" && e.constraint === "runs_one_open_per_loop_item";
 }
 
 async function reopen(sql: Sql, runId: string, set: string, params: unknown[], action: string): Promise<RunRow> {
   try {
+    // the constraint is deferred to COMMIT for the claim; a reopen wants its answer here
+    await sql.query("SET CONSTRAINTS runs_one_open_per_loop_item IMMEDIATE");
     return await guardedRunUpdate(sql, runId, FROM.retry, `state = 'Running', ended_at = NULL${set}`, params, action);
   } catch (err) {
     if (!isOpenRunConflict(err)) throw err;

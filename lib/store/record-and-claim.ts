@@ -46,7 +46,7 @@ export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusa
 export interface ClaimSnapshot {
   event: { status: string; ignored: boolean } | null;
   event_run: { id: string; state: RunStateName } | null;
-  blocking: BlockingRun | null;
+  blocking: (BlockingRun & { reserved_generation: number | null }) | null;
   generation: number;
   ask: boolean;
   reserved: number;
@@ -60,7 +60,7 @@ WITH budget AS (
 ), blocking AS (
   -- locked: a concurrent start or cancel of that Run waits for this decision, and the state
   -- read here is the latest committed one
-  SELECT id, state FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1 FOR UPDATE
+  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1 FOR UPDATE
 )
 SELECT
   (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = $1) AS event,
@@ -102,75 +102,72 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
         await writeClaim(sql, event, { status: "Queued", reason: null });
         return { tag: "Queued", behind: decision.behind };
       }
-      const superseded = decision.tag === "SupersedeRun" ? decision.runId : null;
+      const superseded = decision.tag === "SupersedeRun" ? { id: decision.runId, reservedGeneration: snap.blocking!.reserved_generation } : null;
       return openOrBlock(sql, event, snap, superseded, admission);
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
 }
 
+/** An unstarted Run the decision supersedes (locked by the snapshot). */
+export interface Superseded {
+  id: string;
+  reservedGeneration: number | null;
+}
+
 /**
  * Opens the Event's Run if the cycle budget and the admission gate allow it, else records why
- * not; `superseded` (an unstarted Run locked by the snapshot) is canceled either way.
+ * not; `superseded` is canceled either way, in the same statement that records the Event.
  */
 export async function openOrBlock(
   sql: Sql,
   event: EventInput,
   snap: Pick<ClaimSnapshot, "generation" | "ask" | "reserved">,
-  superseded: string | null,
+  superseded: Superseded | null,
   admission?: Admission,
 ): Promise<ClaimResult> {
   const { maxCycles } = event.submission;
+  const supersededId = superseded?.id ?? null;
   // a superseded Run was unstarted: its reservation of this generation goes back
-  const reserved = superseded ? await supersede(sql, superseded, event.id, snap) : snap.reserved;
+  const reserved = superseded?.reservedGeneration === snap.generation ? snap.reserved - 1 : snap.reserved;
   if (maxCycles !== null && !budgetAdmits(reserved, maxCycles, snap.ask)) {
     await askForBudget(sql, event, snap.generation, reserved);
-    await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted" });
-    return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded };
+    await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId });
+    return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId };
   }
   const refusal = admission ? await admission(sql, event) : null;
   if (refusal) {
-    await writeClaim(sql, event, { status: "Blocked", reason: refusal.token });
-    return { tag: "Blocked", reason: refusal.token, superseded };
+    await writeClaim(sql, event, { status: "Blocked", reason: refusal.token, superseded: supersededId });
+    return { tag: "Blocked", reason: refusal.token, superseded: supersededId };
   }
   const runId = runIdOf(event.id);
   await writeClaim(sql, event, {
     status: "Claimed",
     reason: null,
+    superseded: supersededId,
     open: { runId, reservedGeneration: maxCycles === null ? null : snap.generation },
   });
   await markRunsChanged(sql, [runId]);
-  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded };
-}
-
-/** Cancels an unstarted Run (locked by the snapshot) as Superseded; returns the reservations left. */
-async function supersede(sql: Sql, runId: string, byEvent: string, snap: Pick<ClaimSnapshot, "generation" | "reserved">): Promise<number> {
-  const { rows } = await sql.query<{ reserved_generation: number | null; hooked: boolean }>({
-    name: "atelier-claim-supersede",
-    text: `UPDATE runs r SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $2, reserved_generation = NULL,
-                  ended_at = now(), updated_at = now()
-             FROM (SELECT id, reserved_generation FROM runs WHERE id = $1) old
-            WHERE r.id = old.id AND r.state::text = ANY($3)
-        RETURNING old.reserved_generation, ${hasOutboundHooks("r.id")} AS hooked`,
-    values: [runId, byEvent, FROM.supersede],
-  });
-  if (rows[0]) {
-    await markRunsChanged(sql, [runId]);
-    if (rows[0].hooked) await recordTerminalDeliveries(sql, runId);
-  } // outbound webhooks: run.canceled (Superseded)
-  return rows[0]?.reserved_generation === snap.generation ? snap.reserved - 1 : snap.reserved;
+  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: supersededId };
 }
 
 interface ClaimWrite {
   status: "Claimed" | "Queued" | "Ignored" | "Blocked";
   reason: string | null;
+  /** an unstarted Run to cancel as Superseded by this Event */
+  superseded?: string | null;
   open?: { runId: string; reservedGeneration: number | null };
 }
 
 const WRITE = {
   name: "atelier-claim-write",
   text: `
-WITH run AS (
+WITH sup AS (
+  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+         ended_at = now(), updated_at = now()
+   WHERE s.id = $17 AND s.state::text = ANY($18)
+  RETURNING s.id, ${hasOutboundHooks("s.id")} AS hooked
+), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at)
   SELECT $12, $1, $3, $4, $5, $6, 'Pending', $13, $14, $15, $16,
@@ -181,13 +178,18 @@ WITH run AS (
 INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, (SELECT id FROM run))
 ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
-  run_id = COALESCE(EXCLUDED.run_id, events.run_id)`,
+  run_id = COALESCE(EXCLUDED.run_id, events.run_id)
+RETURNING (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
 };
 
-/** One statement: opens the Run (when the decision says so) and records the Event with its status. */
+/**
+ * One statement: supersedes the unstarted Run (when the decision says so), opens the new Run,
+ * and records the Event with its status. The open-Run constraint is checked at COMMIT, so the
+ * order of the two Run writes inside the statement does not matter.
+ */
 async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
   const s = event.submission;
-  await sql.query({
+  const { rows } = await sql.query<{ superseded: boolean; superseded_hooked: boolean | null }>({
     ...WRITE,
     values: [
       event.id,
@@ -206,8 +208,14 @@ async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promi
       s.agent,
       s.prompt,
       s.approvalRequired,
+      write.superseded ?? null,
+      FROM.supersede,
     ],
   });
+  if (write.superseded && rows[0]?.superseded) {
+    await markRunsChanged(sql, [write.superseded]);
+    if (rows[0].superseded_hooked) await recordTerminalDeliveries(sql, write.superseded);
+  }
 }
 
 /** Stores the Item's budget ask (once) so an operator sees it in Needs you. */

@@ -34,7 +34,7 @@ export function flushRunChanges(client: Queryable, pool: Queryable): void {
 }
 
 /** How long the announcer gathers ids before one NOTIFY statement sends them. */
-const ANNOUNCE_EVERY_MS = 2;
+const ANNOUNCE_EVERY_MS = 10;
 
 const announcers = new WeakMap<object, { add(ids: Iterable<string>): void }>();
 

@@ -28,7 +28,8 @@ function event(round: number, i: number): EventInput {
 }
 
 export async function claimBench(url: string): Promise<void> {
-  const db = createDb(url, CONCURRENCY);
+  // the product's default pool (10): 8 submitters, and room for the Run-change announcer
+  const db = createDb(url);
   const raw = new pg.Pool({ connectionString: url, max: CONCURRENCY });
   await raw.query(`CREATE TABLE IF NOT EXISTS bench_insert (id text PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
   const claims: number[] = [];
