@@ -1,8 +1,7 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import { postJson } from "./post-json";
+import { sendJson } from "./post-json";
+import { useApiAction } from "./use-api-action";
 
 const TONES = {
   primary: "bg-emerald-700 text-white hover:bg-emerald-800 disabled:bg-emerald-400",
@@ -33,25 +32,14 @@ export function ActionButton({
   testId?: string;
   onDone?: () => void;
 }) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [refreshing, startTransition] = useTransition();
-  const pending = busy || refreshing;
+  const { act, pending, error } = useApiAction();
 
   async function run() {
     if (confirm && !window.confirm(confirm)) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await postJson(url, body ?? {});
+    await act(async () => {
+      await sendJson(url, body ?? {});
       onDone?.();
-      startTransition(() => router.refresh());
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   return (

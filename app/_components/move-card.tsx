@@ -1,28 +1,17 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import { postJson } from "./post-json";
+import { sendJson } from "./post-json";
+import { useApiAction } from "./use-api-action";
 
 /** Moves a Board card to another lane: the API writes the lane labels on GitHub and sends a Hint. */
 export function MoveCard({ repo, number, lanes, current }: { repo: string; number: number; lanes: string[]; current: string }) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [, startTransition] = useTransition();
+  const { act, busy, error } = useApiAction();
 
   async function move(lane: string) {
     if (lane === current) return;
-    setBusy(true);
-    setError(null);
-    try {
-      await postJson("/api/v1/board/move", { repo, number, lane });
-      startTransition(() => router.refresh());
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    await act(async () => {
+      await sendJson("/api/v1/board/move", { repo, number, lane });
+    });
   }
 
   return (

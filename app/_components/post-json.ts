@@ -1,7 +1,7 @@
-/** POSTs JSON to the dashboard's API; resolves to the answer's body or throws its sentence. */
-export async function postJson(url: string, body: unknown = {}): Promise<unknown> {
+/** Sends JSON to the dashboard's API; resolves to the answer's body or throws its sentence. */
+export async function sendJson(url: string, body: unknown = {}, method: "POST" | "PUT" = "POST"): Promise<unknown> {
   const res = await fetch(url, {
-    method: "POST",
+    method,
     headers: { "content-type": "application/json", accept: "application/json" },
     body: JSON.stringify(body),
     credentials: "same-origin",

@@ -1,26 +1,16 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition, type FormEvent } from "react";
-import { postJson } from "./post-json";
+import { useState, type FormEvent } from "react";
+import { sendJson } from "./post-json";
+import { useApiAction } from "./use-api-action";
 
 function useSubmit(url: string) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [, startTransition] = useTransition();
+  const { act, busy, error } = useApiAction();
   async function submit(body: unknown, done?: () => void) {
-    setBusy(true);
-    setError(null);
-    try {
-      await postJson(url, body);
+    await act(async () => {
+      await sendJson(url, body);
       done?.();
-      startTransition(() => router.refresh());
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
   return { error, busy, submit };
 }

@@ -1,39 +1,29 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
-import { postJson } from "../_components/post-json";
+import { useState } from "react";
+import { sendJson } from "../_components/post-json";
+import { useApiAction } from "../_components/use-api-action";
 
 /**
  * Subscribes a webhook URL for an installation or for one Loop of a repository. The secret is
  * shown once, right here, and never again.
  */
 export function HookForm({ installations }: { installations: { id: number; account: string }[] }) {
-  const router = useRouter();
   const [scope, setScope] = useState<"installation" | "loop">(installations.length ? "installation" : "loop");
-  const [error, setError] = useState<string | null>(null);
   const [secret, setSecret] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [, startTransition] = useTransition();
+  const { act, busy, error } = useApiAction();
 
   async function submit(form: FormData) {
-    setBusy(true);
-    setError(null);
     setSecret(null);
-    try {
-      const url = String(form.get("url") ?? "");
-      const body =
-        scope === "installation"
-          ? { installation_id: Number(form.get("installation_id")), url }
-          : { repo: String(form.get("repo") ?? ""), loop: String(form.get("loop") ?? ""), url };
-      const made = (await postJson("/api/v1/outbound/hooks", body)) as { secret: string };
+    const url = String(form.get("url") ?? "");
+    const body =
+      scope === "installation"
+        ? { installation_id: Number(form.get("installation_id")), url }
+        : { repo: String(form.get("repo") ?? ""), loop: String(form.get("loop") ?? ""), url };
+    await act(async () => {
+      const made = (await sendJson("/api/v1/outbound/hooks", body)) as { secret: string };
       setSecret(made.secret);
-      startTransition(() => router.refresh());
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    });
   }
 
   const input = "mt-0.5 rounded-md border border-stone-300 px-2 py-1 text-sm text-stone-900";

@@ -1,7 +1,8 @@
 "use client";
 
-import { useRouter } from "next/navigation";
-import { useState, useTransition } from "react";
+import { useState } from "react";
+import { sendJson } from "../_components/post-json";
+import { useApiAction } from "../_components/use-api-action";
 
 const FIELDS = [
   { name: "monthly_runs", label: "Runs a month", step: 1 },
@@ -14,33 +15,13 @@ export type QuotaValues = Record<(typeof FIELDS)[number]["name"], number>;
 
 /** An admin's form for one installation's or repository's limits: PUT /api/v1/quotas/…; 0 = unlimited. */
 export function QuotaForm({ url, values, testId }: { url: string; values: QuotaValues; testId: string }) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
+  const { act, pending, error } = useApiAction();
   const [saved, setSaved] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [refreshing, startTransition] = useTransition();
 
   async function submit(form: FormData) {
-    setBusy(true);
-    setError(null);
     setSaved(false);
-    try {
-      const body = Object.fromEntries(FIELDS.map((f) => [f.name, Number(form.get(f.name) ?? 0)]));
-      const res = await fetch(url, {
-        method: "PUT",
-        headers: { "content-type": "application/json", accept: "application/json" },
-        body: JSON.stringify(body),
-        credentials: "same-origin",
-      });
-      const data = (await res.json().catch(() => null)) as { message?: string } | null;
-      if (!res.ok) throw new Error(data?.message ?? `The limits were not saved (${res.status}).`);
-      setSaved(true);
-      startTransition(() => router.refresh());
-    } catch (err) {
-      setError((err as Error).message);
-    } finally {
-      setBusy(false);
-    }
+    const body = Object.fromEntries(FIELDS.map((f) => [f.name, Number(form.get(f.name) ?? 0)]));
+    setSaved(await act(async () => void (await sendJson(url, body, "PUT"))));
   }
 
   return (
@@ -60,10 +41,10 @@ export function QuotaForm({ url, values, testId }: { url: string; values: QuotaV
       ))}
       <button
         type="submit"
-        disabled={busy || refreshing}
+        disabled={pending}
         className="rounded-md bg-emerald-700 px-3 py-1.5 text-sm font-medium text-white shadow-sm hover:bg-emerald-800 disabled:cursor-wait disabled:bg-emerald-400"
       >
-        {busy || refreshing ? "Saving…" : "Save"}
+        {pending ? "Saving…" : "Save"}
       </button>
       <span className="text-xs text-stone-500">0 = unlimited</span>
       {saved ? <span className="text-xs text-emerald-700">Saved.</span> : null}

@@ -3,6 +3,7 @@ import { isRetryableMirrorError, MIRROR_TRIES, mirrorRetryDelayMs } from "../../
 import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
 import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
+import { SILENT_LOG, type WorkerLog } from "./worker-log";
 
 /**
  * The "mirror" queue: GitHub shows each Run (check run, Item comment) through it, never in the
@@ -24,14 +25,6 @@ export interface MirrorJob {
   runId?: string;
 }
 
-export interface MirrorLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-const SILENT: MirrorLog = { info() {}, warn() {}, error() {} };
-
 export interface MirrorWorkerOptions {
   /** BullMQ key prefix (default "bull"); tests use one per file. */
   prefix?: string;
@@ -41,7 +34,7 @@ export interface MirrorWorkerOptions {
   sweepEveryMs?: number;
   /** Listen to Postgres notifications, after a first sweep (default true). */
   listen?: boolean;
-  log?: MirrorLog;
+  log?: WorkerLog;
 }
 
 export interface MirrorWorker {
@@ -65,7 +58,7 @@ export function mirrorJobOptions(runId: string): JobsOptions {
 }
 
 export async function createMirrorWorker(connection: ConnectionOptions, deps: MirrorDeps, options: MirrorWorkerOptions = {}): Promise<MirrorWorker> {
-  const log = options.log ?? SILENT;
+  const log = options.log ?? SILENT_LOG;
   const prefix = options.prefix ? { prefix: options.prefix } : {};
   const queue = new Queue<MirrorJob>(MIRROR_QUEUE, { connection, ...prefix });
 

@@ -2,6 +2,7 @@ import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
 import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
 import { attemptDelivery, dueDeliveries, dueDeliveriesOfRun, type DeliveryDeps, type DeliveryOutcome } from "../../lib/outbound/attempt-delivery";
 import { QUEUE_NAMES, type DeliverJob } from "../queues";
+import { SILENT_LOG, type WorkerLog } from "./worker-log";
 
 /**
  * The outbound webhook worker, on the "deliveries" queue. A delivery row is written in the
@@ -17,13 +18,6 @@ const DELIVER_JOB = "deliver";
 
 export type OutboundDeps = DeliveryDeps;
 
-export interface OutboundLog {
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-const SILENT: OutboundLog = { info() {}, warn() {}, error() {} };
-
 export interface OutboundWorkerOptions {
   /** BullMQ key prefix (default "bull"); tests use one per file. */
   prefix?: string;
@@ -33,7 +27,7 @@ export interface OutboundWorkerOptions {
   sweepEveryMs?: number;
   /** Listen to Postgres notifications (default true). */
   listen?: boolean;
-  log?: OutboundLog;
+  log?: WorkerLog;
 }
 
 export interface OutboundWorker {
@@ -59,7 +53,7 @@ export async function createOutboundWorker(
   deps: OutboundDeps,
   options: OutboundWorkerOptions = {},
 ): Promise<OutboundWorker> {
-  const log = options.log ?? SILENT;
+  const log = options.log ?? SILENT_LOG;
   const prefix = options.prefix ? { prefix: options.prefix } : {};
   const queue = new Queue<DeliverJob>(QUEUE_NAMES.deliveries, { connection, ...prefix });
 
