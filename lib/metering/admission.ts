@@ -51,18 +51,34 @@ const isDb = (on: Db | Sql): on is Db => "pool" in on && "prisma" in on;
  * installation's concurrency lock there, so called inside beginAttempt's transaction two starts
  * cannot both take the last slot.
  */
-export async function admitAttempt(on: Db | Sql, runId: string): Promise<Refusal | null> {
-  if (isDb(on)) return transaction(on, (sql) => admitAttemptIn(sql, runId));
-  return admitAttemptIn(on, runId);
+export async function admitAttempt(on: Db | Sql, runId: string, known?: KnownRun): Promise<Refusal | null> {
+  if (isDb(on)) return transaction(on, (sql) => admitAttemptIn(sql, runId, known));
+  return admitAttemptIn(on, runId, known);
 }
 
-async function admitAttemptIn(sql: Sql, runId: string): Promise<Refusal | null> {
-  const { rows } = await sql.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
-  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
-  const loaded = await loadAdmissionFacts(sql, { repo: rows[0].repo, runId }, ["attempt"], "lock");
+/** What the caller already read of the Run (beginAttempt has it locked): saves the reads. */
+export interface KnownRun {
+  repo: string;
+  waitingReason: string | null;
+}
+
+async function admitAttemptIn(sql: Sql, runId: string, known?: KnownRun): Promise<Refusal | null> {
+  const run = known ?? (await readRun(sql, runId));
+  const loaded = await loadAdmissionFacts(sql, { repo: run.repo, runId }, ["attempt"], "lock");
   const refusal = loaded ? decideAdmission(loaded.facts, ["attempt"]) : null;
-  await setQuotaWaitingReason(sql, runId, refusal ? quotaWaitingReason(refusal.token) : null);
+  const reason = refusal ? quotaWaitingReason(refusal.token) : null;
+  // nothing to write when the Run already says it (most starts: no quota reason before, none now)
+  if (!known || reason !== known.waitingReason) await setQuotaWaitingReason(sql, runId, reason);
   return refusal;
+}
+
+async function readRun(sql: Sql, runId: string): Promise<KnownRun> {
+  const { rows } = await sql.query<{ repo: string; waiting_reason: string | null }>(
+    `SELECT repo, waiting_reason FROM runs WHERE id = $1`,
+    [runId],
+  );
+  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  return { repo: rows[0].repo, waitingReason: rows[0].waiting_reason };
 }
 
 /**

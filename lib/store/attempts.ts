@@ -38,7 +38,7 @@ export const LEASE_EXPIRED = "The worker running this Attempt stopped renewing i
 export async function beginAttempt(db: Db, runId: string, lease: { token: string; workerId: string }): Promise<BeginResult> {
   return transaction(db, async (sql) => {
     let run = await lockRun(sql, runId);
-    const refusal = await admitAttempt(sql, runId);
+    const refusal = await admitAttempt(sql, runId, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
     if (isStartable(run.state)) {
       run = await guardedRunUpdate(sql, runId, FROM.start, `state = 'Running', started_at = COALESCE(started_at, now())`, [], "start");

@@ -1,6 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { recordIfTerminal } from "../outbound/record-terminal-deliveries";
+import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
 import type { Sql } from "./transaction";
 
@@ -20,10 +20,11 @@ export interface RunRow {
   branch: string | null;
   pull_request_number: number | null;
   received_at: Date;
+  waiting_reason: string | null;
 }
 
 export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required,
-  reserved_generation, branch, pull_request_number, received_at`;
+  reserved_generation, branch, pull_request_number, received_at, waiting_reason`;
 
 export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);
@@ -54,14 +55,18 @@ export async function guardedRunUpdate(
   params: unknown[],
   action: string,
 ): Promise<RunRow> {
-  const { rows } = await sql.query<RunRow>(
-    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2) RETURNING ${RUN_COLUMNS}`,
+  const { rows } = await sql.query<RunRow & { hooked: boolean }>(
+    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2)
+     RETURNING ${RUN_COLUMNS}, ${hasOutboundHooks("runs.id")} AS hooked`,
     [runId, from, ...params],
   );
-  if (rows[0]) {
+  const row = rows[0];
+  if (row) {
     await markRunsChanged(sql, [runId]);
-    await recordIfTerminal(sql, rows[0], from); // outbound webhooks: deliveries written with the terminal state
-    return rows[0];
+    // outbound webhooks: deliveries written with the terminal state, when anyone subscribed
+    if (row.hooked) await recordIfTerminal(sql, row, from);
+    const { hooked: _, ...run } = row;
+    return run;
   }
   const current = await sql.query<{ state: RunStateName }>(`SELECT state FROM runs WHERE id = $1`, [runId]);
   if (!current.rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
