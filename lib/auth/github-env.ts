@@ -1,4 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
+import { settingsFromDatabase } from "../config/github-app";
 import type { Db } from "../store/db";
 
 /**
@@ -68,18 +69,13 @@ export function gitHubEnv(env: NodeJS.ProcessEnv = process.env): GitHubEnv {
 export async function resolveGitHubEnv(db: Db, env: NodeJS.ProcessEnv = process.env): Promise<GitHubEnv> {
   const gh = gitHubEnv(env);
   if (gh.clientId && gh.clientSecret) return gh;
-  const { rows } = await db.pool
-    .query<{ client_id: string; client_secret: string; html_url: string; base_url: string }>(
-      `SELECT client_id, client_secret, html_url, base_url FROM app_credentials WHERE id = 1`,
-    )
-    .catch(() => ({ rows: [] as { client_id: string; client_secret: string; html_url: string; base_url: string }[] }));
-  const row = rows[0];
-  if (!row) return gh;
+  const stored = await settingsFromDatabase(db).catch(() => null);
+  if (!stored) return gh;
   return {
-    webUrl: env.GITHUB_WEB_URL ? gh.webUrl : trimSlash(new URL(row.html_url).origin),
-    apiUrl: env.GITHUB_API_URL ? gh.apiUrl : trimSlash(row.base_url),
-    clientId: row.client_id,
-    clientSecret: row.client_secret,
+    webUrl: env.GITHUB_WEB_URL ? gh.webUrl : (stored.webUrl ?? gh.webUrl),
+    apiUrl: env.GITHUB_API_URL ? gh.apiUrl : stored.baseUrl,
+    clientId: stored.clientId,
+    clientSecret: stored.clientSecret,
   };
 }
 

@@ -19,6 +19,8 @@ export interface GitHubAppSettings {
   baseUrl: string;
   clientId: string | null;
   clientSecret: string | null;
+  /** Where people browse GitHub (OAuth pages, links), when the source says: null means github.com's or the env's. */
+  webUrl: string | null;
   source: "env" | "sandbox-file" | "database";
 }
 
@@ -71,6 +73,7 @@ export async function settingsFromEnv(env: NodeJS.ProcessEnv): Promise<GitHubApp
       baseUrl: env.GITHUB_API_URL,
       clientId: env.GITHUB_CLIENT_ID,
       clientSecret: env.GITHUB_CLIENT_SECRET,
+      webUrl: env.GITHUB_WEB_URL,
     },
     "env",
     { appId: "GITHUB_APP_ID", privateKey: "GITHUB_PRIVATE_KEY", webhookSecret: "GITHUB_WEBHOOK_SECRET", baseUrl: "GITHUB_API_URL" },
@@ -97,6 +100,7 @@ export async function settingsFromSandboxFile(path: string): Promise<GitHubAppSe
       baseUrl: pick("baseUrl", "base_url", "apiUrl", "api_url"),
       clientId: pick("clientId", "client_id"),
       clientSecret: pick("clientSecret", "client_secret"),
+      webUrl: pick("webUrl", "web_url"),
     },
     "sandbox-file",
     { appId: `appId in ${path}`, privateKey: `privateKey in ${path}`, webhookSecret: `webhookSecret in ${path}`, baseUrl: `baseUrl in ${path}` },
@@ -115,6 +119,7 @@ export async function settingsFromDatabase(db: Db): Promise<GitHubAppSettings | 
       baseUrl: row.baseUrl,
       clientId: row.clientId,
       clientSecret: row.clientSecret,
+      webUrl: new URL(row.htmlUrl).origin,
     },
     "database",
     { appId: "app_credentials.app_id", privateKey: "app_credentials.private_key", webhookSecret: "app_credentials.webhook_secret", baseUrl: "app_credentials.base_url" },
@@ -128,6 +133,7 @@ interface RawSettings {
   baseUrl: unknown;
   clientId: unknown;
   clientSecret: unknown;
+  webUrl: unknown;
 }
 
 function validateSettings(
@@ -152,7 +158,8 @@ function validateSettings(
   }
   const baseUrl = normalizeBaseUrl(raw.baseUrl, names.baseUrl);
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
-  return { appId, privateKey, webhookSecret, baseUrl, clientId: text(raw.clientId), clientSecret: text(raw.clientSecret), source };
+  const webUrl = text(raw.webUrl)?.replace(/\/+$/, "") ?? null;
+  return { appId, privateKey, webhookSecret, baseUrl, clientId: text(raw.clientId), clientSecret: text(raw.clientSecret), webUrl, source };
 }
 
 /** Accepts a PEM with real or escaped (`\n`) newlines; refuses anything that is not a private key. */

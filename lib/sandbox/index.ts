@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { GitHubAppSettings } from "../config/github-app";
 import { SimControl } from "./control";
 import { SimCore } from "./core";
 import { seedDemo } from "./seed";
@@ -50,6 +51,21 @@ export class Simulator extends SimControl {
 
   get state(): SimState {
     return this.core.state;
+  }
+
+  /** Atelier's settings for the simulator's App, as the sandbox file would give them. */
+  appSettings(): GitHubAppSettings {
+    const app = this.app;
+    return {
+      appId: app.id,
+      privateKey: app.privateKey,
+      webhookSecret: app.webhookSecret,
+      baseUrl: this.url,
+      clientId: app.clientId,
+      clientSecret: app.clientSecret,
+      webUrl: this.url,
+      source: "sandbox-file",
+    };
   }
 
   /** The clone URL of a repository ("owner/name"). */

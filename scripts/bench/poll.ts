@@ -81,15 +81,7 @@ export async function pollBench(url: string): Promise<void> {
   const db = createDb(url, 20);
   const sim = await startSimulator({});
   const names = await seed(sim);
-  const settings = {
-    appId: sim.app.id,
-    privateKey: sim.app.privateKey,
-    webhookSecret: sim.app.webhookSecret,
-    baseUrl: sim.url,
-    clientId: null,
-    clientSecret: null,
-    source: "sandbox-file" as const,
-  };
+  const settings = sim.appSettings();
   const github = createGitHubApp(settings, { log: silentLog });
   const prefix = `bench-poll-${process.pid}`;
   const workQueue = new BullWorkQueue({ connection: bullConnection(), prefix, db, pollIntervalSeconds: 60 });

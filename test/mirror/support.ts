@@ -44,15 +44,7 @@ export async function startMirrorWorld(db: Db): Promise<MirrorWorld> {
     [Number.parseInt(randomBytes(5).toString("hex"), 16), installationId, repo],
   );
   const app = createGitHubApp(
-    {
-      appId: sim.app.id,
-      privateKey: sim.app.privateKey,
-      webhookSecret: sim.app.webhookSecret,
-      baseUrl: sim.url,
-      clientId: sim.app.clientId,
-      clientSecret: sim.app.clientSecret,
-      source: "sandbox-file",
-    },
+    sim.appSettings(),
     { log: silentLog },
   );
   const deps: MirrorDeps = { db, github: async (id) => app.installationOctokit(id), publicUrl: PUBLIC_URL };

@@ -9,6 +9,7 @@ import { completeAppRegistration, setupStatus, startAppRegistration, type SetupD
 import { manifestPostPage } from "../../lib/setup/setup-pages";
 import { openSetupState, sealSetupState, setupCookieOf } from "../../lib/setup/setup-state";
 import { testDb } from "../support/db";
+import { resolveGitHubEnv } from "../../lib/auth/github-env";
 
 const db = testDb();
 const PUBLIC_URL = "https://atelier.example.com";
@@ -112,6 +113,10 @@ describe("registering the App with the sandbox simulator", () => {
     expect(token.token).toBeTruthy();
     const { data } = await app.installationOctokit(installationId).request("GET /installation/repositories");
     expect(data.repositories.map((r: { full_name: string }) => r.full_name)).toContain("demo-org/webapp");
+
+    // and sign-in finds the App's OAuth client there when the environment names none
+    const signIn = await resolveGitHubEnv(db, {});
+    expect(signIn).toEqual({ webUrl: new URL(registration.htmlUrl).origin, apiUrl: sim.url, clientId: sim.app.clientId, clientSecret: sim.app.clientSecret });
 
     expect((await setupStatus(db, deps.env)).tag).toBe("Registered");
     await expect(startAppRegistration(deps, {})).rejects.toMatchObject({ token: "app_already_registered" });

@@ -46,15 +46,7 @@ export async function startFixture(options: { clock?: Clock; deps?: Partial<Trig
   const [db, sim] = await Promise.all([isolatedDb(), startSimulator({})]);
   sim.createUser({ login: "octo" });
   sim.setDefaultUser({ login: "octo" });
-  const settings: GitHubAppSettings = {
-    appId: sim.app.id,
-    privateKey: sim.app.privateKey,
-    webhookSecret: sim.app.webhookSecret,
-    baseUrl: sim.url,
-    clientId: sim.app.clientId,
-    clientSecret: sim.app.clientSecret,
-    source: "sandbox-file",
-  };
+  const settings: GitHubAppSettings = sim.appSettings();
   const github = createGitHubApp(settings, { log: silentLog, ...(options.clock ? { clock: options.clock } : {}) });
   const prefix = `t-${randomBytes(4).toString("hex")}`;
   const workQueue = new BullWorkQueue({ connection: bullConnection(), prefix, db, pollIntervalSeconds: 60 });

@@ -38,15 +38,7 @@ export async function startSimWorld(db: Db, existing?: Simulator): Promise<SimWo
     `INSERT INTO installations (id, account_login, updated_at) VALUES ($1, 'demo-org', now()) ON CONFLICT (id) DO NOTHING`,
     [installationId],
   );
-  const settings: GitHubAppSettings = {
-    appId: sim.app.id,
-    privateKey: sim.app.privateKey,
-    webhookSecret: sim.app.webhookSecret,
-    baseUrl: sim.url,
-    clientId: sim.app.clientId,
-    clientSecret: sim.app.clientSecret,
-    source: "sandbox-file",
-  };
+  const settings: GitHubAppSettings = sim.appSettings();
   const app = appFromSettings(settings);
   return {
     sim,
