@@ -12,6 +12,7 @@ import { admission } from "../lib/metering/admission";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
 import { appRunnerGitHub } from "../lib/runner/app-github";
+import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
 import { createRunnerHost } from "../lib/runner/runner-host";
 import { getDb } from "../lib/store/db";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
@@ -47,7 +48,7 @@ const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
   { workspaceRoot, roster: instance },
 );
-const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, leaseTtlMs: 30_000, log };
+const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
 
 await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
 await host.start();

@@ -5,7 +5,6 @@ import { z } from "zod";
  * silently dropped. Route handlers parse with these before anything else.
  */
 
-const runId = z.string().min(1).max(300);
 const repo = z
   .string()
   .regex(/^[a-z0-9][a-z0-9_.-]{0,38}\/[a-z0-9._-]{1,100}$/i, "a repository is owner/name")
@@ -40,8 +39,6 @@ export const moveCardBody = z.strictObject({
 export const resetBudgetBody = z.strictObject({
   itemKey: z.string().min(1).max(400),
 });
-
-export const runIdParam = runId;
 
 export const boardQuery = z.strictObject({
   repo: repo.optional(),

@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import type { BoardMoveInput } from "../triggers/board-move";
 
 /**
  * What the dashboard asks of the rest of Atelier when a person acts. The runner's operator
@@ -26,15 +27,7 @@ export interface LoopServices {
 }
 
 /** A Board move: the lane labels to add and remove on GitHub, then a Hint to re-read the Item. */
-export interface BoardMove {
-  repo: string;
-  number: number;
-  add: string[];
-  remove: string[];
-  actor: string;
-  /** The lane the card goes to, for the audit. */
-  lane: string;
-}
+export type BoardMove = BoardMoveInput;
 
 export interface BoardServices {
   moveCard(move: BoardMove): Promise<unknown>;

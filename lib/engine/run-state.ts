@@ -87,8 +87,3 @@ export const isClosed = (s: RunStateName): boolean => !isOpen(s);
 export const needsWorker = (s: RunStateName): boolean => isStartable(s) || isRunning(s);
 /** Whether an operator action is legal in this state. */
 export const allows = (action: keyof typeof FROM, s: RunStateName): boolean => includes(FROM[action], s);
-
-/** Encodes a cancel reason for the `cancel_reason` column and decodes it back. */
-export function cancelReasonName(reason: CancelReason): string {
-  return reason.tag;
-}

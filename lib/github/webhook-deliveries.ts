@@ -26,13 +26,3 @@ export async function recordDelivery(db: Db, delivery: DeliveryRecord): Promise<
 export async function forgetDelivery(db: Db, id: string): Promise<void> {
   await db.pool.query(`DELETE FROM webhook_deliveries WHERE id = $1`, [id]);
 }
-
-/** The most recent deliveries, for the dashboard's webhook log. */
-export async function recentDeliveries(db: Db, limit = 50): Promise<(DeliveryRecord & { receivedAt: Date })[]> {
-  const { rows } = await db.pool.query<DeliveryRecord & { receivedAt: Date }>(
-    `SELECT id, event, action, status, installation_id AS "installationId", received_at AS "receivedAt"
-       FROM webhook_deliveries ORDER BY received_at DESC LIMIT $1`,
-    [limit],
-  );
-  return rows;
-}

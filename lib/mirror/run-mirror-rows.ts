@@ -72,11 +72,6 @@ export async function ensureRunMirror(db: Db, runId: string): Promise<RunMirror>
   return toMirror(rows[0]!);
 }
 
-export async function readRunMirror(db: Db, runId: string): Promise<RunMirror | null> {
-  const { rows } = await db.pool.query<MirrorRow>(`SELECT ${COLUMNS} FROM run_mirrors WHERE run_id = $1`, [runId]);
-  return rows[0] ? toMirror(rows[0]) : null;
-}
-
 /** Remembers the check run the Run now shows on, in the step that created or adopted it. */
 export async function recordCheckRun(db: Db, runId: string, checkRunId: number, sha: string, synced: SyncedState): Promise<void> {
   await db.pool.query(`UPDATE run_mirrors SET check_run_id = $2, check_sha = $3, last_synced = $4 WHERE run_id = $1`, [

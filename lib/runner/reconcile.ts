@@ -1,9 +1,9 @@
 import type { Redis } from "ioredis";
-import { needsWorker, RUN_STATES } from "../engine/run-state";
+import { needsWorker, OPEN, RUN_STATES } from "../engine/run-state";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
 import { expireAttempt } from "../store/attempts";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
-import { leaseHolders } from "./lease";
+import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
 import { SILENT_LOG, type RunnerGitHub } from "./runner-deps";
 
@@ -40,8 +40,8 @@ export async function reconcile(deps: ContinueDeps & { graceMs?: number }): Prom
     `SELECT DISTINCT e.loop, e.item_key FROM events e
       WHERE e.status = 'Queued'
         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.loop = e.loop AND r.item_key = e.item_key
-                          AND (r.state::text <> ALL($1) OR r.ended_at > now() - make_interval(secs => $2::float8 / 1000)))`,
-    [["Succeeded", "Failed", "Canceled"], deps.graceMs ?? 30_000],
+                          AND (r.state::text = ANY($1) OR r.ended_at > now() - make_interval(secs => $2::float8 / 1000)))`,
+    [OPEN, deps.graceMs ?? DEFAULT_LEASE_TTL_MS],
   );
   let continued = 0;
   for (const s of stranded) {

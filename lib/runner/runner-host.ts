@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
+import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
@@ -58,7 +59,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
   const full: RunnerConfig = {
     workerId: defaultWorkerId(),
     keyPrefix: "atelier:",
-    leaseTtlMs: 30_000,
+    leaseTtlMs: DEFAULT_LEASE_TTL_MS,
     ...config,
   };
   const context: RunnerContext = {

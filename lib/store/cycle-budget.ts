@@ -44,9 +44,3 @@ export async function resetCycleBudget(db: Db, itemKey: string, actor: string): 
     return { generation };
   });
 }
-
-/** The Item's current cycle generation (0 until the first reset). */
-export async function currentGeneration(db: Db, itemKey: string): Promise<number> {
-  const { rows } = await db.pool.query<{ generation: number }>(`SELECT generation FROM cycle_budgets WHERE item_key = $1`, [itemKey]);
-  return rows[0]?.generation ?? 0;
-}

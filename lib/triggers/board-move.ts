@@ -6,7 +6,6 @@ import { audit } from "../store/audit";
 import type { Db } from "../store/db";
 import { transaction } from "../store/transaction";
 import type { WorkQueue } from "../work/work-queue";
-import { setLoopPaused } from "./loops";
 
 export interface BoardMoveInput {
   repo: string;
@@ -31,12 +30,4 @@ export async function moveBoardCard(deps: { db: Db; github: GitHubApp; workQueue
     audit(sql, { actor: move.actor, action: "move_card", repo: repo.fullName, detail: { number: move.number, lane: move.lane, add: move.add, remove: move.remove } }),
   );
   await deps.workQueue.hint({ installationId: repo.installationId, repo: repo.fullName, number: move.number });
-}
-
-/** The dashboard's Loop and Board services backed by the triggers. */
-export function triggerServices(deps: { db: Db; github: GitHubApp; workQueue: WorkQueue }) {
-  return {
-    setLoopPaused: (repo: string, loop: string, paused: boolean, actor: string) => setLoopPaused(deps.db, repo, loop, paused, actor),
-    moveCard: (move: BoardMoveInput) => moveBoardCard(deps, move),
-  };
 }
