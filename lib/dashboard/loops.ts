@@ -1,5 +1,5 @@
 import type { Db } from "../store/db";
-import { listLoops } from "../triggers/loops";
+import { listLoopsOf } from "../triggers/loops";
 
 /**
  * The Loops page: every Loop of the repositories in scope (the triggers' own view of each
@@ -20,16 +20,16 @@ export interface LoopView {
 
 export async function loadLoops(db: Db, repos: string[]): Promise<LoopView[]> {
   if (!repos.length) return [];
-  const [polls, perRepo] = await Promise.all([
+  const [polls, byRepo] = await Promise.all([
     db.pool.query<{ full_name: string; last_polled_at: Date | null; poll_error: string | null }>(
       `SELECT full_name, last_polled_at, poll_error FROM repositories WHERE full_name = ANY($1)`,
       [repos],
     ),
-    Promise.all(repos.map(async (repo) => ({ repo, loops: await listLoops(db, repo) }))),
+    listLoopsOf(db, repos),
   ]);
   const poll = new Map(polls.rows.map((r) => [r.full_name, r]));
-  return perRepo
-    .flatMap(({ repo, loops }) =>
+  return [...byRepo]
+    .flatMap(([repo, loops]) =>
       loops.map((l) => ({
         repo,
         loop: l.name,

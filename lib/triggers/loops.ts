@@ -22,6 +22,7 @@ export interface LoopStatus {
 }
 
 interface RuntimeRow {
+  repo: string;
   loop: string;
   paused: boolean;
   paused_by: string | null;
@@ -32,11 +33,28 @@ interface RuntimeRow {
 
 /** Every Loop of the repository's config, valid or broken, with its runtime state. */
 export async function listLoops(db: Db, repo: string): Promise<LoopStatus[]> {
-  const fullName = repo.toLowerCase();
-  const [config, runtime] = await Promise.all([storedConfig(db, fullName), runtimeRows(db, fullName)]);
+  return (await listLoopsOf(db, [repo])).get(repo.toLowerCase()) ?? [];
+}
+
+/** listLoops for many repositories in two queries (the Loops page shows them all at once). */
+export async function listLoopsOf(db: Db, repos: readonly string[]): Promise<Map<string, LoopStatus[]>> {
+  const names = repos.map((r) => r.toLowerCase());
+  const [configs, runtime] = await Promise.all([
+    db.pool.query<{ full_name: string; config: StoredConfig | null }>(`SELECT full_name, config FROM repositories WHERE full_name = ANY($1)`, [names]),
+    db.pool.query<RuntimeRow>(
+      `SELECT repo, loop, paused, paused_by, error, error_line, last_polled_at FROM loop_runtime WHERE repo = ANY($1)`,
+      [names],
+    ),
+  ]);
+  const configOf = new Map(configs.rows.map((r) => [r.full_name, r.config]));
+  const runtimeOf = new Map(runtime.rows.map((r) => [`${r.repo}\u0000${r.loop}`, r]));
+  return new Map(names.map((repo) => [repo, loopStatuses(configOf.get(repo) ?? null, (loop) => runtimeOf.get(`${repo}\u0000${loop}`))]));
+}
+
+function loopStatuses(config: StoredConfig | null, runtimeOf: (loop: string) => RuntimeRow | undefined): LoopStatus[] {
   return loopNames(config).map((name) => {
     const definition = config?.loops.find((l) => l.name === name) ?? null;
-    const row = runtime.get(name);
+    const row = runtimeOf(name);
     const trigger = definition?.trigger ?? null;
     return {
       name,
@@ -115,12 +133,4 @@ function loopNames(config: StoredConfig | null): string[] {
   const names = config.loops.map((l) => l.name);
   for (const e of config.errors) if (e.loop !== null && !names.includes(e.loop)) names.push(e.loop);
   return names;
-}
-
-async function runtimeRows(db: Db, repo: string): Promise<Map<string, RuntimeRow>> {
-  const { rows } = await db.pool.query<RuntimeRow>(
-    `SELECT loop, paused, paused_by, error, error_line, last_polled_at FROM loop_runtime WHERE repo = $1`,
-    [repo],
-  );
-  return new Map(rows.map((r) => [r.loop, r]));
 }
