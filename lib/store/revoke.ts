@@ -1,5 +1,5 @@
 import { FROM } from "../engine/run-state";
-import { recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
+import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
@@ -14,14 +14,15 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
   return transaction(
     db,
     async (sql) => {
-      const { rows } = await sql.query<{ id: string }>(
+      const { rows } = await sql.query<{ id: string; hooked: boolean }>(
         `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
                 updated_at = now(), waiting_reason = NULL
-          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id`,
+          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs.id")} AS hooked`,
         [loop, itemKey, FROM.revoke],
       );
       await markRunsChanged(sql, rows.map((r) => r.id));
-      for (const r of rows) await recordTerminalDeliveries(sql, r.id); // outbound webhooks: run.canceled (Revoked)
+      // outbound webhooks: run.canceled (Revoked), where a hook listens
+      for (const r of rows) if (r.hooked) await recordTerminalDeliveries(sql, r.id);
       await ignoreQueuedEvents(sql, loop, itemKey, "revoked");
       return rows.map((r) => r.id);
     },

@@ -19,6 +19,8 @@ import { openRun, seedTenant, startAttempt, usage, type Tenant } from "../meteri
 import { testDb } from "../support/db";
 import { itemEvent } from "../support/events";
 import { startReceiver, until } from "./receiver";
+import { itemKey } from "../../lib/engine/ids";
+import { revoke } from "../../lib/store/revoke";
 
 const db = testDb();
 const gate = admission();
@@ -130,6 +132,20 @@ describe("outbound webhooks, with the worker", () => {
     expect(second).toMatchObject({ tag: "Claimed", superseded: first.tag === "Claimed" ? first.runId : "?" });
     const rows = await deliveriesOf(first.tag === "Claimed" ? first.runId : "");
     expect(rows.map((r) => [r.payload.event, r.payload.run.cancel_reason])).toEqual([["run.canceled", "Superseded"]]);
+  });
+
+  it("announces a revoked Run as run.canceled, and nothing for a repository nobody subscribed to", async () => {
+    const t = await seedTenant(db, "hook");
+    await createHook(db, { installation_id: t.installationId, url: "http://127.0.0.1:9/none" }, open);
+    const opened = await recordAndClaim(db, itemEvent(t.repo, 1, "v1"), gate);
+    expect(await revoke(db, "start-dev", itemKey(t.repo, 1))).toEqual([opened.tag === "Claimed" ? opened.runId : "?"]);
+    const rows = await deliveriesOf(opened.tag === "Claimed" ? opened.runId : "");
+    expect(rows.map((r) => [r.payload.event, r.payload.run.cancel_reason])).toEqual([["run.canceled", "Revoked"]]);
+
+    const quiet = await seedTenant(db, "quiet");
+    const other = await recordAndClaim(db, itemEvent(quiet.repo, 1, "v1"), gate);
+    await revoke(db, "start-dev", itemKey(quiet.repo, 1));
+    expect(await deliveriesOf(other.tag === "Claimed" ? other.runId : "")).toEqual([]);
   });
 });
 
