@@ -2,6 +2,7 @@
 
 import { sendJson } from "./post-json";
 import { useApiAction } from "./use-api-action";
+import { ActionError } from "./action-error";
 
 const TONES = {
   primary: "bg-emerald-700 text-white hover:bg-emerald-800 disabled:bg-emerald-400",
@@ -53,11 +54,7 @@ export function ActionButton({
       >
         {pending ? (pendingLabel ?? `${label}…`) : label}
       </button>
-      {error ? (
-        <span role="alert" className="max-w-xs text-xs text-red-700">
-          {error}
-        </span>
-      ) : null}
+      <ActionError error={error} className="max-w-xs" />
     </span>
   );
 }

@@ -2,6 +2,7 @@
 
 import { sendJson } from "./post-json";
 import { useApiAction } from "./use-api-action";
+import { ActionError } from "./action-error";
 
 /** Moves a Board card to another lane: the API writes the lane labels on GitHub and sends a Hint. */
 export function MoveCard({ repo, number, lanes, current }: { repo: string; number: number; lanes: string[]; current: string }) {
@@ -33,11 +34,7 @@ export function MoveCard({ repo, number, lanes, current }: { repo: string; numbe
           </option>
         ))}
       </select>
-      {error ? (
-        <p role="alert" className="mt-1 text-xs text-red-700">
-          {error}
-        </p>
-      ) : null}
+      <ActionError error={error} className="mt-1" />
     </div>
   );
 }

@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { sendJson } from "./post-json";
 import { useApiAction } from "./use-api-action";
+import { ActionError } from "./action-error";
 
 function useSubmit(url: string) {
   const { act, busy, error } = useApiAction();
@@ -55,11 +56,7 @@ export function EditAndRetryForm({ runId, prompt, agent, agents }: { runId: stri
           {busy ? "Retrying…" : "Edit and retry"}
         </button>
       </div>
-      {error ? (
-        <p role="alert" className="text-xs text-red-700">
-          {error}
-        </p>
-      ) : null}
+      <ActionError error={error} />
     </form>
   );
 }
@@ -88,11 +85,7 @@ export function InterveneForm({ runId, attemptId }: { runId: string; attemptId: 
       <button type="submit" disabled={busy || !message.trim()} className="rounded-md bg-stone-800 px-3 py-1.5 text-sm font-medium text-white disabled:bg-stone-400">
         {busy ? "Sending…" : "Send to agent"}
       </button>
-      {error ? (
-        <p role="alert" className="text-xs text-red-700">
-          {error}
-        </p>
-      ) : null}
+      <ActionError error={error} />
     </form>
   );
 }

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { sendJson } from "../_components/post-json";
 import { useApiAction } from "../_components/use-api-action";
+import { ActionError } from "../_components/action-error";
 
 /**
  * Subscribes a webhook URL for an installation or for one Loop of a repository. The secret is
@@ -75,11 +76,7 @@ export function HookForm({ installations }: { installations: { id: number; accou
           Its signing secret, shown only now: <code className="rounded bg-stone-100 px-1 font-mono">{secret}</code>
         </p>
       ) : null}
-      {error ? (
-        <p role="alert" className="w-full text-xs text-red-700">
-          {error}
-        </p>
-      ) : null}
+      <ActionError error={error} className="w-full" />
     </form>
   );
 }

@@ -3,6 +3,7 @@
 import { useState } from "react";
 import { sendJson } from "../_components/post-json";
 import { useApiAction } from "../_components/use-api-action";
+import { ActionError } from "../_components/action-error";
 
 const FIELDS = [
   { name: "monthly_runs", label: "Runs a month", step: 1 },
@@ -48,11 +49,7 @@ export function QuotaForm({ url, values, testId }: { url: string; values: QuotaV
       </button>
       <span className="text-xs text-stone-500">0 = unlimited</span>
       {saved ? <span className="text-xs text-emerald-700">Saved.</span> : null}
-      {error ? (
-        <span role="alert" className="w-full text-xs text-red-700">
-          {error}
-        </span>
-      ) : null}
+      <ActionError error={error} className="w-full" />
     </form>
   );
 }

@@ -41,28 +41,8 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
     <>
       <PageHeader title="Board" subtitle={`${cards} Item${cards === 1 ? "" : "s"} in ${repos.length} repositor${repos.length === 1 ? "y" : "ies"}`}>
         <form method="get" className="flex flex-wrap items-end gap-2 text-sm" aria-label="Filter the Board">
-          <label className="flex flex-col gap-0.5">
-            <span className="text-xs text-stone-500">Repository</span>
-            <select name="repo" defaultValue={filter.repo ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
-              <option value="">All repositories</option>
-              {repos.map((r) => (
-                <option key={r} value={r}>
-                  {r}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label className="flex flex-col gap-0.5">
-            <span className="text-xs text-stone-500">Loop</span>
-            <select name="loop" defaultValue={filter.loop ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
-              <option value="">All Loops</option>
-              {loops.map((l) => (
-                <option key={l} value={l}>
-                  {l}
-                </option>
-              ))}
-            </select>
-          </label>
+          <FilterSelect name="repo" label="Repository" all="All repositories" value={filter.repo} options={repos} />
+          <FilterSelect name="loop" label="Loop" all="All Loops" value={filter.loop} options={loops} />
           <button type="submit" className="rounded-md bg-stone-800 px-3 py-1.5 font-medium text-white">
             Filter
           </button>
@@ -173,5 +153,22 @@ function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]
       ) : null}
       {movable ? <MoveCard repo={card.repo} number={card.number} lanes={lanes} current={lane} /> : null}
     </li>
+  );
+}
+
+/** One filter of the Board's GET form: "all" or one of the options. */
+function FilterSelect({ name, label, all, value, options }: { name: string; label: string; all: string; value: string | undefined | null; options: string[] }) {
+  return (
+    <label className="flex flex-col gap-0.5">
+      <span className="text-xs text-stone-500">{label}</span>
+      <select name={name} defaultValue={value ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
+        <option value="">{all}</option>
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
