@@ -1,5 +1,6 @@
 import { admission } from "../lib/metering/admission";
-import { beginAttempt, finishAttempt } from "../lib/store/attempts";
+import { finishAttempt } from "../lib/store/attempts";
+import { beginAttempt } from "../test/support/attempts";
 import { createDb } from "../lib/store/db";
 import { recordAndClaim } from "../lib/store/record-and-claim";
 import { itemEventKey, itemKey } from "../lib/engine/ids";

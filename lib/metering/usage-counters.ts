@@ -25,22 +25,19 @@ export async function chargeOpen(sql: Sql, loaded: LoadedFacts): Promise<void> {
 }
 
 /**
- * A finished Attempt: its cost and minutes onto the month's counters of its installation and
- * repository (the cost cap reads them). Called by finishAttempt in its transaction, once per
- * Attempt (the lease-fenced update that precedes it matches one row at most).
+ * SQL: the cost and minutes of finished Attempts onto the month's counters of their
+ * installation and repository (the cost cap reads them). `attempts` names the rows to count
+ * (run_id, cost_usd, duration_ms): in the statement that records an Attempt's outcome, the
+ * fenced update's RETURNING, so each Attempt counts once and only with its outcome.
  */
-export async function recordAttemptUsage(sql: Sql, attemptId: string): Promise<void> {
-  await sql.query(
-    `INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)
-     SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(a.cost_usd, 0), COALESCE(a.duration_ms, 0) / 60000.0
-       FROM attempts a
-       JOIN runs r ON r.id = a.run_id
-       LEFT JOIN repositories rp ON rp.full_name = r.repo
-      CROSS JOIN LATERAL (VALUES ($2::text || rp.installation_id), ($3::text || r.repo)) AS s(scope)
-      WHERE a.id = $1 AND s.scope IS NOT NULL
-      ORDER BY s.scope
-     ON CONFLICT (scope, month) DO UPDATE
-       SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`,
-    [attemptId, INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX],
-  );
-}
+export const addAttemptUsageSql = (attempts: string): string => `
+INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)
+SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(a.cost_usd, 0), COALESCE(a.duration_ms, 0) / 60000.0
+  FROM ${attempts} a
+  JOIN runs r ON r.id = a.run_id
+  LEFT JOIN repositories rp ON rp.full_name = lower(r.repo)
+ CROSS JOIN LATERAL (VALUES ('${INSTALLATION_SCOPE_PREFIX}' || rp.installation_id), ('${REPO_SCOPE_PREFIX}' || lower(r.repo))) AS s(scope)
+ WHERE s.scope IS NOT NULL
+ ORDER BY s.scope
+ON CONFLICT (scope, month) DO UPDATE
+  SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`;

@@ -1,20 +1,21 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
-import { beginAttempt } from "../store/attempts";
+import { startAttempt, type BeginResult } from "../store/attempts";
+import { hasOpenAttempt, needsApproval, readRunSnapshot, type RunSnapshot } from "../store/run-snapshot";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
 import type { RunnerContext } from "./runner-context";
-import { hasOpenAttempt, needsApproval, readRunSnapshot } from "./run-snapshot";
 import { DrainingError, type Slot } from "./slots";
 
 /**
  * The job of one Run: move it one step. A Waiting or closed Run needs nothing; a Pending Run
  * whose Loop asks for approval is parked; any other Run that needs a worker gets a slot (older
- * Events first), then the Run's lease, then — re-deciding on a fresh read under the lease —
- * its next Attempt. After a RetryAttempt decision the Run goes back to the queue for a new
- * slot; once it closes, the newest Event queued behind it gets its turn.
+ * Events first), then the Run's lease, then its next Attempt — started only on the version of
+ * the Run it was decided on, so a Run changed before the lease was taken is read and decided
+ * again under it. After a RetryAttempt decision the Run goes back to the queue for a new slot;
+ * once it closes, the newest Event queued behind it gets its turn.
  */
 
 /** How long a Run refused by a quota waits before asking the gate again, at most. */
@@ -59,16 +60,32 @@ function mayHaveChangedMeanwhile(outcome: MoveOutcome): boolean {
 /** How soon a Run that changed under its job is moved again. */
 export const RECHECK_DELAY_MS = 250;
 
-async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
-  const snap = await readRunSnapshot(ctx.deps.db, runId);
+/** What a read of the Run says to do with it. */
+type MoveDecision =
+  | Extract<MoveOutcome, { tag: "Idle" } | { tag: "Held" }>
+  | { tag: "Park" }
+  | { tag: "Start"; snap: RunSnapshot };
+
+function decideMove(snap: RunSnapshot | null): MoveDecision {
   if (!snap) return { tag: "Idle", reason: "run_not_found" };
-  if (needsApproval(snap.run)) return park(ctx, runId);
+  if (needsApproval(snap.run)) return { tag: "Park" };
   if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
+  // an open Attempt: only its lease holder, or the orphan sweep once the lease expired, moves the Run
   if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
+  return { tag: "Start", snap };
+}
+
+/** Acts on a decision that starts nothing. */
+const withoutAttempt = (ctx: RunnerContext, runId: string, decision: Exclude<MoveDecision, { tag: "Start" }>): Promise<MoveOutcome> | MoveOutcome =>
+  decision.tag === "Park" ? park(ctx, runId) : decision;
+
+async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const decision = decideMove(await readRunSnapshot(ctx.deps.db, runId));
+  if (decision.tag !== "Start") return withoutAttempt(ctx, runId, decision);
 
   let slot: Slot;
   try {
-    slot = await ctx.slots.acquire(snap.run.received_at);
+    slot = await ctx.slots.acquire(decision.snap.run.received_at);
   } catch (err) {
     if (err instanceof DrainingError) return { tag: "Again", reason: "draining", delayMs: DRAINING_DELAY_MS };
     throw err;
@@ -77,7 +94,7 @@ async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome>
   try {
     const lease = await acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs });
     if (!lease) return { tag: "Held", reason: "lease_held" };
-    next = await underLease(ctx, runId, lease);
+    next = await underLease(ctx, decision.snap, lease);
   } finally {
     slot.release();
   }
@@ -101,36 +118,48 @@ async function park(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
   }
 }
 
-/** The re-decision and the Attempt, while this worker holds the Run's lease. */
+/** How many times a Run that keeps changing under the start is read and decided again. */
+const START_TRIES = 5;
+
+/**
+ * The Attempt's start on the version of the Run it was decided on, now that this worker holds
+ * the lease: a Run changed meanwhile (by an operator, the sweep, another worker) is read and
+ * decided again.
+ */
+async function startUnderLease(ctx: RunnerContext, snap: RunSnapshot, lease: Lease): Promise<Exclude<BeginResult, { tag: "Changed" }> | MoveOutcome> {
+  const holder = { token: lease.token, workerId: ctx.config.workerId };
+  let begun = await startAttempt(ctx.deps.db, snap, holder);
+  for (let tries = 1; ; tries++) {
+    if (begun.tag !== "Changed") return begun;
+    if (tries === START_TRIES) return { tag: "Again", reason: "changed", delayMs: RECHECK_DELAY_MS };
+    const decision = decideMove(begun.snapshot);
+    if (decision.tag !== "Start") return withoutAttempt(ctx, snap.run.id, decision);
+    begun = await startAttempt(ctx.deps.db, decision.snap, holder);
+  }
+}
+
+/** The Attempt, while this worker holds the Run's lease. */
 async function underLease(
   ctx: RunnerContext,
-  runId: string,
+  snap: RunSnapshot,
   lease: Lease,
 ): Promise<MoveOutcome | { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string }> {
+  const runId = snap.run.id;
   let keepLease = false;
   const local = ctx.local.add(runId);
   try {
-    const snap = await readRunSnapshot(ctx.deps.db, runId);
-    if (!snap) return { tag: "Idle", reason: "run_not_found" };
-    if (needsApproval(snap.run)) return await park(ctx, runId);
-    if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
-    // someone else's Attempt is open although the lease was free: the sweep decides, not us
-    if (hasOpenAttempt(snap)) return { tag: "Held", reason: "open_attempt" };
-
     let begun;
     try {
-      begun = await beginAttempt(ctx.deps.db, runId, { token: lease.token, workerId: ctx.config.workerId });
+      begun = await startUnderLease(ctx, snap, lease);
     } catch (err) {
       if (err instanceof ConflictError) return { tag: "Idle", reason: "state_changed" };
       throw err;
     }
+    if (begun.tag !== "Started" && begun.tag !== "Refused") return begun;
     if (begun.tag === "Refused") {
       // the admission gate: the Run keeps its state and says why; ask again later
       const after = Math.min(begun.refusal.retryAfterSeconds ?? QUOTA_RECHECK_S, QUOTA_RECHECK_S);
       return { tag: "Again", reason: "quota", delayMs: after * 1000 };
-    }
-    if (begun.tag === "RunFailed") {
-      return { tag: "Closed", attemptId: begun.orphan, end: "Recorded", loop: begun.run.loop, itemKey: begun.run.item_key };
     }
     ctx.log.info({ runId, attemptId: begun.attempt.id, worker: ctx.config.workerId }, "attempt started");
     const end = await runBegunAttempt(ctx, begun.run, begun.attempt, lease, local);
@@ -149,4 +178,3 @@ async function underLease(
     else await lease.release();
   }
 }
-

@@ -9,7 +9,7 @@ import { continueWithNewest, type ContinueDeps, type ContinueResult } from "./co
 import { publishCancel, publishIntervention } from "./control-channel";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
 import { rosterAgent, type Roster } from "./runner-deps";
-import { readRunSnapshot } from "./run-snapshot";
+import { readRunSnapshot } from "../store/run-snapshot";
 
 /**
  * The operator's actions on Runs, as the dashboard's API and the check-run actions call them:

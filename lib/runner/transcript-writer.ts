@@ -1,10 +1,12 @@
 import type { OutputEntry } from "../executor/agent-spec";
+import { announce } from "../store/announce";
 import type { Db } from "../store/db";
 
 /**
  * Stores an Attempt's output as it comes: entries are batched (every `flushMs`, or at once
  * when `maxLines` are waiting) into one multi-row insert, then the channel `atelier_transcript`
- * is notified with the Run id, so the dashboard streams the new rows (SSE) without polling.
+ * is told the Run id (batched with other Attempts' announcements, see store/announce.ts), so
+ * the dashboard streams the new rows (SSE) without polling.
  * Writes are serialized, so rows keep the order of the output.
  */
 
@@ -23,10 +25,6 @@ const INSERT = {
          SELECT $1, $2, u.stream, u.text, u.at FROM unnest($3::text[], $4::text[], $5::timestamptz[]) AS u(stream, text, at)`,
 };
 
-// The notification goes out once the rows are committed, in a statement of its own: a NOTIFY in
-// the inserting transaction would hold Postgres's global notify lock through that commit's WAL
-// flush, serializing every such commit of the instance (measured: a third of the throughput).
-const NOTIFY = { name: "atelier-transcript-notify", text: `SELECT pg_notify('${TRANSCRIPT_CHANNEL}', $1)` };
 
 export class TranscriptWriter {
   private buffer: { stream: string; text: string; at: Date }[] = [];
@@ -72,7 +70,7 @@ export class TranscriptWriter {
             ...INSERT,
             values: [this.attemptId, this.runId, batch.map((e) => e.stream), batch.map((e) => e.text), batch.map((e) => e.at)],
           });
-          await this.db.pool.query({ ...NOTIFY, values: [this.runId] });
+          announce(this.db.pool, TRANSCRIPT_CHANNEL, [this.runId]);
         } catch (err) {
           this.options.onError?.(err);
         }

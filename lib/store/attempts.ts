@@ -1,14 +1,17 @@
 import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
-import { FROM, isStartable } from "../engine/run-state";
-import { AtelierError, ConflictError } from "../errors";
+import { FROM, isStartable, type RunStateName } from "../engine/run-state";
+import { ConflictError, NotFoundError } from "../errors";
 import { admitAttempt } from "../metering/admission";
 import type { Refusal } from "../metering/refusal";
-import { recordAttemptUsage } from "../metering/usage-counters";
+import { addAttemptUsageSql } from "../metering/usage-counters";
+import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
+import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
-import { markRunsChanged } from "./run-changed";
-import { guardedRunUpdate, lockRun, touchRun, type RunRow } from "./run-rows";
+import { announceRunsChanged, markRunsChanged } from "./run-changed";
+import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
+import { hasOpenAttempt, readRunSnapshot, type RunSnapshot } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
 
 export interface AttemptRef {
@@ -20,54 +23,75 @@ export interface AttemptRef {
 
 export type BeginResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
-  | { tag: "RunFailed"; run: RunRow; orphan: string }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
-  | { tag: "Refused"; run: RunRow; refusal: Refusal };
+  | { tag: "Refused"; run: RunRow; refusal: Refusal }
+  /** the Run is no longer the version the start was decided on: decide again on this read */
+  | { tag: "Changed"; snapshot: RunSnapshot | null };
 
 /** The message an Attempt gets when its worker stopped holding the lease. */
 export const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
 
 /**
- * Starts the next Attempt of a Run under a fresh lease token: the first one of a Pending or
- * Queued Run, or Attempt n+1 of a Running Run after an automatic or operator retry. An open
- * Attempt found here is no longer live (the caller checked its lease): it closes as an
- * InfraFailure, which itself counts toward the three automatic Attempts. The admission gate
- * (suspension, concurrency, cost caps) is asked first, in this transaction, so two starts
- * cannot both take an installation's last slot.
+ * Opens Attempt n+1 and moves the Run to Running, in one statement, only while the Run is in a
+ * state the start moves from and, "guarded", still the version the start was decided on (a
+ * caller holding the Run's lock checked that itself: "locked"). Admitted, a Run drops its quota
+ * waiting reason. Returns the Run; no row when nothing was written.
  */
-export async function beginAttempt(db: Db, runId: string, lease: { token: string; workerId: string }): Promise<BeginResult> {
-  return transaction(db, async (sql) => {
-    let run = await lockRun(sql, runId);
-    const refusal = await admitAttempt(sql, runId, { repo: run.repo, waitingReason: run.waiting_reason });
+const START = (version: "guarded" | "locked") => ({
+  name: `atelier-start-attempt-${version}`,
+  text: `
+WITH started AS (
+  UPDATE runs SET state = 'Running', started_at = COALESCE(started_at, now()), updated_at = now(),
+         waiting_reason = CASE WHEN starts_with(waiting_reason, $7) THEN NULL ELSE waiting_reason END
+   WHERE id = $2 AND state::text = ANY($8)${version === "guarded" ? " AND xmin::text = $9" : ""}
+  RETURNING ${RUN_COLUMNS}
+), attempt AS (
+  INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
+  SELECT $1, id, $3, $4, 'Running', $5, $6, agent FROM started
+)
+SELECT * FROM started`,
+});
+
+/**
+ * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
+ * Attempt of a Pending or Queued Run, or Attempt n+1 of a Running Run after an automatic or
+ * operator retry (the caller saw no open Attempt). A Run changed since `snap` starts nothing
+ * and is read again (`Changed`). Where the admission gate has something to ask (a quota, a
+ * suspension), it is asked first, in one transaction with the start under the Run's lock and
+ * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
+ * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
+ */
+export async function startAttempt(db: Db, snap: RunSnapshot, lease: { token: string; workerId: string }): Promise<BeginResult> {
+  const { run } = snap;
+  if (!isStartable(run.state) && run.state !== "Running") {
+    throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
+  }
+  if (hasOpenAttempt(snap)) {
+    throw new ConflictError("attempt_open", `Attempt ${snap.latest!.id} of this Run is still open.`, { attempt: snap.latest!.id });
+  }
+  const number = (snap.latest?.number ?? 0) + 1;
+  const id = attemptIdOf(run.id, AGENT_STEP, number);
+  const from = run.state === "Running" ? FROM.continueRunning : FROM.start;
+  const values = [id, run.id, AGENT_STEP, number, lease.token, lease.workerId, QUOTA_WAITING_PREFIX, from];
+  const started = (row: RunRow): BeginResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
+  const changed = async (): Promise<BeginResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
+
+  if (!snap.admissionGated) {
+    const { rows } = await db.pool.query<RunRow>({ ...START("guarded"), values: [...values, snap.version] });
+    if (!rows[0]) return changed();
+    announceRunsChanged(db.pool, [run.id]);
+    return started(rows[0]);
+  }
+  const gated = await transaction(db, async (sql): Promise<BeginResult | null> => {
+    const { rows: locked } = await sql.query<{ version: string }>(`SELECT xmin::text AS version FROM runs WHERE id = $1 FOR UPDATE`, [run.id]);
+    if (locked[0]?.version !== snap.version) return null;
+    const refusal = await admitAttempt(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
-    if (isStartable(run.state)) {
-      run = await guardedRunUpdate(sql, runId, FROM.start, `state = 'Running', started_at = COALESCE(started_at, now())`, [], "start");
-    } else if (run.state === "Running") {
-      run = await touchRun(sql, runId);
-    } else {
-      throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
-    }
-    const latest = await latestAttempt(sql, runId);
-    let number = (latest?.number ?? 0) + 1;
-    if (latest?.state === "Running") {
-      const lost = infraFailure("lease_lost", LEASE_EXPIRED);
-      await closeAttempt(sql, latest.id, "Failed", lost);
-      if (decideAfterFailure(lost, latest.number).tag === "FailRun") {
-        const failed = await guardedRunUpdate(sql, runId, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
-        return { tag: "RunFailed", run: failed, orphan: latest.id };
-      }
-      number = latest.number + 1;
-    } else if (latest?.state === "Succeeded") {
-      throw new AtelierError("internal_defect", `Run ${runId} is Running but its latest Attempt succeeded.`, 500);
-    }
-    const id = attemptIdOf(runId, AGENT_STEP, number);
-    await sql.query(
-      `INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
-       VALUES ($1, $2, $3, $4, 'Running', $5, $6, $7)`,
-      [id, runId, AGENT_STEP, number, lease.token, lease.workerId, run.agent],
-    );
-    return { tag: "Started", attempt: { id, runId, number, leaseToken: lease.token }, run };
+    const { rows } = await sql.query<RunRow>({ ...START("locked"), values });
+    await markRunsChanged(sql, [run.id]);
+    return started(rows[0]!);
   });
+  return gated ?? changed();
 }
 
 export interface Usage {
@@ -94,57 +118,125 @@ export interface FinishResult {
   decision: RetryDecision | { tag: "Succeeded" };
 }
 
+/** How an outcome moves the Run: its decision, the states it moves from, and the write. */
+interface RunMove {
+  /** names the prepared statement */
+  name: "succeed" | "retry" | "fail";
+  decision: FinishResult["decision"];
+  from: readonly RunStateName[];
+  set: string;
+  params: unknown[];
+}
+
+function runMoveOf(result: AttemptResult, number: number): RunMove {
+  if (result.tag === "Succeeded") {
+    return {
+      name: "succeed",
+      decision: { tag: "Succeeded" },
+      from: FROM.succeed,
+      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($17, branch),
+            pull_request_number = COALESCE($18, pull_request_number), head_sha = COALESCE($19, head_sha)`,
+      params: [result.branch, result.pullRequestNumber, result.headSha],
+    };
+  }
+  const decision = decideAfterFailure(result.failure, number);
+  return decision.tag === "RetryAttempt"
+    ? { name: "retry", decision, from: FROM.continueRunning, set: `state = 'Running'`, params: [] }
+    : { name: "fail", decision, from: FROM.fail, set: `state = 'Failed', ended_at = now()`, params: [] };
+}
+
+/**
+ * The outcome in one statement: the Run locked first (as every writer of a Run and its
+ * Attempts does), the Attempt closed only while it is still open under this lease token and
+ * the Run is in a state the outcome moves from, its usage onto the month's counters, and the
+ * Run moved. Where outbound hooks listen to the Run and `$16` is false, nothing is written:
+ * the caller records the outcome again in a transaction that also writes the deliveries.
+ */
+const FINISH = (move: RunMove) => ({
+  name: `atelier-finish-${move.name}`,
+  text: `
+WITH locked AS (
+  SELECT id, state, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
+), attempt AS (
+  UPDATE attempts SET state = $4, ended_at = now(), failure_kind = $5, failure_category = $6, retryable = $7,
+         failure_message = $8, summary = $9, duration_ms = $10, tokens_in = $11, tokens_out = $12, cost_usd = $13,
+         cost_estimated = $14
+   WHERE id = $1 AND state = 'Running' AND lease_token = $3
+     AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15) AND ($16 OR NOT hooked))
+  RETURNING run_id, cost_usd, duration_ms
+), counted AS (${addAttemptUsageSql("attempt")}
+), moved AS (
+  UPDATE runs SET ${move.set}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
+  RETURNING ${RUN_COLUMNS}
+)
+SELECT moved.*, locked.state AS current_state, locked.hooked,
+       EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $3) AS holds
+  FROM locked LEFT JOIN moved ON true`,
+});
+
+type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; holds: boolean };
+
+async function writeFinish(sql: Sql | Db["pool"], ref: AttemptRef, result: AttemptResult, move: RunMove, withHooks: boolean): Promise<FinishRow | null> {
+  const failure = result.tag === "Failed" ? result.failure : null;
+  const { rows } = await sql.query<FinishRow>({
+    ...FINISH(move),
+    values: [
+    ref.id,
+    ref.runId,
+    ref.leaseToken,
+    result.tag,
+    failure?.kind ?? null,
+    failure?.category ?? null,
+    failure?.retryable ?? null,
+    failure?.message ?? null,
+    result.tag === "Succeeded" ? result.summary : null,
+    result.usage.durationMs,
+    result.usage.tokensIn,
+    result.usage.tokensOut,
+    result.usage.costUsd,
+    result.usage.costEstimated,
+    move.from,
+    withHooks,
+    ...move.params,
+    ],
+  });
+  return rows[0] ?? null;
+}
+
+/** The Run a finish statement moved; the typed refusal when it wrote nothing. */
+function movedRun(ref: AttemptRef, row: FinishRow | null, move: RunMove): RunRow {
+  if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
+  if (row.id) {
+    const { current_state: _s, hooked: _h, holds: _l, ...run } = row;
+    return run as RunRow;
+  }
+  if (!row.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
+  throw new ConflictError(
+    "run_state_conflict",
+    `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.from.join(" or ")}.`,
+    { state: row.current_state, allowed: move.from },
+  );
+}
+
 /**
  * Records an Attempt's outcome, fenced by its lease token: a worker that lost its lease (the
- * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`.
+ * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`. One
+ * statement; a transaction only where outbound hooks listen to the Run, so that a terminal
+ * state and its deliveries are written together.
  */
 export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult): Promise<FinishResult> {
+  const move = runMoveOf(result, ref.number);
+  const alone = await writeFinish(db.pool, ref, result, move, false);
+  if (!alone?.hooked || alone.id || !alone.holds) {
+    const run = movedRun(ref, alone, move);
+    announceRunsChanged(db.pool, [ref.runId]);
+    return { run, decision: move.decision };
+  }
   return transaction(db, async (sql) => {
-    await lockRun(sql, ref.runId);
-    const failure = result.tag === "Failed" ? result.failure : null;
-    const { rowCount } = await sql.query(
-      `UPDATE attempts SET state = $3, ended_at = now(), failure_kind = $4, failure_category = $5, retryable = $6,
-              failure_message = $7, summary = $8, duration_ms = $9, tokens_in = $10, tokens_out = $11, cost_usd = $12,
-              cost_estimated = $13
-        WHERE id = $1 AND state = 'Running' AND lease_token = $2`,
-      [
-        ref.id,
-        ref.leaseToken,
-        result.tag,
-        failure?.kind ?? null,
-        failure?.category ?? null,
-        failure?.retryable ?? null,
-        failure?.message ?? null,
-        result.tag === "Succeeded" ? result.summary : null,
-        result.usage.durationMs,
-        result.usage.tokensIn,
-        result.usage.tokensOut,
-        result.usage.costUsd,
-        result.usage.costEstimated,
-      ],
-    );
-    if (!rowCount) {
-      throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
-    }
-    await recordAttemptUsage(sql, ref.id); // metering: cost and minutes onto the month's counters
-    if (result.tag === "Succeeded") {
-      const run = await guardedRunUpdate(
-        sql,
-        ref.runId,
-        FROM.succeed,
-        `state = 'Succeeded', ended_at = now(), branch = COALESCE($3, branch),
-         pull_request_number = COALESCE($4, pull_request_number), head_sha = COALESCE($5, head_sha)`,
-        [result.branch, result.pullRequestNumber, result.headSha],
-        "succeed",
-      );
-      return { run, decision: { tag: "Succeeded" } };
-    }
-    const decision = decideAfterFailure(result.failure, ref.number);
-    const run =
-      decision.tag === "RetryAttempt"
-        ? await touchRun(sql, ref.runId)
-        : await guardedRunUpdate(sql, ref.runId, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
-    return { run, decision };
+    const run = movedRun(ref, await writeFinish(sql, ref, result, move, true), move);
+    await markRunsChanged(sql, [ref.runId]);
+    await recordIfTerminal(sql, run, move.from);
+    return { run, decision: move.decision };
   });
 }
 
@@ -154,22 +246,7 @@ export async function recordPullRequest(db: Db, runId: string, pr: { branch: str
     `UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1`,
     [runId, pr.branch, pr.number, pr.headSha],
   );
-  await markRunsChanged(db.pool, [runId]);
-}
-
-interface AttemptRow {
-  id: string;
-  number: number;
-  state: "Running" | "Succeeded" | "Failed" | "Canceled";
-  lease_token: string | null;
-}
-
-export async function latestAttempt(sql: Sql | Db["pool"], runId: string): Promise<AttemptRow | null> {
-  const { rows } = await sql.query<AttemptRow>(
-    `SELECT id, number, state, lease_token FROM attempts WHERE run_id = $1 ORDER BY number DESC LIMIT 1`,
-    [runId],
-  );
-  return rows[0] ?? null;
+  announceRunsChanged(db.pool, [runId]);
 }
 
 async function closeAttempt(sql: Sql, id: string, state: "Failed" | "Canceled", failure: Failure | null): Promise<void> {

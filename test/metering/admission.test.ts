@@ -5,7 +5,7 @@ import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../.
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";
-import { beginAttempt } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
 import { transaction } from "../../lib/store/transaction";
 import { testDb } from "../support/db";

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { beginAttempt, finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { setQuota } from "../../lib/metering/quota-settings";
 import type { Db } from "../../lib/store/db";
 import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";

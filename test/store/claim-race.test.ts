@@ -1,5 +1,5 @@
 import { afterAll, expect, it } from "vitest";
-import { beginAttempt } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";

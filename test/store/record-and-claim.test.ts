@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
-import { beginAttempt, finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { claimQueued, newestQueuedEvent } from "../../lib/store/claim-queued";
 import { resetCycleBudget } from "../../lib/store/cycle-budget";
 import { cancelRun } from "../../lib/store/operator-actions";

@@ -1,7 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { infraFailure, agentFailure } from "../../lib/engine/failure";
 import { approve, parkForApproval } from "../../lib/store/approvals";
-import { beginAttempt, expireAttempt, finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { expireAttempt, finishAttempt, startAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { readRunSnapshot } from "../../lib/store/run-snapshot";
+import { beginAttempt } from "../support/attempts";
 import { cancelRun, editAndRetryRun, resolveFailure, retryRun } from "../../lib/store/operator-actions";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
 import { withStoreRetry } from "../../lib/store/transaction";
@@ -103,14 +105,25 @@ describe("attempts", () => {
     ]);
   });
 
-  it("a restart that finds an open third Attempt no longer live fails the Run", async () => {
+  it("starts nothing while an Attempt is open; the sweep closing a third one no longer live fails the Run", async () => {
     const id = await openRun();
     for (let n = 1; n <= 2; n++) {
       await finishAttempt(db, await start(id, `t${n}`), { tag: "Failed", failure: infraFailure("transport", "x"), usage });
     }
-    await start(id, "t3");
-    const b = await beginAttempt(db, id, { token: "t4", workerId: "w" });
-    expect(b).toMatchObject({ tag: "RunFailed", orphan: `${id}/agent/3` });
+    const third = await start(id, "t3");
+    await expect(beginAttempt(db, id, { token: "t4", workerId: "w" })).rejects.toMatchObject({ token: "attempt_open" });
+    expect(await expireAttempt(db, third.id)).toMatchObject({ decision: { tag: "FailRun" }, run: { state: "Failed" } });
+    await expect(beginAttempt(db, id, { token: "t4", workerId: "w" })).rejects.toMatchObject({ token: "run_state_conflict" });
+  });
+
+  it("starts an Attempt only on the version of the Run it was decided on", async () => {
+    const id = await openRun();
+    const seen = (await readRunSnapshot(db, id))!;
+    await cancelRun(db, id, "octo");
+    const begun = await startAttempt(db, seen, { token: "late", workerId: "w" });
+    expect(begun).toMatchObject({ tag: "Changed", snapshot: { run: { state: "Canceled" } } });
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM attempts WHERE run_id = $1`, [id]);
+    expect(rows[0].n).toBe(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
-import { beginAttempt, finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { resetCycleBudget } from "../../lib/store/cycle-budget";
 import { listLoops, setLoopPaused } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";

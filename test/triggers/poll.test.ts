@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runJobId, QUEUE_NAMES } from "../../jobs/queues";
 import { itemKey } from "../../lib/engine/ids";
 import { ItemSliceReader } from "../../lib/github/graphql-items";
-import { beginAttempt } from "../../lib/store/attempts";
+import { beginAttempt } from "../support/attempts";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { pollRepositories, pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";

@@ -1,0 +1,47 @@
+import type { Db } from "./db";
+import { RUN_COLUMNS, type RunRow } from "./run-rows";
+
+/**
+ * A Run as the runner decides on it, read in one statement: its row and the version of that
+ * row, its latest Attempt, and whether the admission gate has anything to ask for it. An
+ * Attempt starts only on the version it was decided on (startAttempt): a Run changed meanwhile
+ * is read again and decided again.
+ */
+export interface RunSnapshot {
+  run: RunRow;
+  /** The row's version (its xmin): every write of the Run changes it. */
+  version: string;
+  latest: { id: string; number: number; state: "Running" | "Succeeded" | "Failed" | "Canceled"; lease_token: string | null } | null;
+  /** A quota is set on the Run's installation or repository, or the installation is suspended. */
+  admissionGated: boolean;
+}
+
+const SNAPSHOT = {
+  name: "atelier-runner-snapshot",
+  text: `SELECT ${RUN_COLUMNS}, runs.xmin::text AS version,
+    (SELECT json_build_object('id', a.id, 'number', a.number, 'state', a.state, 'lease_token', a.lease_token)
+       FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1) AS latest_attempt,
+    COALESCE((SELECT i.suspended_at IS NOT NULL
+                     OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
+                     OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id)
+                FROM repositories rp JOIN installations i ON i.id = rp.installation_id
+               WHERE rp.full_name = lower(runs.repo)), false) AS admission_gated
+   FROM runs WHERE id = $1`,
+};
+
+type SnapshotRow = RunRow & { version: string; latest_attempt: RunSnapshot["latest"]; admission_gated: boolean };
+
+export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapshot | null> {
+  const { rows } = await db.pool.query<SnapshotRow>({ ...SNAPSHOT, values: [runId] });
+  const row = rows[0];
+  if (!row) return null;
+  const { latest_attempt, version, admission_gated, ...run } = row;
+  return { run, version, latest: latest_attempt, admissionGated: admission_gated };
+}
+
+/** The Loop asks for an operator's approval and none was given yet. */
+export const needsApproval = (run: Pick<RunRow, "state" | "approval_required">): boolean =>
+  run.state === "Pending" && run.approval_required;
+
+/** An Attempt of the Run is open: only its lease holder (or the orphan sweep) may move the Run. */
+export const hasOpenAttempt = (snap: Pick<RunSnapshot, "latest">): boolean => snap.latest?.state === "Running";
