@@ -17,13 +17,15 @@ interface QueuedEventRow {
   submission: EventInput["submission"];
 }
 
-/** The newest Event queued behind a Loop's Run on an Item, if any. */
+const NEWEST_QUEUED = {
+  name: "atelier-newest-queued-event",
+  text: `SELECT id, kind, loop, repo, item_key, number, content_hash, generation, submission FROM events
+          WHERE loop = $1 AND item_key = $2 AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
+};
+
+/** The newest Event queued behind a Loop's Run on an Item, if any (asked after every Attempt: prepared). */
 export async function newestQueuedEvent(db: Db, loop: string, itemKey: string): Promise<EventInput | null> {
-  const { rows } = await db.pool.query<QueuedEventRow>(
-    `SELECT id, kind, loop, repo, item_key, number, content_hash, generation, submission FROM events
-      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
-    [loop, itemKey],
-  );
+  const { rows } = await db.pool.query<QueuedEventRow>({ ...NEWEST_QUEUED, values: [loop, itemKey] });
   const row = rows[0];
   if (!row) return null;
   return {

@@ -11,9 +11,8 @@
 // measured throughput, so it is the path's latency and not the wait of a saturated queue.
 import { randomBytes } from "node:crypto";
 import { Queue, Worker } from "bullmq";
-import { Redis } from "ioredis";
 import pg from "pg";
-import { redisUrl } from "../../lib/config/database-url";
+import { createRedis } from "../../lib/config/redis";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import type { AttemptOutcome } from "../../lib/executor/execute-attempt";
 import type { MoveOutcome } from "../../lib/runner/move-run";
@@ -120,7 +119,7 @@ export async function engineBench(url: string): Promise<void> {
     }
   };
 
-  const redis = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+  const redis = createRedis();
   const workQueue = new BullWorkQueue({ connection, prefix, db, pollIntervalSeconds: 60 });
   const host = createRunnerHost(
     {
