@@ -1,7 +1,7 @@
 import pg from "pg";
 import { isClosed, type RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
-import { TRANSCRIPT_CHANNEL } from "../runner/transcript-writer";
+import { TRANSCRIPT_CHANNEL } from "../store/transcript-lines";
 import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
 import type { Db } from "../store/db";
 import { pullRequestUrl } from "./links";

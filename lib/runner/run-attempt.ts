@@ -203,9 +203,10 @@ export async function runBegunAttempt(
   } else {
     result = { tag: "Failed", failure: outcome.failure, usage: toUsage(outcome.usage, startedAt) };
   }
-  await transcript.close();
+  // the lines not stored yet go with the outcome, in its statement
+  const tail = await transcript.takeTail();
   try {
-    return { tag: "Recorded", finish: await finishAttempt(db, attempt, result) };
+    return { tag: "Recorded", finish: await finishAttempt(db, attempt, result, tail) };
   } catch (err) {
     if (!(err instanceof ConflictError) || err.token !== "lease_lost") throw err;
     // closed meanwhile: by an operator's cancel, or by the sweep after this worker lost its lease

@@ -1,6 +1,7 @@
 import type { OutputEntry } from "../executor/agent-spec";
 import { announce } from "../store/announce";
 import type { Db } from "../store/db";
+import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type TranscriptLine } from "../store/transcript-lines";
 
 /**
  * Stores an Attempt's output as it comes: entries are batched (every `flushMs`, or at once
@@ -10,8 +11,6 @@ import type { Db } from "../store/db";
  * Writes are serialized, so rows keep the order of the output.
  */
 
-export const TRANSCRIPT_CHANNEL = "atelier_transcript";
-
 export interface TranscriptOptions {
   flushMs?: number;
   maxLines?: number;
@@ -19,15 +18,10 @@ export interface TranscriptOptions {
   onError?: (err: unknown) => void;
 }
 
-const INSERT = {
-  name: "atelier-transcript-insert",
-  text: `INSERT INTO transcript_entries (attempt_id, run_id, stream, text, at)
-         SELECT $1, $2, u.stream, u.text, u.at FROM unnest($3::text[], $4::text[], $5::timestamptz[]) AS u(stream, text, at)`,
-};
-
+const INSERT = { name: "atelier-transcript-insert", text: transcriptRowsSql("$1", "$2", "$3", "$4", "$5") };
 
 export class TranscriptWriter {
-  private buffer: { stream: string; text: string; at: Date }[] = [];
+  private buffer: TranscriptLine[] = [];
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
   private closed = false;
@@ -68,7 +62,7 @@ export class TranscriptWriter {
         try {
           await this.db.pool.query({
             ...INSERT,
-            values: [this.attemptId, this.runId, batch.map((e) => e.stream), batch.map((e) => e.text), batch.map((e) => e.at)],
+            values: [this.attemptId, this.runId, ...transcriptColumns(batch)],
           });
           announce(this.db.pool, TRANSCRIPT_CHANNEL, [this.runId]);
         } catch (err) {
@@ -77,6 +71,18 @@ export class TranscriptWriter {
       });
     }
     return this.writing;
+  }
+
+  /**
+   * Refuses later output and hands back what is still buffered, once every earlier batch is
+   * stored: the caller stores it with the Attempt's outcome.
+   */
+  async takeTail(): Promise<TranscriptLine[]> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.closed = true;
+    await this.writing;
+    return this.buffer.splice(0);
   }
 
   /** Stores what is left and refuses later output; `discard` drops what is still buffered. */

@@ -8,11 +8,13 @@ import type { Refusal } from "../metering/refusal";
 import { addAttemptUsageSql } from "../metering/usage-counters";
 import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
+import { announce } from "./announce";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
+import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
 
 export interface AttemptRef {
   id: string;
@@ -134,8 +136,8 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
       name: "succeed",
       decision: { tag: "Succeeded" },
       from: FROM.succeed,
-      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($17, branch),
-            pull_request_number = COALESCE($18, pull_request_number), head_sha = COALESCE($19, head_sha)`,
+      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($20, branch),
+            pull_request_number = COALESCE($21, pull_request_number), head_sha = COALESCE($22, head_sha)`,
       params: [result.branch, result.pullRequestNumber, result.headSha],
     };
   }
@@ -148,26 +150,31 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
 /**
  * The outcome in one statement: the Run locked first (as every writer of a Run and its
  * Attempts does), the Attempt closed only while it is still open under this lease token and
- * the Run is in a state the outcome moves from, its usage onto the month's counters, and the
- * Run moved. Where outbound hooks listen to the Run and `$16` is false, nothing is written:
- * the caller records the outcome again in a transaction that also writes the deliveries.
+ * the Run is in a state the outcome moves from, its usage onto the month's counters, the Run
+ * moved, and the last transcript lines stored. Where outbound hooks listen to the Run and `$16`
+ * is false, nothing is written: the caller records the outcome again in a transaction that
+ * also writes the deliveries.
  */
 const FINISH = (move: RunMove) => ({
   name: `atelier-finish-${move.name}`,
   text: `
 WITH locked AS (
   SELECT id, state, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
+), go AS (
+  SELECT 1 FROM locked WHERE $16 OR NOT hooked
 ), attempt AS (
   UPDATE attempts SET state = $4, ended_at = now(), failure_kind = $5, failure_category = $6, retryable = $7,
          failure_message = $8, summary = $9, duration_ms = $10, tokens_in = $11, tokens_out = $12, cost_usd = $13,
          cost_estimated = $14
    WHERE id = $1 AND state = 'Running' AND lease_token = $3
-     AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15) AND ($16 OR NOT hooked))
+     AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15))
   RETURNING run_id, cost_usd, duration_ms
 ), counted AS (${addAttemptUsageSql("attempt")}
 ), moved AS (
   UPDATE runs SET ${move.set}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${RUN_COLUMNS}
+), lines AS (
+  ${transcriptRowsSql("$1", "$2", "$17", "$18", "$19")} WHERE EXISTS (SELECT 1 FROM go)
 )
 SELECT moved.*, locked.state AS current_state, locked.hooked,
        EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $3) AS holds
@@ -176,28 +183,36 @@ SELECT moved.*, locked.state AS current_state, locked.hooked,
 
 type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; holds: boolean };
 
-async function writeFinish(sql: Sql | Db["pool"], ref: AttemptRef, result: AttemptResult, move: RunMove, withHooks: boolean): Promise<FinishRow | null> {
+async function writeFinish(
+  sql: Sql | Db["pool"],
+  ref: AttemptRef,
+  result: AttemptResult,
+  move: RunMove,
+  tail: readonly TranscriptLine[],
+  withHooks: boolean,
+): Promise<FinishRow | null> {
   const failure = result.tag === "Failed" ? result.failure : null;
   const { rows } = await sql.query<FinishRow>({
     ...FINISH(move),
     values: [
-    ref.id,
-    ref.runId,
-    ref.leaseToken,
-    result.tag,
-    failure?.kind ?? null,
-    failure?.category ?? null,
-    failure?.retryable ?? null,
-    failure?.message ?? null,
-    result.tag === "Succeeded" ? result.summary : null,
-    result.usage.durationMs,
-    result.usage.tokensIn,
-    result.usage.tokensOut,
-    result.usage.costUsd,
-    result.usage.costEstimated,
-    move.from,
-    withHooks,
-    ...move.params,
+      ref.id,
+      ref.runId,
+      ref.leaseToken,
+      result.tag,
+      failure?.kind ?? null,
+      failure?.category ?? null,
+      failure?.retryable ?? null,
+      failure?.message ?? null,
+      result.tag === "Succeeded" ? result.summary : null,
+      result.usage.durationMs,
+      result.usage.tokensIn,
+      result.usage.tokensOut,
+      result.usage.costUsd,
+      result.usage.costEstimated,
+      move.from,
+      withHooks,
+      ...transcriptColumns(tail),
+      ...move.params,
     ],
   });
   return rows[0] ?? null;
@@ -220,20 +235,26 @@ function movedRun(ref: AttemptRef, row: FinishRow | null, move: RunMove): RunRow
 
 /**
  * Records an Attempt's outcome, fenced by its lease token: a worker that lost its lease (the
- * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`. One
- * statement; a transaction only where outbound hooks listen to the Run, so that a terminal
+ * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`. `tail`,
+ * the transcript lines not stored yet, is stored with it (even when the outcome is refused).
+ * One statement; a transaction only where outbound hooks listen to the Run, so that a terminal
  * state and its deliveries are written together.
  */
-export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult): Promise<FinishResult> {
+export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult, tail: readonly TranscriptLine[] = []): Promise<FinishResult> {
   const move = runMoveOf(result, ref.number);
-  const alone = await writeFinish(db.pool, ref, result, move, false);
-  if (!alone?.hooked || alone.id || !alone.holds) {
+  const finished = async (sql: Sql | Db["pool"], withHooks: boolean) => {
+    const row = await writeFinish(sql, ref, result, move, tail, withHooks);
+    if (tail.length && (withHooks || !row?.hooked)) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
+    return row;
+  };
+  const alone = await finished(db.pool, false);
+  if (!alone?.hooked) {
     const run = movedRun(ref, alone, move);
     announceRunsChanged(db.pool, [ref.runId]);
     return { run, decision: move.decision };
   }
   return transaction(db, async (sql) => {
-    const run = movedRun(ref, await writeFinish(sql, ref, result, move, true), move);
+    const run = movedRun(ref, await finished(sql, true), move);
     await markRunsChanged(sql, [ref.runId]);
     await recordIfTerminal(sql, run, move.from);
     return { run, decision: move.decision };

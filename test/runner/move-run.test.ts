@@ -2,7 +2,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isProcessAlive } from "../../lib/executor/process-group";
 import { approveRun, cancelRun, editAndRetryRun, intervene, retryRun, type OperatorDeps } from "../../lib/runner/operator";
-import { TRANSCRIPT_CHANNEL } from "../../lib/runner/transcript-writer";
+import { TRANSCRIPT_CHANNEL } from "../../lib/store/transcript-lines";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -116,6 +116,18 @@ describe("attempts", () => {
     await expect(beginAttempt(db, id, { token: "t4", workerId: "w" })).rejects.toMatchObject({ token: "run_state_conflict" });
   });
 
+  it("stores the last transcript lines with the outcome, and with a refused one too", async () => {
+    const id = await openRun();
+    const a = await start(id);
+    const line = (text: string) => ({ stream: "stdout", text, at: new Date() });
+    await finishAttempt(db, a, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null }, [line("one"), line("two")]);
+    const late = finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage }, [line("late")]);
+    await expect(late).rejects.toMatchObject({ token: "lease_lost" });
+    const { rows } = await db.pool.query(`SELECT text FROM transcript_entries WHERE attempt_id = $1 ORDER BY id`, [a.id]);
+    expect(rows.map((r) => r.text)).toEqual(["one", "two", "late"]);
+    expect(await state(id)).toBe("Succeeded");
+  });
+
   it("starts an Attempt only on the version of the Run it was decided on", async () => {
     const id = await openRun();
     const seen = (await readRunSnapshot(db, id))!;
