@@ -60,6 +60,9 @@ function mayHaveChangedMeanwhile(outcome: MoveOutcome): boolean {
 /** How soon a Run that changed under its job is moved again. */
 export const RECHECK_DELAY_MS = 250;
 
+/** An Attempt that closed its Run; `queuedBehind`: Events may wait behind it (unknown after a cancel). */
+type Closed = { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string; queuedBehind: boolean };
+
 /** What a read of the Run says to do with it. */
 type MoveDecision =
   | Extract<MoveOutcome, { tag: "Idle" } | { tag: "Held" }>
@@ -90,7 +93,7 @@ async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome>
     if (err instanceof DrainingError) return { tag: "Again", reason: "draining", delayMs: DRAINING_DELAY_MS };
     throw err;
   }
-  let next: MoveOutcome | { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string };
+  let next: MoveOutcome | Closed;
   try {
     const lease = await acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs });
     if (!lease) return { tag: "Held", reason: "lease_held" };
@@ -99,9 +102,11 @@ async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome>
     slot.release();
   }
   if (next.tag !== "Closed") return next;
-  const continued = await continueWithNewest({ ...ctx.deps, ...recheckOptions(ctx) }, next);
+  const continued = next.queuedBehind ? await continueWithNewest({ ...ctx.deps, ...recheckOptions(ctx) }, next) : NOTHING_QUEUED;
   return { tag: "Attempted", attemptId: next.attemptId, end: next.end, continued };
 }
+
+const NOTHING_QUEUED: ContinueResult = { tag: "NothingQueued" };
 
 const recheckOptions = (ctx: RunnerContext) => ({
   log: ctx.log,
@@ -143,7 +148,7 @@ async function underLease(
   ctx: RunnerContext,
   snap: RunSnapshot,
   lease: Lease,
-): Promise<MoveOutcome | { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: string; itemKey: string }> {
+): Promise<MoveOutcome | Closed> {
   const runId = snap.run.id;
   let keepLease = false;
   const local = ctx.local.add(runId);
@@ -164,7 +169,14 @@ async function underLease(
     ctx.log.info({ runId, attemptId: begun.attempt.id, worker: ctx.config.workerId }, "attempt started");
     const end = await runBegunAttempt(ctx, begun.run, begun.attempt, lease, local);
     ctx.log.info({ runId, attemptId: begun.attempt.id, end: end.tag, ...(end.tag === "Recorded" ? { decision: end.finish.decision.tag } : {}) }, "attempt ended");
-    const closed = { tag: "Closed" as const, attemptId: begun.attempt.id, end: end.tag, loop: begun.run.loop, itemKey: begun.run.item_key };
+    const closed: Closed = {
+      tag: "Closed",
+      attemptId: begun.attempt.id,
+      end: end.tag,
+      loop: begun.run.loop,
+      itemKey: begun.run.item_key,
+      queuedBehind: end.tag === "Recorded" ? end.finish.queuedBehind : true,
+    };
     if (end.tag === "Abandoned") {
       // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
       keepLease = end.reason === "stopping";

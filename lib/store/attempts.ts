@@ -118,6 +118,11 @@ export type AttemptResult =
 export interface FinishResult {
   run: RunRow;
   decision: RetryDecision | { tag: "Succeeded" };
+  /**
+   * An Event was queued behind the Run before this outcome was recorded (read under the Run's
+   * row lock, which the queuing transaction writes): the newest one gets its turn.
+   */
+  queuedBehind: boolean;
 }
 
 /** How an outcome moves the Run: its decision, the states it moves from, and the write. */
@@ -159,7 +164,7 @@ const FINISH = (move: RunMove) => ({
   name: `atelier-finish-${move.name}`,
   text: `
 WITH locked AS (
-  SELECT id, state, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
+  SELECT id, state, queued_behind, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
 ), go AS (
   SELECT 1 FROM locked WHERE $16 OR NOT hooked
 ), attempt AS (
@@ -176,12 +181,12 @@ WITH locked AS (
 ), lines AS (
   ${transcriptRowsSql("$1", "$2", "$17", "$18", "$19")} WHERE EXISTS (SELECT 1 FROM go)
 )
-SELECT moved.*, locked.state AS current_state, locked.hooked,
+SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind,
        EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $3) AS holds
   FROM locked LEFT JOIN moved ON true`,
 });
 
-type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; holds: boolean };
+type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; holds: boolean; queued_behind: boolean };
 
 async function writeFinish(
   sql: Sql | Db["pool"],
@@ -222,7 +227,7 @@ async function writeFinish(
 function movedRun(ref: AttemptRef, row: FinishRow | null, move: RunMove): RunRow {
   if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
   if (row.id) {
-    const { current_state: _s, hooked: _h, holds: _l, ...run } = row;
+    const { current_state: _s, hooked: _h, holds: _l, queued_behind: _q, ...run } = row;
     return run as RunRow;
   }
   if (!row.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
@@ -251,13 +256,14 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
   if (!alone?.hooked) {
     const run = movedRun(ref, alone, move);
     announceRunsChanged(db.pool, [ref.runId]);
-    return { run, decision: move.decision };
+    return { run, decision: move.decision, queuedBehind: alone!.queued_behind };
   }
   return transaction(db, async (sql) => {
-    const run = movedRun(ref, await finished(sql, true), move);
+    const row = await finished(sql, true);
+    const run = movedRun(ref, row, move);
     await markRunsChanged(sql, [ref.runId]);
     await recordIfTerminal(sql, run, move.from);
-    return { run, decision: move.decision };
+    return { run, decision: move.decision, queuedBehind: row!.queued_behind };
   });
 }
 

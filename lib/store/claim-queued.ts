@@ -3,7 +3,7 @@ import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
 import { ignoreQueuedEvents } from "./revoke";
-import { transaction } from "./transaction";
+import { transaction, type Sql } from "./transaction";
 
 interface QueuedEventRow {
   id: string;
@@ -41,34 +41,64 @@ export async function newestQueuedEvent(db: Db, loop: string, itemKey: string): 
   };
 }
 
-/**
- * After a Run closes, opens a Run for the newest Event queued behind it (the caller checked
- * that the Item still matches); older queued Events are marked ignored. Null when nothing
- * is queued any more or another Run is already open.
- */
-export async function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
-  return transaction(
-    db,
-    async (sql) => {
-      const { rows } = await sql.query<{ queued: boolean; open: boolean; generation: number; ask: boolean; reserved: number }>(
-        `WITH budget AS (SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $2)
+interface QueuedSnapshot {
+  queued: boolean;
+  open: boolean;
+  generation: number;
+  ask: boolean;
+  reserved: number;
+}
+
+const QUEUED_SNAPSHOT = {
+  name: "atelier-claim-queued-snapshot",
+  text: `WITH budget AS (SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $2)
          SELECT EXISTS (SELECT 1 FROM events WHERE id = $3 AND status = 'Queued') AS queued,
                 EXISTS (SELECT 1 FROM runs WHERE loop = $1 AND item_key = $2 AND state::text = ANY($4)) AS open,
                 COALESCE((SELECT generation FROM budget), 0) AS generation,
                 COALESCE((SELECT ask FROM budget), false) AS ask,
                 (SELECT count(*)::int FROM runs WHERE loop = $1 AND item_key = $2
                    AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved`,
-        [event.loop, event.itemKey, event.id, OPEN],
-      );
-      const snap = rows[0]!;
-      if (!snap.queued || snap.open) return null;
-      await ignoreQueuedEvents(sql, event.loop, event.itemKey, "superseded_by_newer", event.id);
-      if (event.kind === "item" && event.generation < snap.generation) {
-        await ignoreQueuedEvents(sql, event.loop, event.itemKey, "old_generation");
-        return { tag: "Ignored", reason: "old_generation" };
+};
+
+/** How many times the open Run is looked for when each one found closed meanwhile. */
+const OPEN_RUN_TRIES = 3;
+
+/**
+ * After a Run closes, opens a Run for the newest Event queued behind it (the caller checked
+ * that the Item still matches); older queued Events are marked ignored. Null when nothing
+ * is queued any more, or another Run is open: that Run is marked so its last outcome hands
+ * over to the queued Events in turn.
+ */
+export async function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
+  return transaction(
+    db,
+    async (sql) => {
+      for (let tries = 1; ; tries++) {
+        const { rows } = await sql.query<QueuedSnapshot>({ ...QUEUED_SNAPSHOT, values: [event.loop, event.itemKey, event.id, OPEN] });
+        const snap = rows[0]!;
+        if (!snap.queued) return null;
+        if (snap.open) {
+          // a Run that closed between the read and the mark is read again (each statement sees the latest commits)
+          if ((await markQueuedBehind(sql, event.loop, event.itemKey)) || tries === OPEN_RUN_TRIES) return null;
+          continue;
+        }
+        await ignoreQueuedEvents(sql, event.loop, event.itemKey, "superseded_by_newer", event.id);
+        if (event.kind === "item" && event.generation < snap.generation) {
+          await ignoreQueuedEvents(sql, event.loop, event.itemKey, "old_generation");
+          return { tag: "Ignored", reason: "old_generation" };
+        }
+        return openOrBlock(sql, event, snap, null, admission);
       }
-      return openOrBlock(sql, event, snap, null, admission);
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
+}
+
+/** Marks the open Run of a Loop on an Item as having Events queued behind it; false when none is open. */
+async function markQueuedBehind(sql: Sql, loop: string, itemKey: string): Promise<boolean> {
+  const { rows } = await sql.query(
+    `UPDATE runs SET queued_behind = true WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id`,
+    [loop, itemKey, OPEN],
+  );
+  return rows.length > 0;
 }

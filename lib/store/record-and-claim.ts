@@ -99,7 +99,7 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
       }
       const decision = decideClaim(snap.blocking);
       if (decision.tag === "QueueEvent") {
-        await writeClaim(sql, event, { status: "Queued", reason: null });
+        await writeClaim(sql, event, { status: "Queued", reason: null, behind: decision.behind });
         return { tag: "Queued", behind: decision.behind };
       }
       const superseded = decision.tag === "SupersedeRun" ? { id: decision.runId, reservedGeneration: snap.blocking!.reserved_generation } : null;
@@ -156,6 +156,8 @@ interface ClaimWrite {
   reason: string | null;
   /** an unstarted Run to cancel as Superseded by this Event */
   superseded?: string | null;
+  /** the Running Run this Event is queued behind: marked, so its last outcome hands over */
+  behind?: string;
   open?: { runId: string; reservedGeneration: number | null };
 }
 
@@ -167,6 +169,8 @@ WITH sup AS (
          ended_at = now(), updated_at = now()
    WHERE s.id = $17 AND s.state::text = ANY($18)
   RETURNING s.id, ${hasOutboundHooks("s.id")} AS hooked
+), behind AS (
+  UPDATE runs SET queued_behind = true WHERE id = $19 AND NOT queued_behind
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at)
@@ -210,6 +214,7 @@ async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promi
       s.approvalRequired,
       write.superseded ?? null,
       FROM.supersede,
+      write.behind ?? null,
     ],
   });
   if (write.superseded && rows[0]?.superseded) {

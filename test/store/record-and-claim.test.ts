@@ -55,17 +55,41 @@ describe("recordAndClaim", () => {
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h2"))).toEqual({ tag: "Queued", behind: first.runId });
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h3"))).toEqual({ tag: "Queued", behind: first.runId });
     expect(await claimQueued(db, itemEvent(repo, 1, "h3"))).toBeNull(); // still running
-    await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(finished.queuedBehind).toBe(true); // the outcome says the queued Events wait for their turn
     const newest = await newestQueuedEvent(db, "start-dev", itemKey(repo, 1));
     expect(newest?.contentHash).toBe("h3");
     const opened = await claimQueued(db, newest!);
     expect(opened).toMatchObject({ tag: "Claimed", opened: true });
+    if (opened?.tag !== "Claimed") throw new Error("expected a Run");
+    const next = await beginAttempt(db, opened.runId, lease);
+    if (next.tag !== "Started") throw new Error("expected an Attempt");
+    const last = await finishAttempt(db, next.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(last.queuedBehind).toBe(false); // nothing waits behind it: the runner reads no queue
     const { rows } = await db.pool.query(`SELECT content_hash, status, reason FROM events WHERE repo = $1 ORDER BY content_hash`, [repo]);
     expect(rows).toEqual([
       { content_hash: "h1", status: "Claimed", reason: null },
       { content_hash: "h2", status: "Ignored", reason: "superseded_by_newer" },
       { content_hash: "h3", status: "Claimed", reason: null },
     ]);
+  });
+
+  it("a queued Event that finds another Run open marks that Run, so its outcome hands over", async () => {
+    const repo = uniqueRepo();
+    const first = await recordAndClaim(db, itemEvent(repo, 2, "h1"));
+    if (first.tag !== "Claimed") throw new Error("expected a Run");
+    const begun = await beginAttempt(db, first.runId, lease);
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    expect(await claimQueued(db, itemEvent(repo, 2, "h1"))).toBeNull(); // nothing queued: nothing marked
+    expect((await db.pool.query(`SELECT queued_behind FROM runs WHERE id = $1`, [first.runId])).rows[0].queued_behind).toBe(false);
+    await db.pool.query(
+      `INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, submission)
+       VALUES ('stranded-${repo}', 'item', 'start-dev', $1, $2, 2, 'h0', 0, 'Queued', '{}')`,
+      [repo, itemKey(repo, 2)],
+    );
+    expect(await claimQueued(db, { ...itemEvent(repo, 2, "h0"), id: `stranded-${repo}` })).toBeNull();
+    const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(finished.queuedBehind).toBe(true);
   });
 
   it("ignores an Event that a revoke marked ignored", async () => {
