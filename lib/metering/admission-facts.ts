@@ -65,6 +65,26 @@ SELECT rp.installation_id, i.account_login, i.suspended_at, now() AS now,
  WHERE rp.full_name = $1`,
 };
 
+/**
+ * What a hot path (a claim, an Attempt's start) reads of a repository's metering within its own
+ * statement; null when the repository is not registered (nothing is counted or refused).
+ * `gated`: the gate has something to ask (a quota is set on the installation or the
+ * repository, or the installation is suspended), so the caller asks it in a transaction.
+ */
+export interface RepoMetering {
+  installationId: number;
+  gated: boolean;
+}
+
+/** SQL: the RepoMetering (json) of the repository `repo` (an owner/name expression). */
+export const repoMeteringSql = (repo: string): string => `
+(SELECT json_build_object('installationId', rp.installation_id,
+          'gated', i.suspended_at IS NOT NULL
+                   OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
+                   OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id))
+   FROM repositories rp JOIN installations i ON i.id = rp.installation_id
+  WHERE rp.full_name = lower(${repo}))`;
+
 /** The lock that serializes Attempt starts of one installation against its concurrency cap. */
 export const concurrencyLock = (installationId: number): bigint => advisoryKey("concurrency", String(installationId));
 

@@ -1,7 +1,7 @@
 import type { Sql } from "../store/transaction";
 import type { LoadedFacts } from "./admission-facts";
 import { MONTH_OF_NOW_SQL } from "./month";
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "./scopes";
+import { INSTALLATION_SCOPE_PREFIX, installationScope, REPO_SCOPE_PREFIX, repoScope } from "./scopes";
 
 /**
  * Writes to the month's counters (`usage_counters`) and rate buckets, always inside the
@@ -23,6 +23,19 @@ export async function chargeOpen(sql: Sql, loaded: LoadedFacts): Promise<void> {
     ],
   );
 }
+
+/**
+ * SQL: one more Run opened this month on the counters `scopes` names (a text[] expression),
+ * created when missing. For an open the gate had nothing to ask of (no quota set, nothing
+ * suspended), charged by the statement that opens it; chargeOpen charges the others.
+ */
+export const countOpenSql = (scopes: string): string => `
+INSERT INTO usage_counters (scope, month, runs)
+SELECT s, ${MONTH_OF_NOW_SQL}, 1 FROM unnest(${scopes}::text[]) AS s ORDER BY s
+ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
+
+/** The counters an open of `repo` in `installationId` counts on. */
+export const openScopes = (installationId: number, repo: string): string[] => [installationScope(installationId), repoScope(repo)];
 
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their

@@ -1,11 +1,13 @@
 import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, OPEN, type RunStateName } from "../engine/run-state";
+import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
+import { countOpenSql, openScopes } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
-import { markRunsChanged } from "./run-changed";
-import { transaction, type Sql } from "./transaction";
+import { announceRunsChanged, markRunsChanged } from "./run-changed";
+import { transaction, withStoreRetry, type Sql } from "./transaction";
 
 /** What the Loop asked for at the time of the observation. */
 export interface Submission {
@@ -42,7 +44,7 @@ export interface AdmissionRefusal {
 }
 export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusal | null>;
 
-/** What the claim decision reads, in one statement, under the (Loop, Item) lock. */
+/** What the claim decision reads, in one statement. */
 export interface ClaimSnapshot {
   event: { status: string; ignored: boolean } | null;
   event_run: { id: string; state: RunStateName } | null;
@@ -50,17 +52,22 @@ export interface ClaimSnapshot {
   generation: number;
   ask: boolean;
   reserved: number;
+  metering: RepoMetering | null;
 }
 
-const SNAPSHOT = {
-  name: "atelier-claim-snapshot",
+/**
+ * "locked": under the (Loop, Item) lock, the blocking Run locked too, so a concurrent start or
+ * cancel of it waits for this decision and the state read is the latest committed one.
+ * "read": the first, unlocked look of an optimistic claim.
+ */
+const SNAPSHOT = (mode: "locked" | "read") => ({
+  name: `atelier-claim-snapshot-${mode}`,
   text: `
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
 ), blocking AS (
-  -- locked: a concurrent start or cancel of that Run waits for this decision, and the state
-  -- read here is the latest committed one
-  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1 FOR UPDATE
+  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1
+  ${mode === "locked" ? "FOR UPDATE" : ""}
 )
 SELECT
   (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = $1) AS event,
@@ -69,30 +76,49 @@ SELECT
   COALESCE((SELECT generation FROM budget), 0) AS generation,
   COALESCE((SELECT ask FROM budget), false) AS ask,
   (SELECT count(*)::int FROM runs WHERE loop = $2 AND item_key = $3
-     AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved`,
-};
+     AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
+  ${repoMeteringSql("$5")} AS metering`,
+});
 
-/** Reads what the claim decision needs (a prepared statement); the caller holds the (Loop, Item) lock. */
-async function claimSnapshot(sql: Sql, eventId: string, loop: string, itemKey: string): Promise<ClaimSnapshot> {
-  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT, values: [eventId, loop, itemKey, OPEN] });
+/** Reads what the claim decision needs (a prepared statement). */
+async function claimSnapshot(sql: Sql | Db["pool"], event: EventInput, mode: "locked" | "read"): Promise<ClaimSnapshot> {
+  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: [event.id, event.loop, event.itemKey, OPEN, event.repo] });
   return rows[0]!;
 }
 
+/** What an Event already recorded says, with no decision to take: its Run, or its having been ignored. */
+function recordedClaim(snap: ClaimSnapshot): ClaimResult | null {
+  if (snap.event_run) return { tag: "Claimed", runId: snap.event_run.id, state: snap.event_run.state, opened: false, superseded: null };
+  if (snap.event?.ignored) return { tag: "Ignored", reason: "ignored_event" };
+  return null;
+}
+
 /**
- * Records an Event in the ledger and decides, in one transaction serialized per (Loop, Item),
- * what it does: Claimed (a Run exists for it, or a new one opens), Queued behind a Running
- * Run, Ignored, or Blocked by the cycle budget or a quota. An unstarted Run of the same Loop
- * and Item is superseded, and that supersede commits even when the budget then blocks.
+ * Records an Event in the ledger and decides what it does: Claimed (a Run exists for it, or a
+ * new one opens), Queued behind a Running Run, Ignored, or Blocked by the cycle budget or a
+ * quota. An unstarted Run of the same Loop and Item is superseded, and that supersede commits
+ * even when the budget then blocks.
+ *
+ * Optimistic first: on an unlocked read, a new Event with nothing open on its Item, within its
+ * budget and with nothing for the gate to ask, opens its Run in one statement (openAtOnce),
+ * whose constraints refuse what a concurrent claim changed meanwhile. Everything else — and a
+ * refused open — is decided again in one transaction serialized per (Loop, Item).
  */
 export async function recordAndClaim(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
+  const seen = await claimSnapshot(db.pool, event, "read");
+  const recorded = recordedClaim(seen);
+  if (recorded) return recorded;
+  const atOnce = opensAtOnce(event, seen, admission);
+  if (atOnce) {
+    const opened = await openAtOnce(db, event, seen, atOnce.superseded, admission);
+    if (opened) return opened;
+  }
   return transaction(
     db,
     async (sql) => {
-      const snap = await claimSnapshot(sql, event.id, event.loop, event.itemKey);
-      if (snap.event_run) {
-        return { tag: "Claimed", runId: snap.event_run.id, state: snap.event_run.state, opened: false, superseded: null };
-      }
-      if (snap.event?.ignored) return { tag: "Ignored", reason: "ignored_event" };
+      const snap = await claimSnapshot(sql, event, "locked");
+      const recordedMeanwhile = recordedClaim(snap);
+      if (recordedMeanwhile) return recordedMeanwhile;
       if (event.kind === "item" && event.generation < snap.generation) {
         await writeClaim(sql, event, { status: "Ignored", reason: "old_generation" });
         return { tag: "Ignored", reason: "old_generation" };
@@ -107,6 +133,108 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
+}
+
+/**
+ * Whether an unlocked read lets the Event open its Run at once — new, within budget, nothing for
+ * the gate to ask, and nothing open on its Item but an unstarted Run it supersedes — and which.
+ */
+function opensAtOnce(event: EventInput, snap: ClaimSnapshot, admission: Admission | undefined): { superseded: Superseded | null } | null {
+  if (snap.event) return null;
+  if (event.kind === "item" && event.generation < snap.generation) return null;
+  if (admission && snap.metering?.gated) return null;
+  const decision = decideClaim(snap.blocking);
+  if (decision.tag === "QueueEvent") return null;
+  const superseded = decision.tag === "SupersedeRun" ? { id: decision.runId, reservedGeneration: snap.blocking!.reserved_generation } : null;
+  const { maxCycles } = event.submission;
+  if (maxCycles !== null && !budgetAdmits(reservedAfter(snap, superseded), maxCycles, snap.ask)) return null;
+  return { superseded };
+}
+
+/** The Runs holding the Item's current generation once `superseded` (unstarted) gave its reservation back. */
+const reservedAfter = (snap: Pick<ClaimSnapshot, "generation" | "reserved">, superseded: Superseded | null): number =>
+  superseded?.reservedGeneration === snap.generation ? snap.reserved - 1 : snap.reserved;
+
+/**
+ * Supersedes the unstarted Run the read found (when it found one), opens the Event's Run and
+ * records the Event, in one statement, only while the Item's budget is as read and the
+ * superseded Run is still unstarted with no outbound hook listening to it. The Event's key,
+ * the Run's key and the one-open-Run constraint refuse it when a concurrent claim recorded the
+ * Event or opened a Run meanwhile. Charges the open on the month's counters when the gate
+ * counts this repository.
+ */
+const OPEN_AT_ONCE = {
+  name: "atelier-claim-open-at-once",
+  text: `
+WITH sup AS (
+  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+         ended_at = now(), updated_at = now()
+   WHERE s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s.id")}
+  RETURNING s.id
+), run AS (
+  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
+                    approval_required, received_at)
+  SELECT $10, $1, $3, $4, $5, $6, 'Pending', $11, $12, $13, $14, now()
+   WHERE ($18::text IS NULL OR EXISTS (SELECT 1 FROM sup))
+     AND ($11::int IS NULL
+          OR (COALESCE((SELECT generation FROM cycle_budgets WHERE item_key = $5), 0) = $15
+              AND NOT COALESCE((SELECT ask IS NOT NULL FROM cycle_budgets WHERE item_key = $5), false)
+              AND (SELECT count(*) FROM runs WHERE loop = $3 AND item_key = $5 AND reserved_generation = $15) = $16))
+  RETURNING id
+), counted AS (${countOpenSql("(SELECT $17::text[] FROM run)")}
+)
+INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
+SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', NULL, $9, id FROM run
+RETURNING run_id`,
+};
+
+/** Postgres refusals of an optimistic open: a key taken (23505), a second open Run (23P01). */
+const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
+
+async function openAtOnce(
+  db: Db,
+  event: EventInput,
+  snap: ClaimSnapshot,
+  superseded: Superseded | null,
+  admission: Admission | undefined,
+): Promise<ClaimResult | null> {
+  const s = event.submission;
+  const runId = runIdOf(event.id);
+  const counted = admission && snap.metering ? openScopes(snap.metering.installationId, event.repo) : [];
+  try {
+    const { rows } = await withStoreRetry(() =>
+      db.pool.query({
+      ...OPEN_AT_ONCE,
+      values: [
+        event.id,
+        event.kind,
+        event.loop,
+        event.repo,
+        event.itemKey,
+        event.number,
+        event.contentHash,
+        event.generation,
+        JSON.stringify(s),
+        runId,
+        s.maxCycles === null ? null : snap.generation,
+        s.agent,
+        s.prompt,
+        s.approvalRequired,
+        snap.generation,
+        snap.reserved,
+        counted,
+        superseded?.id ?? null,
+        FROM.supersede,
+      ],
+      }),
+    );
+    if (!rows.length) return null; // the budget or the superseded Run changed meanwhile
+  } catch (err) {
+    if (CLAIMED_MEANWHILE.has((err as { code?: string }).code ?? "")) return null;
+    throw err;
+  }
+  announceRunsChanged(db.pool, superseded ? [runId, superseded.id] : [runId]);
+  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: superseded?.id ?? null };
 }
 
 /** An unstarted Run the decision supersedes (locked by the snapshot). */
@@ -129,7 +257,7 @@ export async function openOrBlock(
   const { maxCycles } = event.submission;
   const supersededId = superseded?.id ?? null;
   // a superseded Run was unstarted: its reservation of this generation goes back
-  const reserved = superseded?.reservedGeneration === snap.generation ? snap.reserved - 1 : snap.reserved;
+  const reserved = reservedAfter(snap, superseded);
   if (maxCycles !== null && !budgetAdmits(reserved, maxCycles, snap.ask)) {
     await askForBudget(sql, event, snap.generation, reserved);
     await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId });

@@ -1,3 +1,4 @@
+import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
 import type { Db } from "./db";
 import { RUN_COLUMNS, type RunRow } from "./run-rows";
 
@@ -21,22 +22,18 @@ const SNAPSHOT = {
   text: `SELECT ${RUN_COLUMNS}, runs.xmin::text AS version,
     (SELECT json_build_object('id', a.id, 'number', a.number, 'state', a.state, 'lease_token', a.lease_token)
        FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1) AS latest_attempt,
-    COALESCE((SELECT i.suspended_at IS NOT NULL
-                     OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
-                     OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id)
-                FROM repositories rp JOIN installations i ON i.id = rp.installation_id
-               WHERE rp.full_name = lower(runs.repo)), false) AS admission_gated
+    ${repoMeteringSql("runs.repo")} AS metering
    FROM runs WHERE id = $1`,
 };
 
-type SnapshotRow = RunRow & { version: string; latest_attempt: RunSnapshot["latest"]; admission_gated: boolean };
+type SnapshotRow = RunRow & { version: string; latest_attempt: RunSnapshot["latest"]; metering: RepoMetering | null };
 
 export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapshot | null> {
   const { rows } = await db.pool.query<SnapshotRow>({ ...SNAPSHOT, values: [runId] });
   const row = rows[0];
   if (!row) return null;
-  const { latest_attempt, version, admission_gated, ...run } = row;
-  return { run, version, latest: latest_attempt, admissionGated: admission_gated };
+  const { latest_attempt, version, metering, ...run } = row;
+  return { run, version, latest: latest_attempt, admissionGated: metering?.gated ?? false };
 }
 
 /** The Loop asks for an operator's approval and none was given yet. */

@@ -32,6 +32,23 @@ async function bucket(scope: string): Promise<{ tokens: number; refilled_at: Dat
 const waitingReason = async (runId: string) =>
   (await db.pool.query(`SELECT waiting_reason FROM runs WHERE id = $1`, [runId])).rows[0].waiting_reason as string | null;
 
+describe("opens the gate has nothing to ask of", () => {
+  it("count on the month's counters like any admitted open, in the statement that opens them", async () => {
+    const t = await seedTenant(db);
+    const first = await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate);
+    const second = await recordAndClaim(db, itemEvent(t.repo, 2, "a"), gate);
+    expect([first.tag, second.tag]).toEqual(["Claimed", "Claimed"]);
+    expect(await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate)).toMatchObject({ tag: "Claimed", opened: false }); // a repeat counts nothing
+    expect(await counters(t)).toEqual({
+      [installationScope(t.installationId)]: { runs: 2, cost: 0 },
+      [repoScope(t.repo)]: { runs: 2, cost: 0 },
+    });
+    // once a quota is set, the gate is asked (in a transaction) and sees those two
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 2 });
+    expect(await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate)).toMatchObject({ tag: "Blocked", reason: "repo_quota_exceeded" });
+  });
+});
+
 describe("one admission gate, in a fixed order", () => {
   it("answers each cap in turn, set all at once then lifted one by one, on the open, the start and the API", async () => {
     const t = await seedTenant(db);
