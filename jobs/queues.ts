@@ -5,6 +5,7 @@ import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { redisOptions } from "../lib/config/redis";
 import { polledRepositories } from "../lib/github/installations";
 import type { Db } from "../lib/store/db";
+import type { OpenedRun } from "../lib/store/run-snapshot";
 import { scheduleLoops } from "../lib/triggers/fire-schedule";
 import type { Hint, WorkQueue } from "../lib/work/work-queue";
 import { attemptPriority } from "./processors/attempt-priority";
@@ -37,6 +38,8 @@ export interface MoveRunJob {
   runId: string;
   /** ISO time the Run's Event was received: attempts are served in that order */
   receivedAt: string;
+  /** the Run as its claim opened it (the first job of a Run opened in one statement) */
+  opened?: OpenedRun;
 }
 export interface DeliverJob {
   deliveryId: number;
@@ -87,8 +90,8 @@ export class BullWorkQueue implements WorkQueue {
     await this.queue(QUEUE_NAMES.hints).add("hint", hint, { ...TRANSIENT, jobId: hintJobId(hint) });
   }
 
-  async moveRun(runId: string, opts: { receivedAt?: Date; delayMs?: number } = {}): Promise<void> {
-    const data: MoveRunJob = { runId, receivedAt: (opts.receivedAt ?? new Date()).toISOString() };
+  async moveRun(runId: string, opts: Parameters<WorkQueue["moveRun"]>[1] = {}): Promise<void> {
+    const data: MoveRunJob = { runId, receivedAt: (opts.receivedAt ?? new Date()).toISOString(), ...(opts.opened ? { opened: opts.opened } : {}) };
     await this.queue(QUEUE_NAMES.attempts).add("move", data, {
       ...TRANSIENT,
       jobId: runJobId(runId),

@@ -1,6 +1,7 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
+import { basisOfOpened } from "../../lib/store/run-snapshot";
 import { QUEUE_NAMES, type MoveRunJob } from "../queues";
 
 /**
@@ -25,9 +26,12 @@ export function createAttemptWorker(
 ): Worker<MoveRunJob, MoveOutcome> {
   const { workQueue } = host.context.deps;
   const processor = async (job: Job<MoveRunJob, MoveOutcome>, token?: string): Promise<MoveOutcome> => {
-    const outcome = await host.moveRun(job.data.runId);
+    const { runId, receivedAt, opened } = job.data;
+    const outcome = await host.moveRun(runId, opened ? basisOfOpened(runId, new Date(receivedAt), opened) : undefined);
     if (outcome.tag !== "Again") return outcome;
     try {
+      // the Run as opened holds for the first move only: the next one reads it
+      if (opened) await job.updateData({ runId, receivedAt });
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
     } catch {
       // the job's keys are gone (Redis was flushed under it): enqueue the Run afresh

@@ -2,7 +2,7 @@ import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
 import { startAttempt, type BeginResult } from "../store/attempts";
-import { hasOpenAttempt, needsApproval, readRunSnapshot, type RunSnapshot } from "../store/run-snapshot";
+import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
@@ -35,8 +35,12 @@ export type MoveOutcome =
 /** A draining worker hands the job back a little later, for a worker that admits. */
 export const DRAINING_DELAY_MS = 1_000;
 
-export async function moveRun(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
-  const outcome = await moveOnce(ctx, runId);
+/**
+ * `opened`: the Run as the claim that opened it wrote it (its first job carries it), so the
+ * first decision needs no read; a Run changed since is read when its start is refused.
+ */
+export async function moveRun(ctx: RunnerContext, runId: string, opened?: StartBasis): Promise<MoveOutcome> {
+  const outcome = await moveOnce(ctx, runId, opened);
   if (!mayHaveChangedMeanwhile(outcome)) return outcome;
   // While this job ran, someone may have changed the Run and asked to move it (the sweep closing
   // an orphan this job saw open, an operator's retry while the condition was re-checked): the
@@ -67,9 +71,9 @@ type Closed = { tag: "Closed"; attemptId: string; end: AttemptEnd["tag"]; loop: 
 type MoveDecision =
   | Extract<MoveOutcome, { tag: "Idle" } | { tag: "Held" }>
   | { tag: "Park" }
-  | { tag: "Start"; snap: RunSnapshot };
+  | { tag: "Start"; snap: StartBasis };
 
-function decideMove(snap: RunSnapshot | null): MoveDecision {
+function decideMove(snap: StartBasis | null): MoveDecision {
   if (!snap) return { tag: "Idle", reason: "run_not_found" };
   if (needsApproval(snap.run)) return { tag: "Park" };
   if (!needsWorker(snap.run.state)) return { tag: "Idle", reason: snap.run.state };
@@ -82,8 +86,8 @@ function decideMove(snap: RunSnapshot | null): MoveDecision {
 const withoutAttempt = (ctx: RunnerContext, runId: string, decision: Exclude<MoveDecision, { tag: "Start" }>): Promise<MoveOutcome> | MoveOutcome =>
   decision.tag === "Park" ? park(ctx, runId) : decision;
 
-async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
-  const decision = decideMove(await readRunSnapshot(ctx.deps.db, runId));
+async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | undefined): Promise<MoveOutcome> {
+  const decision = decideMove(opened ?? (await readRunSnapshot(ctx.deps.db, runId)));
   if (decision.tag !== "Start") return withoutAttempt(ctx, runId, decision);
 
   let slot: Slot;
@@ -131,7 +135,7 @@ const START_TRIES = 5;
  * the lease: a Run changed meanwhile (by an operator, the sweep, another worker) is read and
  * decided again.
  */
-async function startUnderLease(ctx: RunnerContext, snap: RunSnapshot, lease: Lease): Promise<Exclude<BeginResult, { tag: "Changed" }> | MoveOutcome> {
+async function startUnderLease(ctx: RunnerContext, snap: StartBasis, lease: Lease): Promise<Exclude<BeginResult, { tag: "Changed" }> | MoveOutcome> {
   const holder = { token: lease.token, workerId: ctx.config.workerId };
   let begun = await startAttempt(ctx.deps.db, snap, holder);
   for (let tries = 1; ; tries++) {
@@ -146,7 +150,7 @@ async function startUnderLease(ctx: RunnerContext, snap: RunSnapshot, lease: Lea
 /** The Attempt, while this worker holds the Run's lease. */
 async function underLease(
   ctx: RunnerContext,
-  snap: RunSnapshot,
+  snap: StartBasis,
   lease: Lease,
 ): Promise<MoveOutcome | Closed> {
   const runId = snap.run.id;

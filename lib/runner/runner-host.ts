@@ -2,6 +2,7 @@ import { hostname } from "node:os";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
+import type { StartBasis } from "../store/run-snapshot";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
 import type { RunnerContext } from "./runner-context";
@@ -26,7 +27,8 @@ export interface RunnerHost {
   readonly context: RunnerContext;
   /** Subscribes to the control channel. */
   start(): Promise<void>;
-  moveRun(runId: string): Promise<MoveOutcome>;
+  /** `opened`: the Run as its claim opened it, when the job carries it (see move-run.ts). */
+  moveRun(runId: string, opened?: StartBasis): Promise<MoveOutcome>;
   /** Attempts running in this process. */
   readonly running: number;
   /**
@@ -109,7 +111,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
         },
       });
     },
-    moveRun: (runId) => moveRun(context, runId),
+    moveRun: (runId, opened) => moveRun(context, runId, opened),
     async drain(opts = {}) {
       context.slots.close();
       const drained = await settle(opts.timeoutMs ?? longestAttemptMs(full.roster) + 60_000);

@@ -12,7 +12,7 @@ import { announce } from "./announce";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
-import { hasOpenAttempt, readRunSnapshot, type RunSnapshot } from "./run-snapshot";
+import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
 import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
 
@@ -26,7 +26,7 @@ export interface AttemptRef {
 export type BeginResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
-  | { tag: "Refused"; run: RunRow; refusal: Refusal }
+  | { tag: "Refused"; run: StartBasis["run"]; refusal: Refusal }
   /** the Run is no longer the version the start was decided on: decide again on this read */
   | { tag: "Changed"; snapshot: RunSnapshot | null };
 
@@ -63,7 +63,7 @@ SELECT * FROM started`,
  * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
  * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
  */
-export async function startAttempt(db: Db, snap: RunSnapshot, lease: { token: string; workerId: string }): Promise<BeginResult> {
+export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }): Promise<BeginResult> {
   const { run } = snap;
   if (!isStartable(run.state) && run.state !== "Running") {
     throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });

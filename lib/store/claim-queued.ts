@@ -1,7 +1,7 @@
 import { OPEN } from "../engine/run-state";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
-import { openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
+import { againIfClaimedMeanwhile, openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
 import { ignoreQueuedEvents } from "./revoke";
 import { transaction, type Sql } from "./transaction";
 
@@ -70,6 +70,10 @@ const OPEN_RUN_TRIES = 3;
  * over to the queued Events in turn.
  */
 export async function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
+  return againIfClaimedMeanwhile(() => lockedClaimQueued(db, event, admission));
+}
+
+function lockedClaimQueued(db: Db, event: EventInput, admission: Admission | undefined): Promise<ClaimResult | null> {
   return transaction(
     db,
     async (sql) => {

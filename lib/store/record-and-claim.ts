@@ -6,6 +6,7 @@ import { countOpenSql, openScopes } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
+import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { transaction, withStoreRetry, type Sql } from "./transaction";
 
@@ -32,7 +33,15 @@ export interface EventInput {
 }
 
 export type ClaimResult =
-  | { tag: "Claimed"; runId: string; state: RunStateName; opened: boolean; superseded: string | null }
+  | {
+      tag: "Claimed";
+      runId: string;
+      state: RunStateName;
+      opened: boolean;
+      superseded: string | null;
+      /** the Run as this claim opened it, when it did so in one statement (its first job carries it) */
+      openedRun?: OpenedRun;
+    }
   | { tag: "Queued"; behind: string }
   | { tag: "Ignored"; reason: "ignored_event" | "old_generation" }
   | { tag: "Blocked"; reason: string; superseded: string | null };
@@ -113,6 +122,30 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
     const opened = await openAtOnce(db, event, seen, atOnce.superseded, admission);
     if (opened) return opened;
   }
+  return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
+}
+
+/** How many times a locked claim is taken again after an optimistic open beat it. */
+const LOCKED_TRIES = 5;
+
+/**
+ * Runs a claim decided under the (Loop, Item) lock, again when an optimistic open of the same
+ * Item (or Event) committed between its read and its commit: the constraints refused it, and
+ * the decision is taken again on what that open did.
+ */
+export async function againIfClaimedMeanwhile<T>(claim: () => Promise<T>): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await claim();
+    } catch (err) {
+      if (tries < LOCKED_TRIES && isClaimedMeanwhile(err)) continue;
+      throw err;
+    }
+  }
+}
+
+/** The claim decided under the (Loop, Item) lock, in one transaction. */
+function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined): Promise<ClaimResult> {
   return transaction(
     db,
     async (sql) => {
@@ -180,16 +213,17 @@ WITH sup AS (
           OR (COALESCE((SELECT generation FROM cycle_budgets WHERE item_key = $5), 0) = $15
               AND NOT COALESCE((SELECT ask IS NOT NULL FROM cycle_budgets WHERE item_key = $5), false)
               AND (SELECT count(*) FROM runs WHERE loop = $3 AND item_key = $5 AND reserved_generation = $15) = $16))
-  RETURNING id
+  RETURNING id, xmin::text AS version
 ), counted AS (${countOpenSql("(SELECT $17::text[] FROM run)")}
 )
 INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', NULL, $9, id FROM run
-RETURNING run_id`,
+RETURNING (SELECT version FROM run) AS version`,
 };
 
-/** Postgres refusals of an optimistic open: a key taken (23505), a second open Run (23P01). */
+/** Postgres refusals of a claim that another one beat: a key taken (23505), a second open Run (23P01). */
 const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
+const isClaimedMeanwhile = (err: unknown): boolean => CLAIMED_MEANWHILE.has((err as { code?: string } | null)?.code ?? "");
 
 async function openAtOnce(
   db: Db,
@@ -203,7 +237,7 @@ async function openAtOnce(
   const counted = admission && snap.metering ? openScopes(snap.metering.installationId, event.repo) : [];
   try {
     const { rows } = await withStoreRetry(() =>
-      db.pool.query({
+      db.pool.query<{ version: string }>({
       ...OPEN_AT_ONCE,
       values: [
         event.id,
@@ -228,13 +262,14 @@ async function openAtOnce(
       ],
       }),
     );
-    if (!rows.length) return null; // the budget or the superseded Run changed meanwhile
+    if (!rows[0]) return null; // the budget or the superseded Run changed meanwhile
+    announceRunsChanged(db.pool, superseded ? [runId, superseded.id] : [runId]);
+    const openedRun = { version: rows[0].version, repo: event.repo, approvalRequired: s.approvalRequired, admissionGated: snap.metering?.gated ?? false };
+    return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: superseded?.id ?? null, openedRun };
   } catch (err) {
-    if (CLAIMED_MEANWHILE.has((err as { code?: string }).code ?? "")) return null;
+    if (isClaimedMeanwhile(err)) return null;
     throw err;
   }
-  announceRunsChanged(db.pool, superseded ? [runId, superseded.id] : [runId]);
-  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: superseded?.id ?? null };
 }
 
 /** An unstarted Run the decision supersedes (locked by the snapshot). */

@@ -8,14 +8,37 @@ import { RUN_COLUMNS, type RunRow } from "./run-rows";
  * Attempt starts only on the version it was decided on (startAttempt): a Run changed meanwhile
  * is read again and decided again.
  */
-export interface RunSnapshot {
+export interface RunSnapshot extends StartBasis {
   run: RunRow;
+}
+
+/** What a start is decided on, and guarded by (`version`). */
+export interface StartBasis {
+  run: Pick<RunRow, "id" | "state" | "repo" | "waiting_reason" | "approval_required" | "received_at">;
   /** The row's version (its xmin): every write of the Run changes it. */
   version: string;
   latest: { id: string; number: number; state: "Running" | "Succeeded" | "Failed" | "Canceled"; lease_token: string | null } | null;
   /** A quota is set on the Run's installation or repository, or the installation is suspended. */
   admissionGated: boolean;
 }
+
+/**
+ * A Run as the claim that opened it wrote it, carried by its first job: enough to start it
+ * without reading it first. A Run changed since is read then (the start is guarded by `version`).
+ */
+export interface OpenedRun {
+  version: string;
+  repo: string;
+  approvalRequired: boolean;
+  admissionGated: boolean;
+}
+
+export const basisOfOpened = (runId: string, receivedAt: Date, opened: OpenedRun): StartBasis => ({
+  run: { id: runId, state: "Pending", repo: opened.repo, waiting_reason: null, approval_required: opened.approvalRequired, received_at: receivedAt },
+  version: opened.version,
+  latest: null,
+  admissionGated: opened.admissionGated,
+});
 
 const SNAPSHOT = {
   name: "atelier-runner-snapshot",
@@ -41,4 +64,4 @@ export const needsApproval = (run: Pick<RunRow, "state" | "approval_required">):
   run.state === "Pending" && run.approval_required;
 
 /** An Attempt of the Run is open: only its lease holder (or the orphan sweep) may move the Run. */
-export const hasOpenAttempt = (snap: Pick<RunSnapshot, "latest">): boolean => snap.latest?.state === "Running";
+export const hasOpenAttempt = (snap: Pick<StartBasis, "latest">): boolean => snap.latest?.state === "Running";

@@ -67,7 +67,7 @@ export async function evaluateItem(
     outcome.claims.push({ loop: decision.loop.name, result });
     if (result.tag === "Claimed" && result.opened) {
       outcome.opened.push(result.runId);
-      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
+      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
     }
   }
   return outcome;

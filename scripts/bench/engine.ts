@@ -167,7 +167,7 @@ export async function engineBench(url: string): Promise<void> {
         const claim = await recordAndClaim(db, event(tag, i));
         if (claim.tag !== "Claimed") throw new Error(`bench Event ${i} was not claimed: ${claim.tag}`);
         submittedAt.set(claim.runId, t0);
-        await workQueue.moveRun(claim.runId, { receivedAt: new Date() });
+        await workQueue.moveRun(claim.runId, { receivedAt: new Date(), opened: claim.openedRun });
       }, finished.done);
     } finally {
       worker.off("completed", onDone);
