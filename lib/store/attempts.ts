@@ -141,8 +141,8 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
       name: "succeed",
       decision: { tag: "Succeeded" },
       from: FROM.succeed,
-      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($20, branch),
-            pull_request_number = COALESCE($21, pull_request_number), head_sha = COALESCE($22, head_sha)`,
+      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($19, branch),
+            pull_request_number = COALESCE($20, pull_request_number), head_sha = COALESCE($21, head_sha)`,
       params: [result.branch, result.pullRequestNumber, result.headSha],
     };
   }
@@ -156,17 +156,18 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
  * The outcome in one statement: the Run locked first (as every writer of a Run and its
  * Attempts does), the Attempt closed only while it is still open under this lease token and
  * the Run is in a state the outcome moves from, its usage onto the month's counters, the Run
- * moved, and the last transcript lines stored. Where outbound hooks listen to the Run and `$16`
- * is false, nothing is written: the caller records the outcome again in a transaction that
- * also writes the deliveries.
+ * moved, and the last transcript lines stored. Where outbound hooks listen to the Run and the
+ * statement is not `withHooks`, nothing is written: the caller records the outcome again in a
+ * transaction that also writes the deliveries.
  */
-const FINISH = (move: RunMove) => ({
-  name: `atelier-finish-${move.name}`,
+const FINISH = (move: RunMove, withHooks: boolean) => ({
+  // one prepared statement per shape (literals the planner folds), so a generic plan is kept
+  name: `atelier-finish-${move.name}${withHooks ? "-hooked" : ""}`,
   text: `
 WITH locked AS (
   SELECT id, state, queued_behind, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
 ), go AS (
-  SELECT 1 FROM locked WHERE $16 OR NOT hooked
+  SELECT 1 FROM locked WHERE ${withHooks} OR NOT hooked
 ), attempt AS (
   UPDATE attempts SET state = $4, ended_at = now(), failure_kind = $5, failure_category = $6, retryable = $7,
          failure_message = $8, summary = $9, duration_ms = $10, tokens_in = $11, tokens_out = $12, cost_usd = $13,
@@ -179,7 +180,7 @@ WITH locked AS (
   UPDATE runs SET ${move.set}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${RUN_COLUMNS}
 ), lines AS (
-  ${transcriptRowsSql("$1", "$2", "$17", "$18", "$19")} WHERE EXISTS (SELECT 1 FROM go)
+  ${transcriptRowsSql("$1", "$2", "$16", "$17", "$18")} WHERE EXISTS (SELECT 1 FROM go)
 )
 SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind,
        EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $3) AS holds
@@ -198,7 +199,7 @@ async function writeFinish(
 ): Promise<FinishRow | null> {
   const failure = result.tag === "Failed" ? result.failure : null;
   const { rows } = await sql.query<FinishRow>({
-    ...FINISH(move),
+    ...FINISH(move, withHooks),
     values: [
       ref.id,
       ref.runId,
@@ -215,7 +216,6 @@ async function writeFinish(
       result.usage.costUsd,
       result.usage.costEstimated,
       move.from,
-      withHooks,
       ...transcriptColumns(tail),
       ...move.params,
     ],

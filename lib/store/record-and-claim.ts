@@ -196,20 +196,22 @@ const reservedAfter = (snap: Pick<ClaimSnapshot, "generation" | "reserved">, sup
  * Event or opened a Run meanwhile. Charges the open on the month's counters when the gate
  * counts this repository.
  */
-const OPEN_AT_ONCE = {
-  name: "atelier-claim-open-at-once",
+const OPEN_AT_ONCE = (shape: { supersede: boolean; budget: boolean }) => ({
+  // One prepared statement per shape, its branches switched by literals the planner folds away:
+  // a generic plan then costs what a custom one does, and Postgres stops planning each call.
+  name: `atelier-claim-open-at-once-${shape.supersede ? "s" : "n"}${shape.budget ? "b" : "n"}`,
   text: `
 WITH sup AS (
   UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
-   WHERE s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s.id")}
+   WHERE ${shape.supersede} AND s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s.id")}
   RETURNING s.id
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at)
   SELECT $10, $1, $3, $4, $5, $6, 'Pending', $11, $12, $13, $14, now()
-   WHERE ($18::text IS NULL OR EXISTS (SELECT 1 FROM sup))
-     AND ($11::int IS NULL
+   WHERE (NOT ${shape.supersede} OR EXISTS (SELECT 1 FROM sup))
+     AND (NOT ${shape.budget}
           OR (COALESCE((SELECT generation FROM cycle_budgets WHERE item_key = $5), 0) = $15
               AND NOT COALESCE((SELECT ask IS NOT NULL FROM cycle_budgets WHERE item_key = $5), false)
               AND (SELECT count(*) FROM runs WHERE loop = $3 AND item_key = $5 AND reserved_generation = $15) = $16))
@@ -219,7 +221,7 @@ WITH sup AS (
 INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
 SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', NULL, $9, id FROM run
 RETURNING (SELECT version FROM run) AS version`,
-};
+});
 
 /** Postgres refusals of a claim that another one beat: a key taken (23505), a second open Run (23P01). */
 const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
@@ -238,7 +240,7 @@ async function openAtOnce(
   try {
     const { rows } = await withStoreRetry(() =>
       db.pool.query<{ version: string }>({
-      ...OPEN_AT_ONCE,
+        ...OPEN_AT_ONCE({ supersede: superseded !== null, budget: s.maxCycles !== null }),
       values: [
         event.id,
         event.kind,
