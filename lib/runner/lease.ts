@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 
 /**
@@ -37,6 +37,20 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return redis.call('DEL', KEYS[1])
 end
 return 0`;
+
+/** Runs a script by its digest, sending its text only when Redis does not know it yet. */
+async function runScript(redis: Redis, script: { text: string; sha: string }, key: string, ...args: string[]): Promise<unknown> {
+  try {
+    return await redis.evalsha(script.sha, 1, key, ...args);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith("NOSCRIPT")) throw err;
+    return redis.eval(script.text, 1, key, ...args);
+  }
+}
+
+const script = (text: string) => ({ text, sha: createHash("sha1").update(text).digest("hex") });
+const RENEW_SCRIPT = script(RENEW);
+const RELEASE_SCRIPT = script(RELEASE);
 
 export interface LeaseOptions {
   ttlMs: number;
@@ -96,12 +110,12 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     const sentAt = Date.now();
     try {
       if (sentAt >= validUntil) return lose("expired");
-      const answer = Number(await redis.eval(RENEW, 1, key, token, String(ttlMs)));
+      const answer = Number(await runScript(redis, RENEW_SCRIPT, key, token, String(ttlMs)));
       if (stopped) return;
       if (answer === 0) return lose("taken");
       // a key set again after our own validity ran out could have been someone else's meanwhile
       if (answer === 2 && sentAt >= validUntil) {
-        await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+        await runScript(redis, RELEASE_SCRIPT, key, token).catch(() => undefined);
         return lose("expired");
       }
       validUntil = sentAt + ttlMs;
@@ -127,7 +141,7 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     async release() {
       if (stopped) return;
       stop();
-      await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+      await runScript(redis, RELEASE_SCRIPT, key, token).catch(() => undefined);
     },
     abandon() {
       stop();

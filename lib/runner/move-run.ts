@@ -154,7 +154,8 @@ async function underLease(
   lease: Lease,
 ): Promise<MoveOutcome | Closed> {
   const runId = snap.run.id;
-  let keepLease = false;
+  /** leave the key to expire instead of deleting it */
+  let leaveLease = false;
   const local = ctx.local.add(runId);
   try {
     let begun;
@@ -183,14 +184,16 @@ async function underLease(
     };
     if (end.tag === "Abandoned") {
       // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
-      keepLease = end.reason === "stopping";
+      leaveLease = end.reason === "stopping";
       return { tag: "Held", reason: "open_attempt" };
     }
     if (end.tag === "Recorded" && end.finish.decision.tag === "RetryAttempt") return { tag: "Again", reason: "retry", delayMs: 0 };
+    // nothing moves a Succeeded Run again: its lease expires by itself, which saves a round trip per Run
+    leaveLease = end.tag === "Recorded" && end.finish.decision.tag === "Succeeded";
     return closed;
   } finally {
     ctx.local.remove(local);
-    if (keepLease) lease.abandon();
+    if (leaveLease) lease.abandon();
     else await lease.release();
   }
 }
