@@ -27,7 +27,7 @@ import { bench, percentile, ratio } from "./measure";
 const SLOTS = 8;
 const SUBMITTERS = 8;
 const PER_ROUND = 1000;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const PACED = 300;
 
 /** The executor's interface, doing nothing: one line of output, Succeeded, nothing pushed. */
