@@ -48,7 +48,7 @@ const isDb = (on: Db | Sql): on is Db => "pool" in on && "prisma" in on;
  * cap, the installation's cost cap). Writes the answer on the Run: a refused Run keeps its
  * state and says why in `waiting_reason` (`quota:<token>`); an admitted one has a quota reason
  * cleared. Given a Db it runs its own transaction; given a transaction's client it takes the
- * installation's concurrency lock there, so called inside beginAttempt's transaction two starts
+ * installation's concurrency lock there, so called inside startAttempt's transaction two starts
  * cannot both take the last slot.
  */
 export async function admitAttempt(on: Db | Sql, runId: string, known?: KnownRun): Promise<Refusal | null> {
@@ -56,7 +56,7 @@ export async function admitAttempt(on: Db | Sql, runId: string, known?: KnownRun
   return admitAttemptIn(on, runId, known);
 }
 
-/** What the caller already read of the Run (beginAttempt has it locked): saves the reads. */
+/** What the caller already read of the Run (startAttempt has it locked): saves the reads. */
 export interface KnownRun {
   repo: string;
   waitingReason: string | null;
