@@ -223,6 +223,9 @@ SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', NULL, $9, id FROM run
 RETURNING (SELECT version FROM run) AS version`,
 });
 
+/** The Event's own columns, $1 to $8 of both claim writes (id, kind, loop, repo, item_key, number, content_hash, generation). */
+const eventValues = (e: EventInput): unknown[] => [e.id, e.kind, e.loop, e.repo, e.itemKey, e.number, e.contentHash, e.generation];
+
 /** Postgres refusals of a claim that another one beat: a key taken (23505), a second open Run (23P01). */
 const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
 const isClaimedMeanwhile = (err: unknown): boolean => CLAIMED_MEANWHILE.has((err as { code?: string } | null)?.code ?? "");
@@ -241,27 +244,20 @@ async function openAtOnce(
     const { rows } = await withStoreRetry(() =>
       db.pool.query<{ version: string }>({
         ...OPEN_AT_ONCE({ supersede: superseded !== null, budget: s.maxCycles !== null }),
-      values: [
-        event.id,
-        event.kind,
-        event.loop,
-        event.repo,
-        event.itemKey,
-        event.number,
-        event.contentHash,
-        event.generation,
-        JSON.stringify(s),
-        runId,
-        s.maxCycles === null ? null : snap.generation,
-        s.agent,
-        s.prompt,
-        s.approvalRequired,
-        snap.generation,
-        snap.reserved,
-        counted,
-        superseded?.id ?? null,
-        FROM.supersede,
-      ],
+        values: [
+          ...eventValues(event),
+          JSON.stringify(s),
+          runId,
+          s.maxCycles === null ? null : snap.generation,
+          s.agent,
+          s.prompt,
+          s.approvalRequired,
+          snap.generation,
+          snap.reserved,
+          counted,
+          superseded?.id ?? null,
+          FROM.supersede,
+        ],
       }),
     );
     if (!rows[0]) return null; // the budget or the superseded Run changed meanwhile
@@ -361,14 +357,7 @@ async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promi
   const { rows } = await sql.query<{ superseded: boolean; superseded_hooked: boolean | null }>({
     ...WRITE,
     values: [
-      event.id,
-      event.kind,
-      event.loop,
-      event.repo,
-      event.itemKey,
-      event.number,
-      event.contentHash,
-      event.generation,
+      ...eventValues(event),
       write.status,
       write.reason,
       JSON.stringify(s),
