@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm start`: installs what is missing, applies the migrations, builds, and starts the web
-# process and the worker. With no GitHub App configured it starts the sandbox: the built-in
-# GitHub simulator, seeded with a demo organization, and points Atelier at it.
+# process and the worker. With no GitHub App configured — none in the environment, none
+# registered from the dashboard's /setup page — it starts the sandbox: the built-in GitHub
+# simulator, seeded with a demo organization, and points Atelier at it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f .env ] && set -a && . ./.env && set +a
@@ -19,7 +20,8 @@ pids=()
 stop() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait; }
 trap stop EXIT INT TERM
 
-if [ -z "${GITHUB_APP_ID:-}" ]; then
+app_source="$(npx tsx scripts/app-source.ts)"
+if [ "$app_source" = none ]; then
   export SIM_PORT="${SIM_PORT:-3001}"
   mkdir -p .atelier
   export ATELIER_SANDBOX_APP_FILE="$PWD/.atelier/sandbox-app.json"
@@ -36,6 +38,7 @@ if [ ! -f .next/BUILD_ID ] || [ -n "$(find app lib public next.config.js -newer 
   npx next build >/dev/null
 fi
 
+[ "$app_source" = database ] && echo "atelier: using the GitHub App registered from /setup" >&2
 npx tsx jobs/worker.ts & pids+=($!)
 npx next start -p "$PORT" & pids+=($!)
 echo "atelier: dashboard on $ATELIER_PUBLIC_URL" >&2
