@@ -2,7 +2,7 @@
 // product uses. Every job here can be rebuilt from Postgres (syncSchedulers, reconcile), so
 // Redis only holds what can be lost.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
-import { redisOptions } from "../lib/config/redis";
+import { instanceRedisPrefix, redisOptions } from "../lib/config/redis";
 import { polledRepositories } from "../lib/github/installations";
 import type { Db } from "../lib/store/db";
 import type { OpenedRun } from "../lib/store/run-snapshot";
@@ -19,6 +19,9 @@ export const QUEUE_NAMES = {
   deliveries: "deliveries",
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+/** The BullMQ key prefix of a queue or worker: the one given (tests use one per file), else the instance's. */
+export const bullPrefix = (prefix?: string): { prefix: string } => ({ prefix: prefix ?? instanceRedisPrefix() });
 
 /** BullMQ connection options from REDIS_URL (options, not a client: BullMQ opens and closes its own). */
 export function bullConnection(url?: string): ConnectionOptions {
@@ -64,7 +67,7 @@ const TRANSIENT: JobsOptions = { removeOnComplete: true, removeOnFail: true };
 
 export interface BullWorkQueueOptions {
   connection: ConnectionOptions;
-  /** BullMQ key prefix (tests use one per file); default "bull". */
+  /** BullMQ key prefix (tests use one per file); default the instance's (ATELIER_REDIS_PREFIX). */
   prefix?: string;
   db: Db;
   /** Interval of each repository's poll scheduler (the instance's poll_interval_seconds). */
@@ -80,7 +83,7 @@ export class BullWorkQueue implements WorkQueue {
   queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.options.connection, ...(this.options.prefix ? { prefix: this.options.prefix } : {}) });
+      queue = new Queue(name, { connection: this.options.connection, ...bullPrefix(this.options.prefix) });
       this.queues.set(name, queue);
     }
     return queue;

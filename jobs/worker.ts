@@ -4,7 +4,7 @@
 // max_concurrent_attempts Attempts at a time.
 import { resolve } from "node:path";
 import { loadGitHubAppSettings } from "../lib/config/github-app";
-import { createRedis } from "../lib/config/redis";
+import { createRedis, instanceKeyPrefix } from "../lib/config/redis";
 import { loadInstanceConfig } from "../lib/config/roster";
 import { createGitHubApp } from "../lib/github/app";
 import { createLog } from "../lib/github/log";
@@ -44,11 +44,12 @@ const gate = admission({ onRefusal: (event, refusal) => log.info({ event: event.
 const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate });
 const recheckCondition = (subject: { loop: string; repo: string; number: number | null }) => loopConditionHolds(triggers, subject);
 const runnerGitHub = appRunnerGitHub(github, db);
+const keyPrefix = instanceKeyPrefix();
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
-  { workspaceRoot, roster: instance },
+  { workspaceRoot, roster: instance, keyPrefix },
 );
-const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
+const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
 
 await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
 await host.start();

@@ -1,7 +1,7 @@
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { instanceConfig } from "../../lib/auth/instance-config";
 import { loadGitHubAppSettings } from "../../lib/config/github-app";
-import { createRedis } from "../../lib/config/redis";
+import { createRedis, instanceKeyPrefix } from "../../lib/config/redis";
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import { createGitHubApp, type GitHubApp } from "../../lib/github/app";
 import { createLog } from "../../lib/github/log";
@@ -24,9 +24,9 @@ import { db } from "./db";
  */
 
 export interface LiveServicesOptions {
-  /** BullMQ key prefix (tests use their own). */
+  /** BullMQ key prefix (default the instance's; tests use their own). */
   bullPrefix?: string;
-  /** The runner's Redis key prefix (default `atelier:`). */
+  /** The runner's Redis key prefix (default the instance's, ATELIER_REDIS_PREFIX). */
   keyPrefix?: string;
 }
 
@@ -73,7 +73,7 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
       workQueue: queue,
       roster,
       admission: gate,
-      ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
+      keyPrefix: options.keyPrefix ?? instanceKeyPrefix(),
       // A cancel gives the Events queued behind the Run their turn: the Loop's `if:` is read
       // again on GitHub, as the worker does (a check that cannot run counts as true).
       recheckCondition: async (subject) =>

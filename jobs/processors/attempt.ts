@@ -2,7 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
-import { QUEUE_NAMES, type MoveRunJob } from "../queues";
+import { bullPrefix, type MoveRunJob, QUEUE_NAMES } from "../queues";
 
 /**
  * The attempts worker: a thin BullMQ Worker whose processor is the runner's moveRun. Its
@@ -12,7 +12,7 @@ import { QUEUE_NAMES, type MoveRunJob } from "../queues";
  */
 
 export interface AttemptWorkerOptions {
-  /** BullMQ key prefix (default "bull"); tests use one per file. */
+  /** BullMQ key prefix (default the instance's); tests use one per file. */
   prefix?: string;
   /** How long a job's lock lasts without renewal: a dead worker's job is offered again after it. */
   lockDurationMs?: number;
@@ -45,7 +45,7 @@ export function createAttemptWorker(
     concurrency: host.context.slots.size,
     removeOnComplete: { count: 0 },
     removeOnFail: { count: 0 },
-    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...bullPrefix(options.prefix),
     ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
     ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
   });

@@ -3,14 +3,14 @@ import { Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { TriggerDeps } from "../../lib/triggers/deps";
 import { handleHint, type HintOutcome } from "../../lib/triggers/handle-hint";
 import type { Hint } from "../../lib/work/work-queue";
-import { QUEUE_NAMES } from "../queues";
+import { bullPrefix, QUEUE_NAMES } from "../queues";
 import { logWorkerErrors, type WorkerOptions } from "./poll";
 
 export function createHintWorker(connection: ConnectionOptions, deps: TriggerDeps, options: WorkerOptions = {}): Worker<Hint, HintOutcome> {
   const worker = new Worker<Hint, HintOutcome>(QUEUE_NAMES.hints, (job: Job<Hint>) => handleHint(deps, job.data), {
     connection,
     concurrency: options.concurrency ?? 8,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...bullPrefix(options.prefix),
   });
   return logWorkerErrors(worker, deps.log, "hints");
 }

@@ -6,7 +6,7 @@ import { reconcileInstallations, type ReconcileResult } from "../../lib/github/i
 import type { Log } from "../../lib/github/log";
 import type { Db } from "../../lib/store/db";
 import type { WorkQueue } from "../../lib/work/work-queue";
-import { QUEUE_NAMES, type InstallationJob } from "../queues";
+import { bullPrefix, type InstallationJob, QUEUE_NAMES } from "../queues";
 import { logWorkerErrors, type WorkerOptions } from "./poll";
 
 export interface InstallationWorkerDeps {
@@ -31,7 +31,7 @@ export function createInstallationWorker(
   const worker = new Worker<InstallationJob, ReconcileResult>(QUEUE_NAMES.installations, run, {
     connection,
     concurrency: 1,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...bullPrefix(options.prefix),
   });
   logWorkerErrors(worker, deps.log, "installations");
   if (options.reconcileAtStart !== false) {

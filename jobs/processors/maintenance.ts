@@ -2,6 +2,7 @@ import { Queue, Worker, type ConnectionOptions } from "bullmq";
 import type { ContinueDeps } from "../../lib/runner/continue-with-newest";
 import { reconcile, recoverWorkspaces, sweepOrphans, type ReconcileResult, type SweepDeps } from "../../lib/runner/reconcile";
 import type { RunnerGitHub } from "../../lib/runner/runner-deps";
+import { bullPrefix } from "../queues";
 
 /**
  * The maintenance worker: every few minutes (a job scheduler, default 3 min) the reconcile
@@ -56,7 +57,7 @@ export async function createMaintenanceWorker(
   options: MaintenanceWorkerOptions = {},
 ): Promise<MaintenanceWorker> {
   const every = options.everyMs ?? RUN_RECONCILE_EVERY_MS;
-  const prefix = options.prefix ? { prefix: options.prefix } : {};
+  const prefix = bullPrefix(options.prefix);
   const queue = new Queue(MAINTENANCE_QUEUE, { connection, ...prefix });
   const schedule = () =>
     queue.upsertJobScheduler(RUN_RECONCILE_SCHEDULER, { every }, { name: "reconcile", opts: { removeOnComplete: true, removeOnFail: 50 } });

@@ -4,6 +4,7 @@ import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-
 import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
+import { bullPrefix } from "../queues";
 
 /**
  * The "mirror" queue: GitHub shows each Run (check run, Item comment) through it, never in the
@@ -26,7 +27,7 @@ export interface MirrorJob {
 }
 
 export interface MirrorWorkerOptions {
-  /** BullMQ key prefix (default "bull"); tests use one per file. */
+  /** BullMQ key prefix (default the instance's); tests use one per file. */
   prefix?: string;
   /** Syncs at once (default 4); each holds one Postgres connection while it runs. */
   concurrency?: number;
@@ -59,7 +60,7 @@ export function mirrorJobOptions(runId: string): JobsOptions {
 
 export async function createMirrorWorker(connection: ConnectionOptions, deps: MirrorDeps, options: MirrorWorkerOptions = {}): Promise<MirrorWorker> {
   const log = options.log ?? SILENT_LOG;
-  const prefix = options.prefix ? { prefix: options.prefix } : {};
+  const prefix = bullPrefix(options.prefix);
   const queue = new Queue<MirrorJob>(MIRROR_QUEUE, { connection, ...prefix });
 
   const enqueue = async (runId: string): Promise<void> => {

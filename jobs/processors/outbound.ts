@@ -1,7 +1,7 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
 import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
 import { attemptDelivery, dueDeliveries, dueDeliveriesOfRun, type DeliveryDeps, type DeliveryOutcome } from "../../lib/outbound/attempt-delivery";
-import { QUEUE_NAMES, type DeliverJob } from "../queues";
+import { bullPrefix, type DeliverJob, QUEUE_NAMES } from "../queues";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 
 /**
@@ -19,7 +19,7 @@ const DELIVER_JOB = "deliver";
 export type OutboundDeps = DeliveryDeps;
 
 export interface OutboundWorkerOptions {
-  /** BullMQ key prefix (default "bull"); tests use one per file. */
+  /** BullMQ key prefix (default the instance's); tests use one per file. */
   prefix?: string;
   /** Tries at once (default 4). */
   concurrency?: number;
@@ -54,7 +54,7 @@ export async function createOutboundWorker(
   options: OutboundWorkerOptions = {},
 ): Promise<OutboundWorker> {
   const log = options.log ?? SILENT_LOG;
-  const prefix = options.prefix ? { prefix: options.prefix } : {};
+  const prefix = bullPrefix(options.prefix);
   const queue = new Queue<DeliverJob>(QUEUE_NAMES.deliveries, { connection, ...prefix });
 
   const enqueue = async (deliveryId: number, opts: { delayMs?: number; tries?: number } = {}): Promise<void> => {

@@ -2,7 +2,7 @@
 import { Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { TriggerDeps } from "../../lib/triggers/deps";
 import { pollRepository, type PollOutcome } from "../../lib/triggers/poll-repository";
-import { QUEUE_NAMES, type PollJob } from "../queues";
+import { bullPrefix, type PollJob, QUEUE_NAMES } from "../queues";
 
 export interface WorkerOptions {
   prefix?: string;
@@ -14,7 +14,7 @@ export function createPollWorker(connection: ConnectionOptions, deps: TriggerDep
   const worker = new Worker<PollJob, PollOutcome>(QUEUE_NAMES.poll, (job: Job<PollJob>) => pollRepository(deps, job.data.repo), {
     connection,
     concurrency: options.concurrency ?? deps.repositoryConcurrency,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
+    ...bullPrefix(options.prefix),
   });
   return logWorkerErrors(worker, deps.log, "poll");
 }

@@ -2,7 +2,7 @@
 import { Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { TriggerDeps } from "../../lib/triggers/deps";
 import { fireMissedTicks, fireSchedule, type TickOutcome } from "../../lib/triggers/fire-schedule";
-import { QUEUE_NAMES, type ScheduleJob } from "../queues";
+import { bullPrefix, QUEUE_NAMES, type ScheduleJob } from "../queues";
 import { logWorkerErrors, type WorkerOptions } from "./poll";
 
 /**
@@ -18,7 +18,7 @@ export function createScheduleWorker(
   const worker = new Worker<ScheduleJob, TickOutcome>(
     QUEUE_NAMES.schedules,
     (job: Job<ScheduleJob>) => fireSchedule(deps, job.data.repo, job.data.loop, wakeTime(deps, job)),
-    { connection, concurrency: options.concurrency ?? 4, ...(options.prefix ? { prefix: options.prefix } : {}) },
+    { connection, concurrency: options.concurrency ?? 4, ...bullPrefix(options.prefix) },
   );
   logWorkerErrors(worker, deps.log, "schedules");
   if (options.fireMissed !== false) {

@@ -1,4 +1,5 @@
 import { Redis, type RedisOptions } from "ioredis";
+import { BadInputError } from "../errors";
 import { redisUrl } from "./database-url";
 
 /** Connection options for ioredis and BullMQ (BullMQ needs maxRetriesPerRequest: null). */
@@ -18,3 +19,20 @@ export function redisOptions(url: string = redisUrl()): RedisOptions {
 export function createRedis(url?: string): Redis {
   return new Redis(redisOptions(url));
 }
+
+/**
+ * This instance's namespace in Redis (ATELIER_REDIS_PREFIX, default "atelier"): its BullMQ
+ * queues live under `<prefix>:<queue>:…`, its leases under `<prefix>:lease:…`, its control
+ * channels are `<prefix>:cancel` and `<prefix>:intervene`. Two instances sharing one Redis
+ * need two prefixes (else each takes the other's jobs); all processes of one instance, one.
+ */
+export function instanceRedisPrefix(env: NodeJS.ProcessEnv = process.env): string {
+  const prefix = env.ATELIER_REDIS_PREFIX ?? "atelier";
+  if (!/^[A-Za-z0-9_.-]{1,40}$/.test(prefix)) {
+    throw new BadInputError("redis_prefix_invalid", `ATELIER_REDIS_PREFIX is "${prefix}": use 1 to 40 letters, digits, '.', '_' or '-'.`);
+  }
+  return prefix;
+}
+
+/** The runner's key prefix (leases, control channels) of this instance. */
+export const instanceKeyPrefix = (env?: NodeJS.ProcessEnv): string => `${instanceRedisPrefix(env)}:`;

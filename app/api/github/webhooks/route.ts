@@ -3,7 +3,7 @@
 import { BullWorkQueue, bullConnection } from "../../../../jobs/queues";
 import { loadGitHubAppSettings } from "../../../../lib/config/github-app";
 import { instanceConfig } from "../../../../lib/auth/instance-config";
-import { createRedis } from "../../../../lib/config/redis";
+import { createRedis, instanceKeyPrefix } from "../../../../lib/config/redis";
 import { toHttpError } from "../../../../lib/errors";
 import { handleCheckRunEvent, type CheckRunEventPayload } from "../../../../lib/mirror/check-run-actions";
 import { runnerOperatorServices } from "../../../../lib/mirror/runner-operator";
@@ -27,7 +27,7 @@ async function createReceiver(): Promise<Receiver> {
   const instance = await instanceConfig();
   const github = createGitHubApp(settings, { log });
   const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
-  const operator = runnerOperatorServices({ db, redis: createRedis(), workQueue, roster: instance, recheckCondition: async () => true });
+  const operator = runnerOperatorServices({ db, redis: createRedis(), workQueue, roster: instance, keyPrefix: instanceKeyPrefix(), recheckCondition: async () => true });
   const publicUrl = process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin;
   const onCheckRunAction = (payload: CheckRunEventPayload) =>
     handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload);
