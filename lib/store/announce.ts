@@ -12,7 +12,7 @@ import type pg from "pg";
 type Queryable = Pick<pg.PoolClient, "query">;
 
 /** How long ids are gathered before one statement sends them. */
-const ANNOUNCE_EVERY_MS = 25;
+const ANNOUNCE_EVERY_MS = 10;
 
 type Pending = { ids: Set<string>; timer: NodeJS.Timeout };
 
