@@ -31,7 +31,7 @@ export type BeginResult =
   | { tag: "Changed"; snapshot: RunSnapshot | null };
 
 /** The message an Attempt gets when its worker stopped holding the lease. */
-export const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
+const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
 
 /**
  * Opens Attempt n+1 and moves the Run to Running, in one statement, only while the Run is in a
