@@ -40,8 +40,8 @@ export const openScopes = (installationId: number, repo: string): string[] => [i
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their
  * installation and repository (the cost cap reads them). `attempts` names the rows to count
- * (run_id, cost_usd, duration_ms): in the statement that records an Attempt's outcome, the
- * fenced update's RETURNING, so each Attempt counts once and only with its outcome.
+ * (run_id, cost_usd, duration_ms): the RETURNING of the update that closes them (an outcome,
+ * the sweep, a cancel), which matches an open Attempt once, so each counts once.
  */
 export const addAttemptUsageSql = (attempts: string): string => `
 INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)

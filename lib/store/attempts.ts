@@ -276,20 +276,29 @@ export async function recordPullRequest(db: Db, runId: string, pr: { branch: str
   announceRunsChanged(db.pool, [runId]);
 }
 
-async function closeAttempt(sql: Sql, id: string, state: "Failed" | "Canceled", failure: Failure | null): Promise<void> {
+/** Closes an open Attempt whose worker will report nothing, as failed; its minutes count on the month's counters. */
+async function closeLostAttempt(sql: Sql, id: string, failure: Failure): Promise<void> {
   await sql.query(
-    `UPDATE attempts SET state = $2, ended_at = now(), failure_kind = $3, failure_category = $4, retryable = $5,
-            failure_message = $6, duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
-      WHERE id = $1 AND state = 'Running'`,
-    [id, state, failure?.kind ?? null, failure?.category ?? null, failure?.retryable ?? null, failure?.message ?? null],
+    `WITH closed AS (
+       UPDATE attempts SET state = 'Failed', ended_at = now(), failure_kind = $2, failure_category = $3, retryable = $4,
+              failure_message = $5, duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
+        WHERE id = $1 AND state = 'Running'
+       RETURNING run_id, cost_usd, duration_ms
+     )${addAttemptUsageSql("closed")}`,
+    [id, failure.kind, failure.category, failure.retryable, failure.message],
   );
 }
 
-/** Closes a Run's open Attempt as Canceled (operator cancel); returns its id. */
+/** Closes a Run's open Attempt as Canceled (operator cancel), its minutes counted; returns its id. */
 export async function cancelOpenAttempt(sql: Sql, runId: string): Promise<string | null> {
   const { rows } = await sql.query<{ id: string }>(
-    `UPDATE attempts SET state = 'Canceled', ended_at = now(), duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
-      WHERE run_id = $1 AND state = 'Running' RETURNING id`,
+    `WITH closed AS (
+       UPDATE attempts SET state = 'Canceled', ended_at = now(), duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
+        WHERE run_id = $1 AND state = 'Running'
+       RETURNING id, run_id, cost_usd, duration_ms
+     ), counted AS (${addAttemptUsageSql("closed")}
+     )
+     SELECT id FROM closed`,
     [runId],
   );
   return rows[0]?.id ?? null;
@@ -306,7 +315,7 @@ export async function expireAttempt(db: Db, attemptId: string): Promise<{ run: R
     if (!row) return null;
     await lockRun(sql, row.run_id);
     const lost = infraFailure("lease_lost", LEASE_EXPIRED);
-    await closeAttempt(sql, attemptId, "Failed", lost);
+    await closeLostAttempt(sql, attemptId, lost);
     const decision = decideAfterFailure(lost, row.number);
     const run =
       decision.tag === "RetryAttempt"
