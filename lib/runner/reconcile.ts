@@ -9,8 +9,9 @@ import { SILENT_LOG, type RunnerGitHub } from "./runner-deps";
 
 /**
  * Postgres is the truth; Redis holds what can be rebuilt. At worker start and every few
- * minutes: every Run that should be moving gets its job again (the queue deduplicates, and
- * the lease with the re-decision under it makes a second job harmless), the Events stranded
+ * minutes: every Run that should be moving gets its job again (the queue deduplicates; the
+ * lease, and a start written only on the version it was decided on, make a second job
+ * harmless), the Events stranded
  * behind a closed Run get their turn, and Attempts whose lease is gone are closed as
  * InfraFailures so their Runs go on.
  */
