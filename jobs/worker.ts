@@ -7,6 +7,7 @@ import { loadGitHubAppSettings } from "../lib/config/github-app";
 import { createRedis, instanceKeyPrefix } from "../lib/config/redis";
 import { loadInstanceConfig } from "../lib/config/roster";
 import { createGitHubApp } from "../lib/github/app";
+import { redisRateBlocks } from "../lib/github/redis-rate-blocks";
 import { createLog } from "../lib/github/log";
 import { admission } from "../lib/metering/admission";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
@@ -33,9 +34,10 @@ const QUOTA_RECHECK_MS = 5 * 60_000;
 const log = createLog("atelier.worker");
 const db = getDb();
 const instance = await loadInstanceConfig();
-const github = createGitHubApp(await loadGitHubAppSettings({ db }), { log });
-const connection = bullConnection();
 const redis = createRedis();
+const keyPrefix = instanceKeyPrefix();
+const github = createGitHubApp(await loadGitHubAppSettings({ db }), { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
+const connection = bullConnection();
 const workQueue = new BullWorkQueue({ connection, db, pollIntervalSeconds: instance.pollIntervalSeconds });
 const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspaces");
 const publicUrl = process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
@@ -44,7 +46,6 @@ const gate = admission({ onRefusal: (event, refusal) => log.info({ event: event.
 const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate });
 const recheckCondition = (subject: { loop: string; repo: string; number: number | null }) => loopConditionHolds(triggers, subject);
 const runnerGitHub = appRunnerGitHub(github, db);
-const keyPrefix = instanceKeyPrefix();
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
   { workspaceRoot, roster: instance, keyPrefix },

@@ -4,6 +4,7 @@ import { loadGitHubAppSettings } from "../../lib/config/github-app";
 import { createRedis, instanceKeyPrefix } from "../../lib/config/redis";
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import { createGitHubApp, type GitHubApp } from "../../lib/github/app";
+import { redisRateBlocks } from "../../lib/github/redis-rate-blocks";
 import { createLog } from "../../lib/github/log";
 import * as operator from "../../lib/runner/operator";
 import { resetCycleBudget } from "../../lib/store/cycle-budget";
@@ -39,6 +40,7 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
   let redis: ReturnType<typeof createRedis> | null = null;
   let queue: Promise<BullWorkQueue> | null = null;
   let app: Promise<GitHubApp> | null = null;
+  const keyPrefix = options.keyPrefix ?? instanceKeyPrefix();
 
   const workQueue = () =>
     (queue ??= instanceConfig().then(
@@ -60,7 +62,9 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
     return redis;
   };
   const github = () => {
-    app ??= loadGitHubAppSettings({ db: database }).then((settings) => createGitHubApp(settings, { log: createLog("atelier.dashboard") }));
+    app ??= loadGitHubAppSettings({ db: database }).then((settings) =>
+      createGitHubApp(settings, { log: createLog("atelier.dashboard"), sharedRateBlocks: redisRateBlocks(commandRedis(), keyPrefix) }),
+    );
     app.catch(() => (app = null));
     return app;
   };
@@ -73,7 +77,7 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
       workQueue: queue,
       roster,
       admission: gate,
-      keyPrefix: options.keyPrefix ?? instanceKeyPrefix(),
+      keyPrefix,
       // A cancel gives the Events queued behind the Run their turn: the Loop's `if:` is read
       // again on GitHub, as the worker does (a check that cannot run counts as true).
       recheckCondition: async (subject) =>

@@ -5,7 +5,7 @@ import { systemClock, type Clock } from "./clock";
 import { GitHubAppAuthError, httpStatusOf, InstallationUnavailableError } from "./errors";
 import { InstallationTokens, type InstallationToken, type TokenScope } from "./installation-tokens";
 import { createLog, type Log } from "./log";
-import { installationCaller, RateLimits, type RateResource } from "./rate-limit";
+import { installationCaller, RateLimits, type RateResource, type SharedRateBlocks } from "./rate-limit";
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -47,6 +47,8 @@ export interface GitHubAppOptions {
   log?: Log;
   /** Longest wait inside a request before a rate-limited call is refused instead. */
   maxRateWaitMs?: number;
+  /** Rate-limit blocks shared with the instance's other processes (Redis). */
+  sharedRateBlocks?: SharedRateBlocks;
 }
 
 export function createGitHubApp(settings: GitHubAppSettings, options: GitHubAppOptions = {}): GitHubApp {
@@ -59,7 +61,7 @@ export function createGitHubApp(settings: GitHubAppSettings, options: GitHubAppO
     baseUrl: settings.baseUrl,
     log: log.child({ name: "probot" }),
   });
-  const rateLimits = new RateLimits(clock, options.maxRateWaitMs);
+  const rateLimits = new RateLimits(clock, options.maxRateWaitMs, options.sharedRateBlocks);
   let appOctokitPromise: Promise<Octokit> | null = null;
   const appOctokit = () => (appOctokitPromise ??= probot.auth().then((octokit) => gate(octokit, rateLimits, "app")));
 

@@ -11,14 +11,29 @@ interface Budget {
   resetAt: number | null;
   /** Nothing may be sent before this instant (epoch ms). */
   blockedUntil: number;
+  /** The latest block handed to the other processes. */
+  sharedUntil: number;
+}
+
+/**
+ * Blocks learned by one process, seen by every process of the instance (Redis): GitHub counts
+ * an installation's requests across all of Atelier's workers, so when one is told to wait,
+ * the others wait too instead of each finding out by being refused.
+ */
+export interface SharedRateBlocks {
+  /** Until when (epoch ms) the caller may not call the resource; 0 when it may. */
+  blockedUntil(caller: string, resource: RateResource): Promise<number>;
+  /** Records a block; a later block is kept over an earlier one. */
+  block(caller: string, resource: RateResource, until: number): Promise<void>;
 }
 
 /**
  * What GitHub said about each caller's rate limits, and the gate every request passes: a
  * caller whose budget is exhausted (x-ratelimit-remaining 0 until x-ratelimit-reset) or that
  * was told to back off (Retry-After) waits a short while, or is refused with
- * GitHubRateLimitedError when the wait is long; it never hammers. `nextAllowedAt` lets a
- * scheduler delay the next poll instead.
+ * GitHubRateLimitedError when the wait is long; it never hammers. With `shared`, a block any
+ * process of the instance learned holds here too. `nextAllowedAt` lets a scheduler delay the
+ * next poll instead.
  */
 export class RateLimits {
   private readonly budgets = new Map<string, Budget>();
@@ -27,6 +42,7 @@ export class RateLimits {
     private readonly clock: Clock = systemClock,
     /** Waits up to this long inside a request; longer waits throw. */
     private readonly maxWaitMs = 2_000,
+    private readonly shared?: SharedRateBlocks,
   ) {}
 
   /** When the caller may next call this resource; null when it may now. */
@@ -42,6 +58,12 @@ export class RateLimits {
 
   /** Waits until the caller may send, or throws when that is too far away. */
   async admit(caller: string, resource: RateResource): Promise<void> {
+    if (this.shared) {
+      const until = await this.shared.blockedUntil(caller, resource).catch(() => 0); // Redis away: what this process knows
+      const budget = this.budget(caller, resource);
+      budget.blockedUntil = Math.max(budget.blockedUntil, until);
+      budget.sharedUntil = Math.max(budget.sharedUntil, until);
+    }
     const next = this.nextAllowedAt(caller, resource);
     if (!next) return;
     const wait = next.getTime() - this.clock.now();
@@ -75,6 +97,7 @@ export class RateLimits {
     } else if (refused && remaining === 0 && reset === null) {
       budget.blockedUntil = Math.max(budget.blockedUntil, now + 60_000);
     }
+    this.share(caller, now);
     if (!refused || (remaining !== 0 && retryAfter === null)) return null;
     const until = this.budget(caller, actual).blockedUntil;
     return new GitHubRateLimitedError(new Date(Math.max(until, now + 1000)), actual, now);
@@ -91,13 +114,25 @@ export class RateLimits {
       budget.resetAt = resetAt;
       if (rateLimit.remaining <= 0) budget.blockedUntil = Math.max(budget.blockedUntil, resetAt);
     }
+    this.share(caller, this.clock.now());
+  }
+
+  /** Hands the caller's blocks still ahead of `now` to the other processes (best effort). */
+  private share(caller: string, now: number): void {
+    if (!this.shared) return;
+    for (const resource of ["core", "graphql"] as const) {
+      const budget = this.budget(caller, resource);
+      if (budget.blockedUntil <= Math.max(now, budget.sharedUntil)) continue;
+      budget.sharedUntil = budget.blockedUntil;
+      void this.shared.block(caller, resource, budget.blockedUntil).catch(() => undefined);
+    }
   }
 
   private budget(caller: string, resource: RateResource): Budget {
     const key = `${caller}:${resource}`;
     let budget = this.budgets.get(key);
     if (!budget) {
-      budget = { limit: null, remaining: null, resetAt: null, blockedUntil: 0 };
+      budget = { limit: null, remaining: null, resetAt: null, blockedUntil: 0, sharedUntil: 0 };
       this.budgets.set(key, budget);
     }
     return budget;

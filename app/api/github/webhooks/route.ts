@@ -8,6 +8,7 @@ import { toHttpError } from "../../../../lib/errors";
 import { handleCheckRunEvent, type CheckRunEventPayload } from "../../../../lib/mirror/check-run-actions";
 import { runnerOperatorServices } from "../../../../lib/mirror/runner-operator";
 import { createGitHubApp } from "../../../../lib/github/app";
+import { redisRateBlocks } from "../../../../lib/github/redis-rate-blocks";
 import { createLog } from "../../../../lib/github/log";
 import { receiveWebhook, type WebhookRequest } from "../../../../lib/github/receive-webhook";
 import { db as webDb } from "../../../_server/db";
@@ -25,9 +26,11 @@ async function createReceiver(): Promise<Receiver> {
   const log = createLog("atelier.webhooks");
   const settings = await loadGitHubAppSettings({ db });
   const instance = await instanceConfig();
-  const github = createGitHubApp(settings, { log });
+  const redis = createRedis();
+  const keyPrefix = instanceKeyPrefix();
+  const github = createGitHubApp(settings, { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
   const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
-  const operator = runnerOperatorServices({ db, redis: createRedis(), workQueue, roster: instance, keyPrefix: instanceKeyPrefix(), recheckCondition: async () => true });
+  const operator = runnerOperatorServices({ db, redis, workQueue, roster: instance, keyPrefix, recheckCondition: async () => true });
   const publicUrl = process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin;
   const onCheckRunAction = (payload: CheckRunEventPayload) =>
     handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload);
