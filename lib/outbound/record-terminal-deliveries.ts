@@ -12,8 +12,10 @@ const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run
  * wants to skip recordTerminalDeliveries' round trip when nobody listens.
  */
 export const hasOutboundHooks = (runIdSql: string): string =>
-  `EXISTS (WITH run AS (SELECT r.repo, r.loop, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo
-                        WHERE r.id = ${runIdSql}) ${HOOKS_OF_RUN})`;
+  // most instances have no hook at all: that is one look at an empty table
+  `(EXISTS (SELECT 1 FROM outbound_hooks)
+    AND EXISTS (WITH run AS (SELECT r.repo, r.loop, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo
+                             WHERE r.id = ${runIdSql}) ${HOOKS_OF_RUN}))`;
 
 const TERMINAL_RUN = {
   name: "atelier-outbound-terminal-run",
