@@ -176,7 +176,7 @@ describe("delivery tries, by hand", () => {
       // not due for a minute: a second caller (the sweep, a duplicate job) does nothing
       expect(await attemptDelivery(twoTries, id)).toEqual({ tag: "NotDue" });
       expect(await dueDeliveries(db, 1000)).not.toContain(id);
-      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() WHERE id = $1`, [id]); // a minute later
+      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() - interval '1 second' WHERE id = $1`, [id]); // a minute later (a second back: the VM's clock may step)
       expect(await attemptDelivery(twoTries, id)).toMatchObject({ tag: "GaveUp", tries: 2 });
       expect(await row(id)).toMatchObject({ status: "failed", attempts: 2, last_status: 503 });
       expect(await attemptDelivery(twoTries, id)).toEqual({ tag: "NotDue" });
@@ -236,7 +236,7 @@ describe("delivery tries, by hand", () => {
       expect(Date.now() - started).toBeLessThan(2_000);
 
       await deleteHook(db, hook.hook.id);
-      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() WHERE id = $1`, [id]);
+      await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() - interval '1 second' WHERE id = $1`, [id]);
       expect(await attemptDelivery({ db, policy: open }, id)).toMatchObject({ tag: "GaveUp", error: "the webhook was deleted" });
     } finally {
       silent.close();
