@@ -14,7 +14,9 @@ import pg from "pg";
  *  - the GitHub simulator (scripts/sim.ts, the demo world), on a free port;
  *  - the dashboard: `next build` when the sources are newer than the build, then `next start`
  *    on a free port, browsed as http://localhost:PORT (next-auth 5 redirects by request host);
- *  - the worker (jobs/worker.ts), when it exists.
+ *  - the worker (jobs/worker.ts), when it exists;
+ *  - for the setup page, a second dashboard with no App yet (its own database, E2E_SETUP_URL)
+ *    and a simulator of its own (E2E_SETUP_SIM_URL).
  * Specs read E2E_BASE_URL, E2E_SIM_URL and E2E_DATABASE_URL. Logs: test-results/e2e-stack/.
  */
 
@@ -151,8 +153,39 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       children.push(w.child);
     }
 
+    // The setup page's own stack: no App yet, and a simulator of its own (registering an App
+    // replaces the simulator's, and the flows above need theirs)
+    const [setupPort, setupSimPort] = [await freePort(), await freePort()];
+    const setupDatabaseUrl = process.env.E2E_SETUP_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e_setup";
+    await freshDatabase(setupDatabaseUrl);
+    const setupAppFile = join(LOGS, "setup-sim-app.json");
+    const setupSim = start("setup-simulator", ["tsx", "scripts/sim.ts"], {
+      ...env,
+      SIM_PORT: String(setupSimPort),
+      SIM_APP_FILE: setupAppFile,
+      SIM_WEBHOOK_URL: `http://127.0.0.1:${setupPort}/api/github/webhooks`,
+    });
+    children.push(setupSim.child);
+    await waitFor("the setup simulator", async () => existsSync(setupAppFile) && statSync(setupAppFile).size > 0, setupSim.child, 30_000, setupSim.log);
+    const setupSimUrl = (JSON.parse(readFileSync(setupAppFile, "utf8")) as { baseUrl: string }).baseUrl;
+    const setupEnv: NodeJS.ProcessEnv = {
+      ...env,
+      DATABASE_URL: setupDatabaseUrl,
+      ATELIER_PUBLIC_URL: `http://localhost:${setupPort}`,
+      PORT: String(setupPort),
+      GITHUB_WEB_URL: setupSimUrl,
+      GITHUB_API_URL: setupSimUrl,
+    };
+    delete setupEnv.ATELIER_SANDBOX_APP_FILE;
+    const setupWeb = start("setup-next", ["next", "start", "-p", String(setupPort)], setupEnv);
+    children.push(setupWeb.child);
+    const setupUrl = `http://localhost:${setupPort}`;
+    await waitFor("the setup dashboard", async () => (await fetch(`${setupUrl}/setup`)).ok, setupWeb.child, 60_000, setupWeb.log);
+
     process.env.E2E_BASE_URL = baseUrl;
     process.env.E2E_SIM_URL = simUrl;
+    process.env.E2E_SETUP_URL = setupUrl;
+    process.env.E2E_SETUP_SIM_URL = setupSimUrl;
     process.env.E2E_DATABASE_URL = databaseUrl;
     process.env.E2E_WORKER = worker ? "1" : "0";
   } catch (err) {
