@@ -124,15 +124,19 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   };
 
   try {
-    const sim = start("simulator", ["tsx", "scripts/sim.ts"], {
-      ...env,
-      SIM_PORT: String(simPort),
-      SIM_APP_FILE: appFile,
-      SIM_WEBHOOK_URL: `http://127.0.0.1:${webPort}/api/github/webhooks`,
-    });
-    children.push(sim.child);
-    await waitFor("the simulator", async () => existsSync(appFile) && statSync(appFile).size > 0, sim.child, 30_000, sim.log);
-    const simUrl = (JSON.parse(readFileSync(appFile, "utf8")) as { baseUrl: string }).baseUrl;
+    /** Starts a simulator whose webhooks go to the dashboard on `dashboardPort`; resolves to its URL. */
+    const simulator = async (name: string, port: number, file: string, dashboardPort: number): Promise<string> => {
+      const sim = start(name, ["tsx", "scripts/sim.ts"], {
+        ...env,
+        SIM_PORT: String(port),
+        SIM_APP_FILE: file,
+        SIM_WEBHOOK_URL: `http://127.0.0.1:${dashboardPort}/api/github/webhooks`,
+      });
+      children.push(sim.child);
+      await waitFor(`the ${name}`, async () => existsSync(file) && statSync(file).size > 0, sim.child, 30_000, sim.log);
+      return (JSON.parse(readFileSync(file, "utf8")) as { baseUrl: string }).baseUrl;
+    };
+    const simUrl = await simulator("simulator", simPort, appFile, webPort);
 
     if (needsBuild() || process.env.E2E_BUILD === "1") {
       const build = join(LOGS, "next-build.log");
@@ -158,16 +162,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const [setupPort, setupSimPort] = [await freePort(), await freePort()];
     const setupDatabaseUrl = process.env.E2E_SETUP_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e_setup";
     await freshDatabase(setupDatabaseUrl);
-    const setupAppFile = join(LOGS, "setup-sim-app.json");
-    const setupSim = start("setup-simulator", ["tsx", "scripts/sim.ts"], {
-      ...env,
-      SIM_PORT: String(setupSimPort),
-      SIM_APP_FILE: setupAppFile,
-      SIM_WEBHOOK_URL: `http://127.0.0.1:${setupPort}/api/github/webhooks`,
-    });
-    children.push(setupSim.child);
-    await waitFor("the setup simulator", async () => existsSync(setupAppFile) && statSync(setupAppFile).size > 0, setupSim.child, 30_000, setupSim.log);
-    const setupSimUrl = (JSON.parse(readFileSync(setupAppFile, "utf8")) as { baseUrl: string }).baseUrl;
+    const setupSimUrl = await simulator("setup-simulator", setupSimPort, join(LOGS, "setup-sim-app.json"), setupPort);
     const setupEnv: NodeJS.ProcessEnv = {
       ...env,
       DATABASE_URL: setupDatabaseUrl,
