@@ -1,7 +1,7 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
-import { startAttempt, type BeginResult } from "../store/attempts";
+import { startAttempt, type StartResult } from "../store/attempts";
 import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
@@ -135,7 +135,7 @@ const START_TRIES = 5;
  * the lease: a Run changed meanwhile (by an operator, the sweep, another worker) is read and
  * decided again.
  */
-async function startUnderLease(ctx: RunnerContext, snap: StartBasis, lease: Lease): Promise<Exclude<BeginResult, { tag: "Changed" }> | MoveOutcome> {
+async function startUnderLease(ctx: RunnerContext, snap: StartBasis, lease: Lease): Promise<Exclude<StartResult, { tag: "Changed" }> | MoveOutcome> {
   const holder = { token: lease.token, workerId: ctx.config.workerId };
   let begun = await startAttempt(ctx.deps.db, snap, holder);
   for (let tries = 1; ; tries++) {

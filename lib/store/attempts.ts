@@ -23,7 +23,7 @@ export interface AttemptRef {
   leaseToken: string;
 }
 
-export type BeginResult =
+export type StartResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
   | { tag: "Refused"; run: StartBasis["run"]; refusal: Refusal }
@@ -63,7 +63,7 @@ SELECT * FROM started`,
  * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
  * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
  */
-export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }): Promise<BeginResult> {
+export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }): Promise<StartResult> {
   const { run } = snap;
   if (!isStartable(run.state) && run.state !== "Running") {
     throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
@@ -75,8 +75,8 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const from = run.state === "Running" ? FROM.continueRunning : FROM.start;
   const values = [id, run.id, AGENT_STEP, number, lease.token, lease.workerId, QUOTA_WAITING_PREFIX, from];
-  const started = (row: RunRow): BeginResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
-  const changed = async (): Promise<BeginResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
+  const started = (row: RunRow): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
+  const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
 
   if (!snap.admissionGated) {
     const { rows } = await db.pool.query<RunRow>({ ...START("guarded"), values: [...values, snap.version] });
@@ -84,7 +84,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
     announceRunsChanged(db.pool, [run.id]);
     return started(rows[0]);
   }
-  const gated = await transaction(db, async (sql): Promise<BeginResult | null> => {
+  const gated = await transaction(db, async (sql): Promise<StartResult | null> => {
     const { rows: locked } = await sql.query<{ version: string }>(`SELECT xmin::text AS version FROM runs WHERE id = $1 FOR UPDATE`, [run.id]);
     if (locked[0]?.version !== snap.version) return null;
     const refusal = await admitAttempt(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });

@@ -1,12 +1,12 @@
 import type { Db } from "../../lib/store/db";
-import { startAttempt, type BeginResult } from "../../lib/store/attempts";
+import { startAttempt, type StartResult } from "../../lib/store/attempts";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
 
 /**
  * Starts the next Attempt of a Run as the runner does: read the Run, start on that version,
  * read again when it changed meanwhile. A Run no Attempt can start from is a conflict.
  */
-export async function beginAttempt(db: Db, runId: string, lease: { token: string; workerId: string }): Promise<Exclude<BeginResult, { tag: "Changed" }>> {
+export async function beginAttempt(db: Db, runId: string, lease: { token: string; workerId: string }): Promise<Exclude<StartResult, { tag: "Changed" }>> {
   for (;;) {
     const snap = await readRunSnapshot(db, runId);
     if (!snap) throw new Error(`No Run ${runId}.`);
