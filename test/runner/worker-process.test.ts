@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sweepOrphans } from "../../lib/runner/reconcile";
 import { finishAttempt } from "../../lib/store/attempts";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { createPrivateDb, type PrivateDb } from "./support/private-db";
+import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { attemptsOf, REDIS_URL, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createPrivateDb, type PrivateDb } from "../runner/support/private-db";
+import { createPrivateDb, type PrivateDb } from "../support/private-db";
 
 const run = promisify(execFile);
 let pdb: PrivateDb;

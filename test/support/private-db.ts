@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
-import { createDb, type Db } from "../../../lib/store/db";
+import { createDb, type Db } from "../../lib/store/db";
 
 /**
  * A database of its own, for the tests whose subject is global (the reconcile re-enqueues every
@@ -15,7 +15,7 @@ export interface PrivateDb {
   drop(): Promise<void>;
 }
 
-const MIGRATIONS = resolve(__dirname, "../../../prisma/migrations");
+const MIGRATIONS = resolve(__dirname, "../../prisma/migrations");
 
 export async function createPrivateDb(name: string): Promise<PrivateDb> {
   const base = new URL(process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test");
