@@ -72,6 +72,17 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
 }
 
+/** What an entry about one Run says of it: when, where, which Item, which Loop. */
+const aboutRun = (r: { id: string; repo: string; loop: string; item_key: string; number: number | null; updated_at: Date; title: string | null }) => ({
+  at: r.updated_at.toISOString(),
+  repo: r.repo,
+  title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
+  runId: r.id,
+  itemKey: r.item_key,
+  number: r.number,
+  loop: r.loop,
+});
+
 export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
   const counts = await countNeeds(db, repos);
   const { total, ...byKind } = counts;
@@ -121,14 +132,8 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
     needs.push({
       kind: "approval",
       id: `approval:${r.id}`,
-      at: r.updated_at.toISOString(),
-      repo: r.repo,
-      title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
+      ...aboutRun(r),
       detail: `The Loop ${r.loop} waits for an approval before its agent starts.`,
-      runId: r.id,
-      itemKey: r.item_key,
-      number: r.number,
-      loop: r.loop,
       action: { kind: "approve", runId: r.id },
     });
   }
@@ -137,14 +142,8 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
     needs.push({
       kind: "failure",
       id: `failure:${r.id}`,
-      at: r.updated_at.toISOString(),
-      repo: r.repo,
-      title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
+      ...aboutRun(r),
       detail: [kind, r.failure_message].filter(Boolean).join(": ") || "The Run failed.",
-      runId: r.id,
-      itemKey: r.item_key,
-      number: r.number,
-      loop: r.loop,
       action: { kind: "retry_or_resolve", runId: r.id },
     });
   }
