@@ -1,5 +1,6 @@
 import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusals";
 import type { Db } from "../store/db";
+import { inPhase } from "../store/run-phase";
 import { configFileUrl } from "./links";
 
 /**
@@ -41,7 +42,7 @@ export interface NeedsYou {
 /** How many of each kind are listed at most; the counts are exact. */
 export const NEEDS_LIMIT = 100;
 
-const UNRESOLVED_FAILURE = `r.state = 'Failed' AND r.resolved_failure_attempt_id IS DISTINCT FROM
+const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM
   (SELECT a.id FROM attempts a WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1)`;
 
 /** The count per kind, in one round trip (the navigation shows it on every page). */
@@ -51,7 +52,7 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   const quota = countQuotaRefusals(db, { repos });
   const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota">, string>>(
     `SELECT
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND r.state = 'Waiting') AS approval,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${inPhase("r", "Waiting")}) AS approval,
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
        (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL) AS budget_ask,
        (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.config_error IS NOT NULL) AS config_error,
@@ -91,7 +92,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title
          FROM runs r LEFT JOIN items i ON i.key = r.item_key
-        WHERE r.repo = ANY($1) AND r.state = 'Waiting'
+        WHERE r.repo = ANY($1) AND ${inPhase("r", "Waiting")}
         ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
       [repos],
     ),

@@ -1,7 +1,7 @@
 import type { Redis } from "ioredis";
-import { needsWorker, OPEN, RUN_STATES } from "../engine/run-state";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
 import { expireAttempt } from "../store/attempts";
+import { inPhase } from "../store/run-phase";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
 import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
@@ -16,9 +16,6 @@ import { SILENT_LOG, type RunnerGitHub } from "./runner-deps";
  * InfraFailures so their Runs go on.
  */
 
-/** The states whose Runs need a job (Waiting Runs get theirs from the approval). */
-export const MOVING_STATES = RUN_STATES.filter(needsWorker);
-
 export interface ReconcileResult {
   /** Runs whose job was enqueued again. */
   moved: number;
@@ -28,9 +25,9 @@ export interface ReconcileResult {
 
 export async function reconcile(deps: ContinueDeps & { graceMs?: number }): Promise<ReconcileResult> {
   const log = deps.log ?? SILENT_LOG;
+  // every Run a worker moves (Pending, Queued, Running); a Waiting Run gets its job from the approval
   const { rows: runs } = await deps.db.pool.query<{ id: string; received_at: Date }>(
-    `SELECT id, received_at FROM runs WHERE state::text = ANY($1) ORDER BY received_at, id`,
-    [MOVING_STATES],
+    `SELECT id, received_at FROM runs WHERE ${inPhase("runs", "Active")} ORDER BY received_at, id`,
   );
   for (const run of runs) await deps.workQueue.moveRun(run.id, { receivedAt: run.received_at });
 
@@ -41,8 +38,8 @@ export async function reconcile(deps: ContinueDeps & { graceMs?: number }): Prom
     `SELECT DISTINCT e.loop, e.item_key FROM events e
       WHERE e.status = 'Queued'
         AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.loop = e.loop AND r.item_key = e.item_key
-                          AND (r.state::text = ANY($1) OR r.ended_at > now() - make_interval(secs => $2::float8 / 1000)))`,
-    [OPEN, deps.graceMs ?? DEFAULT_LEASE_TTL_MS],
+                          AND (${inPhase("r", "Active", "Waiting")} OR r.ended_at > now() - make_interval(secs => $1::float8 / 1000)))`,
+    [deps.graceMs ?? DEFAULT_LEASE_TTL_MS],
   );
   let continued = 0;
   for (const s of stranded) {

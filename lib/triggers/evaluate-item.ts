@@ -1,9 +1,9 @@
 import { itemEventKey } from "../engine/ids";
-import { OPEN } from "../engine/run-state";
 import type { RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateLoopsForItem, type RepositoryContext } from "../loops/evaluate";
 import type { Db } from "../store/db";
+import { inPhase } from "../store/run-phase";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
 import type { TriggerDeps } from "./deps";
@@ -94,8 +94,8 @@ export function itemEvent(repo: string, loop: LoopDefinition, item: Observation,
  */
 export async function openWork(db: Db, repo: string): Promise<(loop: string, itemKey: string) => boolean> {
   const { rows } = await db.pool.query<{ loop: string; item_key: string }>(
-    `SELECT DISTINCT loop, item_key FROM runs WHERE repo = $1 AND state::text = ANY($2)`,
-    [repo.toLowerCase(), OPEN],
+    `SELECT DISTINCT loop, item_key FROM runs WHERE repo = $1 AND ${inPhase("runs", "Active", "Waiting")}`,
+    [repo.toLowerCase()],
   );
   const pairs = new Set(rows.map((r) => `${r.loop}\u0000${r.item_key}`));
   return (loop, itemKey) => pairs.has(`${loop}\u0000${itemKey}`);
