@@ -69,8 +69,9 @@ export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
   const log = deps.log ?? SILENT_LOG;
   const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
   const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null }>(
-    `SELECT id, run_id, lease_token FROM attempts
-      WHERE state = 'Running' AND started_at < now() - make_interval(secs => $1::float8 / 1000)`,
+    // a Running Attempt is the latest of a Running Run (the start and every close write both)
+    `SELECT a.id, a.run_id, a.lease_token FROM runs r JOIN attempts a ON a.run_id = r.id
+      WHERE ${inPhase("r", "Active")} AND a.state = 'Running' AND a.started_at < now() - make_interval(secs => $1::float8 / 1000)`,
     [deps.leaseTtlMs],
   );
   const unheld = async (candidates: typeof rows) => {

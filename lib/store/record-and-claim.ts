@@ -1,11 +1,12 @@
 import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
-import { FROM, OPEN, type RunStateName } from "../engine/run-state";
+import { FROM, type RunStateName } from "../engine/run-state";
 import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
 import { countOpenSql, openScopes } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
+import { inPhase } from "./run-phase";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { transaction, withStoreRetry, type Sql } from "./transaction";
@@ -75,23 +76,23 @@ const SNAPSHOT = (mode: "locked" | "read") => ({
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
 ), blocking AS (
-  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND state::text = ANY($4) LIMIT 1
+  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND ${inPhase("runs", "Active", "Waiting")} LIMIT 1
   ${mode === "locked" ? "FOR UPDATE" : ""}
 )
 SELECT
   (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = $1) AS event,
-  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE event_id = $1) AS event_run,
+  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE id = $5) AS event_run,
   (SELECT row_to_json(blocking) FROM blocking) AS blocking,
   COALESCE((SELECT generation FROM budget), 0) AS generation,
   COALESCE((SELECT ask FROM budget), false) AS ask,
   (SELECT count(*)::int FROM runs WHERE loop = $2 AND item_key = $3
      AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
-  ${repoMeteringSql("$5")} AS metering`,
+  ${repoMeteringSql("$4")} AS metering`,
 });
 
 /** Reads what the claim decision needs (a prepared statement). */
 async function claimSnapshot(sql: Sql | Db["pool"], event: EventInput, mode: "locked" | "read"): Promise<ClaimSnapshot> {
-  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: [event.id, event.loop, event.itemKey, OPEN, event.repo] });
+  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: [event.id, event.loop, event.itemKey, event.repo, runIdOf(event.id)] });
   return rows[0]!;
 }
 

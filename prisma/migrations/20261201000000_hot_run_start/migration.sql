@@ -17,8 +17,11 @@ ALTER TABLE "runs" DROP CONSTRAINT "runs_one_open_per_loop_item";
 ALTER TABLE "runs" ADD CONSTRAINT "runs_one_open_per_loop_item"
   EXCLUDE USING btree ("loop" WITH =, "item_key" WITH =) WHERE ("phase" IN ('Active', 'Waiting'))
   DEFERRABLE INITIALLY DEFERRED;
+-- the reconcile lists the open Runs through the exclusion index above, which holds them all
 DROP INDEX "runs_open_received_at";
-CREATE INDEX "runs_open_received_at" ON "runs"("received_at") WHERE "phase" IN ('Active', 'Waiting');
+-- one Run per Event: the id of a Run is derived from the key of its Event (engine/ids.ts), so
+-- the primary key holds it
+DROP INDEX "runs_event_id_key";
 
 -- one index serves the Runs of an Item (the board, the budgets) and those of a Loop on it (the claim)
 DROP INDEX "runs_loop_item_key_state_idx";
@@ -30,3 +33,10 @@ CREATE INDEX "runs_repo_phase_idx" ON "runs"("repo", "phase");
 
 -- the transcript is read by Run only (the stream of the dashboard), never by Attempt
 DROP INDEX "transcript_entries_attempt_id_id_idx";
+
+-- An Attempt is opened, then closed: its opening writes no entry into the index by end
+-- (partial), and the sweep finds the Running Attempts through the open Runs, whose Attempts
+-- they are, instead of through an index of its own.
+DROP INDEX "attempts_ended_at_idx";
+CREATE INDEX "attempts_ended_at_idx" ON "attempts"("ended_at") WHERE "ended_at" IS NOT NULL;
+DROP INDEX "attempts_running_started_at";
