@@ -39,18 +39,22 @@ export const openScopes = (installationId: number, repo: string): string[] => [i
 
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their
- * installation and repository (the cost cap reads them). `attempts` names the rows to count
- * (run_id, cost_usd, duration_ms): the RETURNING of the update that closes them (an outcome,
- * the sweep, a cancel), which matches an open Attempt once, so each counts once.
+ * installation and repository (the cost cap reads them). `usage` names the rows to count
+ * (repo, cost_usd, duration_ms), drawn from the RETURNING of the update that closes the
+ * Attempts (an outcome, the sweep, a cancel), which matches an open Attempt once, so each
+ * counts once.
  */
-export const addAttemptUsageSql = (attempts: string): string => `
+export const addUsageSql = (usage: string): string => `
 INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)
-SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(a.cost_usd, 0), COALESCE(a.duration_ms, 0) / 60000.0
-  FROM ${attempts} a
-  JOIN runs r ON r.id = a.run_id
-  LEFT JOIN repositories rp ON rp.full_name = lower(r.repo)
- CROSS JOIN LATERAL (VALUES ('${INSTALLATION_SCOPE_PREFIX}' || rp.installation_id), ('${REPO_SCOPE_PREFIX}' || lower(r.repo))) AS s(scope)
+SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(u.cost_usd, 0), COALESCE(u.duration_ms, 0) / 60000.0
+  FROM ${usage} u
+  LEFT JOIN repositories rp ON rp.full_name = lower(u.repo)
+ CROSS JOIN LATERAL (VALUES ('${INSTALLATION_SCOPE_PREFIX}' || rp.installation_id), ('${REPO_SCOPE_PREFIX}' || lower(u.repo))) AS s(scope)
  WHERE s.scope IS NOT NULL
  ORDER BY s.scope
 ON CONFLICT (scope, month) DO UPDATE
   SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`;
+
+/** addUsageSql of the Attempts a statement closed (`closed` returns their run_id, cost_usd, duration_ms). */
+export const addAttemptUsageSql = (closed: string): string =>
+  addUsageSql(`(SELECT r.repo, c.cost_usd, c.duration_ms FROM ${closed} c JOIN runs r ON r.id = c.run_id)`);

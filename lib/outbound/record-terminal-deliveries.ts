@@ -3,19 +3,23 @@ import { isTerminalState, runEventPayload, type TerminalRunRow } from "./payload
 
 const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
+/** SQL: hook `h` is subscribed to the Run `run` (an alias with its repo and loop) of installation `installationId`. */
+const LISTENS = (run: string, installationId: string) =>
+  `(h.repo IS NULL AND h.installation_id = ${installationId}) OR (h.repo = ${run}.repo AND h.loop = ${run}.loop)`;
+
 /** The outbound hooks subscribed to a Run (`run` has the Run's repo, loop and installation_id). */
-const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run
-   WHERE (h.repo IS NULL AND h.installation_id = run.installation_id) OR (h.repo = run.repo AND h.loop = run.loop)`;
+const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run WHERE ${LISTENS("run", "run.installation_id")}`;
 
 /**
- * SQL: whether anyone subscribed to Run `runIdSql`'s terminal states — for a hot path that
- * wants to skip recordTerminalDeliveries' round trip when nobody listens.
+ * SQL: whether anyone subscribed to the terminal states of the Run whose row is `run` (an alias
+ * in scope, with its repo and loop) — for a hot path that wants to skip
+ * recordTerminalDeliveries' round trip when nobody listens.
  */
-export const hasOutboundHooks = (runIdSql: string): string =>
+export const hasOutboundHooks = (run: string): string =>
   // most instances have no hook at all: that is one look at an empty table
   `(EXISTS (SELECT 1 FROM outbound_hooks)
-    AND EXISTS (WITH run AS (SELECT r.repo, r.loop, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo
-                             WHERE r.id = ${runIdSql}) ${HOOKS_OF_RUN}))`;
+    AND EXISTS (SELECT 1 FROM outbound_hooks h
+                 WHERE ${LISTENS(run, `(SELECT installation_id FROM repositories WHERE full_name = ${run}.repo)`)}))`;
 
 const TERMINAL_RUN = {
   name: "atelier-outbound-terminal-run",

@@ -5,7 +5,7 @@ import { FROM, isStartable, type RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { admitAttempt } from "../metering/admission";
 import type { Refusal } from "../metering/refusal";
-import { addAttemptUsageSql } from "../metering/usage-counters";
+import { addAttemptUsageSql, addUsageSql } from "../metering/usage-counters";
 import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
 import { announce } from "./announce";
@@ -165,7 +165,7 @@ const FINISH = (move: RunMove, withHooks: boolean) => ({
   name: `atelier-finish-${move.name}${withHooks ? "-hooked" : ""}`,
   text: `
 WITH locked AS (
-  SELECT id, state, queued_behind, ${hasOutboundHooks("runs.id")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
+  SELECT id, repo, state, queued_behind, ${hasOutboundHooks("runs")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
 ), go AS (
   SELECT 1 FROM locked WHERE ${withHooks} OR NOT hooked
 ), attempt AS (
@@ -174,20 +174,19 @@ WITH locked AS (
          cost_estimated = $14
    WHERE id = $1 AND state = 'Running' AND lease_token = $3
      AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15))
-  RETURNING run_id, cost_usd, duration_ms
-), counted AS (${addAttemptUsageSql("attempt")}
+  RETURNING cost_usd, duration_ms
+), counted AS (${addUsageSql("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)")}
 ), moved AS (
   UPDATE runs SET ${move.set}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${RUN_COLUMNS}
 ), lines AS (
   ${transcriptRowsSql("$1", "$2", "$16", "$17", "$18")} WHERE EXISTS (SELECT 1 FROM go)
 )
-SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind,
-       EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $3) AS holds
+SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind
   FROM locked LEFT JOIN moved ON true`,
 });
 
-type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; holds: boolean; queued_behind: boolean };
+type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; queued_behind: boolean };
 
 async function writeFinish(
   sql: Sql | Db["pool"],
@@ -223,14 +222,18 @@ async function writeFinish(
   return rows[0] ?? null;
 }
 
-/** The Run a finish statement moved; the typed refusal when it wrote nothing. */
-function movedRun(ref: AttemptRef, row: FinishRow | null, move: RunMove): RunRow {
+/** The Run a finish statement moved; the typed refusal when it wrote nothing (which asks why, off the hot path). */
+async function movedRun(sql: Sql | Db["pool"], ref: AttemptRef, row: FinishRow | null, move: RunMove): Promise<RunRow> {
   if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
   if (row.id) {
-    const { current_state: _s, hooked: _h, holds: _l, queued_behind: _q, ...run } = row;
+    const { current_state: _s, hooked: _h, queued_behind: _q, ...run } = row;
     return run as RunRow;
   }
-  if (!row.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
+  const { rows } = await sql.query<{ holds: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $2) AS holds`,
+    [ref.id, ref.leaseToken],
+  );
+  if (!rows[0]!.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
   throw new ConflictError(
     "run_state_conflict",
     `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.from.join(" or ")}.`,
@@ -254,13 +257,13 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
   };
   const alone = await finished(db.pool, false);
   if (!alone?.hooked) {
-    const run = movedRun(ref, alone, move);
+    const run = await movedRun(db.pool, ref, alone, move);
     announceRunsChanged(db.pool, [ref.runId]);
     return { run, decision: move.decision, queuedBehind: alone!.queued_behind };
   }
   return transaction(db, async (sql) => {
     const row = await finished(sql, true);
-    const run = movedRun(ref, row, move);
+    const run = await movedRun(sql, ref, row, move);
     await markRunsChanged(sql, [ref.runId]);
     await recordIfTerminal(sql, run, move.from);
     return { run, decision: move.decision, queuedBehind: row!.queued_behind };

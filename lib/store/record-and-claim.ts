@@ -205,7 +205,7 @@ const OPEN_AT_ONCE = (shape: { supersede: boolean; budget: boolean }) => ({
 WITH sup AS (
   UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
-   WHERE ${shape.supersede} AND s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s.id")}
+   WHERE ${shape.supersede} AND s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s")}
   RETURNING s.id
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
@@ -330,7 +330,7 @@ WITH sup AS (
   UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
    WHERE s.id = $17 AND s.state::text = ANY($18)
-  RETURNING s.id, ${hasOutboundHooks("s.id")} AS hooked
+  RETURNING s.id, ${hasOutboundHooks("s")} AS hooked
 ), behind AS (
   UPDATE runs SET queued_behind = true WHERE id = $19 AND NOT queued_behind
 ), run AS (

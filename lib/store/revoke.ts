@@ -17,7 +17,7 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
       const { rows } = await sql.query<{ id: string; hooked: boolean }>(
         `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
                 updated_at = now(), waiting_reason = NULL
-          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs.id")} AS hooked`,
+          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs")} AS hooked`,
         [loop, itemKey, FROM.revoke],
       );
       await markRunsChanged(sql, rows.map((r) => r.id));

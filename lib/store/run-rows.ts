@@ -57,7 +57,7 @@ export async function guardedRunUpdate(
 ): Promise<RunRow> {
   const { rows } = await sql.query<RunRow & { hooked: boolean }>(
     `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2)
-     RETURNING ${RUN_COLUMNS}, ${hasOutboundHooks("runs.id")} AS hooked`,
+     RETURNING ${RUN_COLUMNS}, ${hasOutboundHooks("runs")} AS hooked`,
     [runId, from, ...params],
   );
   const row = rows[0];
