@@ -37,6 +37,10 @@ ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
 /** The counters an open of `repo` in `installationId` counts on. */
 export const openScopes = (installationId: number, repo: string): string[] => [installationScope(installationId), repoScope(repo)];
 
+/** SQL: openScopes, of an installation id and an owner/name expression. */
+export const openScopesSql = (installationId: string, repo: string): string =>
+  `ARRAY['${INSTALLATION_SCOPE_PREFIX}' || ${installationId}, '${REPO_SCOPE_PREFIX}' || lower(${repo})]`;
+
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their
  * installation and repository (the cost cap reads them). `usage` names the rows to count

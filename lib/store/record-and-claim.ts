@@ -2,7 +2,7 @@ import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, type RunStateName } from "../engine/run-state";
 import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
-import { countOpenSql, openScopes } from "../metering/usage-counters";
+import { countOpenSql, openScopes, openScopesSql } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
@@ -70,9 +70,7 @@ export interface ClaimSnapshot {
  * cancel of it waits for this decision and the state read is the latest committed one.
  * "read": the first, unlocked look of an optimistic claim.
  */
-const SNAPSHOT = (mode: "locked" | "read") => ({
-  name: `atelier-claim-snapshot-${mode}`,
-  text: `
+const snapshotSql = (mode: "locked" | "read") => `
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
 ), blocking AS (
@@ -87,12 +85,16 @@ SELECT
   COALESCE((SELECT ask FROM budget), false) AS ask,
   (SELECT count(*)::int FROM runs WHERE loop = $2 AND item_key = $3
      AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
-  ${repoMeteringSql("$4")} AS metering`,
-});
+  ${repoMeteringSql("$4")} AS metering`;
+
+const SNAPSHOT = (mode: "locked" | "read") => ({ name: `atelier-claim-snapshot-${mode}`, text: snapshotSql(mode) });
+
+/** The snapshot's parameters, $1 to $5 of the reads and of OPEN_IF_FRESH. */
+const snapshotValues = (e: EventInput): unknown[] => [e.id, e.loop, e.itemKey, e.repo, runIdOf(e.id)];
 
 /** Reads what the claim decision needs (a prepared statement). */
 async function claimSnapshot(sql: Sql | Db["pool"], event: EventInput, mode: "locked" | "read"): Promise<ClaimSnapshot> {
-  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: [event.id, event.loop, event.itemKey, event.repo, runIdOf(event.id)] });
+  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: snapshotValues(event) });
   return rows[0]!;
 }
 
@@ -113,9 +115,14 @@ function recordedClaim(snap: ClaimSnapshot): ClaimResult | null {
  * budget and with nothing for the gate to ask, opens its Run in one statement (openAtOnce),
  * whose constraints refuse what a concurrent claim changed meanwhile. Everything else — and a
  * refused open — is decided again in one transaction serialized per (Loop, Item).
+ *
+ * The read itself opens the Run when the Item is fresh (openIfFresh): the decision is taken
+ * beforehand on an Item with no history, and the read writes only if that is what it finds.
  */
 export async function recordAndClaim(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
-  const seen = await claimSnapshot(db.pool, event, "read");
+  const fresh = opensAtOnce(event, FRESH, admission) ? await openIfFresh(db, event, admission) : null;
+  if (fresh?.tag === "Opened") return fresh.claim;
+  const seen = fresh?.seen ?? (await claimSnapshot(db.pool, event, "read"));
   const recorded = recordedClaim(seen);
   if (recorded) return recorded;
   const atOnce = opensAtOnce(event, seen, admission);
@@ -124,6 +131,75 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
     if (opened) return opened;
   }
   return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
+}
+
+/** What the claim reads of an Item with no history: no Event, no open Run, nothing reserved or asked, no gate. */
+const FRESH: ClaimSnapshot = { event: null, event_run: null, blocking: null, generation: 0, ask: false, reserved: 0, metering: null };
+
+/**
+ * The claim's read, which also opens the Event's Run and records the Event when it reads what
+ * FRESH says, on which the caller decided to open: no Event recorded, nothing open on the
+ * Item, generation 0 with nothing reserved or asked, and, where the gate is asked, nothing for
+ * it to ask (the open is then counted). `metered`: an admission gate is given.
+ */
+const OPEN_IF_FRESH = (metered: boolean) => ({
+  name: `atelier-claim-open-if-fresh${metered ? "-metered" : ""}`,
+  text: `
+WITH seen AS (${snapshotSql("read")}
+), run AS (
+  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
+                    approval_required, received_at)
+  SELECT $5, $1, $2, $4, $3, $7, 'Pending', $10, $11, $12, $13, now() FROM seen
+   WHERE seen.event IS NULL AND seen.event_run IS NULL AND seen.blocking IS NULL
+     AND seen.generation = 0 AND NOT seen.ask AND seen.reserved = 0
+     AND NOT (${metered} AND COALESCE((seen.metering->>'gated')::boolean, false))
+  RETURNING xmin::text AS version
+), counted AS (${countOpenSql(`(SELECT ${openScopesSql("(seen.metering->>'installationId')", "$4")} FROM seen, run WHERE ${metered} AND seen.metering IS NOT NULL)`)}
+), recorded AS (
+  INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
+  SELECT $1, $6, $2, $4, $3, $7, $8, $9, 'Claimed', NULL, $14, $5 FROM run
+)
+SELECT seen.*, (SELECT version FROM run) AS opened_version FROM seen`,
+});
+
+/**
+ * OPEN_IF_FRESH: the Run opened, or what was read instead, for the decision to be taken on it;
+ * null when a concurrent claim of the same Item or Event refused the open.
+ */
+async function openIfFresh(
+  db: Db,
+  event: EventInput,
+  admission: Admission | undefined,
+): Promise<{ tag: "Opened"; claim: ClaimResult } | { tag: "Read"; seen: ClaimSnapshot } | null> {
+  const s = event.submission;
+  try {
+    const { rows } = await withStoreRetry(() =>
+      db.pool.query<ClaimSnapshot & { opened_version: string | null }>({
+        ...OPEN_IF_FRESH(admission !== undefined),
+        values: [
+          ...snapshotValues(event),
+          event.kind,
+          event.number,
+          event.contentHash,
+          event.generation,
+          s.maxCycles === null ? null : 0,
+          s.agent,
+          s.prompt,
+          s.approvalRequired,
+          JSON.stringify(s),
+        ],
+      }),
+    );
+    const { opened_version: version, ...seen } = rows[0]!;
+    if (version === null) return { tag: "Read", seen };
+    const runId = runIdOf(event.id);
+    announceRunsChanged(db.pool, [runId]);
+    const openedRun = { version, repo: event.repo, approvalRequired: s.approvalRequired, admissionGated: seen.metering?.gated ?? false };
+    return { tag: "Opened", claim: { tag: "Claimed", runId, state: "Pending", opened: true, superseded: null, openedRun } };
+  } catch (err) {
+    if (isClaimedMeanwhile(err)) return null;
+    throw err;
+  }
 }
 
 /** How many times a locked claim is taken again after an optimistic open beat it. */

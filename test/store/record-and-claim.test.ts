@@ -28,6 +28,29 @@ describe("recordAndClaim", () => {
     expect(result).toMatchObject({ tag: "Claimed", state: "Pending", opened: true, superseded: null });
   });
 
+  it("opens the Run of a new Event on an Item with no history in one statement, and reads first otherwise", async () => {
+    const repo = uniqueRepo();
+    /** the statements a claim sends: each takes a client from the pool */
+    const statements = async (run: () => Promise<unknown>) => {
+      let n = 0;
+      const count = () => n++;
+      db.pool.on("acquire", count);
+      try {
+        return { result: await run(), statements: n };
+      } finally {
+        db.pool.off("acquire", count);
+      }
+    };
+    const fresh = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h1")));
+    expect(fresh).toMatchObject({ result: { tag: "Claimed", opened: true, openedRun: { repo } }, statements: 1 });
+    // the Item now has an unstarted Run: the read finds it, and the second statement supersedes it
+    const second = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
+    expect(second).toMatchObject({ result: { tag: "Claimed", opened: true, superseded: (fresh.result as { runId: string }).runId }, statements: 2 });
+    // a repeated Event is answered by the read alone
+    const repeated = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
+    expect(repeated).toMatchObject({ result: { tag: "Claimed", opened: false }, statements: 1 });
+  });
+
   it("returns the existing Run for a repeated Event, whatever its state (Claimed, not opened)", async () => {
     const repo = uniqueRepo();
     const first = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
