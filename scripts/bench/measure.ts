@@ -15,5 +15,7 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
 
+export const median = (values: number[]): number => percentile(values, 50);
+
 export const bench = (name: string, value: number, unit: string) => console.log(`BENCH ${name} ${value.toFixed(2)} ${unit}`);
 export const ratio = (name: string, value: number) => console.log(`RATIO ${name} ${value.toFixed(3)}`);
