@@ -4,13 +4,14 @@
 -- the state with the three states a worker moves (Pending, Queued, Running) folded into
 -- Active, which the start leaves as it is. And the table leaves room on each page for the
 -- new version of the row (fillfactor), so the update stays on the page.
+-- (set first, so that adding the column, which rewrites the table, leaves that room already)
+ALTER TABLE "runs" SET (fillfactor = 70);
 -- (each state named: the cast of an enum to text is not immutable, so it cannot compute a column)
 ALTER TABLE "runs" ADD COLUMN "phase" text GENERATED ALWAYS AS (
   CASE "state" WHEN 'Pending' THEN 'Active' WHEN 'Queued' THEN 'Active' WHEN 'Running' THEN 'Active'
     WHEN 'Waiting' THEN 'Waiting' WHEN 'Succeeded' THEN 'Succeeded' WHEN 'Failed' THEN 'Failed'
     WHEN 'Canceled' THEN 'Canceled' END
 ) STORED;
-ALTER TABLE "runs" SET (fillfactor = 70);
 
 -- invariant 3, as before: never two open (Active or Waiting) Runs of one Loop on one Item
 ALTER TABLE "runs" DROP CONSTRAINT "runs_one_open_per_loop_item";
