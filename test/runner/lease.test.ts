@@ -61,4 +61,26 @@ describe("the Run lease", () => {
     expect(Date.now() - t0).toBeLessThan(450);
     a.abandon();
   });
+
+  it("keeps renewing and releases by digest after Redis forgot its scripts (SCRIPT FLUSH): the text is sent again", async () => {
+    const k = key();
+    const a = (await acquireLease(redis, k, { ttlMs: 300 }))!;
+    // server-wide, but harmless to the other files: ioredis (BullMQ's scripts) sends them again too
+    await redis.script("FLUSH");
+    await sleep(700); // more than two TTLs: each renewal had to send its script again
+    expect(a.lost.aborted).toBe(false);
+    expect(await leaseHolder(redis, k)).toBe(a.token);
+    await redis.script("FLUSH");
+    await a.release();
+    expect(await leaseHolder(redis, k)).toBeNull();
+  });
+
+  it("abandoned, stops its heartbeat and leaves the key to expire by itself, lost to nobody", async () => {
+    const k = key();
+    const a = (await acquireLease(redis, k, { ttlMs: 300 }))!;
+    a.abandon();
+    expect(await leaseHolder(redis, k)).toBe(a.token);
+    await waitFor("the key to expire", async () => (await leaseHolder(redis, k)) === null, 2_000, 10);
+    expect(a.lost.aborted).toBe(false);
+  });
 });
