@@ -1,4 +1,5 @@
 import { advisoryKey } from "../store/locks";
+import { inPhase } from "../store/run-phase";
 import type { Sql } from "../store/transaction";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
 import type { Limits } from "./limits";
@@ -134,7 +135,7 @@ export async function loadAdmissionFacts(
     const { rows: running } = await sql.query<{ inst: number; repo: number }>(
       `SELECT count(*)::int AS inst, count(*) FILTER (WHERE r.repo = $2)::int AS repo
          FROM runs r JOIN repositories rp ON rp.full_name = r.repo
-        WHERE rp.installation_id = $1 AND r.state = 'Running' AND r.id IS DISTINCT FROM $3`,
+        WHERE rp.installation_id = $1 AND ${inPhase("r", "Active")} AND r.state = 'Running' AND r.id IS DISTINCT FROM $3`,
       [t.installation_id, repo, target.runId ?? null],
     );
     installation.running = running[0]!.inst;

@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import { inPhase } from "../store/run-phase";
 import { nearness, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
@@ -184,7 +185,8 @@ SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
        COALESCE(t.max_concurrent, 0) AS max_concurrent, COALESCE(t.open_rate_per_minute, 0) AS open_rate_per_minute,
        COALESCE(c.runs, 0) AS runs, COALESCE(c.cost_usd, 0)::float8 AS cost,
        (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
-         WHERE r.state = 'Running' AND x.installation_id = t.installation_id AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
+         WHERE ${inPhase("r", "Active")} AND r.state = 'Running' AND x.installation_id = t.installation_id
+           AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
        b.tokens, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8 AS elapsed
   FROM target t
   LEFT JOIN usage_counters c ON c.scope = t.key AND c.month = $5
