@@ -192,14 +192,19 @@ async function openIfFresh(
     );
     const { opened_version: version, ...seen } = rows[0]!;
     if (version === null) return { tag: "Read", seen };
-    const runId = runIdOf(event.id);
-    announceRunsChanged(db.pool, [runId]);
-    const openedRun = { version, repo: event.repo, approvalRequired: s.approvalRequired, admissionGated: seen.metering?.gated ?? false };
-    return { tag: "Opened", claim: { tag: "Claimed", runId, state: "Pending", opened: true, superseded: null, openedRun } };
+    return { tag: "Opened", claim: openedInOneStatement(db, event, version, seen.metering, null) };
   } catch (err) {
     if (isClaimedMeanwhile(err)) return null;
     throw err;
   }
+}
+
+/** A Run a single statement opened (announced): its first job carries it as written (`openedRun`). */
+function openedInOneStatement(db: Db, event: EventInput, version: string, metering: RepoMetering | null, superseded: string | null): ClaimResult {
+  const runId = runIdOf(event.id);
+  announceRunsChanged(db.pool, superseded ? [runId, superseded] : [runId]);
+  const openedRun = { version, repo: event.repo, approvalRequired: event.submission.approvalRequired, admissionGated: metering?.gated ?? false };
+  return { tag: "Claimed", runId, state: "Pending", opened: true, superseded, openedRun };
 }
 
 /** How many times a locked claim is taken again after an optimistic open beat it. */
@@ -338,9 +343,7 @@ async function openAtOnce(
       }),
     );
     if (!rows[0]) return null; // the budget or the superseded Run changed meanwhile
-    announceRunsChanged(db.pool, superseded ? [runId, superseded.id] : [runId]);
-    const openedRun = { version: rows[0].version, repo: event.repo, approvalRequired: s.approvalRequired, admissionGated: snap.metering?.gated ?? false };
-    return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: superseded?.id ?? null, openedRun };
+    return openedInOneStatement(db, event, rows[0].version, snap.metering, superseded?.id ?? null);
   } catch (err) {
     if (isClaimedMeanwhile(err)) return null;
     throw err;
