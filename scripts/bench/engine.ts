@@ -1,7 +1,7 @@
 // Events → Attempts done through the engine, with the executor replaced by a no-op
 // implementation of its interface (it writes one transcript line and reports Succeeded with
 // nothing pushed: no git, no process), so what is measured is the engine path itself:
-// recordAndClaim, the BullMQ job, the slot, the Redis lease, the re-decision, beginAttempt,
+// recordAndClaim, the BullMQ job, the slot, the Redis lease, the re-decision, startAttempt,
 // the transcript insert, finishAttempt and continueWithNewest. Beside it, measured in the same
 // run on the same Redis and PostgreSQL with the same concurrency: raw BullMQ jobs with a no-op
 // processor, and the floor of this design: a BullMQ job whose processor makes three one-row
