@@ -30,8 +30,13 @@ describe("recordAndClaim", () => {
 
   it("opens the Run of a new Event on an Item with no history in one statement, and reads first otherwise", async () => {
     const repo = uniqueRepo();
-    /** the statements a claim sends: each takes a client from the pool */
+    /**
+     * The statements a claim sends: each takes a client from the pool. The Run-change
+     * announcements of an earlier claim (batched, sent 10 ms later) are let out first; the
+     * claim's own go out after the count stops.
+     */
     const statements = async (run: () => Promise<unknown>) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
       let n = 0;
       const count = () => n++;
       db.pool.on("acquire", count);
