@@ -120,9 +120,11 @@ function recordedClaim(snap: ClaimSnapshot): ClaimResult | null {
  * beforehand on an Item with no history, and the read writes only if that is what it finds.
  */
 export async function recordAndClaim(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
-  const fresh = opensAtOnce(event, FRESH, admission) ? await openIfFresh(db, event, admission) : null;
+  const item = `${event.loop}\u0000${event.itemKey}`;
+  const fresh = !historied.has(item) && opensAtOnce(event, FRESH, admission) ? await openIfFresh(db, event, admission) : null;
   if (fresh?.tag === "Opened") return fresh.claim;
   const seen = fresh?.seen ?? (await claimSnapshot(db.pool, event, "read"));
+  noteHistory(item, hasHistory(seen));
   const recorded = recordedClaim(seen);
   if (recorded) return recorded;
   const atOnce = opensAtOnce(event, seen, admission);
@@ -133,14 +135,34 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
   return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
 }
 
+/** An Item with something the fresh open would not find: an open Run, a later generation, an ask, a reservation. */
+const hasHistory = (seen: ClaimSnapshot): boolean => seen.blocking !== null || seen.generation !== 0 || seen.ask || seen.reserved !== 0;
+
+/**
+ * The (Loop, Item) pairs whose last claim in this process found history (at most 4,096, the
+ * oldest forgotten first): their next claim reads first instead of trying openIfFresh, whose
+ * writes would be prepared for nothing. A read that finds the Item fresh again forgets it. It
+ * only picks which statement goes first: the outcome is the same either way.
+ */
+const historied = new Set<string>();
+const HISTORIED_MAX = 4096;
+
+function noteHistory(item: string, history: boolean): void {
+  historied.delete(item);
+  if (!history) return;
+  historied.add(item);
+  if (historied.size > HISTORIED_MAX) historied.delete(historied.values().next().value!);
+}
+
 /** What the claim reads of an Item with no history: no Event, no open Run, nothing reserved or asked, no gate. */
 const FRESH: ClaimSnapshot = { event: null, event_run: null, blocking: null, generation: 0, ask: false, reserved: 0, metering: null };
 
 /**
  * The claim's read, which also opens the Event's Run and records the Event when it reads what
- * FRESH says, on which the caller decided to open: no Event recorded, nothing open on the
- * Item, generation 0 with nothing reserved or asked, and, where the gate is asked, nothing for
- * it to ask (the open is then counted). `metered`: an admission gate is given.
+ * FRESH says, on which the caller decided to open: no Event recorded, no history (nothing
+ * open on the Item, generation 0 with nothing reserved or asked: hasHistory in SQL), and, where
+ * the gate is asked, nothing for it to ask (the open is then counted). `metered`: an admission
+ * gate is given.
  */
 const OPEN_IF_FRESH = (metered: boolean) => ({
   name: `atelier-claim-open-if-fresh${metered ? "-metered" : ""}`,

@@ -56,6 +56,24 @@ describe("recordAndClaim", () => {
     expect(repeated).toMatchObject({ result: { tag: "Claimed", opened: false }, statements: 1 });
   });
 
+  it("reads first, with a plain read, the Item whose last claim found history", async () => {
+    const repo = uniqueRepo();
+    // one connection, whose prepared statements say which reads the claims sent
+    const one = testDb(1);
+    const prepared = async () =>
+      (await one.pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim-%'`)).rows.map((r) => r.name);
+    try {
+      await recordAndClaim(one, itemEvent(repo, 1, "h1")); // fresh: opened by the read
+      await recordAndClaim(one, itemEvent(repo, 1, "h2")); // the read finds h1's Run open, then supersedes it
+      expect(await prepared()).not.toContain("atelier-claim-snapshot-read");
+      const third = await recordAndClaim(one, itemEvent(repo, 1, "h3")); // known to have history: a plain read first
+      expect(third).toMatchObject({ tag: "Claimed", opened: true });
+      expect(await prepared()).toContain("atelier-claim-snapshot-read");
+    } finally {
+      await one.close();
+    }
+  });
+
   it("returns the existing Run for a repeated Event, whatever its state (Claimed, not opened)", async () => {
     const repo = uniqueRepo();
     const first = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
