@@ -37,7 +37,7 @@ ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
 /** The counters an open of `repo` in `installationId` counts on. */
 export const openScopes = (installationId: number, repo: string): string[] => [installationScope(installationId), repoScope(repo)];
 
-/** SQL: openScopes, of an installation id and an owner/name expression. */
+/** SQL: openScopes, of an installation id and an owner/name expression (a null id gives a null scope). */
 export const openScopesSql = (installationId: string, repo: string): string =>
   `ARRAY['${INSTALLATION_SCOPE_PREFIX}' || ${installationId}, '${REPO_SCOPE_PREFIX}' || lower(${repo})]`;
 
@@ -53,7 +53,7 @@ INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)
 SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(u.cost_usd, 0), COALESCE(u.duration_ms, 0) / 60000.0
   FROM ${usage} u
   LEFT JOIN repositories rp ON rp.full_name = lower(u.repo)
- CROSS JOIN LATERAL (VALUES ('${INSTALLATION_SCOPE_PREFIX}' || rp.installation_id), ('${REPO_SCOPE_PREFIX}' || lower(u.repo))) AS s(scope)
+ CROSS JOIN LATERAL unnest(${openScopesSql("rp.installation_id", "u.repo")}) AS s(scope)
  WHERE s.scope IS NOT NULL
  ORDER BY s.scope
 ON CONFLICT (scope, month) DO UPDATE
