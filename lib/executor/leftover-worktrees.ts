@@ -110,7 +110,7 @@ export async function salvageOrRemove(leftover: LeftoverWorktree, options: Salva
     harvested = await harvest({
       name: meta.name,
       dir: meta.dir,
-      box: boxPaths(meta.dir, meta.name),
+      box: boxPaths(meta.dir, meta.name, meta.sandboxed),
       cacheDir: meta.cacheDir,
       sandboxed: meta.sandboxed,
       attemptId: meta.attemptId,

@@ -201,7 +201,7 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
     return { base: { kind: "default", ref: req.defaultBranch, sha } as WorkspaceBase, remoteBranchSha: null };
   });
   const dir = attemptDir(req.root, name);
-  const box = boxPaths(dir, name);
+  const box = boxPaths(dir, name, req.sandboxed);
   const ws: Workspace = {
     version: 2,
     name,

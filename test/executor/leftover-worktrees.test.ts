@@ -53,7 +53,7 @@ describe("start-up recovery of leftover worktrees", () => {
 
     const [leftover, ...others] = await listLeftoverWorktrees(fx.root);
     expect(others).toEqual([]);
-    expect(leftover).toMatchObject({ name: "r5_agent_1", path: ws.worktree, ownerAlive: false });
+    expect(leftover).toMatchObject({ name: "r5_agent_1", path: ws.dir, ownerAlive: false });
     expect(leftover!.meta).toMatchObject({ attemptId: "r5/agent/1", branch: "atelier/start-dev/5" });
 
     const outcome = await salvageOrRemove(leftover!, { token });

@@ -1,6 +1,6 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../lib/executor/process-group";
+import { demoChildAlive } from "../support/processes";
 import { approveRun, cancelRun, editAndRetryRun, intervene, retryRun, type OperatorDeps } from "../../lib/runner/operator";
 import { approve, parkForApproval } from "../../lib/store/approvals";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
@@ -178,15 +178,12 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
   it("cancel stops the running agent and every process it started, wherever the worker is", async () => {
     const repo = await world.addRepo("cancel");
     const runId = await start(repo, 11, "Linger [demo:spawn-child] [demo:sleep 30]");
-    const childPid = await waitFor("the agent's child", async () => {
-      const line = (await transcript(runId)).find((l) => l.text.includes("child pid"));
-      return line ? Number(/child pid (\d+)/.exec(line.text)![1]) : null;
-    });
-    expect(isProcessAlive(childPid)).toBe(true);
+    await waitFor("the agent's child", async () => (await transcript(runId)).some((l) => l.text.includes("child pid")) || null);
+    expect(demoChildAlive(runId)).toBe(true);
     const result = await cancelRun(ops, runId, "octo-admin");
     expect(result.canceledAttempt).toBe(`${runId}/agent/1`);
     expect(result.notified).toBeGreaterThan(0);
-    await waitFor("the child gone", async () => !isProcessAlive(childPid), 5_000);
+    await waitFor("the child gone", async () => !demoChildAlive(runId) || null, 5_000);
     expect(await runState(db, runId)).toBe("Canceled");
     expect((await attemptsOf(db, runId)).map((a) => a.state)).toEqual(["Canceled"]);
     await waitFor("the runner to let go", async () => runner.host.running === 0 || null, 5_000);

@@ -36,16 +36,19 @@ export interface AttemptBox {
   identity: SandboxIdentity;
 }
 
-/** The host uid for an Attempt: root picks one of its own per Attempt, anyone else keeps theirs. */
-export function boxUid(name: string): { uid: number; switchUser: boolean; identity: SandboxIdentity } {
+/**
+ * The host uid for an Attempt: root picks one of its own per Attempt, anyone else keeps theirs;
+ * an unconfined agent (sandbox: off) runs as the worker.
+ */
+export function boxUid(name: string, sandboxed = true): { uid: number; switchUser: boolean; identity: SandboxIdentity } {
   const self = process.getuid?.() ?? 0;
-  if (self !== 0) return { uid: self, switchUser: false, identity: { privileged: false } };
+  if (self !== 0 || !sandboxed) return { uid: self, switchUser: false, identity: { privileged: false } };
   const n = createHash("sha256").update(name).digest().readUInt32BE(0);
   const uid = UID_BASE + (n % UID_SPAN);
   return { uid, switchUser: true, identity: { privileged: true, uid } };
 }
 
-export function boxPaths(attemptDir: string, name: string): AttemptBox {
+export function boxPaths(attemptDir: string, name: string, sandboxed: boolean): AttemptBox {
   const dir = join(attemptDir, "box");
   return {
     dir,
@@ -55,7 +58,7 @@ export function boxPaths(attemptDir: string, name: string): AttemptBox {
     out: join(dir, "out"),
     run: join(dir, "run"),
     etc: join(dir, "etc"),
-    ...boxUid(name),
+    ...boxUid(name, sandboxed),
   };
 }
 
