@@ -92,16 +92,29 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
   if (plan.identity.privileged) args.push("--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID");
   else args.push("--unshare-user", "--disable-userns", "--uid", String(SANDBOX_UID), "--gid", String(SANDBOX_UID));
   args.push("--hostname", "atelier-agent");
-  // the directories that hold mount points, readable by the agent (bubblewrap makes them 0700 as root)
-  for (const dir of ["/etc", "/home", "/atelier", SANDBOX_BIN]) args.push("--perms", "0755", "--dir", dir);
+  // the directories that hold mount points must be traversable by the agent (bubblewrap makes them 0700 as root)
+  const made = new Set<string>();
+  const parents = (dest: string) => {
+    const parts = dest.split("/").filter(Boolean);
+    for (let i = 1; i < parts.length; i++) {
+      const dir = `/${parts.slice(0, i).join("/")}`;
+      if (made.has(dir)) continue;
+      made.add(dir);
+      args.push("--perms", "0755", "--dir", dir);
+    }
+  };
   for (const m of plan.mounts) {
-    if (m.kind === "ro-bind-try") args.push("--ro-bind-try", m.src, m.dest);
-    else if (m.kind === "symlink") args.push("--symlink", m.target, m.link);
+    if (m.kind === "ro-bind-try") {
+      parents(m.dest);
+      args.push("--ro-bind-try", m.src, m.dest);
+    } else if (m.kind === "symlink") args.push("--symlink", m.target, m.link);
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   // bound after /proc and /dev, so a descriptor mount may sit below a made-up directory
   for (const m of plan.mounts) {
-    if (m.kind === "bind-fd") args.push(m.writable ? "--bind-fd" : "--ro-bind-fd", String(m.fd), m.dest);
+    if (m.kind !== "bind-fd") continue;
+    parents(m.dest);
+    args.push(m.writable ? "--bind-fd" : "--ro-bind-fd", String(m.fd), m.dest);
   }
   if (plan.infoFd !== undefined) args.push("--info-fd", String(plan.infoFd));
   args.push("--chdir", plan.cwd, "--");
