@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -7,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt, type AttemptInput, type AttemptOutcome } from "../../lib/executor/execute-attempt";
 import { attemptDir, cacheDir, sanitizeName } from "../../lib/executor/workspace-paths";
-import { pidsWithArgument } from "../support/processes";
+import { demoChildAlive, pidsWithArgument } from "../support/processes";
 import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
 
 /**
@@ -218,5 +219,26 @@ describe("two Attempts at once", () => {
     expect(report.wrote.victim).toMatch(/^ERR/);
     const done = await victim;
     expect(done.tag === "Succeeded" && done.summary).toBe("Wrote atelier-demo/8.md: Victim work [demo:sleep 4]");
+  }, 60_000);
+});
+
+describe("a worker killed with -9", () => {
+  it("takes its agent and every process the agent started with it (THREATS.md 8)", async () => {
+    const attemptId = "killed/agent/1";
+    const child = spawn(process.execPath, ["--import", "tsx", join(FIXTURES, "attempt-in-child.ts"), fx.url, fx.root, attemptId], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    await new Promise<void>((resolve, reject) => {
+      let out = "";
+      child.stdout.setEncoding("utf8").on("data", (c: string) => {
+        out += c;
+        if (out.includes("CHILD-STARTED")) resolve();
+      });
+      child.once("exit", (code) => reject(new Error(`the worker exited first (${code})`)));
+    });
+    expect(demoChildAlive(attemptId)).toBe(true);
+    child.kill("SIGKILL");
+    for (let i = 0; i < 200 && demoChildAlive(attemptId); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(demoChildAlive(attemptId)).toBe(false);
   }, 60_000);
 });
