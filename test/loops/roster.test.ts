@@ -36,6 +36,9 @@ describe("the built-in default", () => {
           pricePerMinuteUsd: null,
           secrets: [],
           intervene: false,
+          egress: [],
+          limits: { memoryMb: 4096, pids: 1024, cpus: 2 },
+          readOnlyPaths: [],
         },
       },
       pollIntervalSeconds: 60,
@@ -51,6 +54,7 @@ describe("the built-in default", () => {
         ],
       },
       allowPrivateWebhookTargets: false,
+      sandbox: "on",
       source: null,
     });
   });
@@ -84,6 +88,9 @@ describe("parseInstanceConfig", () => {
       pricePerMinuteUsd: 0.1,
       secrets: ["ANTHROPIC_API_KEY"],
       intervene: true,
+      egress: ["api.anthropic.com"],
+      limits: { memoryMb: 4096, pids: 1024, cpus: 2 },
+      readOnlyPaths: [],
     });
     expect(cfg.agents.codex!.command).toEqual(["codex", "exec", "--full-auto", "--json", "-"]);
     expect(cfg.agents.codex!.secrets).toEqual(["OPENAI_API_KEY"]);
@@ -109,9 +116,24 @@ describe("parseInstanceConfig", () => {
       pricePerMinuteUsd: null,
       secrets: [],
       intervene: false,
+      egress: [],
+      limits: { memoryMb: 4096, pids: 1024, cpus: 2 },
+      readOnlyPaths: [],
     });
     expect(cfg.admins).toEqual(["octocat", "mona"]);
     expect(cfg.pollIntervalSeconds).toBe(60);
+  });
+
+  it("reads an agent's sandbox: egress, limits, read-only paths; and sandbox: off for the instance", () => {
+    const cfg = parseInstanceConfig(
+      "sandbox: off\nagents:\n  claude:\n    command: [claude]\n    egress: [api.anthropic.com, '127.0.0.1:8080', '*.example.com']\n    limits: { memory_mb: 2048, pids: 256, cpus: 1.5 }\n    read_only_paths: [/opt/claude]\n",
+    );
+    expect(cfg.sandbox).toBe("off");
+    expect(cfg.agents.claude).toMatchObject({
+      egress: ["api.anthropic.com", "127.0.0.1:8080", "*.example.com"],
+      limits: { memoryMb: 2048, pids: 256, cpus: 1.5 },
+      readOnlyPaths: ["/opt/claude"],
+    });
   });
 
   it("an empty file is the default", () => {
@@ -137,10 +159,14 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: claude -p\n", "agents.claude.command (line 3): command must be a list of arguments (argv), e.g. [claude, -p]"],
     ["agents:\n  claude:\n    command: []\n", "agents.claude.command (line 3): command must name a program"],
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
-    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene)"],
+    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, egress, limits, read_only_paths)"],
+    ["agents:\n  claude:\n    command: [claude]\n    egress: ['https://api.anthropic.com/v1']\n", "agents.claude.egress.0 (line 4): an egress entry is a host, host:port or *.domain"],
+    ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus)"],
+    ["agents:\n  claude:\n    command: [claude]\n    read_only_paths: [opt/tools]\n", "agents.claude.read_only_paths.0 (line 4): a read-only path is an absolute path"],
+    ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
     ["admins: ['not a login!']\n", "admins.0 (line 1): an admin is a GitHub login"],
