@@ -1,7 +1,9 @@
 import type { RunSnapshot } from "./run-snapshot";
 import {
+  capitalize,
   clip,
   currentAttemptNumber,
+  failureSentence,
   heldReason,
   isAwaitingApproval,
   isRevoked,
@@ -114,13 +116,13 @@ function face(s: RunSnapshot, runPage: string): Face {
       const attempt = s.latestAttempt;
       const failure = attempt?.failure;
       const what = failure ? `${failure.kind} (${failure.category})` : "Failed";
-      const message = failure?.message ? `\n\n> ${clip(failure.message, 4000).replace(/\n/g, "\n> ")}` : "";
+      const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on the Run page.` : "";
       return {
         status: "completed",
         conclusion: "failure",
         output: {
           title: `Failed: ${what}`,
-          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${message}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
+          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${why}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
         },
         actions: [CHECK_ACTIONS.retry],
       };
@@ -143,10 +145,6 @@ function face(s: RunSnapshot, runPage: string): Face {
         actions: [],
       };
   }
-}
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /** The check run body for a Run. */
