@@ -8,7 +8,7 @@ import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
-import { gitCredentialForms, Redactor } from "./redact";
+import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { SANDBOX_RESULT_FILE } from "./workspace-paths";
@@ -137,7 +137,7 @@ function defaultSummary(h: Harvest): string {
 
 export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {
   const started = Date.now();
-  let redactor = new Redactor(gitCredentialForms(input.token));
+  let redactor = new Redactor([...gitCredentialForms(input.token), ...instanceSecretValues()]);
   const emit = (entry: OutputEntry) => {
     try {
       deps.onOutput(entry);
