@@ -1,0 +1,51 @@
+/**
+ * Adapters by agent kind: how Atelier runs an agent CLI and reads what it prints.
+ *
+ * How the executor uses them (lib/executor/run-agent.ts wires this in):
+ *
+ *   const adapter = adapterFor(agent.kind);
+ *   const inv = adapter.invocation(agent, { prompt, model: loopModel, resumeSession });
+ *   // throws AttemptFailureError(configuration) for a roster the adapter cannot run
+ *   spawn(inv.file, inv.args, { env: { ...cleanEnv, ...secrets, ...inv.env, ...ATELIER_* } });
+ *   child.stdin.write(inv.stdin.text); if (inv.stdin.close) child.stdin.end();
+ *   // close: false only for a streaming input (Claude with intervene: true): an operator's
+ *   // message is written as inv.encodeIntervention(text); end stdin after a `final` step when
+ *   // no intervention is pending, or the CLI waits for more input forever.
+ *   const parser = adapter.parser(agent, { model: inv.model });
+ *   child.stdout.on("data", (chunk) => store(parser.feed(chunk, "stdout")));   // raw chunks,
+ *   child.stderr.on("data", (chunk) => store(parser.feed(chunk, "stderr")));   // not lines
+ *   const { steps, report } = parser.end({ code, signal });
+ *
+ * Keep the raw lines too (for download); the steps are what the Run page shows. `report` gives
+ * the session id (store it on the Attempt for a resume), the final answer (the Attempt's summary
+ * and the PR body), the exact usage (null: estimate, and say so) and a Failure classified from
+ * the agent's own report — prefer it to "exited with code 1": authentication is not retried,
+ * rate_limit/transport are InfraFailures retried with backoff, step_limit is max_turns.
+ * Feed chunks after redaction: the parsers see only what may be shown.
+ */
+
+import { claudeAdapter } from "./claude";
+import { codexAdapter } from "./codex";
+import { commandAdapter } from "./command";
+import { AGENT_KINDS, type AgentAdapter, type AgentKind } from "./types";
+
+export * from "./types";
+export { claudeAdapter, claudeInvocation, claudeUserMessage, ClaudeStreamParser, CLAUDE_ENV, CLAUDE_MAX_RETRIES_CAP } from "./claude";
+export { codexAdapter, codexInvocation, CodexStreamParser, CODEX_ENV, CODEX_PROVIDER_ID } from "./codex";
+export { commandAdapter, commandInvocation, PlainTextParser } from "./command";
+
+const ADAPTERS: Record<AgentKind, AgentAdapter> = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
+
+export function adapterFor(kind: AgentKind): AgentAdapter {
+  return ADAPTERS[kind];
+}
+
+export function isAgentKind(s: string): s is AgentKind {
+  return (AGENT_KINDS as readonly string[]).includes(s);
+}
+
+/** The kind a roster command implies: its program's name (claude, codex), else command. */
+export function inferAgentKind(command: readonly string[]): AgentKind {
+  const program = (command[0] ?? "").split(/[\\/]/).pop()!.replace(/\.(exe|cmd|js|mjs|cjs)$/i, "");
+  return program === "claude" || program === "codex" ? program : "command";
+}
