@@ -46,7 +46,7 @@ describe("the real claude CLI through the claude adapter", () => {
       { text: "Added hello.txt and committed it." },
     ]);
     const inv = claudeAdapter.invocation(spec, { prompt: "Add hello.txt and commit it." });
-    const run = await runCli(box, inv, claudeAdapter.parser(spec, { model: inv.model }), { secrets: SECRETS });
+    const run = await runCli(box, inv, claudeAdapter.parser(spec, { model: inv.model }), { secrets: SECRETS, record: "claude-commit" });
 
     expect(run.code).toBe(0);
     expect(run.stderr).toBe("");
@@ -100,7 +100,7 @@ describe("the real claude CLI through the claude adapter", () => {
   it("a 401 ends as authentication, not retried, within seconds, with the agent's own sentence", async () => {
     const { box, spec, fake } = await setup([{ error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }]);
     const inv = claudeAdapter.invocation(spec, { prompt: "Anything." });
-    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS });
+    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS, record: "claude-401" });
     expect(run.code).toBe(1);
     expect(run.report.failure).toMatchObject({ kind: "AgentFailure", category: "authentication", retryable: false });
     expect(run.report.failure!.message).toContain("Invalid API key");
@@ -113,7 +113,7 @@ describe("the real claude CLI through the claude adapter", () => {
   it("a 529 is retried by the CLI (a retry step) and then succeeds", async () => {
     const { box, spec } = await setup([{ error: 529 }, { text: "Done after the overload." }]);
     const inv = claudeAdapter.invocation(spec, { prompt: "Say done." });
-    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS });
+    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS, record: "claude-529-then-ok" });
     expect(run.code).toBe(0);
     expect(ofType(run.steps, "retry")[0]).toMatchObject({ status: 529 });
     expect(run.report.failure).toBeNull();
@@ -124,7 +124,7 @@ describe("the real claude CLI through the claude adapter", () => {
     const { box, spec } = await setup([{ error: 529 }, { error: 529 }], { env: { CLAUDE_CODE_MAX_RETRIES: "0" } });
     const inv = claudeAdapter.invocation(spec, { prompt: "Say done." });
     expect(inv.env.CLAUDE_CODE_MAX_RETRIES).toBe("0");
-    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS });
+    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS, record: "claude-529-exhausted" });
     expect(run.code).toBe(1);
     expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
     expect(run.report.failure!.message).toMatch(/529|overloaded/i);
@@ -135,7 +135,7 @@ describe("the real claude CLI through the claude adapter", () => {
     const { box, spec } = await setup([{ tools: [tool] }, { tools: [tool] }, { tools: [tool] }, { text: "never" }], { maxTurns: 1 });
     const inv = claudeAdapter.invocation(spec, { prompt: "Loop." });
     expect(inv.args).toContain("--max-turns");
-    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS });
+    const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS, record: "claude-max-turns" });
     expect(run.report.failure).toMatchObject({ category: "step_limit", retryable: false });
   });
 
@@ -173,5 +173,16 @@ describe("the real claude CLI through the claude adapter", () => {
     const sent = JSON.stringify(fake.loopRequests().at(-1)!.body);
     expect(sent).toContain("Remember the word tangerine.");
     expect(sent).toContain("Which word?");
+  });
+});
+
+describe("a hanging model API", () => {
+  it("leaves the stop to the executor's limit: a killed CLI reports its session but no failure of its own", async () => {
+    const { box, spec, fake } = await setup([{ hang: true }]);
+    const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Hang." }), claudeAdapter.parser(spec), { secrets: SECRETS, timeoutMs: 5_000 });
+    expect(run.signal).toBe("SIGKILL");
+    expect(fake.loopRequests()).toHaveLength(1);
+    expect(run.report).toMatchObject({ finalText: null, usage: null, failure: null });
+    expect(run.report.sessionId).toBeTruthy();
   });
 });

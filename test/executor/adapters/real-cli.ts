@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { AdapterAgent, AgentInvocation, AgentReport, StreamParser, TranscriptStep } from "../../../lib/executor/adapters";
@@ -70,7 +70,14 @@ export interface RunOptions {
   /** Called with each step as it comes; may write to stdin (a streaming input). */
   onStep?: (step: TranscriptStep, stdin: NodeJS.WritableStream) => void;
   timeoutMs?: number;
+  /**
+   * With ATELIER_RECORD_ADAPTER_FIXTURES=1, the CLI's stdout is written to fixtures/<record>.jsonl
+   * (the recorded real output the parser tests read).
+   */
+  record?: string;
 }
+
+export const FIXTURES = join(__dirname, "fixtures");
 
 /** Spawns the invocation as the executor will: a clean env, stdin as the adapter says. */
 export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamParser, opts: RunOptions = {}): Promise<CliRun> {
@@ -116,6 +123,10 @@ export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamPar
     child.once("error", reject);
     child.once("close", (code, signal) => {
       clearTimeout(timer);
+      if (opts.record && process.env.ATELIER_RECORD_ADAPTER_FIXTURES === "1") {
+        mkdirSync(FIXTURES, { recursive: true });
+        writeFileSync(join(FIXTURES, `${opts.record}.jsonl`), stdout);
+      }
       const end = parser.end({ code, signal });
       steps.push(...end.steps);
       resolveRun({ code, signal, steps, report: end.report, stdout, stderr, chunks, durationMs: Date.now() - started });
