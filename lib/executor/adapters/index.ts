@@ -27,12 +27,13 @@
 import { claudeAdapter } from "./claude";
 import { codexAdapter } from "./codex";
 import { commandAdapter } from "./command";
-import { AGENT_KINDS, type AgentAdapter, type AgentKind } from "./types";
+import type { AgentAdapter, AgentKind } from "./types";
 
 export * from "./types";
 export { claudeAdapter, claudeInvocation, claudeUserMessage, ClaudeStreamParser, CLAUDE_ENV, CLAUDE_MAX_RETRIES_CAP } from "./claude";
 export { codexAdapter, codexInvocation, CodexStreamParser, CODEX_ENV, CODEX_PROVIDER_ID } from "./codex";
 export { commandAdapter, commandInvocation, PlainTextParser } from "./command";
+export { inferAgentKind, isAgentKind } from "./kind";
 
 const ADAPTERS: Record<AgentKind, AgentAdapter> = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
 
@@ -40,12 +41,3 @@ export function adapterFor(kind: AgentKind): AgentAdapter {
   return ADAPTERS[kind];
 }
 
-export function isAgentKind(s: string): s is AgentKind {
-  return (AGENT_KINDS as readonly string[]).includes(s);
-}
-
-/** The kind a roster command implies: its program's name (claude, codex), else command. */
-export function inferAgentKind(command: readonly string[]): AgentKind {
-  const program = (command[0] ?? "").split(/[\\/]/).pop()!.replace(/\.(exe|cmd|js|mjs|cjs)$/i, "");
-  return program === "claude" || program === "codex" ? program : "command";
-}
