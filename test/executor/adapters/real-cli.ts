@@ -70,6 +70,8 @@ export interface RunOptions {
   /** Called with each step as it comes; may write to stdin (a streaming input). */
   onStep?: (step: TranscriptStep, stdin: NodeJS.WritableStream) => void;
   timeoutMs?: number;
+  /** Put node_modules/.bin first on PATH, so a roster's bare `claude` or `codex` is the real CLI. */
+  binOnPath?: boolean;
   /**
    * With ATELIER_RECORD_ADAPTER_FIXTURES=1, the CLI's stdout is written to fixtures/<record>.jsonl
    * (the recorded real output the parser tests read).
@@ -83,7 +85,7 @@ export const FIXTURES = join(__dirname, "fixtures");
 export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamParser, opts: RunOptions = {}): Promise<CliRun> {
   const started = Date.now();
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    PATH: `${opts.binOnPath ? `${BIN}:` : ""}${process.env.PATH ?? "/usr/bin:/bin"}`,
     HOME: sandbox.home,
     LANG: "C.UTF-8",
     GIT_AUTHOR_NAME: "Atelier Agent",
@@ -93,7 +95,8 @@ export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamPar
     ...opts.secrets,
     ...inv.env,
   };
-  const child = spawn(inv.file, inv.args, { cwd: sandbox.repo, env, stdio: ["pipe", "pipe", "pipe"] });
+  const file = opts.binOnPath && !inv.file.includes("/") ? join(BIN, inv.file) : inv.file;
+  const child = spawn(file, inv.args, { cwd: sandbox.repo, env, stdio: ["pipe", "pipe", "pipe"] });
   const steps: TranscriptStep[] = [];
   let stdout = "";
   let stderr = "";
