@@ -29,6 +29,9 @@ export const CODEX_PROVIDER_ID = "atelier";
 /** Codex's own retries of a request or a dropped stream, on Atelier's provider. */
 export const CODEX_MAX_RETRIES = 2;
 
+/** Config that keeps Codex to the model API (seen with strace: without it, it looks up ab.chatgpt.com, chatgpt.com and api.github.com). */
+export const CODEX_QUIET_CONFIG: readonly string[] = Object.freeze(["analytics.enabled=false", "features.plugins=false"]);
+
 /** Switches for running unattended. */
 export const CODEX_ENV: Readonly<Record<string, string>> = Object.freeze({
   NO_COLOR: "1",
@@ -65,6 +68,8 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
   for (const flag of ["--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check"]) {
     if (!findFlag(args, [flag])) args.push(flag);
   }
+  // no OTLP metrics (ab.chatgpt.com) and no plugin sync (chatgpt.com, api.github.com): the model API only
+  args.push(...CODEX_QUIET_CONFIG.flatMap((c) => ["-c", c]));
   const model = pickModel(agent, options.model);
   if (model) args.push("-m", model);
   const baseUrl = agent.env.OPENAI_BASE_URL;

@@ -31,7 +31,7 @@ import type { AgentAdapter, AgentKind } from "./types";
 
 export * from "./types";
 export { claudeAdapter, claudeInvocation, claudeUserMessage, ClaudeStreamParser, CLAUDE_ENV, CLAUDE_MAX_RETRIES_CAP } from "./claude";
-export { codexAdapter, codexInvocation, CodexStreamParser, CODEX_ENV, CODEX_PROVIDER_ID } from "./codex";
+export { codexAdapter, codexInvocation, CodexStreamParser, CODEX_ENV, CODEX_PROVIDER_ID, CODEX_QUIET_CONFIG } from "./codex";
 export { commandAdapter, commandInvocation, PlainTextParser } from "./command";
 export { inferAgentKind, isAgentKind } from "./kind";
 

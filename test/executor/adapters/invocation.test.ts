@@ -115,7 +115,11 @@ describe("codex", () => {
   it("derives codex exec --json with its sandbox bypassed, the prompt on stdin (-), then closed", () => {
     const inv = codexInvocation({ ...base, command: ["codex"] }, { prompt: "Fix it." });
     expect(inv.file).toBe("codex");
-    expect(inv.args).toEqual(["exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "-"]);
+    expect(inv.args).toEqual([
+      "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+      "-c", "analytics.enabled=false", "-c", "features.plugins=false",
+      "-",
+    ]);
     expect(inv.stdin).toEqual({ text: "Fix it.", close: true });
     expect(inv.encodeIntervention).toBeNull();
     expect(inv.env).toEqual({ NO_COLOR: "1" });
@@ -125,6 +129,7 @@ describe("codex", () => {
     const inv = codexInvocation({ ...base, model: "gpt-5.5", env: { OPENAI_BASE_URL: "https://gateway.example/openai/v1" } }, { prompt: "x" });
     expect(inv.args).toEqual([
       "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+      "-c", "analytics.enabled=false", "-c", "features.plugins=false",
       "-m", "gpt-5.5",
       "-c", 'model_provider="atelier"',
       "-c", 'model_providers.atelier.name="atelier"',
@@ -140,7 +145,11 @@ describe("codex", () => {
 
   it("resumes with codex exec resume <thread_id> -", () => {
     const inv = codexInvocation({ ...base, command: ["codex", "exec", "--json", "-"] }, { prompt: "x", resumeSession: "01a2-thread" });
-    expect(inv.args).toEqual(["exec", "resume", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", "01a2-thread", "-"]);
+    expect(inv.args).toEqual([
+      "exec", "resume", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
+      "-c", "analytics.enabled=false", "-c", "features.plugins=false",
+      "01a2-thread", "-",
+    ]);
   });
 
   it.each([

@@ -1,7 +1,8 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { AdapterAgent, AgentInvocation, AgentReport, StreamParser, TranscriptStep } from "../../../lib/executor/adapters";
 
 /**
@@ -9,7 +10,7 @@ import type { AdapterAgent, AgentInvocation, AgentReport, StreamParser, Transcri
  * git repository with a private HOME, feeding its raw output chunks to an adapter's parser.
  */
 
-export const BIN = resolve(__dirname, "../../../node_modules/.bin");
+export const BIN = fileURLToPath(new URL("../../../node_modules/.bin", import.meta.url));
 export const CLAUDE_BIN = join(BIN, "claude");
 export const CODEX_BIN = join(BIN, "codex");
 
@@ -79,7 +80,7 @@ export interface RunOptions {
   record?: string;
 }
 
-export const FIXTURES = join(__dirname, "fixtures");
+export const FIXTURES = fileURLToPath(new URL("./fixtures", import.meta.url));
 
 /** Spawns the invocation as the executor will: a clean env, stdin as the adapter says. */
 export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamParser, opts: RunOptions = {}): Promise<CliRun> {
