@@ -34,6 +34,7 @@ export { claudeAdapter, claudeInvocation, claudeUserMessage, ClaudeStreamParser,
 export { codexAdapter, codexInvocation, CodexStreamParser, CODEX_ENV, CODEX_PROVIDER_ID, CODEX_QUIET_CONFIG } from "./codex";
 export { commandAdapter, commandInvocation, PlainTextParser } from "./command";
 export { inferAgentKind, isAgentKind } from "./kind";
+export { decodeStep, encodeStep, STEP_STREAM } from "./step-entry";
 
 const ADAPTERS: Record<AgentKind, AgentAdapter> = { claude: claudeAdapter, codex: codexAdapter, command: commandAdapter };
 
