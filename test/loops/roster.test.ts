@@ -200,6 +200,14 @@ describe("parseInstanceConfig", () => {
 });
 
 describe("agent kinds and their settings", () => {
+  it("the README's roster for Claude Code and Codex through a gateway is valid", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const start = readme.indexOf("```yaml\nagents:") + "```yaml\n".length;
+    const cfg = parseInstanceConfig(readme.slice(start, readme.indexOf("```", start)), "README.md");
+    expect(cfg.agents.claude).toMatchObject({ kind: "claude", env: { ANTHROPIC_BASE_URL: "https://llm-gateway.example.com/anthropic" } });
+    expect(cfg.agents.codex).toMatchObject({ kind: "codex", env: { OPENAI_BASE_URL: "https://llm-gateway.example.com/openai/v1" } });
+  });
+
   it("infers the kind from the program's name, else command; an explicit kind wins", () => {
     const cfg = parseInstanceConfig(
       "agents:\n  a: { command: [/opt/bin/claude] }\n  b: { command: [codex, exec] }\n  c: { command: [aider] }\n  d: { command: [my-claude-wrapper], kind: claude }\n",
