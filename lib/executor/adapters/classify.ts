@@ -17,7 +17,8 @@ export function statusInText(text: string): number | null {
 
 const AUTH = /invalid api key|invalid x-api-key|incorrect api key|authentication|unauthori[sz]ed|not logged in|please run \/login|forbidden|permission_error/i;
 const RATE = /rate.?limit|too many requests|overloaded|quota exceeded/i;
-const TRANSPORT = /connection (?:error|refused|reset|closed)|econnrefused|econnreset|etimedout|socket hang up|fetch failed|network error|stream disconnected|request timed out|timed out/i;
+const TRANSPORT =
+  /connection (?:error|refused|reset|closed)|econnrefused|econnreset|etimedout|socket hang up|fetch failed|network error|stream disconnected|request timed out|timed out|internal server error|server error|bad gateway|service unavailable|gateway timeout|high demand|temporary errors/i;
 
 /** The kind of an API error: null when the status and text name none. */
 export function apiErrorCategory(status: number | null, text: string): "authentication" | "rate_limit" | "transport" | null {

@@ -130,6 +130,19 @@ describe("the real claude CLI through the claude adapter", () => {
     expect(run.report.failure!.message).toMatch(/529|overloaded/i);
   });
 
+  it("a 429 is retried by the CLI; one that outlasts its retries is rate_limit", async () => {
+    const { box, spec } = await setup([{ error: 429 }, { text: "Done after the rate limit." }]);
+    const ok = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Say done." }), claudeAdapter.parser(spec), { secrets: SECRETS });
+    expect(ofType(ok.steps, "retry")[0]).toMatchObject({ status: 429 });
+    expect(ok.report).toMatchObject({ finalText: "Done after the rate limit.", failure: null });
+
+    await fake!.close();
+    fake = await startFakeAnthropic([{ error: 429 }]);
+    const limited = { ...spec, env: { ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_MAX_RETRIES: "0" } };
+    const run = await runCli(box, claudeAdapter.invocation(limited, { prompt: "Say done." }), claudeAdapter.parser(limited), { secrets: SECRETS, record: "claude-429-exhausted" });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+  });
+
   it("max_turns ends as step_limit", async () => {
     const tool = { name: "Bash", input: { command: "echo again", description: "again" } };
     const { box, spec } = await setup([{ tools: [tool] }, { tools: [tool] }, { tools: [tool] }, { text: "never" }], { maxTurns: 1 });

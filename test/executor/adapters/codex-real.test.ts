@@ -118,6 +118,18 @@ describe("the real codex CLI through the codex adapter", () => {
     expect(fake.remaining()).toBeGreaterThan(0);
   });
 
+  it("a 429 that outlasts the CLI's retries is rate_limit; a 500 is transport", async () => {
+    const limited = await setup(Array.from({ length: 20 }, () => ({ error: 429 })));
+    const run = await runCli(limited.box, codexAdapter.invocation(limited.spec, { prompt: "x" }), codexAdapter.parser(limited.spec), { secrets: SECRETS, record: "codex-429-exhausted" });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    await fake!.close();
+    box!.cleanup();
+
+    const broken = await setup(Array.from({ length: 20 }, () => ({ error: 500 })));
+    const failed = await runCli(broken.box, codexAdapter.invocation(broken.spec, { prompt: "x" }), codexAdapter.parser(broken.spec), { secrets: SECRETS, record: "codex-500-exhausted" });
+    expect(failed.report.failure).toMatchObject({ kind: "InfraFailure", category: "transport", retryable: true });
+  });
+
   it("resumes a thread with codex exec resume: the earlier conversation is sent again", async () => {
     const { box, spec, fake } = await setup([{ text: "Remembered: tangerine." }, { text: "The word was tangerine." }]);
     const first = await runCli(box, codexAdapter.invocation(spec, { prompt: "Remember the word tangerine." }), codexAdapter.parser(spec), { secrets: SECRETS });

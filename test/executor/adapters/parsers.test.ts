@@ -59,6 +59,9 @@ describe.each([
   ["codex-commit", "codex", 0],
   ["codex-401", "codex", 1],
   ["codex-529-exhausted", "codex", 1],
+  ["codex-429-exhausted", "codex", 1],
+  ["codex-500-exhausted", "codex", 1],
+  ["claude-429-exhausted", "claude", 1],
 ] as const)("recorded %s", (name, kind, code) => {
   it("parses the stream, not the chunks: any chunking gives the same steps and report", () => {
     const text = fixture(name);
@@ -119,6 +122,12 @@ describe("what the recorded runs report", () => {
     const overloaded = run("codex-529-exhausted", "codex", 1);
     expect(overloaded.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
     expect(overloaded.steps.filter((s) => s.type === "retry")).not.toHaveLength(0);
+  });
+
+  it("codex: a 429 exhausted is rate_limit; a 500 (which codex words as high demand) is transport", () => {
+    expect(run("codex-429-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
+    expect(run("codex-500-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "transport" });
+    expect(run("claude-429-exhausted", "claude", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
   });
 
   it("codex without prices: exact tokens, no cost", () => {
