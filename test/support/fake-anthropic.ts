@@ -1,5 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { startScriptedServer, type RecordedRequest } from "./fake-model-server";
+
+export type { RecordedRequest };
 
 /**
  * A scripted stand-in for the Anthropic Messages API, as a real local HTTP server, for running
@@ -31,13 +33,6 @@ export interface AnthropicUsage {
   cache_read_input_tokens: number;
 }
 
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage["headers"];
-  body: unknown;
-}
-
 export interface FakeAnthropic {
   url: string;
   /** Every request, in order. */
@@ -66,16 +61,6 @@ const ERROR_TYPES: Record<number, [string, string]> = {
   500: ["api_error", "Internal server error"],
   529: ["overloaded_error", "Overloaded"],
 };
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (body += c));
-    req.on("end", () => resolve(body));
-    req.on("error", reject);
-  });
-}
 
 function sse(res: ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -138,69 +123,43 @@ function streamMessage(res: ServerResponse, model: string, turn: { text?: string
 
 export async function startFakeAnthropic(script: AnthropicTurn[], opts: { model?: string } = {}): Promise<FakeAnthropic> {
   const turns = [...script];
-  const requests: RecordedRequest[] = [];
-  const unexpected: RecordedRequest[] = [];
-  const hanging = new Set<ServerResponse>();
-
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const text = await readBody(req);
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : null;
-      } catch {
-        /* kept as text */
-      }
-      const recorded: RecordedRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
-      requests.push(recorded);
-      const path = (req.url ?? "").split("?")[0];
-      if (req.method === "HEAD" && path === "/") {
-        res.writeHead(200).end();
-        return;
-      }
-      if (req.method !== "POST" || path !== "/v1/messages") {
-        unexpected.push(recorded);
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not found" } }));
-        return;
-      }
-      const b = (body ?? {}) as { model?: string; tools?: unknown[] };
-      const model = opts.model ?? b.model ?? "claude-sonnet-4-5";
-      const isLoop = Array.isArray(b.tools) && b.tools.length > 0;
-      if (!isLoop) {
-        streamMessage(res, model, { text: "Fake side answer", usage: { input_tokens: 10, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
-        return;
-      }
-      const turn = turns.shift() ?? { text: "The script has no more turns." };
-      if ("hang" in turn) {
-        hanging.add(res);
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.flushHeaders();
-        return;
-      }
-      if ("error" in turn) {
-        const [type, message] = ERROR_TYPES[turn.error] ?? ["api_error", `HTTP ${turn.error}`];
-        res.writeHead(turn.error, { "content-type": "application/json", "request-id": "req_fake_error", ...(turn.error === 429 ? { "retry-after": "1" } : {}) });
-        res.end(JSON.stringify({ type: "error", error: { type, message: turn.message ?? message } }));
-        return;
-      }
-      streamMessage(res, model, turn);
-    })().catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end(String(err));
-    });
+  const server = await startScriptedServer(({ recorded, path, res, notExpected, hang }) => {
+    if (recorded.method === "HEAD" && path === "/") {
+      res.writeHead(200).end();
+      return;
+    }
+    if (recorded.method !== "POST" || path !== "/v1/messages") {
+      notExpected({ type: "error", error: { type: "not_found_error", message: "not found" } });
+      return;
+    }
+    const b = (recorded.body ?? {}) as { model?: string; tools?: unknown[] };
+    const model = opts.model ?? b.model ?? "claude-sonnet-4-5";
+    if (!isLoopRequest(recorded)) {
+      streamMessage(res, model, { text: "Fake side answer", usage: { input_tokens: 10, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });
+      return;
+    }
+    const turn = turns.shift() ?? { text: "The script has no more turns." };
+    if ("hang" in turn) return hang();
+    if ("error" in turn) {
+      const [type, message] = ERROR_TYPES[turn.error] ?? ["api_error", `HTTP ${turn.error}`];
+      res.writeHead(turn.error, { "content-type": "application/json", "request-id": "req_fake_error", ...(turn.error === 429 ? { "retry-after": "1" } : {}) });
+      res.end(JSON.stringify({ type: "error", error: { type, message: turn.message ?? message } }));
+      return;
+    }
+    streamMessage(res, model, turn);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    unexpected,
-    loopRequests: () => requests.filter((r) => Array.isArray((r.body as { tools?: unknown[] } | null)?.tools) && ((r.body as { tools: unknown[] }).tools.length > 0)),
+    url: server.url,
+    requests: server.requests,
+    unexpected: server.unexpected,
+    loopRequests: () => server.requests.filter(isLoopRequest),
     remaining: () => turns.length,
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: server.close,
   };
+}
+
+/** A request of the agent loop: it carries the agent's tools. */
+function isLoopRequest(r: RecordedRequest): boolean {
+  const tools = (r.body as { tools?: unknown } | null)?.tools;
+  return Array.isArray(tools) && tools.length > 0;
 }

@@ -1,5 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import { startScriptedServer, type RecordedRequest } from "./fake-model-server";
+
+export type { RecordedRequest };
 
 /**
  * A scripted stand-in for the OpenAI Responses API, as a real local HTTP server, for running
@@ -24,13 +26,6 @@ export interface OpenAiUsage {
   input_tokens: number;
   cached_tokens: number;
   output_tokens: number;
-}
-
-export interface RecordedRequest {
-  method: string;
-  url: string;
-  headers: IncomingMessage["headers"];
-  body: unknown;
 }
 
 export interface FakeOpenAi {
@@ -60,16 +55,6 @@ export function execShape(body: { tools?: ToolLike[]; input?: { type?: string; t
   if (names.has("exec_command")) return "exec_command";
   if (names.has("shell")) return "shell";
   return extra.length ? "custom_exec" : "exec_command";
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let body = "";
-    req.setEncoding("utf8");
-    req.on("data", (c: string) => (body += c));
-    req.on("end", () => resolve(body));
-    req.on("error", reject);
-  });
 }
 
 let counter = 0;
@@ -136,57 +121,27 @@ const ERRORS: Record<number, { type: string; code: string | null; message: strin
 
 export async function startFakeOpenAi(script: OpenAiTurn[]): Promise<FakeOpenAi> {
   const turns = [...script];
-  const requests: RecordedRequest[] = [];
-  const unexpected: RecordedRequest[] = [];
-  const hanging = new Set<ServerResponse>();
-  const server: Server = createServer((req, res) => {
-    void (async () => {
-      const text = await readBody(req);
-      let body: unknown = text;
-      try {
-        body = text ? JSON.parse(text) : null;
-      } catch {
-        /* kept as text */
-      }
-      const recorded: RecordedRequest = { method: req.method ?? "", url: req.url ?? "", headers: req.headers, body };
-      requests.push(recorded);
-      const path = (req.url ?? "").split("?")[0] ?? "";
-      if (req.method !== "POST" || !path.endsWith("/responses")) {
-        unexpected.push(recorded);
-        res.writeHead(404, { "content-type": "application/json" }).end(JSON.stringify({ error: { message: "not found", type: "invalid_request_error" } }));
-        return;
-      }
-      const b = (body ?? {}) as { model?: string };
-      const turn = turns.shift() ?? { text: "The script has no more turns." };
-      if ("hang" in turn) {
-        hanging.add(res);
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        res.flushHeaders();
-        return;
-      }
-      if ("error" in turn) {
-        const e = ERRORS[turn.error] ?? { type: "server_error", code: null, message: `HTTP ${turn.error}` };
-        res.writeHead(turn.error, { "content-type": "application/json" });
-        res.end(JSON.stringify({ error: { ...e, message: turn.message ?? e.message, param: null } }));
-        return;
-      }
-      stream(res, b.model ?? "gpt-5.5", execShape(b as Parameters<typeof execShape>[0]), turn);
-    })().catch((err: unknown) => {
-      if (!res.headersSent) res.writeHead(500);
-      res.end(String(err));
-    });
+  const server = await startScriptedServer(({ recorded, path, res, notExpected, hang }) => {
+    if (recorded.method !== "POST" || !path.endsWith("/responses")) {
+      notExpected({ error: { message: "not found", type: "invalid_request_error" } });
+      return;
+    }
+    const b = (recorded.body ?? {}) as Parameters<typeof execShape>[0] & { model?: string };
+    const turn = turns.shift() ?? { text: "The script has no more turns." };
+    if ("hang" in turn) return hang();
+    if ("error" in turn) {
+      const e = ERRORS[turn.error] ?? { type: "server_error", code: null, message: `HTTP ${turn.error}` };
+      res.writeHead(turn.error, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { ...e, message: turn.message ?? e.message, param: null } }));
+      return;
+    }
+    stream(res, b.model ?? "gpt-5.5", execShape(b), turn);
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    unexpected,
+    baseUrl: `${server.url}/v1`,
+    requests: server.requests,
+    unexpected: server.unexpected,
     remaining: () => turns.length,
-    close: async () => {
-      for (const res of hanging) res.destroy();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: server.close,
   };
 }

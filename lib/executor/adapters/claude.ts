@@ -1,8 +1,8 @@
 import { agentFailure, type Failure } from "../../engine/failure";
 import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv } from "./argv";
-import { boundInput, boundText, DEFAULT_MAX_TOOL_INPUT_BYTES, DEFAULT_MAX_TOOL_RESULT_BYTES } from "./bound";
+import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
-import { LineSplitter, parseJsonObject } from "./json-lines";
+import { arr, JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
 import type {
   AdapterAgent,
   AgentAdapter,
@@ -12,7 +12,6 @@ import type {
   InvocationOptions,
   ParserOptions,
   ProcessExit,
-  StreamParser,
   TranscriptStep,
 } from "./types";
 
@@ -90,11 +89,6 @@ export function claudeMaxRetries(configured: string | undefined): number {
   return Math.min(n, CLAUDE_MAX_RETRIES_CAP);
 }
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const obj = (v: unknown): Json | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : null);
-const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 
 /** The text of a tool_result's content: a string, or a list of blocks. */
 function toolResultText(content: unknown): string {
@@ -109,11 +103,8 @@ function toolResultText(content: unknown): string {
     .join("\n");
 }
 
-export class ClaudeStreamParser implements StreamParser {
-  private readonly lines = { stdout: new LineSplitter(), stderr: new LineSplitter() };
+export class ClaudeStreamParser extends JsonLinesParser {
   private readonly toolNames = new Map<string, string>();
-  private readonly maxResult: number;
-  private readonly maxInput: number;
   private sessionId: string | null = null;
   private model: string | null = null;
   private result: Json | null = null;
@@ -123,23 +114,10 @@ export class ClaudeStreamParser implements StreamParser {
     private readonly agent: Pick<AdapterAgent, "name" | "maxTurns">,
     options: ParserOptions = {},
   ) {
-    this.maxResult = options.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
-    this.maxInput = options.maxToolInputBytes ?? DEFAULT_MAX_TOOL_INPUT_BYTES;
+    super(options);
   }
 
-  feed(chunk: string, stream: "stdout" | "stderr" = "stdout"): TranscriptStep[] {
-    return this.lines[stream].push(chunk).flatMap((l) => this.line(l.text, stream));
-  }
-
-  end(exit?: ProcessExit): { steps: TranscriptStep[]; report: AgentReport } {
-    const steps = (["stdout", "stderr"] as const).flatMap((s) => this.lines[s].end().flatMap((l) => this.line(l.text, s)));
-    return { steps, report: this.report(exit) };
-  }
-
-  private line(text: string, stream: "stdout" | "stderr"): TranscriptStep[] {
-    if (stream === "stderr") return text.trim() ? [{ type: "output", stream, text }] : [];
-    const event = parseJsonObject(text);
-    if (!event) return text.trim() ? [{ type: "output", stream, text }] : [];
+  protected event(event: Json): TranscriptStep[] {
     switch (event.type) {
       case "system":
         return this.system(event);
@@ -263,7 +241,7 @@ export class ClaudeStreamParser implements StreamParser {
     return null;
   }
 
-  private report(exit?: ProcessExit): AgentReport {
+  protected report(exit?: ProcessExit): AgentReport {
     const r = this.result;
     const failed = r ? r.is_error === true || String(r.subtype ?? "").startsWith("error") : false;
     return {

@@ -1,8 +1,8 @@
 import { agentFailure, type Failure } from "../../engine/failure";
 import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv } from "./argv";
-import { boundInput, boundText, DEFAULT_MAX_TOOL_INPUT_BYTES, DEFAULT_MAX_TOOL_RESULT_BYTES } from "./bound";
+import { boundInput, boundText } from "./bound";
 import { apiFailure, reason, statusInText } from "./classify";
-import { LineSplitter, parseJsonObject } from "./json-lines";
+import { JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
 import type {
   AdapterAgent,
   AgentAdapter,
@@ -12,7 +12,6 @@ import type {
   InvocationOptions,
   ParserOptions,
   ProcessExit,
-  StreamParser,
   TranscriptStep,
 } from "./types";
 
@@ -99,19 +98,12 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
   };
 }
 
-type Json = Record<string, unknown>;
-const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
-const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
-const obj = (v: unknown): Json | null => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : null);
 
 /** "Reconnecting... 2/5 (unexpected status 529 …)" */
 const RECONNECTING = /^Reconnecting\.*\s*(\d+)\/(\d+)\s*\((.*)\)\s*$/s;
 
-export class CodexStreamParser implements StreamParser {
-  private readonly lines = { stdout: new LineSplitter(), stderr: new LineSplitter() };
+export class CodexStreamParser extends JsonLinesParser {
   private readonly started = new Set<string>();
-  private readonly maxResult: number;
-  private readonly maxInput: number;
   private threadId: string | null = null;
   private lastMessage: string | null = null;
   private finalText: string | null = null;
@@ -122,24 +114,12 @@ export class CodexStreamParser implements StreamParser {
 
   constructor(
     private readonly agent: Pick<AdapterAgent, "name" | "model" | "pricePerMillionInputUsd" | "pricePerMillionOutputUsd">,
-    private readonly options: ParserOptions = {},
+    options: ParserOptions = {},
   ) {
-    this.maxResult = options.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
-    this.maxInput = options.maxToolInputBytes ?? DEFAULT_MAX_TOOL_INPUT_BYTES;
+    super(options);
   }
 
-  feed(chunk: string, stream: "stdout" | "stderr" = "stdout"): TranscriptStep[] {
-    return this.lines[stream].push(chunk).flatMap((l) => this.line(l.text, stream));
-  }
-
-  end(exit?: ProcessExit): { steps: TranscriptStep[]; report: AgentReport } {
-    const steps = (["stdout", "stderr"] as const).flatMap((s) => this.lines[s].end().flatMap((l) => this.line(l.text, s)));
-    return { steps, report: this.report(exit) };
-  }
-
-  private line(text: string, stream: "stdout" | "stderr"): TranscriptStep[] {
-    const event = stream === "stdout" ? parseJsonObject(text) : null;
-    if (!event) return text.trim() ? [{ type: "output", stream, text }] : [];
+  protected event(event: Json): TranscriptStep[] {
     switch (event.type) {
       case "thread.started":
         this.threadId = str(event.thread_id) ?? this.threadId;
@@ -291,7 +271,7 @@ export class CodexStreamParser implements StreamParser {
     return null;
   }
 
-  private report(exit?: ProcessExit): AgentReport {
+  protected report(exit?: ProcessExit): AgentReport {
     return {
       sessionId: this.threadId,
       finalText: this.turnFailed === null ? this.finalText : null,
