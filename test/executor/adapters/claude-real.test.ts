@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { claudeAdapter, claudeUserMessage, type TranscriptStep } from "../../../lib/executor/adapters";
+import { claudeAdapter, claudeUserMessage } from "../../../lib/executor/adapters";
 import { startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../../support/fake-anthropic";
-import { agent, CLAUDE_BIN, makeSandbox, runCli, type Sandbox } from "./real-cli";
+import { agent, CLAUDE_BIN, COMMIT_HELLO, makeSandbox, ofType, runCli, type Sandbox } from "./real-cli";
 
 /**
  * The real Claude Code CLI (@anthropic-ai/claude-code, a dev dependency) against the scripted
@@ -12,7 +12,6 @@ import { agent, CLAUDE_BIN, makeSandbox, runCli, type Sandbox } from "./real-cli
  */
 
 const SECRETS = { ANTHROPIC_API_KEY: "sk-ant-test-key-0123456789" };
-const COMMIT = "printf 'hello\\n' > hello.txt && git add hello.txt && git commit -q -m 'Add hello.txt' && echo committed";
 
 let fake: FakeAnthropic | null = null;
 let box: Sandbox | null = null;
@@ -36,13 +35,10 @@ async function setup(script: AnthropicTurn[], overrides: Parameters<typeof agent
   return { fake, box, spec };
 }
 
-const ofType = <T extends TranscriptStep["type"]>(steps: TranscriptStep[], type: T) =>
-  steps.filter((s): s is Extract<TranscriptStep, { type: T }> => s.type === type);
-
 describe("the real claude CLI through the claude adapter", () => {
   it("runs a tool that writes and commits a file; the parser yields the steps, the answer, the session and the exact usage", async () => {
     const { fake, box, spec } = await setup([
-      { text: "I will add hello.txt.", tools: [{ name: "Bash", input: { command: COMMIT, description: "Write and commit hello.txt" } }] },
+      { text: "I will add hello.txt.", tools: [{ name: "Bash", input: { command: COMMIT_HELLO, description: "Write and commit hello.txt" } }] },
       { text: "Added hello.txt and committed it." },
     ]);
     const inv = claudeAdapter.invocation(spec, { prompt: "Add hello.txt and commit it." });
@@ -58,7 +54,7 @@ describe("the real claude CLI through the claude adapter", () => {
     expect(session?.model).toBe("claude-sonnet-4-5");
     expect(ofType(run.steps, "text").map((s) => s.text)).toEqual(["I will add hello.txt.", "Added hello.txt and committed it."]);
     const [call] = ofType(run.steps, "tool_call");
-    expect(call).toMatchObject({ name: "Bash", input: { command: COMMIT }, inputCutBytes: 0 });
+    expect(call).toMatchObject({ name: "Bash", input: { command: COMMIT_HELLO }, inputCutBytes: 0 });
     const [result] = ofType(run.steps, "tool_result");
     expect(result).toMatchObject({ id: call!.id, name: "Bash", isError: false, cutBytes: 0 });
     expect(result!.output).toContain("committed");

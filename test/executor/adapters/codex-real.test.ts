@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { codexAdapter, type TranscriptStep } from "../../../lib/executor/adapters";
+import { codexAdapter } from "../../../lib/executor/adapters";
 import { startFakeOpenAi, type FakeOpenAi, type OpenAiTurn } from "../../support/fake-openai";
-import { agent, CODEX_BIN, makeSandbox, runCli, type Sandbox } from "./real-cli";
+import { agent, CODEX_BIN, COMMIT_HELLO, makeSandbox, ofType, runCli, type Sandbox } from "./real-cli";
 
 /**
  * The real Codex CLI (@openai/codex, a dev dependency with its native binary) against the
@@ -12,7 +12,6 @@ import { agent, CODEX_BIN, makeSandbox, runCli, type Sandbox } from "./real-cli"
  */
 
 const SECRETS = { OPENAI_API_KEY: "sk-test-openai-0123456789" };
-const COMMIT = "printf 'hello\\n' > hello.txt && git add hello.txt && git commit -q -m 'Add hello.txt' && echo committed";
 
 let fake: FakeOpenAi | null = null;
 let box: Sandbox | null = null;
@@ -37,13 +36,10 @@ async function setup(script: OpenAiTurn[]) {
   return { fake, box, spec };
 }
 
-const ofType = <T extends TranscriptStep["type"]>(steps: TranscriptStep[], type: T) =>
-  steps.filter((s): s is Extract<TranscriptStep, { type: T }> => s.type === type);
-
 describe("the real codex CLI through the codex adapter", () => {
   it("runs a command that writes and commits a file; the parser yields the steps, the answer, the thread and usage priced from the roster", async () => {
     const { fake, box, spec } = await setup([
-      { text: "I will add hello.txt.", exec: [COMMIT] },
+      { text: "I will add hello.txt.", exec: [COMMIT_HELLO] },
       { text: "Added hello.txt and committed it." },
     ]);
     const inv = codexAdapter.invocation(spec, { prompt: "Add hello.txt and commit it." });

@@ -139,3 +139,10 @@ export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamPar
 }
 
 export const realClisInstalled = existsSync(CLAUDE_BIN) && existsSync(CODEX_BIN);
+
+/** A shell command for a scripted tool call: writes hello.txt and commits it. */
+export const COMMIT_HELLO = "printf 'hello\\n' > hello.txt && git add hello.txt && git commit -q -m 'Add hello.txt' && echo committed";
+
+/** The steps of one type. */
+export const ofType = <T extends TranscriptStep["type"]>(steps: TranscriptStep[], type: T) =>
+  steps.filter((s): s is Extract<TranscriptStep, { type: T }> => s.type === type);
