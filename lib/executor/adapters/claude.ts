@@ -107,6 +107,8 @@ export class ClaudeStreamParser extends JsonLinesParser {
   private readonly toolNames = new Map<string, string>();
   private sessionId: string | null = null;
   private model: string | null = null;
+  private readonly results: Json[] = [];
+  /** The last result. */
   private result: Json | null = null;
   private lastApiError: { status: number | null; message: string } | null = null;
 
@@ -191,29 +193,38 @@ export class ClaudeStreamParser extends JsonLinesParser {
 
   private onResult(event: Json): TranscriptStep[] {
     this.result = event;
+    this.results.push(event);
     this.sessionId = str(event.session_id) ?? this.sessionId;
     const text = str(event.result) ?? "";
     return [{ type: "final", text, isError: event.is_error === true }];
   }
 
+  /**
+   * With a streaming input there is a result per user message: its usage, num_turns and
+   * duration_ms are that message's (so they add up), total_cost_usd and modelUsage the process's
+   * so far (so the last one counts).
+   */
   private usage(): AgentUsage | null {
-    const r = this.result;
-    if (!r) return null;
-    const u = obj(r.usage) ?? {};
-    const modelUsage = obj(r.modelUsage) ?? {};
+    const last = this.result;
+    if (!last) return null;
+    const sum = (pick: (r: Json) => number | null) => this.results.reduce((n, r) => n + (pick(r) ?? 0), 0);
+    const usage = (r: Json) => obj(r.usage) ?? {};
+    const modelUsage = obj(last.modelUsage) ?? {};
     // the model that cost the most, else the one the session started with
     const models = Object.entries(modelUsage).sort((a, b) => (num(obj(b[1])?.costUSD) ?? 0) - (num(obj(a[1])?.costUSD) ?? 0));
-    const cost = num(r.total_cost_usd);
+    const cost = num(last.total_cost_usd);
+    const anyTurns = this.results.some((r) => num(r.num_turns) !== null);
+    const anyDuration = this.results.some((r) => num(r.duration_ms) !== null);
     return {
-      tokensIn: num(u.input_tokens) ?? 0,
-      tokensOut: num(u.output_tokens) ?? 0,
-      cacheRead: num(u.cache_read_input_tokens) ?? 0,
-      cacheWrite: num(u.cache_creation_input_tokens) ?? 0,
+      tokensIn: sum((r) => num(usage(r).input_tokens)),
+      tokensOut: sum((r) => num(usage(r).output_tokens)),
+      cacheRead: sum((r) => num(usage(r).cache_read_input_tokens)),
+      cacheWrite: sum((r) => num(usage(r).cache_creation_input_tokens)),
       costUsd: cost,
       costExact: cost !== null,
       costSource: cost === null ? null : "agent",
-      turns: num(r.num_turns),
-      durationMs: num(r.duration_ms),
+      turns: anyTurns ? sum((r) => num(r.num_turns)) : null,
+      durationMs: anyDuration ? sum((r) => num(r.duration_ms)) : null,
       model: models[0]?.[0] ?? this.model,
     };
   }

@@ -155,6 +155,7 @@ describe("the real claude CLI through the claude adapter", () => {
     let finals = 0;
     const run = await runCli(box, inv, claudeAdapter.parser(spec), {
       secrets: SECRETS,
+      record: "claude-intervene",
       onStep: (step, stdin) => {
         if (step.type !== "final") return;
         finals++;
@@ -166,6 +167,11 @@ describe("the real claude CLI through the claude adapter", () => {
     expect(run.code).toBe(0);
     expect(ofType(run.steps, "final").map((s) => s.text)).toEqual(["First answer.", "Answer to the intervention."]);
     expect(run.report.finalText).toBe("Answer to the intervention.");
+    // a result per message: tokens and turns add up, the cost is the process's total so far
+    const results = run.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; total_cost_usd?: number }).filter((o) => o.type === "result");
+    expect(results).toHaveLength(2);
+    expect(run.report.usage).toMatchObject({ tokensIn: 2 * 1200, tokensOut: 2 * 80, cacheRead: 2 * 500, cacheWrite: 2 * 300, turns: 2, costUsd: results[1]!.total_cost_usd });
+    expect(results[1]!.total_cost_usd).toBeGreaterThan(results[0]!.total_cost_usd!);
     expect(JSON.stringify(fake.loopRequests()[1]!.body)).toContain("Please also say goodbye.");
     expect(claudeUserMessage("x")).toBe('{"type":"user","message":{"role":"user","content":[{"type":"text","text":"x"}]}}\n');
   });

@@ -62,6 +62,7 @@ describe.each([
   ["codex-429-exhausted", "codex", 1],
   ["codex-500-exhausted", "codex", 1],
   ["claude-429-exhausted", "claude", 1],
+  ["claude-intervene", "claude", 0],
 ] as const)("recorded %s", (name, kind, code) => {
   it("parses the stream, not the chunks: any chunking gives the same steps and report", () => {
     const text = fixture(name);
