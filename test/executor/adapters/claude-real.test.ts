@@ -139,6 +139,19 @@ describe("the real claude CLI through the claude adapter", () => {
     expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
   });
 
+  it("passes the roster's tools and MCP config: a disallowed tool is not offered to the model, the MCP server is started", async () => {
+    const mcp = JSON.stringify({ mcpServers: { atelierprobe: { command: "/bin/false", args: [] } } });
+    const { box, spec, fake } = await setup([{ text: "ok" }], { disallowedTools: ["Write", "WebFetch"], allowedTools: ["Bash(git:*)", "Edit"], mcpConfig: mcp });
+    const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "x" }), claudeAdapter.parser(spec), { secrets: SECRETS });
+    expect(run.code).toBe(0);
+    const offered = (fake.loopRequests()[0]!.body as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(offered).toContain("Bash");
+    expect(offered).not.toContain("Write");
+    expect(offered).not.toContain("WebFetch");
+    const init = JSON.parse(run.stdout.split("\n")[0]!) as { mcp_servers: { name: string }[] };
+    expect(init.mcp_servers.map((s) => s.name)).toContain("atelierprobe");
+  });
+
   it("max_turns ends as step_limit", async () => {
     const tool = { name: "Bash", input: { command: "echo again", description: "again" } };
     const { box, spec } = await setup([{ tools: [tool] }, { tools: [tool] }, { tools: [tool] }, { text: "never" }], { maxTurns: 1 });
