@@ -1,7 +1,7 @@
 /**
  * Adapters by agent kind: how Atelier runs an agent CLI and reads what it prints.
  *
- * How the executor uses them (lib/executor/run-agent.ts wires this in):
+ * How the executor is meant to use them (the sandbox work wires this into run-agent.ts):
  *
  *   const adapter = adapterFor(agent.kind);
  *   const inv = adapter.invocation(agent, { prompt, model: loopModel, resumeSession });
@@ -16,12 +16,18 @@
  *   child.stderr.on("data", (chunk) => store(parser.feed(chunk, "stderr")));   // not lines
  *   const { steps, report } = parser.end({ code, signal });
  *
- * Keep the raw lines too (for download); the steps are what the Run page shows. `report` gives
+ * Store each step as encodeStep(step) (a transcript entry of stream "step"; the Run page groups
+ * them with lib/dashboard/transcript-steps.ts) and keep the raw lines too, for download. The
+ * env a kind needs: claude CLAUDE_ENV (IS_SANDBOX=1, no telemetry, no autoupdater) and
+ * CLAUDE_CODE_MAX_RETRIES (at most 3); codex NO_COLOR; all the roster's `env:`; the secrets
+ * (ANTHROPIC_API_KEY, OPENAI_API_KEY) come from the roster's `secrets:` as today. `report` gives
  * the session id (store it on the Attempt for a resume), the final answer (the Attempt's summary
  * and the PR body), the exact usage (null: estimate, and say so) and a Failure classified from
  * the agent's own report — prefer it to "exited with code 1": authentication is not retried,
  * rate_limit/transport are InfraFailures retried with backoff, step_limit is max_turns.
- * Feed chunks after redaction: the parsers see only what may be shown.
+ * Feed chunks after redaction: the parsers see only what may be shown. HOME must be writable
+ * and private to the Attempt: Claude Code keeps $HOME/.claude/ and $HOME/.claude.json (its
+ * sessions, for --resume), Codex $HOME/.codex/ (a CODEX_HOME that is set must exist).
  */
 
 import { claudeAdapter } from "./claude";
