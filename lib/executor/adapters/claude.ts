@@ -258,7 +258,7 @@ export class ClaudeStreamParser extends JsonLinesParser {
     return {
       sessionId: this.sessionId,
       // without a result the run was cut short: its last words are no answer
-      finalText: r && !failed ? str(r.result) : null,
+      finalText: r && !failed ? str(r.result) || null : null,
       usage: this.usage(),
       failure: this.failure(exit),
     };
