@@ -12,6 +12,18 @@ import {
 } from "../../lib/config/roster";
 import { BadInputError } from "../../lib/errors";
 
+/** An agent's adapter settings when the roster gives none. */
+const NO_ADAPTER_SETTINGS = {
+  env: {},
+  models: [],
+  maxTurns: null,
+  allowedTools: [],
+  disallowedTools: [],
+  mcpConfig: null,
+  pricePerMillionInputUsd: null,
+  pricePerMillionOutputUsd: null,
+};
+
 function invalid(text: string): BadInputError {
   try {
     parseInstanceConfig(text, "atelier.config.yml");
@@ -37,14 +49,7 @@ describe("the built-in default", () => {
           secrets: [],
           intervene: false,
           kind: "command",
-          env: {},
-          models: [],
-          maxTurns: null,
-          allowedTools: [],
-          disallowedTools: [],
-          mcpConfig: null,
-          pricePerMillionInputUsd: null,
-          pricePerMillionOutputUsd: null,
+          ...NO_ADAPTER_SETTINGS,
         },
       },
       pollIntervalSeconds: 60,
@@ -136,14 +141,7 @@ describe("parseInstanceConfig", () => {
       secrets: [],
       intervene: false,
       kind: "claude",
-      env: {},
-      models: [],
-      maxTurns: null,
-      allowedTools: [],
-      disallowedTools: [],
-      mcpConfig: null,
-      pricePerMillionInputUsd: null,
-      pricePerMillionOutputUsd: null,
+      ...NO_ADAPTER_SETTINGS,
     });
     expect(cfg.admins).toEqual(["octocat", "mona"]);
     expect(cfg.pollIntervalSeconds).toBe(60);
