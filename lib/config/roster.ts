@@ -5,6 +5,7 @@ import { BadInputError } from "../errors";
 import { adapterFor } from "../executor/adapters";
 import { inferAgentKind } from "../executor/adapters/kind";
 import { AGENT_KINDS, type AgentKind } from "../executor/adapters/types";
+import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../executor/agent-sandbox/policy";
 import { parseYamlWithLines } from "../loops/yaml-lines";
 
 /**
@@ -41,6 +42,12 @@ export interface AgentSpec {
   /** Prices the tokens an agent reports without a cost (Codex); null when unknown. */
   pricePerMillionInputUsd: number | null;
   pricePerMillionOutputUsd: number | null;
+  /** Hosts its sandbox may reach (host, host:port, *.domain); none by default. */
+  egress: string[];
+  /** cgroup limits of its sandbox. */
+  limits: SandboxLimits;
+  /** Host paths bound read-only into its sandbox at the same path (tools outside /usr). */
+  readOnlyPaths: string[];
 }
 
 export interface BoardLane {
@@ -59,6 +66,8 @@ export interface InstanceConfig {
   admins: string[];
   board: { lanes: BoardLane[] };
   allowPrivateWebhookTargets: boolean;
+  /** `off` runs agents without a sandbox (and the dashboard says so on every page). */
+  sandbox: "on" | "off";
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -84,6 +93,9 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   mcpConfig: null,
   pricePerMillionInputUsd: null,
   pricePerMillionOutputUsd: null,
+  egress: Object.freeze([]) as unknown as string[],
+  limits: DEFAULT_SANDBOX_LIMITS,
+  readOnlyPaths: Object.freeze([]) as unknown as string[],
 });
 
 export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
@@ -129,6 +141,21 @@ const agentSchema = z.strictObject({
     .optional(),
   price_per_million_input_usd: z.number().nonnegative("price_per_million_input_usd cannot be negative").optional(),
   price_per_million_output_usd: z.number().nonnegative("price_per_million_output_usd cannot be negative").optional(),
+  egress: z
+    .array(
+      z.string().refine((e) => parseEgressRule(e) !== null, {
+        message: "an egress entry is a host, host:port or *.domain (e.g. api.anthropic.com, 127.0.0.1:8080)",
+      }),
+    )
+    .optional(),
+  limits: z
+    .strictObject({
+      memory_mb: z.number().int().min(64, "limits.memory_mb is at least 64").optional(),
+      pids: z.number().int().min(16, "limits.pids is at least 16").optional(),
+      cpus: z.number().positive("limits.cpus must be above 0").optional(),
+    })
+    .optional(),
+  read_only_paths: z.array(z.string().regex(/^\/[^\0]*$/, "a read-only path is an absolute path")).optional(),
 });
 
 /** Settings only Claude Code has. */
@@ -153,6 +180,7 @@ const instanceSchema = z.strictObject({
   admins: z.array(z.string().regex(GITHUB_LOGIN, "an admin is a GitHub login")).optional(),
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
+  sandbox: z.enum(["on", "off"], { error: "sandbox is on (the default) or off" }).optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -164,6 +192,7 @@ export function defaultInstanceConfig(): InstanceConfig {
     admins: [],
     board: { lanes: DEFAULT_BOARD_LANES.map((l) => ({ ...l })) },
     allowPrivateWebhookTargets: false,
+    sandbox: "on",
     source: null,
   };
 }
@@ -249,6 +278,13 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
       pricePerMillionInputUsd: a.price_per_million_input_usd ?? null,
       pricePerMillionOutputUsd: a.price_per_million_output_usd ?? null,
+      egress: a.egress ?? [],
+      limits: {
+        memoryMb: a.limits?.memory_mb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
+        pids: a.limits?.pids ?? DEFAULT_SANDBOX_LIMITS.pids,
+        cpus: a.limits?.cpus ?? DEFAULT_SANDBOX_LIMITS.cpus,
+      },
+      readOnlyPaths: a.read_only_paths ?? [],
     };
     problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
@@ -260,6 +296,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     admins: (cfg.admins ?? []).map((a) => a.toLowerCase()),
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,
+    sandbox: cfg.sandbox ?? "on",
     source,
   };
 }
@@ -355,6 +392,7 @@ function agentProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, lineOf
 function allowedKeys(path: (string | number)[]): string[] {
   if (path.length === 0) return Object.keys(instanceSchema.shape);
   if (path[0] === "agents" && path.length === 2) return Object.keys(agentSchema.shape);
+  if (path[0] === "agents" && path[2] === "limits" && path.length === 3) return ["memory_mb", "pids", "cpus"];
   if (path[0] === "board" && path.length === 1) return ["lanes"];
   if (path[0] === "board" && path.length === 3) return Object.keys(laneSchema.shape);
   return [];

@@ -1,3 +1,5 @@
+import type { SandboxLimits } from "./agent-sandbox/policy";
+
 /** An Agent of the instance's roster, as the executor needs it (the roster's parser owns validation). */
 export interface AgentSpec {
   /** argv; ["atelier-demo-agent"] runs the built-in demo agent. */
@@ -8,8 +10,14 @@ export interface AgentSpec {
   secrets?: string[];
   /** Whether an operator may write to the agent's stdin while it runs. */
   intervene?: boolean;
-  /** Used to estimate the cost when the agent reports none. */
+  /** Used to estimate the cost when the agent reports none (and as the floor of what it reports). */
   price_per_minute_usd?: number;
+  /** Hosts (host, host:port, *.domain) the agent may reach through the sandbox's egress gateway. */
+  egress?: string[];
+  /** cgroup limits of its sandbox (defaults: agent-sandbox/policy.ts). */
+  limits?: Partial<SandboxLimits>;
+  /** Host paths bound read-only into the sandbox at the same path (tools outside /usr). */
+  read_only_paths?: string[];
 }
 
 export type NamedAgentSpec = AgentSpec & { name: string };

@@ -8,12 +8,15 @@ import { AttemptFailureError } from "./attempt-failure-error";
 import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "./line-buffer";
 import { terminateProcessGroup } from "./process-group";
 import { Redactor } from "./redact";
+import { watchChild, type ChildWatch } from "./child-watch";
+import { spawnSandboxed, type SandboxSpawn } from "./agent-sandbox/spawn-sandboxed";
 
 /**
- * Runs the agent's command in its own process group, in the worktree, with a clean
- * environment and the prompt on stdin; streams its output, redacted and line-buffered, to the
- * sink; and stops the whole group when the Attempt's limit passes, the operator cancels or the
- * lease is lost.
+ * Runs the agent's command in its sandbox (agent-sandbox/), or unconfined in its own process
+ * group when the instance says `sandbox: off`, in the worktree, with a clean environment and
+ * the prompt on stdin; streams its output, redacted and line-buffered, to the sink; and stops
+ * every process it started when the Attempt's limit passes, the operator cancels or the lease
+ * is lost.
  */
 
 /** Between SIGTERM and SIGKILL when the agent must stop. */
@@ -38,6 +41,10 @@ export interface RunAgentInput {
   /** Where the roster secrets are read from (default process.env). */
   sourceEnv?: NodeJS.ProcessEnv;
   killGraceMs?: number;
+  /** The sandbox to run in (its box holds `cwd`); absent: unconfined. */
+  sandbox?: AgentSandbox;
+  /** A $HOME made for this Attempt (default: the worker's). */
+  home?: string;
   partialLineFlushMs?: number;
 }
 
@@ -53,6 +60,40 @@ export type AgentRunResult =
   | { tag: "Canceled"; durationMs: number; redactor: Redactor };
 
 type StopReason = "timeout" | "canceled" | "lease_lost";
+
+/** What runAgent needs to start the agent in a sandbox: all of SandboxSpawn but its command and env. */
+export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs">;
+
+/** The agent's process as runAgent drives it, sandboxed or not. */
+interface AgentProcess extends ChildWatch {
+  child: ChildProcessWithoutNullStreams;
+  terminate(graceMs: number): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The sandbox's PATH: the system's, where every roster tool must live (or be bound). */
+const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand, env: Record<string, string>): Promise<AgentProcess> {
+  if (input.sandbox) {
+    const boxed = await spawnSandboxed({
+      ...input.sandbox,
+      command: [resolved.sandboxFile, ...resolved.sandboxArgs],
+      env: { ...env, PATH: SANDBOX_PATH },
+      programs: resolved.programs,
+    });
+    return { child: boxed.child, ...boxed.watch, terminate: (grace) => boxed.terminate(grace), dispose: () => boxed.dispose() };
+  }
+  const child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  const pid = child.pid;
+  return {
+    child,
+    ...watchChild(child),
+    // Whatever the agent left running in its group goes with it.
+    terminate: (grace) => (pid === undefined ? Promise.resolve() : terminateProcessGroup(pid, grace)),
+    dispose: () => Promise.resolve(),
+  };
+}
 
 function lastNonEmptyLine(text: string): string | null {
   const lines = text.split(/\r?\n/).map((l) => l.trim());
@@ -79,6 +120,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]) };
   }
   const { env, secretValues } = agentEnv;
+  if (input.home) env.HOME = input.home;
   const redactor = (input.redactor ?? new Redactor([])).with(secretValues);
   const emit = (entry: OutputEntry) => {
     try {
@@ -93,23 +135,19 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   if (input.signal?.aborted) return done({ tag: "Canceled" as const });
   if (input.leaseLost?.aborted) return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the lease was lost before the agent started") });
 
-  let child: ChildProcessWithoutNullStreams;
+  let proc: AgentProcess;
   try {
-    child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    proc = await startAgentProcess(input, resolved, env);
   } catch (err) {
     const message = `cannot start agent ${agent.name}: ${describeSpawnError(err as NodeJS.ErrnoException, resolved.file, input.cwd)}`;
     return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
   }
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const spawnError = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
-    child.once("spawn", () => resolve(null));
-    child.once("error", (err) => resolve(err));
-  });
-  child.on("error", () => undefined);
+  const { child } = proc;
+  const { exited } = proc;
+  const spawnError = await proc.spawned;
   child.stdin.on("error", () => undefined); // EPIPE: the agent does not read its stdin.
   if (spawnError || child.pid === undefined) {
+    await proc.dispose();
     const message = `cannot start agent ${agent.name}: ${describeSpawnError(spawnError ?? new Error("no pid"), resolved.file, input.cwd)}`;
     return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
   }
@@ -144,7 +182,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     if (stopReason || hasExited) return;
     stopReason = reason;
     system(note);
-    stopping = terminateProcessGroup(pid, grace);
+    stopping = proc.terminate(grace);
   };
   const limitMinutes = agent.max_attempt_minutes;
   const timer =
@@ -187,8 +225,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   input.signal?.removeEventListener("abort", onCancel);
   input.leaseLost?.removeEventListener("abort", onLeaseLost);
   await stopping;
-  // Whatever the agent left running in its group goes with it.
-  await terminateProcessGroup(pid, grace);
+  await proc.terminate(grace);
+  await proc.dispose();
   const allClosed = Promise.all(pipes.map((p) => p.closed));
   let closeTimer: NodeJS.Timeout | undefined;
   await Promise.race([allClosed, new Promise<void>((resolve) => (closeTimer = setTimeout(resolve, 1_000)))]);

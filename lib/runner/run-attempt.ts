@@ -93,6 +93,7 @@ async function produceOutcome(
         defaultBranch: base,
         branch: branchOfRun(run),
         workspaceRoot: ctx.config.workspaceRoot,
+        sandbox: ctx.config.roster.sandbox ?? "on",
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),

@@ -74,7 +74,7 @@ export interface RunnerLog {
 
 export const SILENT_LOG: RunnerLog = { info() {}, warn() {}, error() {} };
 
-export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts">;
+export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox">>;
 
 export interface RunnerConfig {
   /** Names this worker in the Attempt rows (host:pid by default). */

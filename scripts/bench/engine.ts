@@ -44,7 +44,7 @@ const noopExecutor: Executor = async (input, deps) => {
     summary: "nothing to do",
     pullRequest: null,
     usage,
-    harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false },
+    harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null },
   };
   return outcome;
 };
@@ -144,7 +144,7 @@ export async function engineBench(url: string): Promise<void> {
       workspaceRoot: "/nonexistent",
       roster: {
         agents: {
-          noop: { ...DEMO_AGENT, name: "noop", command: ["true"], maxAttemptMinutes: 1, secrets: [] },
+          noop: { ...DEMO_AGENT, name: "noop", command: ["true"], maxAttemptMinutes: 1 },
         },
         maxConcurrentAttempts: SLOTS,
       },

@@ -11,9 +11,13 @@ import {
   parseInstanceConfig,
 } from "../../lib/config/roster";
 import { BadInputError } from "../../lib/errors";
+import { DEFAULT_SANDBOX_LIMITS } from "../../lib/executor/agent-sandbox/policy";
 
-/** An agent's adapter settings when the roster gives none. */
+/** An agent's adapter and sandbox settings when the roster gives none. */
 const NO_ADAPTER_SETTINGS = {
+  egress: [],
+  limits: DEFAULT_SANDBOX_LIMITS,
+  readOnlyPaths: [],
   env: {},
   models: [],
   maxTurns: null,
@@ -65,6 +69,7 @@ describe("the built-in default", () => {
         ],
       },
       allowPrivateWebhookTargets: false,
+      sandbox: "on",
       source: null,
     });
   });
@@ -107,6 +112,9 @@ describe("parseInstanceConfig", () => {
       mcpConfig: null,
       pricePerMillionInputUsd: null,
       pricePerMillionOutputUsd: null,
+      egress: ["api.anthropic.com"],
+      limits: DEFAULT_SANDBOX_LIMITS,
+      readOnlyPaths: [],
     });
     expect(cfg.agents.codex).toMatchObject({
       command: ["codex", "exec", "--json", "-"],
@@ -114,6 +122,7 @@ describe("parseInstanceConfig", () => {
       model: "gpt-5.5",
       secrets: ["OPENAI_API_KEY"],
       intervene: false,
+      egress: ["api.openai.com"],
       pricePerMillionInputUsd: 1.25,
       pricePerMillionOutputUsd: 10,
     });
@@ -170,10 +179,10 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: claude -p\n", "agents.claude.command (line 3): command must be a list of arguments (argv), e.g. [claude, -p]"],
     ["agents:\n  claude:\n    command: []\n", "agents.claude.command (line 3): command must name a program"],
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
-    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd)"],
+    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, egress, limits, read_only_paths)"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
     ["admins: ['not a login!']\n", "admins.0 (line 1): an admin is a GitHub login"],
