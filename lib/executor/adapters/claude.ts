@@ -71,6 +71,8 @@ export function claudeInvocation(agent: AdapterAgent, options: InvocationOptions
   if (agent.maxTurns !== null) args.push("--max-turns", String(agent.maxTurns));
   if (agent.allowedTools.length) args.push("--allowedTools", agent.allowedTools.join(","));
   if (agent.disallowedTools.length) args.push("--disallowedTools", agent.disallowedTools.join(","));
+  // MCP servers come from the roster only: a repository's .mcp.json would otherwise be started
+  if (!findFlag(args, ["--strict-mcp-config"])) args.push("--strict-mcp-config");
   if (agent.mcpConfig) args.push("--mcp-config", agent.mcpConfig);
   if (options.resumeSession) args.push("--resume", options.resumeSession);
 

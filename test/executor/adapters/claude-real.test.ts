@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claudeAdapter, claudeUserMessage } from "../../../lib/executor/adapters";
@@ -149,7 +149,15 @@ describe("the real claude CLI through the claude adapter", () => {
     expect(offered).not.toContain("Write");
     expect(offered).not.toContain("WebFetch");
     const init = JSON.parse(run.stdout.split("\n")[0]!) as { mcp_servers: { name: string }[] };
-    expect(init.mcp_servers.map((s) => s.name)).toContain("atelierprobe");
+    expect(init.mcp_servers.map((s) => s.name)).toEqual(["atelierprobe"]);
+  });
+
+  it("a repository's .mcp.json is not started: MCP servers come from the roster only", async () => {
+    const { box, spec } = await setup([{ text: "ok" }]);
+    writeFileSync(join(box.repo, ".mcp.json"), JSON.stringify({ mcpServers: { fromrepo: { command: "/bin/true" } } }));
+    const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "x" }), claudeAdapter.parser(spec), { secrets: SECRETS });
+    expect(run.code).toBe(0);
+    expect((JSON.parse(run.stdout.split("\n")[0]!) as { mcp_servers: unknown[] }).mcp_servers).toEqual([]);
   });
 
   it("max_turns ends as step_limit", async () => {

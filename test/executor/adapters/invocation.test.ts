@@ -26,7 +26,7 @@ describe("claude", () => {
   it("derives the argv from [claude]; the prompt on stdin, then closed", () => {
     const inv = claudeInvocation(base, { prompt: "Fix it." });
     expect(inv.file).toBe("claude");
-    expect(inv.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
+    expect(inv.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--strict-mcp-config"]);
     expect(inv.stdin).toEqual({ text: "Fix it.", close: true });
     expect(inv.encodeIntervention).toBeNull();
     expect(inv.model).toBeNull();
@@ -37,7 +37,7 @@ describe("claude", () => {
       { ...base, command: ["claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"] },
       { prompt: "x" },
     );
-    expect(inv.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
+    expect(inv.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "--strict-mcp-config"]);
   });
 
   it("passes the model, max turns, tools, MCP config and the session to resume", () => {
@@ -58,6 +58,7 @@ describe("claude", () => {
       "--max-turns", "30",
       "--allowedTools", "Bash(git:*),Edit",
       "--disallowedTools", "WebFetch",
+      "--strict-mcp-config",
       "--mcp-config", "/etc/atelier/mcp.json",
       "--resume", "2b1c-session",
     ]);
