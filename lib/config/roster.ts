@@ -35,7 +35,13 @@ export interface AgentSpec {
   models: string[];
   /** Claude Code's --max-turns; null: its default. */
   maxTurns: number | null;
+  /**
+   * Claude Code's --allowedTools: tools approved without asking. Under
+   * --dangerously-skip-permissions every tool is approved already (the real CLI still offers
+   * them all): take tools away with disallowedTools.
+   */
   allowedTools: string[];
+  /** Claude Code's --disallowedTools: these are not offered to the model at all. */
   disallowedTools: string[];
   /** Claude Code's --mcp-config: a file path, or the config as JSON text. */
   mcpConfig: string | null;
