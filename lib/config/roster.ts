@@ -2,6 +2,9 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { BadInputError } from "../errors";
+import { adapterFor } from "../executor/adapters";
+import { inferAgentKind } from "../executor/adapters/kind";
+import { AGENT_KINDS, type AgentKind } from "../executor/adapters/types";
 import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../executor/agent-sandbox/policy";
 import { parseYamlWithLines } from "../loops/yaml-lines";
 
@@ -24,6 +27,27 @@ export interface AgentSpec {
   secrets: string[];
   /** Whether an operator may send input to a running Attempt. */
   intervene: boolean;
+  /** How Atelier runs it and reads its output (default: from the command's program name). */
+  kind: AgentKind;
+  /** Non-secret environment values (base URLs, switches), shown as they are. */
+  env: Record<string, string>;
+  /** Models a Loop may pick from, besides `model`. */
+  models: string[];
+  /** Claude Code's --max-turns; null: its default. */
+  maxTurns: number | null;
+  /**
+   * Claude Code's --allowedTools: tools approved without asking. Under
+   * --dangerously-skip-permissions every tool is approved already (the real CLI still offers
+   * them all): take tools away with disallowedTools.
+   */
+  allowedTools: string[];
+  /** Claude Code's --disallowedTools: these are not offered to the model at all. */
+  disallowedTools: string[];
+  /** Claude Code's --mcp-config: a file path, or the config as JSON text. */
+  mcpConfig: string | null;
+  /** Prices the tokens an agent reports without a cost (Codex); null when unknown. */
+  pricePerMillionInputUsd: number | null;
+  pricePerMillionOutputUsd: number | null;
   /** Hosts its sandbox may reach (host, host:port, *.domain); none by default. */
   egress: string[];
   /** cgroup limits of its sandbox. */
@@ -66,6 +90,15 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   pricePerMinuteUsd: null,
   secrets: Object.freeze([]) as unknown as string[],
   intervene: false,
+  kind: "command",
+  env: Object.freeze({}) as Record<string, string>,
+  models: Object.freeze([]) as unknown as string[],
+  maxTurns: null,
+  allowedTools: Object.freeze([]) as unknown as string[],
+  disallowedTools: Object.freeze([]) as unknown as string[],
+  mcpConfig: null,
+  pricePerMillionInputUsd: null,
+  pricePerMillionOutputUsd: null,
   egress: Object.freeze([]) as unknown as string[],
   limits: DEFAULT_SANDBOX_LIMITS,
   readOnlyPaths: Object.freeze([]) as unknown as string[],
@@ -99,6 +132,21 @@ const agentSchema = z.strictObject({
     .array(z.string().regex(ENV_NAME, "a secret is the NAME of an environment variable (A-Z, 0-9, _), not its value"))
     .optional(),
   intervene: z.boolean().optional(),
+  kind: z.enum(AGENT_KINDS, { error: `kind is one of ${AGENT_KINDS.join(", ")}` }).optional(),
+  env: z
+    .record(z.string().regex(ENV_NAME), z.string({ error: 'an env value is text: quote it (e.g. "1")' }), {
+      error: "env is a map of NAME: value",
+    })
+    .optional(),
+  models: z.array(z.string().min(1, "a model name is empty"), { error: "models is a list of model names" }).optional(),
+  max_turns: z.number().int("max_turns must be a whole number").min(1, "max_turns must be at least 1").optional(),
+  allowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "allowed_tools is a list of tool names, e.g. [Bash, Edit]" }).optional(),
+  disallowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "disallowed_tools is a list of tool names, e.g. [WebFetch]" }).optional(),
+  mcp_config: z
+    .union([z.string().min(1), z.record(z.string(), z.unknown())], { error: "mcp_config is a path to a JSON file, or the config as a map (mcpServers: …)" })
+    .optional(),
+  price_per_million_input_usd: z.number().nonnegative("price_per_million_input_usd cannot be negative").optional(),
+  price_per_million_output_usd: z.number().nonnegative("price_per_million_output_usd cannot be negative").optional(),
   egress: z
     .array(
       z.string().refine((e) => parseEgressRule(e) !== null, {
@@ -115,6 +163,13 @@ const agentSchema = z.strictObject({
     .optional(),
   read_only_paths: z.array(z.string().regex(/^\/[^\0]*$/, "a read-only path is an absolute path")).optional(),
 });
+
+/** Settings only Claude Code has. */
+const CLAUDE_ONLY = ["max_turns", "allowed_tools", "disallowed_tools", "mcp_config"] as const;
+/** env: is shown as it is: a name like these belongs under secrets:. */
+const SECRET_LIKE = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$|API_KEY|PRIVATE/;
+/** Set by Atelier for every agent. */
+const RESERVED_ENV = /^(?:ATELIER_|GIT_)|^(?:PATH|HOME|LANG)$/;
 
 const laneSchema = z.strictObject({
   name: z.string().min(1, "a lane needs a name"),
@@ -178,7 +233,9 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
             issue.code === "unrecognized_keys"
               ? `unknown key (allowed here: ${allowedKeys(issue.path as (string | number)[]).join(", ")})`
               : issue.code === "invalid_key"
-                ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
+                ? path.length <= 2
+                  ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
+                  : "an env name is the NAME of a variable (A-Z, 0-9, _), e.g. ANTHROPIC_BASE_URL"
                 : issue.message;
           return `${where}${line ? ` (line ${line})` : ""}: ${what}`;
         });
@@ -218,6 +275,15 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
       intervene: a.intervene ?? false,
+      kind: a.kind ?? inferAgentKind(a.command),
+      env: a.env ?? {},
+      models: a.models ?? [],
+      maxTurns: a.max_turns ?? null,
+      allowedTools: a.allowed_tools ?? [],
+      disallowedTools: a.disallowed_tools ?? [],
+      mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
+      pricePerMillionInputUsd: a.price_per_million_input_usd ?? null,
+      pricePerMillionOutputUsd: a.price_per_million_output_usd ?? null,
       egress: a.egress ?? [],
       limits: {
         memoryMb: a.limits?.memory_mb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
@@ -226,7 +292,9 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       },
       readOnlyPaths: a.read_only_paths ?? [],
     };
+    problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
+  if (problems.length) fail(problems);
   return {
     agents: cfg.agents ? agents : defaults.agents,
     pollIntervalSeconds: cfg.poll_interval_seconds ?? defaults.pollIntervalSeconds,
@@ -286,6 +354,45 @@ export function agentSecretEnv(
 /** True when `agent` is the built-in demo agent (the executor runs it in-process). */
 export function isDemoAgent(agent: Pick<AgentSpec, "command">): boolean {
   return agent.command.length === 1 && agent.command[0] === DEMO_AGENT_COMMAND;
+}
+
+/** What the schema cannot say of one agent: the settings of its kind, env names, its argv. */
+function agentProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, lineOf: (path: (string | number)[]) => number | null | undefined): string[] {
+  const problems: string[] = [];
+  const at = (path: (string | number)[]) => {
+    const line = lineOf(path);
+    return `agents.${[spec.name, ...path].join(".")}${line ? ` (line ${line})` : ""}`;
+  };
+  if (spec.kind !== "claude") {
+    for (const key of CLAUDE_ONLY) {
+      if (raw[key] !== undefined) problems.push(`${at([key])}: ${key} is a Claude Code setting (kind: claude); kind ${spec.kind} has no such option`);
+    }
+  }
+  if (spec.kind === "codex" && spec.intervene) {
+    problems.push(`${at(["intervene"])}: codex exec takes no input while it runs: intervene must be false for kind: codex`);
+  }
+  const secrets = new Set(spec.secrets);
+  for (const name of Object.keys(spec.env)) {
+    if (secrets.has(name)) problems.push(`${at(["env", name])}: ${name} is also listed in secrets: keep it in one of them`);
+    else if (SECRET_LIKE.test(name)) {
+      problems.push(`${at(["env", name])}: ${name} looks like a secret, and env: values are shown as they are: put its NAME under secrets: and its value in Atelier's environment`);
+    }
+    if (RESERVED_ENV.test(name)) problems.push(`${at(["env", name])}: ${name} is set by Atelier for every agent`);
+  }
+  if ((spec.pricePerMillionInputUsd === null) !== (spec.pricePerMillionOutputUsd === null)) {
+    const missing = spec.pricePerMillionInputUsd === null ? "price_per_million_input_usd" : "price_per_million_output_usd";
+    const given = missing === "price_per_million_input_usd" ? "price_per_million_output_usd" : "price_per_million_input_usd";
+    problems.push(`${at([given])}: give ${missing} too (tokens are priced with both)`);
+  }
+  if (problems.length === 0 && !isDemoAgent(spec)) {
+    // the adapter derives or checks the argv: a command it cannot run is refused here, not at the first Attempt
+    try {
+      adapterFor(spec.kind).invocation(spec, { prompt: "" });
+    } catch (err) {
+      problems.push(`${at(["command"])}: ${(err as Error).message.replace(/^agent [^:]+: /, "")}`);
+    }
+  }
+  return problems;
 }
 
 function allowedKeys(path: (string | number)[]): string[] {

@@ -96,6 +96,7 @@ const CATEGORY_SENTENCES: Record<FailureCategory, string> = {
   lease_lost: "its worker lost it",
   tool_error: "a tool Atelier runs (git) failed",
   agent_exit: "the agent exited with an error",
+  step_limit: "the agent used all the turns it is allowed",
   quota: "a budget or quota stopped it",
   internal: "Atelier itself failed",
 };
