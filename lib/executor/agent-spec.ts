@@ -1,3 +1,4 @@
+import type { AdapterAgent } from "./adapters/types";
 import type { SandboxLimits } from "./agent-sandbox/policy";
 
 /** An Agent of the instance's roster, as the executor needs it (the roster's parser owns validation). */
@@ -18,13 +19,16 @@ export interface AgentSpec {
   limits?: Partial<SandboxLimits>;
   /** Host paths bound read-only into the sandbox at the same path (tools outside /usr). */
   read_only_paths?: string[];
+  /** The roster entry as its kind's adapter reads it; absent: the command runs as given, its output plain text. */
+  adapter?: AdapterAgent;
 }
 
 export type NamedAgentSpec = AgentSpec & { name: string };
 
 /** One transcript entry: a piece of the agent's output, or a line from Atelier itself. */
 export interface OutputEntry {
-  stream: "stdout" | "stderr" | "system";
+  /** "step": a transcript step the agent's adapter read from its output (adapters/step-entry.ts). */
+  stream: "stdout" | "stderr" | "system" | "step";
   text: string;
 }
 

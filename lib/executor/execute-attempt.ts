@@ -9,6 +9,7 @@ import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
+import type { AgentReport } from "./adapters/types";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { SANDBOX_RESULT_FILE } from "./workspace-paths";
@@ -90,7 +91,18 @@ export type AttemptOutcome =
  * bills below the minutes × price estimate (an agent cannot make itself free); with no price
  * known, the claim is all there is.
  */
-export function attemptUsage(agent: NamedAgentSpec, durationMs: number, agentMs: number, result: AgentResult | null): AttemptUsage {
+export function attemptUsage(
+  agent: NamedAgentSpec,
+  durationMs: number,
+  agentMs: number,
+  result: AgentResult | null,
+  report: AgentReport | null = null,
+): AttemptUsage {
+  // the agent's own protocol report (read by its adapter) is the exact figure
+  const exact = report?.usage;
+  if (exact && exact.costUsd !== null) {
+    return { durationMs, agentMs, tokensIn: exact.tokensIn, tokensOut: exact.tokensOut, costUsd: exact.costUsd, costEstimated: false };
+  }
   const reported = result?.cost_usd;
   const price = agent.price_per_minute_usd;
   const estimate = price !== undefined && price >= 0 ? Math.round((agentMs / 60_000) * price * 1e6) / 1e6 : null;
@@ -98,8 +110,8 @@ export function attemptUsage(agent: NamedAgentSpec, durationMs: number, agentMs:
   return {
     durationMs,
     agentMs,
-    tokensIn: result?.tokens_in ?? null,
-    tokensOut: result?.tokens_out ?? null,
+    tokensIn: exact?.tokensIn ?? result?.tokens_in ?? null,
+    tokensOut: exact?.tokensOut ?? result?.tokens_out ?? null,
     costUsd: useEstimate ? estimate : (reported ?? null),
     costEstimated: useEstimate,
   };
@@ -127,6 +139,17 @@ async function decideSandbox(input: AttemptInput, builtin: boolean, system: (t: 
     return false;
   }
   throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${probe.reason}; ${SANDBOX_INSTALL_HINT}.`));
+}
+
+/** The longest summary kept: the pull request's body must hold it and a footer (GitHub's 65,536). */
+export const MAX_SUMMARY_CHARS = 60_000;
+
+/** The agent's final answer (from its report), else the result file's summary. */
+function summaryOf(report: AgentReport | null, result: AgentResult | null, redactor: Redactor): string | null {
+  const text = report?.finalText?.trim() ? report.finalText : result?.summary;
+  if (text === undefined || text === null) return null;
+  const safe = redactor.redact(text);
+  return safe.length > MAX_SUMMARY_CHARS ? `${safe.slice(0, MAX_SUMMARY_CHARS)}\n\n… (cut: the whole answer is on the Run page)` : safe;
 }
 
 function defaultSummary(h: Harvest): string {
@@ -160,7 +183,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
   let result: AgentResult | null = null;
   let ws: Workspace | null = null;
   let agentRecorded: Promise<void> = Promise.resolve();
-  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result);
+  let report: AgentReport | null = null;
+  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result, report);
   const canceledOrLost = (): AttemptOutcome | null => {
     if (input.signal?.aborted) return { tag: "Canceled", usage: usage() };
     if (input.leaseLost?.aborted) {
@@ -242,6 +266,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     });
     agentMs = run.durationMs;
     redactor = run.redactor;
+    report = run.report;
     const reading = await readResultFile(ws.resultFile);
     if (reading.tag === "Read") result = reading.result;
     if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
@@ -279,7 +304,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const pr = result?.pull_request;
     return {
       tag: "Succeeded",
-      summary: result?.summary !== undefined ? redactor.redact(result.summary) : defaultSummary(harvested),
+      summary: summaryOf(report, result, redactor) ?? defaultSummary(harvested),
       pullRequest: pr
         ? {
             ...(pr.title !== undefined ? { title: redactor.redact(pr.title) } : {}),

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { agentFailure, infraFailure, runawayFailure, type Failure } from "../engine/failure";
 import { BadInputError, ConflictError } from "../errors";
+import { adapterFor, encodeStep } from "./adapters";
+import type { AgentInvocation, AgentReport, StreamParser, TranscriptStep } from "./adapters/types";
 import { resolveAgentCommand, type ResolvedCommand } from "./agent-command";
 import { buildAgentEnv, type AgentContext, type AgentEnv } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
@@ -54,10 +56,18 @@ export interface AgentControl {
   intervene(text: string): void;
 }
 
+/** What every result carries: how long, what was masked, and what the agent's adapter read of its report. */
+interface RunFacts {
+  durationMs: number;
+  redactor: Redactor;
+  /** null: the agent speaks no protocol (kind command, the demo agent). */
+  report: AgentReport | null;
+}
+
 export type AgentRunResult =
-  | { tag: "Exited"; durationMs: number; redactor: Redactor }
-  | { tag: "Failed"; failure: Failure; durationMs: number; redactor: Redactor }
-  | { tag: "Canceled"; durationMs: number; redactor: Redactor };
+  | ({ tag: "Exited" } & RunFacts)
+  | ({ tag: "Failed"; failure: Failure } & RunFacts)
+  | ({ tag: "Canceled" } & RunFacts);
 
 type StopReason = "timeout" | "canceled" | "lease_lost";
 
@@ -117,10 +127,25 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     agentEnv = buildAgentEnv(agent, resolved, input.context, input.sourceEnv);
   } catch (err) {
     const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
-    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]) };
+    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
   }
   const { env, secretValues } = agentEnv;
   if (input.home) env.HOME = input.home;
+  let invocation: AgentInvocation | null = null;
+  let parser: StreamParser | null = null;
+  if (!resolved.builtin && agent.adapter) {
+    const adapter = adapterFor(agent.adapter.kind);
+    try {
+      invocation = adapter.invocation(agent.adapter, { prompt: input.context.prompt });
+    } catch (err) {
+      const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
+      return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
+    }
+    resolved = { ...resolved, file: invocation.file, args: invocation.args, sandboxFile: invocation.file, sandboxArgs: invocation.args };
+    Object.assign(env, invocation.env);
+    // a plain command's lines are its steps already
+    if (agent.adapter.kind !== "command") parser = adapter.parser(agent.adapter, { model: invocation.model });
+  }
   const redactor = (input.redactor ?? new Redactor([])).with(secretValues);
   const emit = (entry: OutputEntry) => {
     try {
@@ -130,7 +155,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     }
   };
   const system = (text: string) => emit({ stream: "system", text: redactor.redact(text) });
-  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor });
+  let report: AgentReport | null = null;
+  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor, report });
 
   if (input.signal?.aborted) return done({ tag: "Canceled" as const });
   if (input.leaseLost?.aborted) return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the lease was lost before the agent started") });
@@ -155,21 +181,33 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   const grace = input.killGraceMs ?? KILL_GRACE_MS;
 
   let lastStderr: string | null = null;
+  const onSteps = (steps: TranscriptStep[]) => {
+    for (const step of steps) {
+      emit(encodeStep(step));
+      // a streaming input ends with the agent's turn: closed stdin lets the CLI finish
+      if (step.type === "final" && invocation && !invocation.stdin.close) child.stdin.end();
+    }
+  };
   const pipes = (["stdout", "stderr"] as const).map((stream) => {
     const redacting = redactor.stream();
     const lines = new LineBuffer((text) => {
       if (stream === "stderr") lastStderr = lastNonEmptyLine(text) ?? lastStderr;
       emit({ stream, text });
     }, input.partialLineFlushMs ?? PARTIAL_LINE_FLUSH_MS);
+    // the raw lines are kept (for download); the adapter reads the same redacted text as a stream
+    const take = (safe: string) => {
+      lines.push(safe);
+      if (parser && safe) onSteps(parser.feed(safe, stream));
+    };
     const source = child[stream];
     source.setEncoding("utf8");
-    source.on("data", (chunk: string) => lines.push(redacting.push(chunk)));
+    source.on("data", (chunk: string) => take(redacting.push(chunk)));
     const closed = new Promise<void>((resolve) => source.once("close", () => resolve()));
     return {
       closed,
       destroy: () => source.destroy(),
       end: () => {
-        lines.push(redacting.end());
+        take(redacting.end());
         lines.end();
       },
     };
@@ -200,7 +238,10 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   if (input.leaseLost?.aborted) onLeaseLost();
 
   const prompt = input.context.prompt;
-  if (agent.intervene) {
+  if (invocation) {
+    if (invocation.stdin.close) child.stdin.end(invocation.stdin.text);
+    else child.stdin.write(invocation.stdin.text);
+  } else if (agent.intervene) {
     child.stdin.write(prompt.endsWith("\n") || prompt === "" ? prompt : `${prompt}\n`);
   } else {
     child.stdin.end(prompt);
@@ -215,7 +256,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
         throw new ConflictError("agent_not_running", `Agent ${agent.name} is no longer running.`);
       }
       system(`intervention: ${text}`);
-      child.stdin.write(text.endsWith("\n") ? text : `${text}\n`);
+      const encode = invocation?.encodeIntervention ?? ((t: string) => (t.endsWith("\n") ? t : `${t}\n`));
+      child.stdin.write(encode(text));
     },
   });
 
@@ -234,6 +276,11 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   for (const p of pipes) p.destroy();
   child.stdin.destroy();
   for (const p of pipes) p.end();
+  if (parser) {
+    const last = parser.end({ code, signal });
+    onSteps(last.steps);
+    report = last.report;
+  }
 
   const reason = stopReason as StopReason | null;
   if (reason === "canceled") return done({ tag: "Canceled" as const });
@@ -246,6 +293,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
       failure: runawayFailure(`agent ${agent.name} ran longer than max_attempt_minutes (${limitMinutes}) and was stopped`),
     });
   }
+  // the agent's own report says why better than its exit code (a 401, a 529, its turn limit)
+  if (report?.failure) return done({ tag: "Failed" as const, failure: { ...report.failure, message: redactor.redact(report.failure.message) } });
   if (code === 0) return done({ tag: "Exited" as const });
   const detail = lastStderr ? `: ${lastStderr}` : "";
   const message = code !== null ? `agent ${agent.name} exited with code ${code}${detail}` : `agent ${agent.name} was killed by ${signal}${detail}`;

@@ -12,6 +12,7 @@ export function executorAgent(agent: AgentSpec): NamedAgentSpec {
     egress: agent.egress,
     limits: agent.limits,
     read_only_paths: agent.readOnlyPaths,
+    adapter: agent,
     ...(agent.pricePerMinuteUsd !== null ? { price_per_minute_usd: agent.pricePerMinuteUsd } : {}),
   };
 }
