@@ -242,3 +242,32 @@ describe("a worker killed with -9", () => {
     expect(demoChildAlive(attemptId)).toBe(false);
   }, 60_000);
 });
+
+describe("the sandbox's cgroup", () => {
+  it("holds the agent to its roster's limits: a fork bomb stops at its pids limit", async () => {
+    const out: OutputEntry[] = [];
+    const bomb: NamedAgentSpec = {
+      name: "bomb",
+      command: [
+        process.execPath,
+        "-e",
+        `const { spawn } = require("child_process"); let ok = 0, refused = 0;
+         const next = (i) => { if (i === 200) { console.log("running " + ok + " refused " + refused); process.exit(0); }
+           const c = spawn("sleep", ["30.0424"], { stdio: "ignore" });
+           c.once("spawn", () => { ok++; next(i + 1); }); c.once("error", () => { refused++; next(i + 1); }); };
+         next(0);`,
+      ],
+      limits: { pids: 32 },
+    };
+    const outcome = await executeAttempt(
+      { ...input(fx, "bomb/agent/1", {}), agent: bomb, branch: "atelier/start-dev/bomb" },
+      { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } },
+    );
+    expect(outcome.tag, out.map((e) => `[${e.stream}] ${e.text}`).join("\n")).toBe("Succeeded");
+    const running = Number(/running (\d+)/.exec(out.filter((e) => e.stream === "stdout").map((e) => e.text).join(""))?.[1]);
+    expect(running).toBeGreaterThan(0);
+    expect(running).toBeLessThanOrEqual(32);
+    // and the sleepers went with the sandbox
+    expect(pidsWithArgument("30.0424")).toEqual([]);
+  }, 60_000);
+});
