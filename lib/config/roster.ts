@@ -74,6 +74,8 @@ export interface InstanceConfig {
   allowPrivateWebhookTargets: boolean;
   /** `off` runs agents without a sandbox (and the dashboard says so on every page). */
   sandbox: "on" | "off";
+  /** What one Attempt's transcript keeps of the agent's output at most. */
+  maxTranscriptBytes: number;
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -114,6 +116,7 @@ export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
 
 export const DEFAULT_CONFIG_PATH = "atelier.config.yml";
 const DEFAULT_MAX_ATTEMPT_MINUTES = 60;
+const DEFAULT_TRANSCRIPT_MB = 5;
 
 const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -187,6 +190,7 @@ const instanceSchema = z.strictObject({
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
   sandbox: z.enum(["on", "off"], { error: "sandbox is on (the default) or off" }).optional(),
+  max_transcript_mb: z.number().positive("max_transcript_mb must be above 0").max(1024, "max_transcript_mb is at most 1024").optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -199,6 +203,7 @@ export function defaultInstanceConfig(): InstanceConfig {
     board: { lanes: DEFAULT_BOARD_LANES.map((l) => ({ ...l })) },
     allowPrivateWebhookTargets: false,
     sandbox: "on",
+    maxTranscriptBytes: DEFAULT_TRANSCRIPT_MB * 1024 * 1024,
     source: null,
   };
 }
@@ -303,6 +308,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,
     sandbox: cfg.sandbox ?? "on",
+    maxTranscriptBytes: Math.round((cfg.max_transcript_mb ?? DEFAULT_TRANSCRIPT_MB) * 1024 * 1024),
     source,
   };
 }

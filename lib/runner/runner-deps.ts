@@ -86,7 +86,7 @@ export interface RunnerConfig {
   roster: Roster;
   /** How long continueWithNewest waits for the condition (default 5 s; then it counts as true). */
   recheckTimeoutMs?: number;
-  transcript?: { flushMs?: number; maxLines?: number };
+  transcript?: { flushMs?: number; maxLines?: number; maxBytes?: number };
   /** Where roster secrets are read (default process.env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Between SIGTERM and SIGKILL when an agent must stop. */
