@@ -23,6 +23,11 @@ export interface AgentSpec {
   secrets: string[];
   /** Whether an operator may send input to a running Attempt. */
   intervene: boolean;
+  /**
+   * Who may use this agent: installation account logins ("acme") and repositories
+   * ("acme/api"), lower-cased; null (no `allow:`) means every installation.
+   */
+  allow?: string[] | null;
 }
 
 export interface BoardLane {
@@ -73,6 +78,7 @@ const DEFAULT_MAX_ATTEMPT_MINUTES = 60;
 const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const GITHUB_LOGIN = /^[a-z\d](?:[a-z\d]|-(?=[a-z\d])){0,38}(?:\[bot\])?$/i;
+const ALLOW_ENTRY = /^[a-z\d][a-z\d-]{0,38}(?:\/[a-z\d._-]{1,100})?$/i;
 
 const agentSchema = z.strictObject({
   command: z
@@ -87,6 +93,9 @@ const agentSchema = z.strictObject({
     .array(z.string().regex(ENV_NAME, "a secret is the NAME of an environment variable (A-Z, 0-9, _), not its value"))
     .optional(),
   intervene: z.boolean().optional(),
+  allow: z
+    .array(z.string().regex(ALLOW_ENTRY, "an allow entry is an installation's account login (acme) or a repository (acme/api)"))
+    .optional(),
 });
 
 const laneSchema = z.strictObject({
@@ -189,6 +198,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
       intervene: a.intervene ?? false,
+      ...(a.allow ? { allow: a.allow.map((e) => e.toLowerCase()) } : {}),
     };
   }
   return {
@@ -244,6 +254,23 @@ export function agentSecretEnv(
     else out[name] = value;
   }
   return { env: out, missing };
+}
+
+/**
+ * Whether the roster lets `repo` (owner/name) use the agent: no `allow:` lets every
+ * installation; otherwise the repository's installation account (its owner) or the repository
+ * itself must be listed. The tenant boundary of an agent, its secrets and its budget.
+ */
+export function agentAllows(agent: Pick<AgentSpec, "allow">, repo: string): boolean {
+  if (!agent.allow) return true;
+  const fullName = repo.toLowerCase();
+  const owner = fullName.split("/")[0]!;
+  return agent.allow.includes(owner) || agent.allow.includes(fullName);
+}
+
+/** The sentence of a refusal by `allow:`, the same at every door. */
+export function agentNotAllowedMessage(agent: string, repo: string): string {
+  return `The agent "${agent}" is not allowed for ${repo.toLowerCase()}: the instance's roster (atelier.config.yml, agents.${agent}.allow) lists the installations and repositories that may use it; pick another agent or ask the instance's admin.`;
 }
 
 /** True when `agent` is the built-in demo agent (the executor runs it in-process). */

@@ -51,7 +51,8 @@ export async function scheduleLoops(deps: Pick<TriggerDeps, "db">): Promise<Sche
 export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: string, now: Date): Promise<TickOutcome> {
   const fullName = repo.toLowerCase();
   const skipped = (reason: Extract<TickOutcome, { status: "skipped" }>["reason"]): TickOutcome => ({ status: "skipped", repo: fullName, loop: loopName, reason });
-  if (!(await polledRepository(deps.db, fullName))) return skipped("not_polled");
+  const declaring = await polledRepository(deps.db, fullName);
+  if (!declaring) return skipped("not_polled");
   const loop = (await storedConfig(deps.db, fullName))?.loops.find((l) => l.name === loopName);
   if (!loop || loop.trigger.kind !== "schedule") return skipped("no_such_loop");
   if ((await pausedLoops(deps.db, fullName)).has(loopName)) return skipped("paused");
@@ -68,6 +69,12 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
       failures.set(loop.name, `Loop "${loop.name}" selects ${target}, which the App is not installed on (or which is suspended): install the App there or remove it from repositories:.`);
       continue;
     }
+    if (targetRepo.installationId !== declaring.installationId) {
+      // the tenant boundary, again at the Tick: a config stored before the check, or an installation that changed
+      targets.push({ repo: targetRepo.fullName, result: { tag: "Skipped", reason: "other_installation" } });
+      failures.set(loop.name, `Loop "${loop.name}" selects ${targetRepo.fullName}, which belongs to another installation than ${fullName}: a Loop acts only on repositories of its own installation; nothing was opened there.`);
+      continue;
+    }
     const decision = evaluateTick(loop, { scheduledAt }, repositoryContext(targetRepo));
     if (decision.outcome === "skip") {
       targets.push({ repo: target, result: { tag: "Skipped", reason: "condition_false" } });
@@ -78,7 +85,7 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
       targets.push({ repo: target, result: { tag: "Skipped", reason: decision.token } });
       continue;
     }
-    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo.fullName, scheduledAt, decision.prompt), deps.admission);
+    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo.fullName, scheduledAt, decision.prompt, fullName), deps.admission);
     targets.push({ repo: targetRepo.fullName, result });
     if (result.tag === "Claimed" && result.opened) {
       opened.push(result.runId);
@@ -96,8 +103,8 @@ export async function fireMissedTicks(deps: TriggerDeps, now: Date = new Date(de
   return out;
 }
 
-/** The Event of a schedule Loop's Tick on one repository. */
-export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date, prompt: string): EventInput {
+/** The Event of a schedule Loop's Tick on one repository; `declaredIn`: the repository whose config declares the Loop. */
+export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date, prompt: string, declaredIn: string = repo): EventInput {
   return {
     id: tickEventKey(loop.name, repo, scheduledAt),
     kind: "tick",
@@ -107,6 +114,13 @@ export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date,
     number: null,
     contentHash: null,
     generation: 0,
-    submission: { prompt, agent: loop.agent, approvalRequired: loop.approval === "required", maxCycles: null },
+    submission: {
+      prompt,
+      agent: loop.agent,
+      approvalRequired: loop.approval === "required",
+      maxCycles: null,
+      declaredIn: declaredIn.toLowerCase(),
+      actor: null,
+    },
   };
 }
