@@ -22,6 +22,8 @@ export interface Submission {
   declaredIn?: string;
   /** who caused the match; null for a Tick (the schedule, declared by a writer of `declaredIn`) */
   actor?: EventActor | null;
+  /** GitHub's author_association of the Item when the Event was recorded */
+  authorAssociation?: string | null;
   /** why the Run waits for approval beyond the Loop's `approval:` (the actor cannot write, a public repository) */
   approvalReason?: ApprovalReason | null;
   /** how many Runs led to this Item: 0 for a person's Item, n + 1 for an Item a Run of depth n created */

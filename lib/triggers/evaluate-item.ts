@@ -1,12 +1,16 @@
 import { itemEventKey } from "../engine/ids";
 import type { RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
-import { evaluateLoopsForItem, type RepositoryContext } from "../loops/evaluate";
+import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
+import { evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, type RepositoryContext } from "../loops/evaluate";
+import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
+import { approvalFor, resolveActor, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
+import { appBotLogin, chainDepth } from "./own-items";
 import { isSuperseded, type Observation } from "./observe-item";
 
 /** What judging one Item did. */
@@ -32,8 +36,13 @@ export function repositoryContext(repo: Pick<RegisteredRepository, "fullName" | 
  * Evaluates every Loop watching the Item's kind: a false `if:` revokes the Loop's unstarted
  * work on the Item, a true one submits an Event keyed by the content hash (and the Item's cycle
  * generation) through recordAndClaim; a Run that opens is handed to the work queue. Paused
- * Loops do neither. Before each write, a newer read of the same Item (a Hint racing this poll)
- * wins and this one stops.
+ * Loops do neither; the App's own Items only reach Loops with `allow_bot_items`. Before each
+ * write, a newer read of the same Item (a Hint racing this poll) wins and this one stops.
+ *
+ * A new Event records who caused the match (ADR 0009): looked up on GitHub once per Item and
+ * only when some Loop submits an Event not recorded yet (or reads `item.actor`…), so polls of
+ * unchanged Items cost no call. An actor below the Loop's `trigger_permission` makes the Run wait
+ * for a writer's approval.
  */
 export async function evaluateItem(
   deps: TriggerDeps,
@@ -44,9 +53,23 @@ export async function evaluateItem(
   generation: number,
   /** false when the Loop surely has no open Run on the Item (a revoke would change nothing) */
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
+  /** the login of the webhook's sender, when a Hint brought the Item */
+  sender: string | null = null,
 ): Promise<ItemOutcome> {
   const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), stale: false };
-  const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused });
+  const kind = triggerKindFor(item.projection.kind);
+  const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
+  if (watching.length === 0) return outcome;
+  const own = isOwnItem(item.projection, await appBotLogin(deps.github));
+  const recorded = await recordedActors(deps.db, watching.map((l) => itemEventKey(l.name, repo.fullName, item.number, item.hash, generation)));
+  let resolved: Promise<ActorFacts> | null = null;
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender));
+  const isNew = (loop: LoopDefinition) => !recorded.has(itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation));
+  const facts = watching.some((l) => isNew(l) && readsActor(l) && (!own || l.allowBotItems)) ? await actorNow() : null;
+  const actorOf = (loop: LoopDefinition): ActorContext | null =>
+    recorded.get(itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation)) ?? (facts ? actorContext(facts) : null);
+
+  const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;
     if (decision.outcome === "error") {
@@ -62,7 +85,19 @@ export async function evaluateItem(
       outcome.revoked.push(...(await revoke(deps.db, decision.loop.name, item.key)));
       continue;
     }
-    const event = itemEvent(repo.fullName, decision.loop, item, generation, decision.prompt);
+    let who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 };
+    if (isNew(decision.loop)) {
+      who = { facts: await actorNow(), depth: await chainDepth(deps.db, item, own) };
+      const limit = decision.loop.maxChainDepth ?? DEFAULT_MAX_CHAIN_DEPTH;
+      if (who.depth > limit) {
+        outcome.failures.set(
+          decision.loop.name,
+          `Loop "${decision.loop.name}" did not act on ${repo.fullName}#${item.number}: a Run's work led to it ${who.depth} Runs deep, past max_chain_depth ${limit} (the App's own Items do not start chains of agents).`,
+        );
+        continue;
+      }
+    }
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who);
     const result = await recordAndClaim(deps.db, event, deps.admission);
     outcome.claims.push({ loop: decision.loop.name, result });
     if (result.tag === "Claimed" && result.opened) {
@@ -73,19 +108,53 @@ export async function evaluateItem(
   return outcome;
 }
 
-/** The Event of a matching Loop on an Item. */
-export function itemEvent(repo: string, loop: LoopDefinition, item: Observation, generation: number, prompt: string): EventInput {
+/** The Event of a matching Loop on an Item, with who caused it and the approval that follows. */
+export function itemEvent(
+  repo: Pick<RegisteredRepository, "fullName" | "private">,
+  loop: LoopDefinition,
+  item: Observation,
+  generation: number,
+  prompt: string,
+  who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+): EventInput {
+  const { approvalRequired, approvalReason } = approvalFor(loop, repo, who.facts?.actor ?? null);
   return {
-    id: itemEventKey(loop.name, repo, item.number, item.hash, generation),
+    id: itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation),
     kind: "item",
     loop: loop.name,
-    repo: repo.toLowerCase(),
+    repo: repo.fullName.toLowerCase(),
     itemKey: item.key,
     number: item.number,
     contentHash: item.hash,
     generation,
-    submission: { prompt, agent: loop.agent, approvalRequired: loop.approval === "required", maxCycles: loop.maxCycles },
+    submission: {
+      prompt,
+      agent: loop.agent,
+      approvalRequired,
+      maxCycles: loop.maxCycles,
+      declaredIn: repo.fullName.toLowerCase(),
+      actor: who.facts?.actor ?? null,
+      authorAssociation: who.facts?.authorAssociation ?? null,
+      approvalReason,
+      chainDepth: who.depth,
+    },
   };
+}
+
+/** The `item` context of who caused the match. */
+const actorContext = (facts: ActorFacts): ActorContext => ({
+  authorAssociation: facts.authorAssociation,
+  login: facts.actor.login,
+  permission: facts.actor.permission,
+});
+
+/** The Events already recorded among `ids`, with the actor each recorded (what their `if:` saw). */
+async function recordedActors(db: Db, ids: string[]): Promise<Map<string, ActorContext | null>> {
+  const { rows } = await db.pool.query<{ id: string; actor: EventActor | null; association: string | null }>(
+    `SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association FROM events WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, r.actor ? { login: r.actor.login, permission: r.actor.permission, authorAssociation: r.association } : null]));
 }
 
 /**
