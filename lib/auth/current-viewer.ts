@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import { adminAccountIds } from "./admins";
 import { authSecret } from "./auth-secret";
 import { instanceConfig } from "./instance-config";
 import { userWithToken } from "./session-store";
@@ -11,5 +12,5 @@ export async function viewerFromCookieHeader(db: Db, cookieHeader: string | null
   const found = await userWithToken(db, token, authSecret());
   if (!found) return null;
   const config = await instanceConfig();
-  return makeViewer(found.user, found.token, config.admins);
+  return makeViewer(found.user, found.token, await adminAccountIds(db, config.admins, found.token));
 }

@@ -84,13 +84,6 @@ export interface AuditView {
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-/** The Run's repository (for authorization before anything else is read). */
-export async function runRepo(db: Db, runId: string): Promise<string> {
-  const { rows } = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
-  if (!rows[0]) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
-  return rows[0].repo;
-}
-
 export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
   const [main, attempts, audit] = await Promise.all([
     db.pool.query(

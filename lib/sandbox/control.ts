@@ -103,6 +103,15 @@ export class SimControl {
     this.core.state.setPermission(this.repo(input.repo), user.id, input.permission);
   }
 
+  /** A user renames their account: the id stays, the old login is free for anyone to take. */
+  renameUser(input: { login: string; to: string }): { id: number; login: string } {
+    const user = this.core.state.findAccount(input.login);
+    if (!user) throw new Error(`no user ${input.login}`);
+    if (this.core.state.findAccount(input.to)) throw new Error(`the login ${input.to} is taken`);
+    user.login = input.to;
+    return { id: user.id, login: user.login };
+  }
+
   /** The user /login/oauth/authorize signs in when the request names nobody. */
   setDefaultUser(input: { login: string | null }): void {
     if (input.login !== null && !this.core.state.findAccount(input.login)) throw new Error(`no user ${input.login}`);
@@ -403,6 +412,7 @@ export const CONTROL_METHODS = [
   "createInstallationToken",
   "createUserToken",
   "advanceClock",
+  "renameUser",
   "setNow",
   "now",
   "failNext",

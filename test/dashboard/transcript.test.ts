@@ -136,7 +136,7 @@ it("resumes after Last-Event-ID", async () => {
   expect(rest.filter((e) => e.event === "entry").map((e) => e.data.text)).toEqual(["b"]);
 });
 
-it("401 signed out, 403 without read access, 404 for no such Run", async () => {
+it("401 signed out; 404 without read access, the same as for no such Run", async () => {
   await seedItem(db, REPO, 4);
   const runId = await seedRun(db, { repo: REPO, number: 4, state: "Queued" });
   const anon = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript`), { params: Promise.resolve({ id: runId }) });
@@ -145,6 +145,7 @@ it("401 signed out, 403 without read access, 404 for no such Run", async () => {
   const denied = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript`, { headers: { cookie: cookieFor(nobody) } }), {
     params: Promise.resolve({ id: runId }),
   });
-  expect(denied.status).toBe(403);
+  expect(denied.status).toBe(404);
+  expect((await denied.json()).error).toBe("run_not_found");
   expect((await open("missing")).status).toBe(404);
 });
