@@ -1,0 +1,128 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { forgetAdminIds } from "../../lib/auth/admins";
+import { forgetAccess } from "../../lib/auth/authorize";
+import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
+import { defaultInstanceConfig } from "../../lib/config/roster";
+import { approveRun } from "../../lib/dashboard/actions";
+import type { DashboardServices } from "../../lib/dashboard/services";
+import { startSimulator, type Simulator } from "../../lib/sandbox/index";
+import { approve } from "../../lib/store/approvals";
+import type { Db } from "../../lib/store/db";
+import { testDb } from "../support/db";
+import { cookieFor, seedItem, seedRepo, seedRun, seedUser } from "./support/seed";
+
+/**
+ * THREATS.md attack 14 and "permissions live for writes", against the simulator's GitHub: an
+ * admin is an account, not a login; a writer whose access GitHub revoked is refused on the
+ * next write, whatever a cache remembers.
+ */
+
+const SECRET = "identity-test-secret-0123456789abcdef";
+process.env.AUTH_SECRET = SECRET;
+const tag = randomBytes(3).toString("hex");
+const ORG = `ident-${tag}`;
+const REPO = `${ORG}/app`;
+const ADMIN = `boss-${tag}`;
+
+let sim: Simulator;
+let db: Db;
+const ids: Record<string, number> = {};
+
+/** Signs `login` in as the OAuth flow would (their GitHub id, login and token stored) and returns the viewer. */
+async function signIn(login: string) {
+  const account = sim.state.findAccount(login)!;
+  const { token } = sim.createUserToken({ login });
+  const session = await seedUser(db, { id: account.id, login: account.login, token }, SECRET);
+  return (await viewerFromCookieHeader(db, cookieFor(session)))!;
+}
+
+const unused = async () => {
+  throw new Error("not used by this test");
+};
+const services: DashboardServices = {
+  approveRun: (runId, actor) => approve(db, runId, actor),
+  retryRun: unused,
+  editAndRetryRun: unused,
+  cancelRun: unused,
+  resolveFailure: unused,
+  intervene: unused,
+  resetCycleBudget: unused,
+  setLoopPaused: unused,
+  moveCard: unused,
+};
+
+beforeAll(async () => {
+  sim = await startSimulator({});
+  process.env.GITHUB_API_URL = sim.url;
+  db = testDb(4);
+  sim.createOrg({ login: ORG });
+  for (const login of [ADMIN, `writer-${tag}`, `mallory-${tag}`]) ids[login] = sim.createUser({ login }).id;
+  await sim.createRepo({ owner: ORG, name: "app" });
+  const installation = sim.createInstallation({ login: ADMIN, account: ORG, repos: ["app"] });
+  sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "write" });
+  await seedRepo(db, REPO, installation.id);
+  setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN] });
+  forgetAdminIds();
+  forgetAccess();
+});
+
+afterAll(async () => {
+  setInstanceConfigForTests(undefined);
+  await db.close();
+  await sim.close();
+});
+
+describe("instance admins are GitHub accounts (attack 14)", () => {
+  it("the config's login is resolved once to its account id; a renamed admin stays admin, a newcomer on the old login is none", async () => {
+    expect((await signIn(ADMIN)).admin).toBe(true);
+    const { rows } = await db.pool.query(`SELECT github_id FROM instance_admins WHERE login = $1`, [ADMIN.toLowerCase()]);
+    expect(rows).toEqual([{ github_id: String(ids[ADMIN]) }]);
+
+    // the admin renames; someone new takes the old login
+    sim.renameUser({ login: ADMIN, to: `boss-renamed-${tag}` });
+    const newcomer = sim.createUser({ login: ADMIN });
+    forgetAdminIds(); // as 30 s later
+    const impostor = await signIn(ADMIN);
+    expect(impostor.id).toBe(String(newcomer.id));
+    expect(impostor.admin).toBe(false);
+    expect((await signIn(`boss-renamed-${tag}`)).admin).toBe(true);
+  });
+
+  it("a user who renames themselves to an admin's login is no admin", async () => {
+    sim.renameUser({ login: `mallory-${tag}`, to: `${ADMIN}-x` });
+    forgetAdminIds();
+    setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
+    const mallory = await signIn(`${ADMIN}-x`);
+    expect(mallory.admin).toBe(false);
+  });
+});
+
+describe("permissions live for writes", () => {
+  it("a writer whose access GitHub revoked is refused on the next write, though a read a moment ago said write", async () => {
+    const writer = await signIn(`writer-${tag}`);
+    await seedItem(db, REPO, 1);
+    await seedItem(db, REPO, 2);
+    const first = await seedRun(db, { repo: REPO, number: 1, state: "Waiting" });
+    const second = await seedRun(db, { repo: REPO, number: 2, state: "Waiting" });
+    const ctx = { db, services };
+    expect(await approveRun(ctx, writer, first)).toMatchObject({ ok: true, run: { state: "Queued" } });
+
+    sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "read" });
+    await expect(approveRun(ctx, writer, second)).rejects.toMatchObject({
+      status: 403,
+      token: "permission_denied",
+      message: `You need write access to ${REPO} on GitHub to do this (you have read access).`,
+    });
+    const { rows } = await db.pool.query(`SELECT state::text AS state FROM runs WHERE id = $1`, [second]);
+    expect(rows).toEqual([{ state: "Waiting" }]);
+
+    // access removed altogether: the Run is as invisible as one that does not exist
+    sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "none" });
+    forgetAccess(writer.id); // the 30 s list of visible repositories, expired
+    for (const id of [second, "no-such-run"]) {
+      await expect(approveRun(ctx, writer, id)).rejects.toMatchObject({ status: 404, token: "run_not_found", message: `There is no Run ${id}.` });
+    }
+  });
+});
