@@ -46,6 +46,11 @@ export interface InstanceConfig {
   admins: string[];
   board: { lanes: BoardLane[] };
   allowPrivateWebhookTargets: boolean;
+  /**
+   * When set, only people of these accounts may sign in (lower-cased logins): a member of one of
+   * these organizations (an installation of the App on it is visible to them), or the account itself.
+   */
+  allowedOrgs?: string[];
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -113,6 +118,7 @@ const instanceSchema = z.strictObject({
   admins: z.array(z.string().regex(GITHUB_LOGIN, "an admin is a GitHub login")).optional(),
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
+  allowed_orgs: z.array(z.string().regex(GITHUB_LOGIN, "an allowed org is a GitHub organization's login")).optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -208,6 +214,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     admins: (cfg.admins ?? []).map((a) => a.toLowerCase()),
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,
+    ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
     source,
   };
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forgetAdminIds } from "../../lib/auth/admins";
+import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
@@ -30,12 +31,12 @@ let sim: Simulator;
 let db: Db;
 const ids: Record<string, number> = {};
 
-/** Signs `login` in as the OAuth flow would (their GitHub id, login and token stored) and returns the viewer. */
+/** Signs `login` in as the OAuth flow would (their GitHub id, login and token stored) and returns the viewer (null: refused). */
 async function signIn(login: string) {
   const account = sim.state.findAccount(login)!;
   const { token } = sim.createUserToken({ login });
   const session = await seedUser(db, { id: account.id, login: account.login, token }, SECRET);
-  return (await viewerFromCookieHeader(db, cookieFor(session)))!;
+  return viewerFromCookieHeader(db, cookieFor(session));
 }
 
 const unused = async () => {
@@ -76,7 +77,7 @@ afterAll(async () => {
 
 describe("instance admins are GitHub accounts (attack 14)", () => {
   it("the config's login is resolved once to its account id; a renamed admin stays admin, a newcomer on the old login is none", async () => {
-    expect((await signIn(ADMIN)).admin).toBe(true);
+    expect((await signIn(ADMIN))?.admin).toBe(true);
     const { rows } = await db.pool.query(`SELECT github_id FROM instance_admins WHERE login = $1`, [ADMIN.toLowerCase()]);
     expect(rows).toEqual([{ github_id: String(ids[ADMIN]) }]);
 
@@ -84,24 +85,39 @@ describe("instance admins are GitHub accounts (attack 14)", () => {
     sim.renameUser({ login: ADMIN, to: `boss-renamed-${tag}` });
     const newcomer = sim.createUser({ login: ADMIN });
     forgetAdminIds(); // as 30 s later
-    const impostor = await signIn(ADMIN);
+    const impostor = (await signIn(ADMIN))!;
     expect(impostor.id).toBe(String(newcomer.id));
     expect(impostor.admin).toBe(false);
-    expect((await signIn(`boss-renamed-${tag}`)).admin).toBe(true);
+    expect((await signIn(`boss-renamed-${tag}`))?.admin).toBe(true);
   });
 
   it("a user who renames themselves to an admin's login is no admin", async () => {
     sim.renameUser({ login: `mallory-${tag}`, to: `${ADMIN}-x` });
     forgetAdminIds();
     setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
-    const mallory = await signIn(`${ADMIN}-x`);
+    const mallory = (await signIn(`${ADMIN}-x`))!;
     expect(mallory.admin).toBe(false);
+  });
+});
+
+describe("allowed_orgs restricts who may sign in", () => {
+  it("a member of an allowed organization signs in; an outsider's session is no viewer, and the sign-in refuses them", async () => {
+    sim.createUser({ login: `outsider-${tag}` });
+    setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [], allowedOrgs: [ORG.toLowerCase()] });
+    forgetAdminIds();
+    forgetAccess();
+    expect((await signIn(`writer-${tag}`))?.login).toBe(`writer-${tag}`);
+    expect(await signIn(`outsider-${tag}`)).toBeNull();
+    const { token } = sim.createUserToken({ login: `outsider-${tag}` });
+    expect(await mayUseInstance({ allowedOrgs: [ORG.toLowerCase()] }, `outsider-${tag}`, token, sim.url)).toBe(false);
+    expect(await mayUseInstance({}, `outsider-${tag}`, token, sim.url)).toBe(true);
+    setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
   });
 });
 
 describe("permissions live for writes", () => {
   it("a writer whose access GitHub revoked is refused on the next write, though a read a moment ago said write", async () => {
-    const writer = await signIn(`writer-${tag}`);
+    const writer = (await signIn(`writer-${tag}`))!;
     await seedItem(db, REPO, 1);
     await seedItem(db, REPO, 2);
     const first = await seedRun(db, { repo: REPO, number: 1, state: "Waiting" });
