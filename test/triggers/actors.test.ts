@@ -199,8 +199,9 @@ describe("the App's own work starts no chain of agents (attack 12)", () => {
   /** What publishing does: the Run's pull request is recorded on it. */
   const published = (runId: string, number: number) => fx.db.pool.query(`UPDATE runs SET pull_request_number = $2 WHERE id = $1`, [runId, number]);
 
-  it("never matches the App's pull requests unless the Loop says allow_bot_items", async () => {
-    const { fullName } = await installRepository(fx, { owner: "actors", name: "bots-off", config: PR_CONFIG(false) });
+  /** A repository whose writer opens a pull request, and the Run the review Loop opens on it; then the agent's pull request of that Run. */
+  async function humanThenBot(name: string, allowBotItems: boolean) {
+    const { fullName } = await installRepository(fx, { owner: "actors", name, config: PR_CONFIG(allowBotItems) });
     fx.sim.setUserPermission({ repo: fullName, login: login("write"), permission: "write" });
     const human = await fx.sim.openPullRequest({ login: login("write"), repo: fullName, head: "feature", title: "Human work" });
     await pollRepository(fx.deps, fullName);
@@ -208,20 +209,19 @@ describe("the App's own work starts no chain of agents (attack 12)", () => {
     expect(first).toMatchObject({ number: human.number, depth: 0 });
     const bot = await botPullRequest(fullName, `atelier/review/${human.number}`, "Agent work");
     await published(first!.id, bot.number);
+    return { fullName, human, bot };
+  }
+
+  it("never matches the App's pull requests unless the Loop says allow_bot_items", async () => {
+    const { fullName, human } = await humanThenBot("bots-off", false);
     await pollRepository(fx.deps, fullName);
     await pollRepository(fx.deps, fullName);
     expect(await pullsWithRuns(fullName)).toEqual([human.number]);
   });
 
   it("one human pull request opens at most one Run on a bot pull request; the next link is refused, and says why", async () => {
-    const { fullName } = await installRepository(fx, { owner: "actors", name: "bots-on", config: PR_CONFIG(true) });
-    fx.sim.setUserPermission({ repo: fullName, login: login("write"), permission: "write" });
-    const human = await fx.sim.openPullRequest({ login: login("write"), repo: fullName, head: "feature", title: "Human work" });
-    await pollRepository(fx.deps, fullName);
-    const [first] = await runsOnPulls(fullName);
     // the Run's agent opens a pull request; a Loop on it is one link deep
-    const bot1 = await botPullRequest(fullName, `atelier/review/${human.number}`, "Agent work");
-    await published(first!.id, bot1.number);
+    const { fullName, human, bot: bot1 } = await humanThenBot("bots-on", true);
     await pollRepository(fx.deps, fullName);
     const second = (await runsOnPulls(fullName)).find((r) => r.number === bot1.number)!;
     expect(second.depth).toBe(1);
