@@ -87,15 +87,17 @@ export async function evaluateItem(
     }
     let who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 };
     if (isNew(decision.loop)) {
-      who = { facts: await actorNow(), depth: await chainDepth(deps.db, item, own) };
+      // the depth first (Postgres only): a refused link costs no GitHub call
+      const depth = await chainDepth(deps.db, item, own);
       const limit = decision.loop.maxChainDepth ?? DEFAULT_MAX_CHAIN_DEPTH;
-      if (who.depth > limit) {
+      if (depth > limit) {
         outcome.failures.set(
           decision.loop.name,
-          `Loop "${decision.loop.name}" did not act on ${repo.fullName}#${item.number}: a Run's work led to it ${who.depth} Runs deep, past max_chain_depth ${limit} (the App's own Items do not start chains of agents).`,
+          `Loop "${decision.loop.name}" did not act on ${repo.fullName}#${item.number}: a Run's work led to it ${depth} Runs deep, past max_chain_depth ${limit} (the App's own Items do not start chains of agents).`,
         );
         continue;
       }
+      who = { facts: await actorNow(), depth };
     }
     const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who);
     const result = await recordAndClaim(deps.db, event, deps.admission);

@@ -1,9 +1,10 @@
 import { tickEventKey, tickItemKey } from "../engine/ids";
-import { polledRepositories, polledRepository } from "../github/installations";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateTick } from "../loops/evaluate";
 import { latestTickAtOrBefore } from "../loops/schedule";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { approvalFor } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 import { pausedLoops, recordLoopEvaluations } from "./loops";
@@ -85,7 +86,7 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
       targets.push({ repo: target, result: { tag: "Skipped", reason: decision.token } });
       continue;
     }
-    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo.fullName, scheduledAt, decision.prompt, fullName), deps.admission);
+    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo, scheduledAt, decision.prompt, fullName), deps.admission);
     targets.push({ repo: targetRepo.fullName, result });
     if (result.tag === "Claimed" && result.opened) {
       opened.push(result.runId);
@@ -103,8 +104,20 @@ export async function fireMissedTicks(deps: TriggerDeps, now: Date = new Date(de
   return out;
 }
 
-/** The Event of a schedule Loop's Tick on one repository; `declaredIn`: the repository whose config declares the Loop. */
-export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date, prompt: string, declaredIn: string = repo): EventInput {
+/**
+ * The Event of a schedule Loop's Tick on one repository; `declaredIn`: the repository whose
+ * config declares the Loop. A Tick has no actor (a writer of `declaredIn` wrote the schedule);
+ * a public repository still asks for approval unless the Loop says `approval:`.
+ */
+export function tickEvent(
+  loop: LoopDefinition,
+  target: Pick<RegisteredRepository, "fullName" | "private">,
+  scheduledAt: Date,
+  prompt: string,
+  declaredIn: string = target.fullName,
+): EventInput {
+  const repo = target.fullName;
+  const { approvalRequired, approvalReason } = approvalFor(loop, target, null);
   return {
     id: tickEventKey(loop.name, repo, scheduledAt),
     kind: "tick",
@@ -117,7 +130,8 @@ export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date,
     submission: {
       prompt,
       agent: loop.agent,
-      approvalRequired: loop.approval === "required",
+      approvalRequired,
+      approvalReason,
       maxCycles: null,
       declaredIn: declaredIn.toLowerCase(),
       actor: null,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseInstanceConfig } from "../../lib/config/roster";
 import type { LoopDefinition } from "../../lib/loops/config-schema";
-import { fireSchedule } from "../../lib/triggers/fire-schedule";
+import { fireSchedule, tickEvent } from "../../lib/triggers/fire-schedule";
 import { listLoops } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { storedConfig, storeRepositoryConfig } from "../../lib/triggers/repository-config";
@@ -88,6 +88,18 @@ describe("tenants never touch (attacks 9 and 13)", () => {
     expect(await runsOf(fx.db, a.fullName)).toEqual([]);
     const sneaky = (await listLoops(fx.db, b.fullName)).find((l) => l.name === "sneaky")!;
     expect(sneaky.error).toContain("belongs to another installation");
+  });
+
+  it("a Tick on a public repository waits for approval unless its Loop says approval:", async () => {
+    const own = (await storedConfig(fx.db, b.fullName))!.loops.find((l) => l.name === "own")!;
+    const at = new Date("2026-12-01T06:00:00Z");
+    expect(tickEvent(own, { fullName: "tenant-b/site", private: false }, at, "p").submission).toMatchObject({
+      approvalRequired: true,
+      approvalReason: { token: "public_repository" },
+      actor: null,
+    });
+    expect(tickEvent({ ...own, approval: "none", approvalGiven: true }, { fullName: "tenant-b/site", private: false }, at, "p").submission.approvalRequired).toBe(false);
+    expect(tickEvent(own, { fullName: "tenant-b/tools", private: true }, at, "p").submission.approvalRequired).toBe(false);
   });
 
   it("a Tick on a repository of its own installation opens a Run that records the repository declaring it", async () => {
