@@ -7,6 +7,7 @@ import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import { approveRun } from "../../lib/dashboard/actions";
+import { getRun } from "../../lib/dashboard/queries";
 import type { DashboardServices } from "../../lib/dashboard/services";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
 import { approve } from "../../lib/store/approvals";
@@ -112,6 +113,27 @@ describe("allowed_orgs restricts who may sign in", () => {
     expect(await mayUseInstance({ allowedOrgs: [ORG.toLowerCase()] }, `outsider-${tag}`, token, sim.url)).toBe(false);
     expect(await mayUseInstance({}, `outsider-${tag}`, token, sim.url)).toBe(true);
     setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
+  });
+});
+
+describe("a public repository's Runs", () => {
+  it("show to its collaborators, and to a stranger (whom GitHub reports as a reader) as a Run that does not exist", async () => {
+    await sim.createRepo({ owner: ORG, name: "site", private: false });
+    const installation = [...sim.state.installations.values()].find((i) => i.accountId === sim.state.findAccount(ORG)!.id)!;
+    sim.addRepository({ login: `writer-${tag}`, installationId: installation.id, repo: `${ORG}/site` });
+    await seedRepo(db, `${ORG}/site`, installation.id);
+    sim.createUser({ login: `reader-${tag}` });
+    sim.setUserPermission({ repo: `${ORG}/site`, login: `reader-${tag}`, permission: "read" });
+    sim.createUser({ login: `passer-by-${tag}` });
+    await seedItem(db, `${ORG}/site`, 1);
+    const runId = await seedRun(db, { repo: `${ORG}/site`, number: 1, state: "Waiting" });
+    const ctx = { db };
+
+    const reader = (await signIn(`reader-${tag}`))!;
+    expect(await getRun(ctx, reader, runId)).toMatchObject({ id: runId, canAct: false });
+    const passerBy = (await signIn(`passer-by-${tag}`))!;
+    await expect(getRun(ctx, passerBy, runId)).rejects.toMatchObject({ status: 404, token: "run_not_found" });
+    await expect(getRun(ctx, passerBy, "no-such-run")).rejects.toMatchObject({ status: 404, token: "run_not_found" });
   });
 });
 
