@@ -61,15 +61,23 @@ export async function evaluateItem(
   const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
   if (watching.length === 0) return outcome;
   const own = isOwnItem(item.projection, await appBotLogin(deps.github));
-  const recorded = await recordedActors(deps.db, watching.map((l) => itemEventKey(l.name, repo.fullName, item.number, item.hash, generation)));
+  const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender));
-  const isNew = (loop: LoopDefinition) => !recorded.has(itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation));
-  const facts = watching.some((l) => isNew(l) && readsActor(l) && (!own || l.allowBotItems)) ? await actorNow() : null;
-  const actorOf = (loop: LoopDefinition): ActorContext | null =>
-    recorded.get(itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation)) ?? (facts ? actorContext(facts) : null);
+  // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
+  const readers = watching.filter((l) => readsActor(l) && (!own || l.allowBotItems));
+  let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
+  const facts = readers.some((l) => !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  const actorOf = (loop: LoopDefinition): ActorContext | null => {
+    const known = recorded?.get(keyOf(loop));
+    return known ? actorContext(known) : facts ? actorContext(facts) : null;
+  };
 
   const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
+  // the others learn which Events are new only when they submit: an Item that matches nothing costs no read
+  const submits = decisions.filter((d) => d.outcome === "submit");
+  recorded ??= submits.length ? await recordedActors(deps.db, submits.map((d) => keyOf(d.loop))) : new Map();
+
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;
     if (decision.outcome === "error") {
@@ -85,8 +93,11 @@ export async function evaluateItem(
       outcome.revoked.push(...(await revoke(deps.db, decision.loop.name, item.key)));
       continue;
     }
-    let who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 };
-    if (isNew(decision.loop)) {
+    // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
+    // its Run, when it opens now, waits for approval exactly as it would have then
+    const known = recorded.get(keyOf(decision.loop));
+    let who: { facts: ActorFacts | null; depth: number } = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
       const limit = decision.loop.maxChainDepth ?? DEFAULT_MAX_CHAIN_DEPTH;
@@ -150,13 +161,19 @@ const actorContext = (facts: ActorFacts): ActorContext => ({
   permission: facts.actor.permission,
 });
 
-/** The Events already recorded among `ids`, with the actor each recorded (what their `if:` saw). */
-async function recordedActors(db: Db, ids: string[]): Promise<Map<string, ActorContext | null>> {
-  const { rows } = await db.pool.query<{ id: string; actor: EventActor | null; association: string | null }>(
-    `SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association FROM events WHERE id = ANY($1::text[])`,
+/**
+ * The Events already recorded among `ids` with who caused them (what their `if:` saw, what
+ * their approval was decided on) and their chain depth. An Event recorded without an actor
+ * (before actors were) counts as not recorded: its actor is looked up.
+ */
+async function recordedActors(db: Db, ids: string[]): Promise<Map<string, ActorFacts & { chainDepth: number }>> {
+  const { rows } = await db.pool.query<{ id: string; actor: EventActor; association: string | null; depth: number }>(
+    `SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association,
+            COALESCE((submission->>'chainDepth')::int, 0) AS depth
+       FROM events WHERE id = ANY($1::text[]) AND jsonb_typeof(submission->'actor') = 'object'`,
     [ids],
   );
-  return new Map(rows.map((r) => [r.id, r.actor ? { login: r.actor.login, permission: r.actor.permission, authorAssociation: r.association } : null]));
+  return new Map(rows.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth }]));
 }
 
 /**

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
+import { admission } from "../../lib/metering/admission";
+import { setQuota } from "../../lib/metering/quota-settings";
 import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunView } from "../../lib/mirror/check-run-view";
 import { readRunSnapshot } from "../../lib/mirror/run-snapshot";
@@ -98,6 +100,24 @@ describe("a person with write access starts every agent (attack 10)", () => {
     const outcome = await handleHint(fx.deps, { installationId, repo, number: other.number, sender: login("read") });
     expect(outcome).toMatchObject({ status: "evaluated", opened: [expect.any(String)] });
     expect(await runOn(repo, other.number)).toMatchObject({ approval_required: true, actor: { login: login("read"), permission: "read", source: "webhook" } });
+  });
+
+  it("a stranger's Event that a quota blocked still waits for approval when it opens later", async () => {
+    const { fullName, installationId: inst } = await installRepository(fx, { owner: "actors", name: "quota" });
+    fx.sim.setUserPermission({ repo: fullName, login: login("write"), permission: "write" });
+    const gated = { ...fx.deps, admission: admission() };
+    await pollRepository(gated, fullName);
+    await setQuota(fx.db, { kind: "repository", repo: fullName }, { monthly_runs: 1 });
+    fx.sim.createIssue({ login: login("write"), repo: fullName, title: "First", labels: ["ready-for-agent"] });
+    await pollRepository(gated, fullName);
+    const stranger = fx.sim.createIssue({ login: login("none"), repo: fullName, title: "Second", labels: ["ready-for-agent"] });
+    await pollRepository(gated, fullName);
+    const { rows } = await fx.db.pool.query(`SELECT status::text AS status, reason FROM events WHERE repo = $1 AND number = $2`, [fullName, stranger.number]);
+    expect(rows).toEqual([{ status: "Blocked", reason: "repo_quota_exceeded" }]);
+
+    await setQuota(fx.db, { kind: "repository", repo: fullName }, { monthly_runs: 0 });
+    await handleHint(gated, { installationId: inst, repo: fullName, number: stranger.number });
+    expect(await runOn(fullName, stranger.number)).toMatchObject({ approval_required: true, actor: { login: login("none"), permission: "none" } });
   });
 
   it("trigger_permission lowers the bar for one Loop, and item.actor_permission is in the if: context", async () => {
