@@ -9,8 +9,11 @@ import { onInstallationWebhook, onItemWebhook, onLabelWebhook, onPushWebhook } f
 type Payload = Record<string, unknown>;
 
 export interface AtelierAppDeps extends WebhookDeps {
-  /** A check run's button (approve, retry, cancel) or "Re-run": the operator actions, permission checked. */
-  onCheckRunAction(payload: CheckRunEventPayload): Promise<CheckRunEventOutcome>;
+  /**
+   * A check run's button (approve, retry, cancel) or "Re-run": the operator actions, permission
+   * checked, once per (check run, action, identifier, sender) whatever the delivery id.
+   */
+  onCheckRunAction(payload: CheckRunEventPayload, deliveryId: string): Promise<CheckRunEventOutcome>;
 }
 
 export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
@@ -33,7 +36,7 @@ export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
     });
     // check run buttons (approve, cancel, retry) and "Re-run" → the operator actions
     app.on(["check_run.requested_action", "check_run.rerequested"], async (context) => {
-      const outcome = await deps.onCheckRunAction(context.payload as unknown as CheckRunEventPayload);
+      const outcome = await deps.onCheckRunAction(context.payload as unknown as CheckRunEventPayload, context.id);
       deps.log.info({ action: context.payload.action, checkRun: context.payload.check_run.id, outcome: outcome.tag }, "check_run action");
     });
   };

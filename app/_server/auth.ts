@@ -2,7 +2,10 @@ import NextAuth, { type NextAuthConfig } from "next-auth";
 import type { Adapter, AdapterUser } from "next-auth/adapters";
 import GitHub from "next-auth/providers/github";
 import { authSecret } from "../../lib/auth/auth-secret";
+import { adminAccountIds } from "../../lib/auth/admins";
+import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
+import { instanceConfig } from "../../lib/auth/instance-config";
 import { resolveGitHubEnv, type GitHubEnv } from "../../lib/auth/github-env";
 import {
   createSession,
@@ -113,6 +116,14 @@ function config(gh: GitHubEnv): NextAuthConfig {
       }),
     ],
     callbacks: {
+      // allowed_orgs (atelier.config.yml): only people of those organizations sign in
+      async signIn({ account, profile }) {
+        const p = profile as unknown as GitHubProfile | undefined;
+        if (!p?.login || !account?.access_token) return false;
+        const config = await instanceConfig();
+        if ((await adminAccountIds(db(), config.admins, account.access_token, gh.apiUrl)).has(String(p.id))) return true;
+        return mayUseInstance(config, p.login, account.access_token, gh.apiUrl);
+      },
       // What /api/auth/session hands the browser: who, never the GitHub token.
       session({ session, user }) {
         const u = user as AdapterUser & { login?: string };

@@ -11,13 +11,13 @@ import { resetCycleBudget } from "../../lib/store/cycle-budget";
 import type { Db } from "../../lib/store/db";
 import { moveBoardCard } from "../../lib/triggers/board-move";
 import { admission } from "../../lib/metering/admission";
-import { loopConditionHolds } from "../../lib/triggers/condition-holds";
-import { createTriggerDeps } from "../../lib/triggers/deps";
+import { operatorDeps } from "../../lib/triggers/operator-deps";
 import { setLoopPaused } from "../../lib/triggers/loops";
 import { db } from "./db";
 
 /**
- * The services behind the dashboard's actions: the runner's operator services (the guarded
+ * The services behind the dashboard's actions and the check-run buttons (the webhook route
+ * takes the same): the runner's operator services (the guarded
  * transition, then the Run's job enqueued or its running agent stopped), the triggers' Loop
  * pause and Board move (labels written on GitHub as the installation, then a Hint), and the
  * store's cycle budget reset. Their connections (Redis, BullMQ, the App) open on the first
@@ -69,20 +69,10 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
     return app;
   };
   const gate = admission();
+  // the one operator of every door (lib/triggers/operator-deps.ts): the gate and the `if:` re-check
   const deps = async (): Promise<operator.OperatorDeps> => {
     const [queue, roster] = await Promise.all([workQueue(), instanceConfig()]);
-    return {
-      db: database,
-      redis: commandRedis(),
-      workQueue: queue,
-      roster,
-      admission: gate,
-      keyPrefix,
-      // A cancel gives the Events queued behind the Run their turn: the Loop's `if:` is read
-      // again on GitHub, as the worker does (a check that cannot run counts as true).
-      recheckCondition: async (subject) =>
-        loopConditionHolds(createTriggerDeps({ db: database, github: await github(), workQueue: queue, roster, admission: gate }), subject),
-    };
+    return operatorDeps({ db: database, redis: commandRedis(), workQueue: queue, roster, admission: gate, keyPrefix, github });
   };
 
   return {

@@ -1,4 +1,4 @@
-import { ForbiddenError, UnauthorizedError } from "../errors";
+import { ForbiddenError, NotFoundError, UnauthorizedError } from "../errors";
 import {
   listInstallationRepositories,
   listUserInstallations,
@@ -13,8 +13,9 @@ import { viewerToken, type Viewer } from "./viewer";
 /**
  * Who may do what on a repository, asked of GitHub with the person's own token: read needs the
  * repository to be visible to them, write needs push access (write, maintain or admin). Instance
- * admins (the instance config's `admins`) may do everything. Answers are cached briefly:
- * roles 60 s, the list of visible installations 30 s.
+ * admins (the instance config's `admins`, by account id) may do everything. Answers are cached
+ * briefly for reads — roles 60 s, the list of visible installations 30 s — and never for a write:
+ * every write asks GitHub again, so a writer whose access was revoked is refused at once.
  */
 
 export type Level = "read" | "write";
@@ -41,10 +42,14 @@ function tokenOf(viewer: Viewer): string {
   return token;
 }
 
-/** The viewer's role on `repo` (lower-cased owner/name); admins are "admin" everywhere. */
-export async function repoRole(viewer: Viewer, repo: string): Promise<RepoRole> {
+/**
+ * The viewer's role on `repo` (lower-cased owner/name); admins are "admin" everywhere. `fresh`
+ * asks GitHub now (and refreshes the cache): what a write decides on.
+ */
+export async function repoRole(viewer: Viewer, repo: string, options: { fresh?: boolean } = {}): Promise<RepoRole> {
   if (viewer.admin) return "admin";
   const key = `${viewer.id}\u0000${repo.toLowerCase()}`;
+  if (options.fresh) roles.delete(key);
   return roles.get(key, () => repositoryRole(tokenOf(viewer), repo, viewer.login));
 }
 
@@ -55,19 +60,33 @@ export async function hasRepoPermission(viewer: Viewer, repo: string, level: Lev
 
 /**
  * Throws unless the signed-in viewer may `level` the repository: 401 `signed_out` without a
- * session, 403 `permission_denied` without the role.
+ * session, 404 `repository_not_found` for a repository GitHub does not show them (the same
+ * answer as for one that does not exist), 403 `permission_denied` without the role. A write
+ * asks GitHub afresh.
  */
 export async function requireRepoPermission(viewer: Viewer | null, repo: string, level: Level): Promise<Viewer> {
   const who = requireViewer(viewer);
-  const role = await repoRole(who, repo);
+  const role = await repoRole(who, repo, { fresh: level === "write" });
   if (RANK[role] >= NEED[level]) return who;
-  throw new ForbiddenError(
-    "permission_denied",
-    level === "write"
-      ? `You need write access to ${repo} on GitHub to do this (you have ${role === "none" ? "no access" : `${role} access`}).`
-      : `You cannot see ${repo} on GitHub, so Atelier does not show it to you.`,
-    { repo, need: level, role },
-  );
+  if (role === "none") throw repositoryNotFound(repo);
+  // only a write can get here (any role but none reads)
+  throw new ForbiddenError("permission_denied", `You need write access to ${repo} on GitHub to do this (you have ${role} access).`, { repo, need: level, role });
+}
+
+/** What a person who cannot see a repository is told, whether it exists or not. */
+export const repositoryNotFound = (repo: string): NotFoundError =>
+  new NotFoundError("repository_not_found", `Atelier has nothing to show you of ${repo.toLowerCase()}: it is not registered, or GitHub does not show it to you.`);
+
+/**
+ * Whether the repository is among those GitHub lists for the viewer through the App's
+ * installations (explicit access: a collaborator, a member) — the dashboard's scope. On a public
+ * repository GitHub reports `read` to anyone; its Runs (prompts, transcripts, costs) are still
+ * shown only to people with explicit access (README, Security model).
+ */
+export async function seesRepository(viewer: Viewer, repo: string): Promise<boolean> {
+  if (viewer.admin) return true;
+  const wanted = repo.toLowerCase();
+  return (await visibleToViewer(viewer)).repositories.some((r) => r.fullName === wanted);
 }
 
 /** Throws unless the viewer is an instance admin. */

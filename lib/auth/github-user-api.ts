@@ -102,6 +102,12 @@ export async function repositoryRole(token: string, fullName: string, login: str
   return normalizeRole(body.role_name ?? body.permission);
 }
 
+/** The account id of a GitHub login (GET /users/{login}), as text; null when GitHub knows no such account. */
+export async function gitHubAccountId(token: string, login: string, apiUrl?: string): Promise<string | null> {
+  const { status, body } = await get<{ id?: number }>(`/users/${encodeURIComponent(login)}`, token, apiUrl);
+  return status === 200 && typeof body?.id === "number" ? String(body.id) : null;
+}
+
 export function normalizeRole(value: string | undefined): RepoRole {
   switch ((value ?? "").toLowerCase()) {
     case "admin":

@@ -10,19 +10,19 @@ export interface Viewer {
   login: string;
   name: string | null;
   avatarUrl: string | null;
-  /** Listed in the instance config's `admins`: may see and act on every registered repository. */
+  /** One of the instance config's `admins`, by GitHub account id (lib/auth/admins.ts): may see and act on every registered repository. */
   admin: boolean;
 }
 
 const TOKENS = new WeakMap<Viewer, string | null>();
 
-export function makeViewer(user: StoredUser, token: string | null, admins: readonly string[]): Viewer {
+export function makeViewer(user: StoredUser, token: string | null, adminIds: ReadonlySet<string>): Viewer {
   const viewer: Viewer = Object.freeze({
     id: user.id,
     login: user.login,
     name: user.name,
     avatarUrl: user.avatarUrl,
-    admin: admins.includes(user.login.toLowerCase()),
+    admin: adminIds.has(user.id),
   });
   TOKENS.set(viewer, token);
   return viewer;

@@ -54,6 +54,11 @@ export interface AgentSpec {
   limits: SandboxLimits;
   /** Host paths bound read-only into its sandbox at the same path (tools outside /usr). */
   readOnlyPaths: string[];
+  /**
+   * Who may use this agent: installation account logins ("acme") and repositories
+   * ("acme/api"), lower-cased; null (no `allow:`) means every installation.
+   */
+  allow?: string[] | null;
 }
 
 export interface BoardLane {
@@ -76,6 +81,11 @@ export interface InstanceConfig {
   sandbox: "on" | "off";
   /** What one Attempt's transcript keeps of the agent's output at most. */
   maxTranscriptBytes: number;
+  /**
+   * When set, only people of these accounts may sign in (lower-cased logins): a member of one of
+   * these organizations (an installation of the App on it is visible to them), or the account itself.
+   */
+  allowedOrgs?: string[];
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -121,6 +131,7 @@ const DEFAULT_TRANSCRIPT_MB = 5;
 const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const GITHUB_LOGIN = /^[a-z\d](?:[a-z\d]|-(?=[a-z\d])){0,38}(?:\[bot\])?$/i;
+const ALLOW_ENTRY = /^[a-z\d][a-z\d-]{0,38}(?:\/[a-z\d._-]{1,100})?$/i;
 
 const agentSchema = z.strictObject({
   command: z
@@ -165,6 +176,9 @@ const agentSchema = z.strictObject({
     })
     .optional(),
   read_only_paths: z.array(z.string().regex(/^\/[^\0]*$/, "a read-only path is an absolute path")).optional(),
+  allow: z
+    .array(z.string().regex(ALLOW_ENTRY, "an allow entry is an installation's account login (acme) or a repository (acme/api)"))
+    .optional(),
 });
 
 /** Settings only Claude Code has. */
@@ -191,6 +205,7 @@ const instanceSchema = z.strictObject({
   allow_private_webhook_targets: z.boolean().optional(),
   sandbox: z.enum(["on", "off"], { error: "sandbox is on (the default) or off" }).optional(),
   max_transcript_mb: z.number().positive("max_transcript_mb must be above 0").max(1024, "max_transcript_mb is at most 1024").optional(),
+  allowed_orgs: z.array(z.string().regex(GITHUB_LOGIN, "an allowed org is a GitHub organization's login")).optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -296,6 +311,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
         cpus: a.limits?.cpus ?? DEFAULT_SANDBOX_LIMITS.cpus,
       },
       readOnlyPaths: a.read_only_paths ?? [],
+      ...(a.allow ? { allow: a.allow.map((e) => e.toLowerCase()) } : {}),
     };
     problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
@@ -309,6 +325,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,
     sandbox: cfg.sandbox ?? "on",
     maxTranscriptBytes: Math.round((cfg.max_transcript_mb ?? DEFAULT_TRANSCRIPT_MB) * 1024 * 1024),
+    ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
     source,
   };
 }
@@ -355,6 +372,23 @@ export function agentSecretEnv(
     else out[name] = value;
   }
   return { env: out, missing };
+}
+
+/**
+ * Whether the roster lets `repo` (owner/name) use the agent: no `allow:` lets every
+ * installation; otherwise the repository's installation account (its owner) or the repository
+ * itself must be listed. The tenant boundary of an agent, its secrets and its budget.
+ */
+export function agentAllows(agent: Pick<AgentSpec, "allow">, repo: string): boolean {
+  if (!agent.allow) return true;
+  const fullName = repo.toLowerCase();
+  const owner = fullName.split("/")[0]!;
+  return agent.allow.includes(owner) || agent.allow.includes(fullName);
+}
+
+/** The sentence of a refusal by `allow:`, the same at every door. */
+export function agentNotAllowedMessage(agent: string, repo: string): string {
+  return `The agent "${agent}" is not allowed for ${repo.toLowerCase()}: the instance's roster (atelier.config.yml, agents.${agent}.allow) lists the installations and repositories that may use it; pick another agent or ask the instance's admin.`;
 }
 
 /** True when `agent` is the built-in demo agent (the executor runs it in-process). */

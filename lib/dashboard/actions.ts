@@ -1,9 +1,10 @@
-import { requireRepoPermission, requireViewer } from "../auth/authorize";
+import { requireRepoPermission, requireViewer, seesRepository } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
 import { planMove } from "./lanes";
-import { runRepo, runSummary } from "./run-detail";
+import { authorizeRun } from "./run-access";
+import { runSummary } from "./run-detail";
 import type { DashboardContext } from "./services";
 
 /**
@@ -13,9 +14,7 @@ import type { DashboardContext } from "./services";
  */
 
 async function onRun<T>(ctx: DashboardContext, viewer: Viewer | null, runId: string, act: (actor: string) => Promise<T>) {
-  const who = requireViewer(viewer);
-  const repo = await runRepo(ctx.db, runId);
-  await requireRepoPermission(who, repo, "write");
+  const { who } = await authorizeRun(ctx.db, viewer, runId, "write");
   await act(who.login);
   return { ok: true as const, run: await runSummary(ctx.db, runId) };
 }
@@ -47,7 +46,8 @@ export async function setLoopPaused(ctx: DashboardContext, viewer: Viewer | null
 export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {
   const who = requireViewer(viewer);
   const { rows } = await ctx.db.pool.query<{ repo: string }>(`SELECT repo FROM cycle_budgets WHERE item_key = $1`, [input.itemKey]);
-  if (!rows[0]) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
+  // authorization before lookup: a budget of a repository the viewer cannot see does not exist for them
+  if (!rows[0] || !(await seesRepository(who, rows[0].repo))) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
   await requireRepoPermission(who, rows[0].repo, "write");
   const result = await ctx.services.resetCycleBudget(input.itemKey, who.login);
   return { ok: true as const, itemKey: input.itemKey, result };

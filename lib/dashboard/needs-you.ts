@@ -1,6 +1,7 @@
 import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusals";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
+import { approvalSentence } from "../triggers/actor";
 import { configFileUrl } from "./links";
 
 /**
@@ -90,8 +91,9 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
   if (!repos.length) return { needs: [], counts: byKind, total };
   const [approvals, failures, asks, repoErrors, loopErrors, refusals] = await Promise.all([
     db.pool.query(
-      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title
-         FROM runs r LEFT JOIN items i ON i.key = r.item_key
+      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title,
+              e.submission->'approvalReason' AS approval_reason
+         FROM runs r LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
         WHERE r.repo = ANY($1) AND ${inPhase("r", "Waiting")}
         ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
       [repos],
@@ -134,7 +136,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       kind: "approval",
       id: `approval:${r.id}`,
       ...aboutRun(r),
-      detail: `The Loop ${r.loop} waits for an approval before its agent starts.`,
+      detail: approvalSentence(r.loop, r.approval_reason),
       action: { kind: "approve", runId: r.id },
     });
   }

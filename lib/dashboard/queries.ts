@@ -1,4 +1,4 @@
-import { hasRepoPermission, requireRepoPermission, requireViewer } from "../auth/authorize";
+import { hasRepoPermission, requireViewer } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { loadAudit } from "./audit";
@@ -7,7 +7,8 @@ import { loadBudgets, type BudgetView } from "./budgets";
 import { loadLoops, type LoopView } from "./loops";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
-import { loadRunDetail, runRepo, type RunDetail } from "./run-detail";
+import { authorizeRun } from "./run-access";
+import { loadRunDetail, type RunDetail } from "./run-detail";
 import { narrow, scopeRepos } from "./scope";
 import type { DashboardContext } from "./services";
 
@@ -67,9 +68,7 @@ async function loopNames(ctx: ReadContext, repos: string[]): Promise<string[]> {
 }
 
 export async function getRun(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<RunDetail & { canAct: boolean }> {
-  const who = requireViewer(viewer);
-  const repo = await runRepo(ctx.db, runId);
-  await requireRepoPermission(who, repo, "read");
+  const { who, repo } = await authorizeRun(ctx.db, viewer, runId, "read");
   const config = await instanceConfig();
   const [detail, canAct] = await Promise.all([
     loadRunDetail(ctx.db, runId, { canIntervene: (agent) => config.agents[agent]?.intervene ?? false }),
@@ -80,8 +79,7 @@ export async function getRun(ctx: ReadContext, viewer: Viewer | null, runId: str
 
 /** Authorizes a transcript stream: read access to the Run's repository. */
 export async function authorizeTranscript(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<void> {
-  const who = requireViewer(viewer);
-  await requireRepoPermission(who, await runRepo(ctx.db, runId), "read");
+  await authorizeRun(ctx.db, viewer, runId, "read");
 }
 
 export async function getNeedsYou(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<NeedsYou & { writable: string[] }> {

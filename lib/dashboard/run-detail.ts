@@ -1,6 +1,8 @@
 import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
+import type { EventActor, Submission } from "../store/record-and-claim";
+import { approvalSentence } from "../triggers/actor";
 import { issueUrl, pullRequestUrl } from "./links";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
 
@@ -27,7 +29,23 @@ export interface RunDetail {
   pullRequestUrl: string | null;
   unresolvedFailure: boolean;
   item: { title: string; kind: string; state: string; labels: string[]; url: string } | null;
-  event: { id: string; kind: string; status: string; reason: string | null; receivedAt: string; generation: number; contentHash: string | null } | null;
+  event: {
+    id: string;
+    kind: string;
+    status: string;
+    reason: string | null;
+    receivedAt: string;
+    generation: number;
+    contentHash: string | null;
+    /** who caused the match, with their role then; null for a Tick (or an Event recorded before actors were) */
+    actor: EventActor | null;
+    /** the repository whose config declares the Loop */
+    declaredIn: string;
+    /** how many Runs led to the Item */
+    chainDepth: number;
+    /** what Needs you says while the Run waits for approval */
+    approvalSentence: string | null;
+  } | null;
   approval: { approvedBy: string; at: string } | null;
   attempts: AttemptView[];
   audit: AuditView[];
@@ -66,20 +84,13 @@ export interface AuditView {
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-/** The Run's repository (for authorization before anything else is read). */
-export async function runRepo(db: Db, runId: string): Promise<string> {
-  const { rows } = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
-  if (!rows[0]) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
-  return rows[0].repo;
-}
-
 export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
   const [main, attempts, audit] = await Promise.all([
     db.pool.query(
       `SELECT r.*, r.state::text AS state,
               i.title AS item_title, i.kind AS item_kind, i.state AS item_state, i.labels AS item_labels,
               e.id AS e_id, e.kind AS e_kind, e.status::text AS e_status, e.reason AS e_reason, e.received_at AS e_received_at,
-              e.generation AS e_generation, e.content_hash AS e_content_hash,
+              e.generation AS e_generation, e.content_hash AS e_content_hash, e.submission AS e_submission,
               ap.approved_by, ap.at AS approved_at
          FROM runs r
          LEFT JOIN items i ON i.key = r.item_key
@@ -165,12 +176,23 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
           receivedAt: r.e_received_at.toISOString(),
           generation: r.e_generation,
           contentHash: r.e_content_hash,
+          ...eventFacts(r.loop, r.repo, r.approval_required, (r.e_submission ?? {}) as Submission),
         }
       : null,
     approval: r.approved_by ? { approvedBy: r.approved_by, at: r.approved_at.toISOString() } : null,
     attempts: attemptViews,
     audit: audit.rows.map(toAuditView),
     actions: availableActions(facts, opts.canIntervene?.(r.agent) ?? false),
+  };
+}
+
+/** What the Event's submission says of who started the Run and where it was declared. */
+function eventFacts(loop: string, repo: string, approvalRequired: boolean, s: Submission) {
+  return {
+    actor: s.actor ?? null,
+    declaredIn: s.declaredIn ?? repo,
+    chainDepth: s.chainDepth ?? 0,
+    approvalSentence: approvalRequired ? approvalSentence(loop, s.approvalReason) : null,
   };
 }
 

@@ -148,6 +148,9 @@ export function transcriptWatcher(db: Db): TranscriptWatcher {
 
 const encoder = new TextEncoder();
 
+/** A live stream asks again, this often, whether its viewer may still read the Run. */
+export const REAUTHORIZE_MS = 5 * 60_000;
+
 function sse(event: string, data: unknown, id?: string): Uint8Array {
   return encoder.encode(`${id ? `id: ${id}\n` : ""}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
@@ -160,7 +163,15 @@ function sse(event: string, data: unknown, id?: string): Uint8Array {
 export function streamTranscript(
   db: Db,
   runId: string,
-  opts: { after?: string; signal?: AbortSignal; watcher?: TranscriptWatcher } = {},
+  opts: {
+    after?: string;
+    signal?: AbortSignal;
+    watcher?: TranscriptWatcher;
+    /** asks again whether the viewer may read the Run; a refusal ends the stream with a `failure` event */
+    reauthorize?: () => Promise<void>;
+    /** how often (default every 5 minutes): a revoked reader stops receiving within that */
+    reauthorizeEveryMs?: number;
+  } = {},
 ): ReadableStream<Uint8Array> {
   const watcher = opts.watcher ?? transcriptWatcher(db);
   let after = opts.after && /^\d+$/.test(opts.after) ? opts.after : "0";
@@ -195,8 +206,13 @@ export function streamTranscript(
       let lastRun = "";
       let lastBeat = Date.now();
       let closedPasses = 0;
+      let authorizedAt = Date.now();
       try {
         while (!stopped) {
+          if (opts.reauthorize && Date.now() - authorizedAt >= (opts.reauthorizeEveryMs ?? REAUTHORIZE_MS)) {
+            await opts.reauthorize();
+            authorizedAt = Date.now();
+          }
           const entries = await readTranscript(db, runId, after);
           for (const e of entries) controller.enqueue(sse("entry", e, e.id));
           if (entries.length) after = entries.at(-1)!.id;

@@ -11,7 +11,10 @@ import { z } from "zod";
  *     on: issues                      # issues | pull_requests | { schedule: { cron, tz } }
  *     if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
  *     agent: claude                   # a name from the instance's roster
- *     approval: required              # required | none (default none)
+ *     approval: required              # required | none (default none; required on a public repository)
+ *     trigger_permission: write       # who may start it without approval: read | triage | write | maintain | admin
+ *     allow_bot_items: false          # the App's own Items (its bot, its atelier/* branches) never match unless true
+ *     max_chain_depth: 1              # a Run on an Item a Run created is refused past this depth
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
@@ -34,6 +37,13 @@ export const LABEL_NAME_MAX = 50;
 export const LABEL_DESCRIPTION_MAX = 100;
 export const DEFAULT_MAX_CYCLES = 3;
 export const DEFAULT_TIME_ZONE = "UTC";
+export const DEFAULT_MAX_CHAIN_DEPTH = 1;
+
+/** GitHub's repository roles, weakest first (GET /repos/{o}/{r}/collaborators/{u}/permission's role_name). */
+export const REPO_ROLES = ["none", "read", "triage", "write", "maintain", "admin"] as const;
+export type RepoRoleName = (typeof REPO_ROLES)[number];
+export type TriggerPermission = Exclude<RepoRoleName, "none">;
+export const DEFAULT_TRIGGER_PERMISSION: TriggerPermission = "write";
 
 export type LoopTrigger =
   | { kind: "issues" }
@@ -56,6 +66,14 @@ export interface LoopDefinition {
   if: string | null;
   agent: string;
   approval: "required" | "none";
+  /** false when `approval:` was not written (then a public repository requires it). Absent in configs stored before. */
+  approvalGiven?: boolean;
+  /** The weakest role whose actor starts the Loop without approval (default write). */
+  triggerPermission?: TriggerPermission;
+  /** Whether the App's own Items (its bot's, its atelier/* branches) may match (default false). */
+  allowBotItems?: boolean;
+  /** How deep a chain of Runs (a Run on an Item a Run created) may go (default 1). */
+  maxChainDepth?: number;
   maxCycles: number;
   prompt: string;
   feedback: { comment: boolean };
@@ -77,6 +95,8 @@ export type LoopConfigErrorToken =
   | "config_unknown_agent"
   | "config_bad_cron"
   | "config_bad_timezone"
+  | "config_foreign_repository"
+  | "config_agent_not_allowed"
   | "config_invalid";
 
 export interface LoopConfigError {
@@ -117,6 +137,9 @@ export const loopSchema = z.strictObject({
   prompt: z.string().min(1),
   feedback: z.strictObject({ comment: z.boolean() }).optional(),
   repositories: z.array(z.string()).optional(),
+  trigger_permission: z.enum(["read", "triage", "write", "maintain", "admin"]).optional(),
+  allow_bot_items: z.boolean().optional(),
+  max_chain_depth: z.number().int().min(0).optional(),
 });
 
 export const LOOP_KEYS = Object.keys(loopSchema.shape);

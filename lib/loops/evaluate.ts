@@ -9,7 +9,8 @@ import {
   type CompiledTemplate,
   type ExpressionContext,
 } from "./expressions";
-import { buildItemContext, buildTickContext, type TickContext } from "./item-context";
+import { buildItemContext, buildTickContext, type ActorContext, type TickContext } from "./item-context";
+import { plainTextDeep } from "./plain-text";
 import type { ItemProjection } from "./projection";
 
 /**
@@ -36,7 +37,7 @@ export type LoopFailure = {
 export type LoopDecision =
   | { loop: LoopDefinition; outcome: "submit"; prompt: string }
   | { loop: LoopDefinition; outcome: "revoke" }
-  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | "own_item" }
   | ({ loop: LoopDefinition } & LoopFailure);
 
 export type TickDecision =
@@ -50,6 +51,24 @@ export interface EvaluateItemInput {
   repository: RepositoryContext;
   /** Names of the paused Loops: they neither submit nor revoke. */
   pausedLoops?: ReadonlySet<string> | readonly string[];
+  /** Who caused the match, as each Loop's expressions see it (item.actor…); null fields when unknown. */
+  actorOf?: (loop: LoopDefinition) => ActorContext | null;
+  /** The App's own Item (its bot's, or a pull request from an atelier/* branch): only `allow_bot_items` Loops see it. */
+  ownItem?: boolean;
+}
+
+/** The branches the App pushes its Runs' work to. */
+export const OWN_BRANCH_PREFIX = "atelier/";
+
+/** Whether the Item is the App's own work: authored by its bot, or a pull request from one of its branches. */
+export function isOwnItem(projection: Pick<ItemProjection, "kind" | "author" | "headRefName">, botLogin: string | null): boolean {
+  if (botLogin !== null && projection.author?.toLowerCase() === botLogin.toLowerCase()) return true;
+  return projection.kind === "pull_request" && (projection.headRefName ?? "").startsWith(OWN_BRANCH_PREFIX);
+}
+
+/** Whether a Loop's `if:` or prompt reads who caused the match (then it is looked up before they are evaluated). */
+export function readsActor(loop: Pick<LoopDefinition, "if" | "prompt">): boolean {
+  return /\bitem\s*\.\s*(actor|actor_permission|author_association)\b/.test(`${loop.if ?? ""}\n${loop.prompt}`);
 }
 
 /** The trigger kind whose Loops see Items of this kind. */
@@ -64,7 +83,6 @@ export function triggerKindFor(kind: ItemProjection["kind"]): TriggerKind {
 export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
   const paused = new Set(input.pausedLoops ?? []);
   const kind = triggerKindFor(input.projection.kind);
-  const item = buildItemContext(input.projection);
   const decisions: LoopDecision[] = [];
   for (const loop of input.loops) {
     if (loop.trigger.kind !== kind) continue;
@@ -72,6 +90,11 @@ export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
       decisions.push({ loop, outcome: "skip", reason: "paused" });
       continue;
     }
+    if (input.ownItem && !loop.allowBotItems) {
+      decisions.push({ loop, outcome: "skip", reason: "own_item" });
+      continue;
+    }
+    const item = buildItemContext(input.projection, input.actorOf?.(loop) ?? null);
     const context: ExpressionContext = { item, repository: input.repository, loop: loopContext(loop) };
     const matched = decide(loop, context);
     if (typeof matched !== "boolean") {
@@ -130,9 +153,14 @@ function decide(loop: LoopDefinition, context: ExpressionContext): boolean | Loo
   }
 }
 
+/**
+ * The prompt, its interpolated GitHub text as a person reads it on GitHub (plainText: no HTML
+ * comments, no invisible characters). The template is the repository's config, kept as written.
+ */
 function render(loop: LoopDefinition, context: ExpressionContext): string | LoopFailure {
+  const quoted: ExpressionContext = { ...context, item: plainTextDeep(context.item), repository: plainTextDeep(context.repository) };
   try {
-    return renderCompiledTemplate(cached(templates, loop.prompt, compileTemplate), context);
+    return renderCompiledTemplate(cached(templates, loop.prompt, compileTemplate), quoted);
   } catch (err) {
     return failure(err, "prompt", loop);
   }

@@ -21,6 +21,19 @@ export interface ItemContext {
   mergeable: boolean | null;
   merged: boolean;
   url: string;
+  /** GitHub's author_association of the Item (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE…); null when unknown */
+  author_association: string | null;
+  /** Who caused the match (ADR 0009); null when unknown */
+  actor: string | null;
+  /** The actor's role on the repository: none, read, triage, write, maintain or admin; null when unknown */
+  actor_permission: string | null;
+}
+
+/** What an Event knows of who caused it, for the `item` context. */
+export interface ActorContext {
+  authorAssociation: string | null;
+  login: string | null;
+  permission: string | null;
 }
 
 export interface TickContext {
@@ -36,7 +49,7 @@ export interface TickContext {
 }
 
 /** The `item` context of an issue or pull request. */
-export function buildItemContext(projection: ItemProjection): ItemContext {
+export function buildItemContext(projection: ItemProjection, actor: ActorContext | null = null): ItemContext {
   return {
     kind: projection.kind,
     number: projection.number,
@@ -52,6 +65,9 @@ export function buildItemContext(projection: ItemProjection): ItemContext {
     mergeable: projection.mergeable,
     merged: projection.merged,
     url: projection.url,
+    author_association: actor?.authorAssociation ?? null,
+    actor: actor?.login ?? null,
+    actor_permission: actor?.permission ?? null,
   };
 }
 

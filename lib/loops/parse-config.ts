@@ -1,7 +1,9 @@
-import type { InstanceConfig } from "../config/roster";
+import { agentAllows, agentNotAllowedMessage, type InstanceConfig } from "../config/roster";
 import {
   CONFIG_PATH,
+  DEFAULT_MAX_CHAIN_DEPTH,
   DEFAULT_MAX_CYCLES,
+  DEFAULT_TRIGGER_PERMISSION,
   DEFAULT_TIME_ZONE,
   LABEL_COLOR,
   LABEL_DESCRIPTION_MAX,
@@ -31,6 +33,19 @@ export interface ValidateRepositoryConfigOptions {
   roster: Pick<InstanceConfig, "agents">;
   /** The 1-based line of the value at a path of the config, when the source is known. */
   lineOf?: (path: Path) => number | null;
+  /**
+   * The repository whose config this is, and the repositories of its installation: a Loop may
+   * only act there (`repositories:`), with an agent the roster allows there (`allow:`). Unknown
+   * (a config checked on its own) skips both checks.
+   */
+  tenant?: ConfigTenant;
+}
+
+export interface ConfigTenant {
+  /** owner/name of the declaring repository */
+  repo: string;
+  /** owner/name of every repository of the declaring repository's installation, lower-cased */
+  installationRepos: readonly string[];
 }
 
 /**
@@ -113,7 +128,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
       report(name, "config_invalid", ["loops", name], `The Loop names "${twin}" and "${name}" differ only by case: rename one of them.`);
     }
     seen.set(name.toLowerCase(), name);
-    const loop = validateLoop(name, raw, agents, report, lineOf);
+    const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null }, report, lineOf);
     if (loop && errors.length === before) result.loops.push(loop);
   }
   return result;
@@ -184,15 +199,25 @@ const FIELD_HELP: Record<string, string> = {
   prompt: "prompt: must be the text given to the agent (not empty)",
   feedback: "feedback: must be { comment: true } or { comment: false }",
   repositories: "repositories: must be a list of owner/name",
+  trigger_permission: "trigger_permission: must be read, triage, write, maintain or admin",
+  allow_bot_items: "allow_bot_items: must be true or false",
+  max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
 };
+
+interface LoopChecks {
+  agents: string[];
+  roster: Pick<InstanceConfig, "agents">;
+  tenant: ConfigTenant | null;
+}
 
 function validateLoop(
   name: string,
   raw: unknown,
-  agents: string[],
+  checks: LoopChecks,
   report: Report,
   lineOf: (path: Path) => number | null,
 ): LoopDefinition | null {
+  const { agents, tenant } = checks;
   const at: Path = ["loops", name];
   const fail = (token: LoopConfigErrorToken, path: Path, message: string) => report(name, token, [...at, ...path], message);
   const L = `Loop "${name}"`;
@@ -274,6 +299,26 @@ function validateLoop(
       }
     });
     repositories = list;
+    if (tenant) {
+      const own = new Set(tenant.installationRepos.map((r) => r.toLowerCase()));
+      raw.repositories.forEach((repo, i) => {
+        if (typeof repo !== "string" || !REPOSITORY_FULL_NAME.test(repo) || own.has(repo.toLowerCase())) return;
+        problem(
+          "config_foreign_repository",
+          ["repositories", i],
+          `${L}: ${repo.toLowerCase()} in repositories: is not a repository of this installation (${tenant.repo.split("/")[0]}'s): a Loop acts only on repositories of the installation that declares it; remove it, or declare the Loop in that repository's own config.`,
+        );
+      });
+    }
+  }
+
+  if (tenant && typeof raw.agent === "string" && agents.includes(raw.agent)) {
+    const spec = checks.roster.agents[raw.agent]!;
+    for (const target of [tenant.repo, ...(repositories ?? [])]) {
+      if (agentAllows(spec, target)) continue;
+      problem("config_agent_not_allowed", ["agent"], `${L}: ${agentNotAllowedMessage(raw.agent, target)}`);
+      break;
+    }
   }
 
   if (!ok || !parsed.success || !trigger) return null;
@@ -284,6 +329,10 @@ function validateLoop(
     if: typeof condition === "string" ? condition : null,
     agent: data.agent,
     approval: data.approval ?? "none",
+    approvalGiven: data.approval !== undefined,
+    triggerPermission: data.trigger_permission ?? DEFAULT_TRIGGER_PERMISSION,
+    allowBotItems: data.allow_bot_items ?? false,
+    maxChainDepth: data.max_chain_depth ?? DEFAULT_MAX_CHAIN_DEPTH,
     maxCycles: data.max_cycles ?? DEFAULT_MAX_CYCLES,
     prompt: data.prompt,
     feedback: { comment: data.feedback?.comment ?? true },

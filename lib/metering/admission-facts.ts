@@ -2,7 +2,7 @@ import { advisoryKey } from "../store/locks";
 import { inPhase } from "../store/run-phase";
 import type { Sql } from "../store/transaction";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
-import type { Limits } from "./limits";
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE, repoOpenRateSql, type Limits } from "./limits";
 import { monthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
 import { installationScope, repoScope } from "./scopes";
@@ -58,7 +58,7 @@ SELECT rp.installation_id, i.account_login, i.suspended_at, now() AS now,
        COALESCE(qi.monthly_runs, 0) AS i_runs, COALESCE(qi.monthly_cost_usd, 0)::float8 AS i_cost,
        COALESCE(qi.max_concurrent, 0) AS i_conc, COALESCE(qi.open_rate_per_minute, 0) AS i_rate,
        COALESCE(qr.monthly_runs, 0) AS r_runs, COALESCE(qr.monthly_cost_usd, 0)::float8 AS r_cost,
-       COALESCE(qr.max_concurrent, 0) AS r_conc, COALESCE(qr.open_rate_per_minute, 0) AS r_rate
+       COALESCE(qr.max_concurrent, 0) AS r_conc, ${repoOpenRateSql("qr.open_rate_per_minute")} AS r_rate
   FROM repositories rp
   JOIN installations i ON i.id = rp.installation_id
   LEFT JOIN quotas qi ON qi.installation_id = i.id
@@ -70,7 +70,8 @@ SELECT rp.installation_id, i.account_login, i.suspended_at, now() AS now,
  * What a hot path (a claim, an Attempt's start) reads of a repository's metering within its own
  * statement; null when the repository is not registered (nothing is counted or refused).
  * `gated`: the gate has something to ask (a quota is set on the installation or the
- * repository, or the installation is suspended), so the caller asks it in a transaction.
+ * repository, the installation is suspended, or the default open rate of a repository is
+ * on), so the caller asks it in a transaction.
  */
 export interface RepoMetering {
   installationId: number;
@@ -80,7 +81,7 @@ export interface RepoMetering {
 /** SQL: the RepoMetering (json) of the repository `repo` (an owner/name expression). */
 export const repoMeteringSql = (repo: string): string => `
 (SELECT json_build_object('installationId', rp.installation_id,
-          'gated', i.suspended_at IS NOT NULL
+          'gated', ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0} OR i.suspended_at IS NOT NULL
                    OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
                    OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id))
    FROM repositories rp JOIN installations i ON i.id = rp.installation_id

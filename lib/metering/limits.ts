@@ -8,6 +8,17 @@ export interface Limits {
 
 export const UNLIMITED: Limits = Object.freeze({ monthlyRuns: 0, monthlyCostUsd: 0, maxConcurrent: 0, openRatePerMinute: 0 });
 
+/**
+ * The open rate of a repository whose own limit is 0 (not set): at most this many Runs open per
+ * minute in one repository, whatever opens them (THREATS.md attack 12: one pull request's Runs
+ * opening the next ones). A repository's own limit replaces it.
+ */
+export const DEFAULT_REPO_OPEN_RATE_PER_MINUTE = 30;
+
+/** SQL: a repository's open rate from its quota column (an expression; NULL when it has no row). */
+export const repoOpenRateSql = (column: string): string =>
+  `(CASE WHEN COALESCE(${column}, 0) > 0 THEN ${column} ELSE ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE} END)`;
+
 /** Whether a limit is set and `used` has reached it. */
 export const reached = (limit: number, used: number): boolean => limit > 0 && used >= limit;
 

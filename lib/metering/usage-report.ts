@@ -1,6 +1,6 @@
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
-import { nearness, type Limits } from "./limits";
+import { nearness, repoOpenRateSql, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
 import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "./scopes";
@@ -182,7 +182,8 @@ WITH inst AS (
 )
 SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
        COALESCE(t.monthly_runs, 0) AS monthly_runs, COALESCE(t.monthly_cost_usd, 0)::float8 AS monthly_cost_usd,
-       COALESCE(t.max_concurrent, 0) AS max_concurrent, COALESCE(t.open_rate_per_minute, 0) AS open_rate_per_minute,
+       COALESCE(t.max_concurrent, 0) AS max_concurrent,
+       CASE WHEN t.scope = 'repository' THEN ${repoOpenRateSql("t.open_rate_per_minute")} ELSE COALESCE(t.open_rate_per_minute, 0) END AS open_rate_per_minute,
        COALESCE(c.runs, 0) AS runs, COALESCE(c.cost_usd, 0)::float8 AS cost,
        (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
          WHERE ${inPhase("r", "Active")} AND r.state = 'Running' AND x.installation_id = t.installation_id

@@ -4,13 +4,17 @@ import { checkRunView, isCheckActionId } from "./check-run-view";
 import { callGitHub, repoParams, type GitHubClient } from "./github-client";
 import { canOperateRuns, collaboratorRole } from "./repo-permission";
 import { runIdForCheckRun } from "./run-mirror-rows";
+import { runPageUrl } from "./run-presentation";
 import { readRunSnapshot, type RunSnapshot } from "./run-snapshot";
 import type { MirrorDeps } from "./sync-run";
 
 /**
  * A person acts on a Run from its check run: a button (`requested_action` approve, retry,
  * cancel) or GitHub's "Re-run" (`rerequested`, an operator retry). Write access to the
- * repository is required; anyone else changes nothing, and the check run says why.
+ * repository is required; anyone else changes nothing, and the check run says why. The action
+ * goes through the same operator as the dashboard's (lib/triggers/operator-deps.ts: quota gate,
+ * `if:` re-check); it acts once per (check run, action, identifier, sender) — a replayed delivery
+ * under a new delivery id changes nothing — and only from the Run's current check run.
  */
 
 /** The runner's operator services, as the check run actions call them. */
@@ -31,14 +35,14 @@ export interface CheckRunEventPayload {
   check_run: { id: number; external_id?: string | null };
   requested_action?: { identifier?: string } | null;
   repository: { full_name: string };
-  sender: { login: string };
+  sender: { login: string; id?: number };
   installation?: { id: number } | null;
 }
 
 export type OperatorAction = "approve" | "retry" | "cancel";
 
 export type CheckRunEventOutcome =
-  | { tag: "Ignored"; reason: "not_an_action" | "unknown_action" | "not_an_atelier_check_run" }
+  | { tag: "Ignored"; reason: "not_an_action" | "unknown_action" | "not_an_atelier_check_run" | "replayed" }
   | { tag: "Refused"; runId: string; action: OperatorAction; token: string; message: string }
   | { tag: "Done"; runId: string; action: OperatorAction };
 
@@ -57,12 +61,34 @@ export function requestedOperatorAction(payload: Pick<CheckRunEventPayload, "act
  * carries as external_id (an older check run of the Run, or one whose id was never stored).
  * Only a Run of the event's repository answers.
  */
-async function runOfCheckRun(db: Db, payload: CheckRunEventPayload): Promise<RunSnapshot | null> {
+async function runOfCheckRun(db: Db, payload: CheckRunEventPayload): Promise<{ run: RunSnapshot; current: boolean } | null> {
   const repo = payload.repository.full_name.toLowerCase();
-  const runId = (await runIdForCheckRun(db, payload.check_run.id, repo)) ?? payload.check_run.external_id ?? null;
+  const mirrored = await runIdForCheckRun(db, payload.check_run.id, repo);
+  const runId = mirrored ?? payload.check_run.external_id ?? null;
   if (!runId) return null;
   const run = await readRunSnapshot(db, runId);
-  return run && run.repo === repo ? run : null;
+  if (!run || run.repo !== repo) return null;
+  // found by external_id only: current unless the mirror shows the Run on another check run now
+  const current = mirrored !== null || (await mirroredCheckRunId(db, runId)) === null;
+  return { run, current };
+}
+
+async function mirroredCheckRunId(db: Db, runId: string): Promise<string | null> {
+  const { rows } = await db.pool.query<{ check_run_id: string | null }>(`SELECT check_run_id::text FROM run_mirrors WHERE run_id = $1`, [runId]);
+  return rows[0]?.check_run_id ?? null;
+}
+
+/**
+ * Claims the action's key (repository, check run, action, identifier, sender): false when a delivery with
+ * the same key already acted (a replay). A refused action gives its key back.
+ */
+async function claimAction(db: Db, payload: CheckRunEventPayload, runId: string, deliveryId: string | null): Promise<{ fresh: boolean; release(): Promise<void> }> {
+  const key = JSON.stringify([payload.repository.full_name.toLowerCase(), payload.check_run.id, payload.action, payload.requested_action?.identifier ?? "", payload.sender.id ?? payload.sender.login.toLowerCase()]);
+  const { rowCount } = await db.pool.query(
+    `INSERT INTO check_run_actions (key, run_id, delivery_id) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
+    [key, runId, deliveryId],
+  );
+  return { fresh: rowCount === 1, release: async () => void (await db.pool.query(`DELETE FROM check_run_actions WHERE key = $1`, [key])) };
 }
 
 function perform(operator: OperatorServices, action: OperatorAction, runId: string, actor: string): Promise<unknown> {
@@ -94,12 +120,18 @@ async function explainOnCheckRun(client: GitHubClient, deps: CheckRunActionDeps,
  * allows the action) is written on the check run; the Run's own changes reach GitHub through
  * the mirror, which the Run's change notification wakes.
  */
-export async function handleCheckRunEvent(deps: CheckRunActionDeps, payload: CheckRunEventPayload): Promise<CheckRunEventOutcome> {
+export async function handleCheckRunEvent(
+  deps: CheckRunActionDeps,
+  payload: CheckRunEventPayload,
+  /** X-GitHub-Delivery, recorded with the action it did */
+  deliveryId: string | null = null,
+): Promise<CheckRunEventOutcome> {
   if (payload.action !== "requested_action" && payload.action !== "rerequested") return { tag: "Ignored", reason: "not_an_action" };
   const action = requestedOperatorAction(payload);
   if (!action) return { tag: "Ignored", reason: "unknown_action" };
-  const run = await runOfCheckRun(deps.db, payload);
-  if (!run) return { tag: "Ignored", reason: "not_an_atelier_check_run" };
+  const found = await runOfCheckRun(deps.db, payload);
+  if (!found) return { tag: "Ignored", reason: "not_an_atelier_check_run" };
+  const { run } = found;
   const installationId = payload.installation?.id ?? run.installationId;
   if (installationId === null || installationId === undefined) return { tag: "Ignored", reason: "not_an_atelier_check_run" };
   const client = await callGitHub("get an installation token", () => deps.github(installationId));
@@ -112,9 +144,17 @@ export async function handleCheckRunEvent(deps: CheckRunActionDeps, payload: Che
     await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
     return { tag: "Refused", runId: run.id, action, token: "needs_write_permission", message };
   }
+  if (!found.current) {
+    const message = `${login} asked to ${asked} on an older check run of this Run; nothing was done: use the Run's current check run or ${runPageUrl(deps.publicUrl, run.id)}.`;
+    await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
+    return { tag: "Refused", runId: run.id, action, token: "check_run_not_current", message };
+  }
+  const claim = await claimAction(deps.db, payload, run.id, deliveryId);
+  if (!claim.fresh) return { tag: "Ignored", reason: "replayed" };
   try {
     await perform(deps.operator, action, run.id, login);
   } catch (err) {
+    await claim.release();
     if (!(err instanceof AtelierError) || err.status >= 500) throw err;
     const message = `${login} asked to ${asked}, but Atelier could not: ${err.message}`;
     await explainOnCheckRun(client, deps, run, payload.check_run.id, message);

@@ -1,3 +1,4 @@
+import { approvalSentence } from "../triggers/actor";
 import type { RunSnapshot } from "./run-snapshot";
 import {
   capitalize,
@@ -80,7 +81,7 @@ function face(s: RunSnapshot, runPage: string): Face {
             conclusion: "action_required",
             output: {
               title: "Waiting for approval",
-              summary: `This Loop asks a person to approve each Run before the agent starts. Someone with write access can press Approve here or on ${page}.`,
+              summary: `${approvalSentence(s.loop, s.approvalReason)} Someone with write access can press Approve here or on ${page}.\n\n${promptBlock(s.prompt)}`,
             },
             actions: [CHECK_ACTIONS.approve, CHECK_ACTIONS.cancel],
           }
@@ -146,6 +147,16 @@ function face(s: RunSnapshot, runPage: string): Face {
       };
   }
 }
+
+/** The exact prompt, as an approver must read it: in a fence no line of it can close. */
+export function promptBlock(prompt: string): string {
+  const longest = Math.max(2, ...[...prompt.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  return `The agent will get exactly this prompt:\n\n${fence}text\n${clip(prompt, PROMPT_MAX)}\n${fence}`;
+}
+
+/** How much of the prompt the summary quotes (GitHub's summary holds 65,535 characters). */
+const PROMPT_MAX = 60_000;
 
 /** The check run body for a Run. */
 export function checkRunView(s: RunSnapshot, publicUrl: string): CheckRunView {

@@ -1,3 +1,4 @@
+import type { ApprovalReason } from "../store/record-and-claim";
 import type { FailureCategory, FailureKind } from "../engine/failure";
 import { isFailureCategory, isFailureKind } from "../engine/failure";
 import type { RunStateName } from "../engine/run-state";
@@ -46,6 +47,10 @@ export interface RunSnapshot {
   installationId: number | null;
   /** The repository's parsed `.github/atelier.yml`, as last read. */
   repoConfig: unknown;
+  /** The exact task text the agent gets: what an approver approves. */
+  prompt: string;
+  /** Why the Run waits for approval beyond the Loop's `approval: required` (its Event's). */
+  approvalReason: ApprovalReason | null;
 }
 
 interface SnapshotRow {
@@ -73,6 +78,8 @@ interface SnapshotRow {
   cost_estimated: boolean | null;
   installation_id: number | null;
   config: unknown;
+  prompt: string;
+  approval_reason: ApprovalReason | null;
 }
 
 const SNAPSHOT_SQL = `
@@ -80,8 +87,10 @@ SELECT r.id, r.loop, r.repo, r.number, i.kind AS item_kind, i.head_sha AS item_h
        r.waiting_reason, r.pull_request_number, r.head_sha, r.started_at AT TIME ZONE current_setting('TimeZone') AS started_at,
        r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
        la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message,
-       tot.duration_ms, tot.cost_usd, tot.cost_estimated, rp.installation_id, rp.config
+       tot.duration_ms, tot.cost_usd, tot.cost_estimated, rp.installation_id, rp.config,
+       r.prompt, e.submission->'approvalReason' AS approval_reason
   FROM runs r
+  LEFT JOIN events e ON e.id = r.event_id
   LEFT JOIN items i ON i.key = r.item_key
   LEFT JOIN repositories rp ON rp.full_name = r.repo
   LEFT JOIN LATERAL (
@@ -129,5 +138,7 @@ export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapsho
     costEstimated: row.cost_estimated ?? false,
     installationId: row.installation_id,
     repoConfig: row.config,
+    prompt: row.prompt,
+    approvalReason: row.approval_reason ?? null,
   };
 }

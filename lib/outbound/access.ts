@@ -10,15 +10,16 @@ import type { HookOwner } from "./hooks";
  * the admins of its repository on GitHub too. The same rule decides who sees which deliveries.
  */
 
-export async function canManageHooks(viewer: Viewer, owner: HookOwner): Promise<boolean> {
+/** `fresh`: ask GitHub now, as a write does (a read may use the cached role). */
+export async function canManageHooks(viewer: Viewer, owner: HookOwner, options: { fresh?: boolean } = {}): Promise<boolean> {
   if (viewer.admin) return true;
   if (owner.kind === "installation") return false;
-  return (await repoRole(viewer, owner.repo).catch(() => "none")) === "admin";
+  return (await repoRole(viewer, owner.repo, options).catch(() => "none")) === "admin";
 }
 
-export async function requireHookManager(viewer: Viewer | null, owner: HookOwner): Promise<Viewer> {
+export async function requireHookManager(viewer: Viewer | null, owner: HookOwner, options: { write?: boolean } = {}): Promise<Viewer> {
   const who = requireViewer(viewer);
-  if (await canManageHooks(who, owner)) return who;
+  if (await canManageHooks(who, owner, { fresh: options.write ?? false })) return who;
   throw new ForbiddenError(
     owner.kind === "installation" ? "admin_only" : "repo_admin_only",
     owner.kind === "installation"

@@ -27,17 +27,17 @@ export async function getHookFor(db: Db, viewer: Viewer | null, id: number): Pro
 }
 
 export async function createHookFor(db: Db, viewer: Viewer | null, input: HookInput): Promise<{ hook: HookView; secret: string }> {
-  await requireHookManager(viewer, await hookOwnerOf(db, input));
+  await requireHookManager(viewer, await hookOwnerOf(db, input), { write: true });
   return createHook(db, input, await instanceTargetPolicy());
 }
 
 export async function updateHookFor(db: Db, viewer: Viewer | null, id: number, update: HookUpdate): Promise<{ hook: HookView; secret: string | null }> {
-  await requireHookManager(viewer, (await getHook(db, id)).owner);
+  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true });
   return updateHook(db, id, update, await instanceTargetPolicy());
 }
 
 export async function deleteHookFor(db: Db, viewer: Viewer | null, id: number): Promise<{ deleted: number }> {
-  await requireHookManager(viewer, (await getHook(db, id)).owner);
+  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true });
   await deleteHook(db, id);
   return { deleted: id };
 }
@@ -57,7 +57,7 @@ export async function redeliverFor(db: Db, viewer: Viewer | null, id: number) {
     delivery.hookRepo && delivery.hookLoop
       ? { kind: "loop" as const, installationId: delivery.installationId ?? 0, repo: delivery.hookRepo, loop: delivery.hookLoop }
       : { kind: "installation" as const, installationId: delivery.installationId ?? 0 };
-  await requireHookManager(viewer, owner);
+  await requireHookManager(viewer, owner, { write: true });
   return redeliverNow({ db, policy: await instanceTargetPolicy() }, id);
 }
 

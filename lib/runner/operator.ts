@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import { BadInputError, ConflictError, NotFoundError } from "../errors";
+import { agentAllows, agentNotAllowedMessage } from "../config/roster";
+import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { approve } from "../store/approvals";
 import { audit } from "../store/audit";
 import * as store from "../store/operator-actions";
@@ -47,6 +48,13 @@ export async function retryRun(deps: OperatorDeps, runId: string, actor: string)
 export async function editAndRetryRun(deps: OperatorDeps, runId: string, actor: string, amendment: store.RunAmendment): Promise<RunRow> {
   if (amendment.agent !== undefined && deps.roster && !rosterAgent(deps.roster, amendment.agent)) {
     throw new BadInputError("unknown_agent", `The roster has no agent "${amendment.agent}"; pick one of: ${Object.keys(deps.roster.agents).join(", ")}.`);
+  }
+  if (amendment.agent !== undefined && deps.roster) {
+    const snap = await readRunSnapshot(deps.db, runId);
+    if (!snap) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+    if (!agentAllows(rosterAgent(deps.roster, amendment.agent)!, snap.run.repo)) {
+      throw new ForbiddenError("agent_not_allowed", agentNotAllowedMessage(amendment.agent, snap.run.repo), { agent: amendment.agent, repo: snap.run.repo });
+    }
   }
   if (amendment.prompt !== undefined && amendment.prompt.trim() === "") {
     throw new BadInputError("prompt_empty", "The new task text is empty; write what the agent should do.");

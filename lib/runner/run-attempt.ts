@@ -1,4 +1,5 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
+import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
 import { ConflictError } from "../errors";
@@ -72,6 +73,7 @@ async function produceOutcome(
   if (!agent) {
     return failed(agentFailure("configuration", `The roster has no agent "${run.agent}"; edit the Run to pick one it has, then retry.`));
   }
+  if (!agentAllows(agent, run.repo)) return failed(agentFailure("configuration", agentNotAllowedMessage(run.agent, run.repo)));
   let access: RepositoryAccess;
   try {
     access = await ctx.deps.github.mintToken(run.repo);

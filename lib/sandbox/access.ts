@@ -1,6 +1,6 @@
 import { GitHubApiError, notAccessibleByIntegration, notFound, requiresAuthentication } from "./api-error";
 import type { Caller } from "./auth";
-import type { AccessLevel, RepoPermission, SimRepo } from "./model";
+import { ROLE_RANK, type AccessLevel, type RepoPermission, type SimRepo } from "./model";
 import type { SimState } from "./state/sim-state";
 import { grants } from "./state/tokens";
 
@@ -12,7 +12,6 @@ export interface Need {
   role?: "read" | "write" | "admin";
 }
 
-const ROLE_RANK: Record<RepoPermission, number> = { none: 0, read: 1, write: 2, admin: 3 };
 
 /** Repository ids an installation token may touch right now. */
 export function tokenRepoIds(state: SimState, caller: Extract<Caller, { kind: "installation" }>): Set<number> {

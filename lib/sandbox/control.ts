@@ -3,7 +3,7 @@ import { isoSeconds } from "./clock";
 import type { CounterSnapshot } from "./counters";
 import type { SimCore, UnknownRequest } from "./core";
 import type { FailNextInput } from "./faults";
-import type { AppPermissions, RepoPermission, SimAccount, SimInstallation, SimIssue, SimRepo } from "./model";
+import { REPO_PERMISSIONS, type AppPermissions, type RepoPermission, type SimAccount, type SimInstallation, type SimIssue, type SimRepo } from "./model";
 import { renderInstallation } from "./render/app";
 import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
@@ -87,19 +87,29 @@ export class SimControl {
   }
 
   /** A repository with a first commit on main (README.md plus `files`). */
-  async createRepo(input: { owner: string; name: string; files?: Record<string, string>; description?: string }): Promise<{ id: number; fullName: string; cloneUrl: string }> {
+  async createRepo(input: { owner: string; name: string; files?: Record<string, string>; description?: string; private?: boolean }): Promise<{ id: number; fullName: string; cloneUrl: string }> {
     const owner = this.core.state.findAccount(input.owner);
     if (!owner) throw new Error(`no account ${input.owner}`);
     const repo = await this.core.createRepository(owner, input.name, input.files ?? {}, input.description ?? null);
+    if (input.private === false) repo.private = false;
     const fullName = this.core.state.fullName(repo);
     return { id: repo.id, fullName, cloneUrl: `${this.core.baseUrl}/${fullName}.git` };
   }
 
   setUserPermission(input: { repo: string; login: string; permission: RepoPermission }): void {
-    if (!["admin", "write", "read", "none"].includes(input.permission)) throw new Error(`permission must be admin, write, read or none`);
+    if (!REPO_PERMISSIONS.includes(input.permission)) throw new Error(`permission must be one of ${REPO_PERMISSIONS.join(", ")}`);
     const user = this.core.state.findAccount(input.login);
     if (!user) throw new Error(`no user ${input.login}`);
     this.core.state.setPermission(this.repo(input.repo), user.id, input.permission);
+  }
+
+  /** A user renames their account: the id stays, the old login is free for anyone to take. */
+  renameUser(input: { login: string; to: string }): { id: number; login: string } {
+    const user = this.core.state.findAccount(input.login);
+    if (!user) throw new Error(`no user ${input.login}`);
+    if (this.core.state.findAccount(input.to)) throw new Error(`the login ${input.to} is taken`);
+    user.login = input.to;
+    return { id: user.id, login: user.login };
   }
 
   /** The user /login/oauth/authorize signs in when the request names nobody. */
@@ -402,6 +412,7 @@ export const CONTROL_METHODS = [
   "createInstallationToken",
   "createUserToken",
   "advanceClock",
+  "renameUser",
   "setNow",
   "now",
   "failNext",

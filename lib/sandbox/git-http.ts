@@ -4,7 +4,7 @@ import { canSee } from "./access";
 import { GitHubApiError } from "./api-error";
 import { authenticate, type Caller } from "./auth";
 import type { SimCore } from "./core";
-import type { SimRepo } from "./model";
+import { ROLE_RANK, type SimRepo } from "./model";
 import { branchMoved } from "./state/pulls";
 import { grants } from "./state/tokens";
 
@@ -32,7 +32,7 @@ function authorizeGit(core: SimCore, caller: Caller, repo: SimRepo, write: boole
     }
   } else if (caller.kind === "user") {
     const role = core.state.permissionOf(repo, caller.user.id);
-    if (write && role === "read") throw new GitHubApiError(403, "Write access to repository not granted.");
+    if (write && ROLE_RANK[role] < ROLE_RANK.write) throw new GitHubApiError(403, "Write access to repository not granted.");
   }
 }
 

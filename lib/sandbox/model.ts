@@ -2,7 +2,11 @@
  * The simulator's records. Times are epoch milliseconds of the simulator clock; the
  * renderers turn them into GitHub's ISO strings (second resolution, like GitHub).
  */
-export type RepoPermission = "admin" | "write" | "read" | "none";
+/** A person's role on a repository, GitHub's five (role_name) and none. */
+export type RepoPermission = "admin" | "maintain" | "write" | "triage" | "read" | "none";
+export const REPO_PERMISSIONS: readonly RepoPermission[] = ["none", "read", "triage", "write", "maintain", "admin"];
+/** Roles weakest first: a role may do what every weaker one may. */
+export const ROLE_RANK: Record<RepoPermission, number> = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 };
 export type AccessLevel = "read" | "write";
 /** Permission names of a GitHub App installation (`issues`, `pull_requests`, `contents`…). */
 export type AppPermissions = Record<string, AccessLevel>;
@@ -41,7 +45,7 @@ export interface SimRepo {
   nextNumber: number;
   /** Keyed by lower-cased name: label names are unique case-insensitively. */
   labels: Map<string, SimLabel>;
-  /** Per-user permission on this repository (user id → permission). */
+  /** Per-user permission on this repository (user id → permission). On a public repository anyone else reads. */
   collaborators: Map<number, RepoPermission>;
   /** Path of the bare git repository on disk. */
   gitDir: string;
@@ -87,6 +91,19 @@ export interface SimIssue {
   closedById: number | null;
   /** Present when the item is a pull request. */
   pull: SimPull | null;
+}
+
+/** One entry of an Item's events timeline (GET /repos/{o}/{r}/issues/{n}/events). */
+export interface SimIssueEvent {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  number: number;
+  event: "labeled" | "unlabeled" | "closed" | "reopened" | "renamed" | "ready_for_review" | "convert_to_draft";
+  actorId: number;
+  createdAt: number;
+  label?: { name: string; color: string };
+  rename?: { from: string; to: string };
 }
 
 export interface SimComment {

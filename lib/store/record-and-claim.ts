@@ -18,7 +18,29 @@ export interface Submission {
   approvalRequired: boolean;
   /** the cycle budget; null for schedule Loops, which have none */
   maxCycles: number | null;
+  /** the repository whose `.github/atelier.yml` declares the Loop (a schedule Loop may act elsewhere in its installation) */
+  declaredIn?: string;
+  /** who caused the match; null for a Tick (the schedule, declared by a writer of `declaredIn`) */
+  actor?: EventActor | null;
+  /** GitHub's author_association of the Item when the Event was recorded */
+  authorAssociation?: string | null;
+  /** why the Run waits for approval beyond the Loop's `approval:` (the actor cannot write, a public repository) */
+  approvalReason?: ApprovalReason | null;
+  /** how many Runs led to this Item: 0 for a person's Item, n + 1 for an Item a Run of depth n created */
+  chainDepth?: number;
 }
+
+/** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
+export interface EventActor {
+  login: string;
+  /** GitHub's role of the actor on the repository when the Event was recorded */
+  permission: string;
+  source: "webhook" | "timeline" | "author";
+}
+
+export type ApprovalReason =
+  | { token: "actor_cannot_write"; login: string; permission: string; needs: string }
+  | { token: "public_repository" };
 
 export interface EventInput {
   /** the dedup key */

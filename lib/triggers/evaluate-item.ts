@@ -1,12 +1,16 @@
 import { itemEventKey } from "../engine/ids";
 import type { RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
-import { evaluateLoopsForItem, type RepositoryContext } from "../loops/evaluate";
+import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
+import { evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, type RepositoryContext } from "../loops/evaluate";
+import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
+import { approvalFor, resolveActor, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
+import { appBotLogin, chainDepth } from "./own-items";
 import { isSuperseded, type Observation } from "./observe-item";
 
 /** What judging one Item did. */
@@ -32,8 +36,13 @@ export function repositoryContext(repo: Pick<RegisteredRepository, "fullName" | 
  * Evaluates every Loop watching the Item's kind: a false `if:` revokes the Loop's unstarted
  * work on the Item, a true one submits an Event keyed by the content hash (and the Item's cycle
  * generation) through recordAndClaim; a Run that opens is handed to the work queue. Paused
- * Loops do neither. Before each write, a newer read of the same Item (a Hint racing this poll)
- * wins and this one stops.
+ * Loops do neither; the App's own Items only reach Loops with `allow_bot_items`. Before each
+ * write, a newer read of the same Item (a Hint racing this poll) wins and this one stops.
+ *
+ * A new Event records who caused the match (ADR 0009): looked up on GitHub once per Item and
+ * only when some Loop submits an Event not recorded yet (or reads `item.actor`…), so polls of
+ * unchanged Items cost no call. An actor below the Loop's `trigger_permission` makes the Run wait
+ * for a writer's approval.
  */
 export async function evaluateItem(
   deps: TriggerDeps,
@@ -44,9 +53,31 @@ export async function evaluateItem(
   generation: number,
   /** false when the Loop surely has no open Run on the Item (a revoke would change nothing) */
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
+  /** the login of the webhook's sender, when a Hint brought the Item */
+  sender: string | null = null,
 ): Promise<ItemOutcome> {
   const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), stale: false };
-  const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused });
+  const kind = triggerKindFor(item.projection.kind);
+  const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
+  if (watching.length === 0) return outcome;
+  const own = isOwnItem(item.projection, await appBotLogin(deps.github));
+  const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
+  let resolved: Promise<ActorFacts> | null = null;
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender));
+  // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
+  const readers = watching.filter((l) => readsActor(l) && (!own || l.allowBotItems));
+  let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
+  const facts = readers.some((l) => !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  const actorOf = (loop: LoopDefinition): ActorContext | null => {
+    const known = recorded?.get(keyOf(loop));
+    return known ? actorContext(known) : facts ? actorContext(facts) : null;
+  };
+
+  const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
+  // the others learn which Events are new only when they submit: an Item that matches nothing costs no read
+  const submits = decisions.filter((d) => d.outcome === "submit");
+  recorded ??= submits.length ? await recordedActors(deps.db, submits.map((d) => keyOf(d.loop))) : new Map();
+
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;
     if (decision.outcome === "error") {
@@ -62,7 +93,24 @@ export async function evaluateItem(
       outcome.revoked.push(...(await revoke(deps.db, decision.loop.name, item.key)));
       continue;
     }
-    const event = itemEvent(repo.fullName, decision.loop, item, generation, decision.prompt);
+    // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
+    // its Run, when it opens now, waits for approval exactly as it would have then
+    const known = recorded.get(keyOf(decision.loop));
+    let who: { facts: ActorFacts | null; depth: number } = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    if (!known) {
+      // the depth first (Postgres only): a refused link costs no GitHub call
+      const depth = await chainDepth(deps.db, item, own);
+      const limit = decision.loop.maxChainDepth ?? DEFAULT_MAX_CHAIN_DEPTH;
+      if (depth > limit) {
+        outcome.failures.set(
+          decision.loop.name,
+          `Loop "${decision.loop.name}" did not act on ${repo.fullName}#${item.number}: a Run's work led to it ${depth} Runs deep, past max_chain_depth ${limit} (the App's own Items do not start chains of agents).`,
+        );
+        continue;
+      }
+      who = { facts: await actorNow(), depth };
+    }
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who);
     const result = await recordAndClaim(deps.db, event, deps.admission);
     outcome.claims.push({ loop: decision.loop.name, result });
     if (result.tag === "Claimed" && result.opened) {
@@ -73,19 +121,59 @@ export async function evaluateItem(
   return outcome;
 }
 
-/** The Event of a matching Loop on an Item. */
-export function itemEvent(repo: string, loop: LoopDefinition, item: Observation, generation: number, prompt: string): EventInput {
+/** The Event of a matching Loop on an Item, with who caused it and the approval that follows. */
+export function itemEvent(
+  repo: Pick<RegisteredRepository, "fullName" | "private">,
+  loop: LoopDefinition,
+  item: Observation,
+  generation: number,
+  prompt: string,
+  who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+): EventInput {
+  const { approvalRequired, approvalReason } = approvalFor(loop, repo, who.facts?.actor ?? null);
   return {
-    id: itemEventKey(loop.name, repo, item.number, item.hash, generation),
+    id: itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation),
     kind: "item",
     loop: loop.name,
-    repo: repo.toLowerCase(),
+    repo: repo.fullName.toLowerCase(),
     itemKey: item.key,
     number: item.number,
     contentHash: item.hash,
     generation,
-    submission: { prompt, agent: loop.agent, approvalRequired: loop.approval === "required", maxCycles: loop.maxCycles },
+    submission: {
+      prompt,
+      agent: loop.agent,
+      approvalRequired,
+      maxCycles: loop.maxCycles,
+      declaredIn: repo.fullName.toLowerCase(),
+      actor: who.facts?.actor ?? null,
+      authorAssociation: who.facts?.authorAssociation ?? null,
+      approvalReason,
+      chainDepth: who.depth,
+    },
   };
+}
+
+/** The `item` context of who caused the match. */
+const actorContext = (facts: ActorFacts): ActorContext => ({
+  authorAssociation: facts.authorAssociation,
+  login: facts.actor.login,
+  permission: facts.actor.permission,
+});
+
+/**
+ * The Events already recorded among `ids` with who caused them (what their `if:` saw, what
+ * their approval was decided on) and their chain depth. An Event recorded without an actor
+ * (before actors were) counts as not recorded: its actor is looked up.
+ */
+async function recordedActors(db: Db, ids: string[]): Promise<Map<string, ActorFacts & { chainDepth: number }>> {
+  const { rows } = await db.pool.query<{ id: string; actor: EventActor; association: string | null; depth: number }>(
+    `SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association,
+            COALESCE((submission->>'chainDepth')::int, 0) AS depth
+       FROM events WHERE id = ANY($1::text[]) AND jsonb_typeof(submission->'actor') = 'object'`,
+    [ids],
+  );
+  return new Map(rows.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth }]));
 }
 
 /**

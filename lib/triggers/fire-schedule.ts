@@ -1,9 +1,10 @@
 import { tickEventKey, tickItemKey } from "../engine/ids";
-import { polledRepositories, polledRepository } from "../github/installations";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateTick } from "../loops/evaluate";
 import { latestTickAtOrBefore } from "../loops/schedule";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { approvalFor } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 import { pausedLoops, recordLoopEvaluations } from "./loops";
@@ -51,7 +52,8 @@ export async function scheduleLoops(deps: Pick<TriggerDeps, "db">): Promise<Sche
 export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: string, now: Date): Promise<TickOutcome> {
   const fullName = repo.toLowerCase();
   const skipped = (reason: Extract<TickOutcome, { status: "skipped" }>["reason"]): TickOutcome => ({ status: "skipped", repo: fullName, loop: loopName, reason });
-  if (!(await polledRepository(deps.db, fullName))) return skipped("not_polled");
+  const declaring = await polledRepository(deps.db, fullName);
+  if (!declaring) return skipped("not_polled");
   const loop = (await storedConfig(deps.db, fullName))?.loops.find((l) => l.name === loopName);
   if (!loop || loop.trigger.kind !== "schedule") return skipped("no_such_loop");
   if ((await pausedLoops(deps.db, fullName)).has(loopName)) return skipped("paused");
@@ -68,6 +70,12 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
       failures.set(loop.name, `Loop "${loop.name}" selects ${target}, which the App is not installed on (or which is suspended): install the App there or remove it from repositories:.`);
       continue;
     }
+    if (targetRepo.installationId !== declaring.installationId) {
+      // the tenant boundary, again at the Tick: a config stored before the check, or an installation that changed
+      targets.push({ repo: targetRepo.fullName, result: { tag: "Skipped", reason: "other_installation" } });
+      failures.set(loop.name, `Loop "${loop.name}" selects ${targetRepo.fullName}, which belongs to another installation than ${fullName}: a Loop acts only on repositories of its own installation; nothing was opened there.`);
+      continue;
+    }
     const decision = evaluateTick(loop, { scheduledAt }, repositoryContext(targetRepo));
     if (decision.outcome === "skip") {
       targets.push({ repo: target, result: { tag: "Skipped", reason: "condition_false" } });
@@ -78,7 +86,7 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
       targets.push({ repo: target, result: { tag: "Skipped", reason: decision.token } });
       continue;
     }
-    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo.fullName, scheduledAt, decision.prompt), deps.admission);
+    const result = await recordAndClaim(deps.db, tickEvent(loop, targetRepo, scheduledAt, decision.prompt, fullName), deps.admission);
     targets.push({ repo: targetRepo.fullName, result });
     if (result.tag === "Claimed" && result.opened) {
       opened.push(result.runId);
@@ -96,8 +104,20 @@ export async function fireMissedTicks(deps: TriggerDeps, now: Date = new Date(de
   return out;
 }
 
-/** The Event of a schedule Loop's Tick on one repository. */
-export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date, prompt: string): EventInput {
+/**
+ * The Event of a schedule Loop's Tick on one repository; `declaredIn`: the repository whose
+ * config declares the Loop. A Tick has no actor (a writer of `declaredIn` wrote the schedule);
+ * a public repository still asks for approval unless the Loop says `approval:`.
+ */
+export function tickEvent(
+  loop: LoopDefinition,
+  target: Pick<RegisteredRepository, "fullName" | "private">,
+  scheduledAt: Date,
+  prompt: string,
+  declaredIn: string = target.fullName,
+): EventInput {
+  const repo = target.fullName;
+  const { approvalRequired, approvalReason } = approvalFor(loop, target, null);
   return {
     id: tickEventKey(loop.name, repo, scheduledAt),
     kind: "tick",
@@ -107,6 +127,14 @@ export function tickEvent(loop: LoopDefinition, repo: string, scheduledAt: Date,
     number: null,
     contentHash: null,
     generation: 0,
-    submission: { prompt, agent: loop.agent, approvalRequired: loop.approval === "required", maxCycles: null },
+    submission: {
+      prompt,
+      agent: loop.agent,
+      approvalRequired,
+      approvalReason,
+      maxCycles: null,
+      declaredIn: declaredIn.toLowerCase(),
+      actor: null,
+    },
   };
 }

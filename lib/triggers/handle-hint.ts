@@ -31,7 +31,7 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const stale = await storeObservations(deps.db, [item]);
   if (stale.size) return { status: "skipped", ...base, reason: "stale" };
   const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
-  const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation);
+  const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
   await recordLoopFailures(deps.db, repo.fullName, outcome.failures);
   if (outcome.stale) return { status: "skipped", ...base, reason: "stale" };
   return { status: "evaluated", ...base, opened: outcome.opened, revoked: outcome.revoked, claims: outcome.claims };

@@ -3,7 +3,7 @@ import { describeError, httpStatusOf } from "../github/errors";
 import type { RegisteredRepository } from "../github/installations";
 import { splitRepo } from "../github/repo-name";
 import { CONFIG_PATH, type LabelSpec, type LoopConfigError, type LoopDefinition, type RepositoryConfig } from "../loops/config-schema";
-import { parseRepositoryConfig, validateRepositoryConfig } from "../loops/parse-config";
+import { parseRepositoryConfig, validateRepositoryConfig, type ConfigTenant } from "../loops/parse-config";
 import { parseYamlWithLines, type YamlWithLines } from "../loops/yaml-lines";
 import type { Db } from "../store/db";
 import { transaction } from "../store/transaction";
@@ -38,8 +38,10 @@ export async function readRepositoryConfig(
   fullName: string,
   roster: TriggerDeps["roster"],
   now: Date,
+  tenant?: ConfigTenant,
 ): Promise<StoredConfig> {
   const { owner, repo } = splitRepo(fullName);
+  const checks = { roster, ...(tenant ? { tenant } : {}) };
   let merged: unknown;
   let files: ConfigFile[];
   try {
@@ -49,13 +51,13 @@ export async function readRepositoryConfig(
   } catch (err) {
     if (httpStatusOf(err)) throw err;
     // the loader refuses YAML that does not parse: read the text to say where
-    return unreadableConfig(octokit, owner, repo, err, roster, now);
+    return unreadableConfig(octokit, owner, repo, err, checks, now);
   }
   const found = files.filter((f) => f.config !== null);
-  let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, { roster });
+  let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, checks);
   if (parsed.errors.length) {
     const texts = await Promise.all(found.map(async (f) => ({ file: f, yaml: parseYamlWithLines(await rawFile(octokit, f.owner, f.repo, f.path)) })));
-    parsed = validateRepositoryConfig(merged, { roster, lineOf: (path) => lineIn(texts, path) });
+    parsed = validateRepositoryConfig(merged, { ...checks, lineOf: (path) => lineIn(texts, path) });
     parsed = { ...parsed, errors: parsed.errors.map((e) => withFile(e, texts, fullName)) };
   }
   return stored(parsed, now, found.map((f) => `${f.owner}/${f.repo}:${f.path}`));
@@ -134,12 +136,22 @@ export async function ensureConfig(deps: TriggerDeps, repo: RegisteredRepository
 /** Reads the config from GitHub now and stores it. */
 export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository): Promise<StoredConfig> {
   const before = await storedConfig(deps.db, repo.fullName);
-  const config = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date());
+  const tenant = { repo: repo.fullName, installationRepos: await installationRepositories(deps.db, repo.installationId) };
+  const config = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date(), tenant);
   await storeRepositoryConfig(deps.db, repo.fullName, config);
   // one job scheduler per schedule Loop: bring them in line when those Loops changed
   if (scheduleSignature(before) !== scheduleSignature(config)) await deps.workQueue.syncSchedulers();
   if (config.errors.length) deps.log.warn({ repo: repo.fullName, errors: config.errors.length }, "repository config has errors");
   return config;
+}
+
+/** The registered repositories of an installation (owner/name, lower-cased): a Loop's tenant. */
+export async function installationRepositories(db: Db, installationId: number): Promise<string[]> {
+  const { rows } = await db.pool.query<{ full_name: string }>(
+    `SELECT full_name FROM repositories WHERE installation_id = $1 AND removed_at IS NULL ORDER BY full_name`,
+    [installationId],
+  );
+  return rows.map((r) => r.full_name);
 }
 
 /** Makes the next poll of these repositories read their config again (a push changed it). */
@@ -163,13 +175,13 @@ async function unreadableConfig(
   owner: string,
   repo: string,
   err: unknown,
-  roster: TriggerDeps["roster"],
+  checks: { roster: TriggerDeps["roster"]; tenant?: ConfigTenant },
   now: Date,
 ): Promise<StoredConfig> {
   for (const [o, r] of [[owner, repo], [owner, ".github"]] as const) {
     const text = await rawFile(octokit, o, r, CONFIG_PATH);
     if (text === "") continue;
-    const parsed = parseRepositoryConfig(text, { roster });
+    const parsed = parseRepositoryConfig(text, checks);
     if (parsed.errors.length) return stored(parsed, now, [`${o}/${r}:${CONFIG_PATH}`]);
   }
   return stored(

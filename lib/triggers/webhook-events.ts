@@ -25,7 +25,8 @@ export function hintFromWebhook(event: string, payload: Record<string, unknown>)
   if (event === "issues") number = (payload.issue as { number?: number } | undefined)?.number;
   else if (event === "pull_request") number = (payload.number as number | undefined) ?? (payload.pull_request as { number?: number } | undefined)?.number;
   if (typeof installationId !== "number" || !repo || typeof number !== "number") return null;
-  return { installationId, repo: repo.toLowerCase(), number };
+  const sender = (payload.sender as { login?: unknown } | undefined)?.login;
+  return { installationId, repo: repo.toLowerCase(), number, ...(typeof sender === "string" && sender ? { sender } : {}) };
 }
 
 /** An Item changed on GitHub: re-read it now (the poll would see it later anyway). */

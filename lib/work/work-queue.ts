@@ -10,6 +10,8 @@ export interface Hint {
   /** owner/name, lower-cased */
   repo: string;
   number: number;
+  /** The login of the webhook's sender (who labeled, opened, edited): one of the candidates for the Event's actor. */
+  sender?: string;
 }
 
 export interface WorkQueue {

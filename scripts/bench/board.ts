@@ -81,7 +81,7 @@ export async function boardBench(url: string): Promise<void> {
 
   const config = defaultInstanceConfig();
   setInstanceConfigForTests({ ...config, admins: ["bench-admin"] });
-  const admin = makeViewer({ id: "1", login: "bench-admin", name: null, avatarUrl: null }, null, ["bench-admin"]);
+  const admin = makeViewer({ id: "1", login: "bench-admin", name: null, avatarUrl: null }, null, new Set(["1"]));
   const ctx = { db };
   const repos = Array.from({ length: REPOS }, (_, r) => `bench/board-${r + 1}`);
   const shown = (await loadBoard(db, { repos, lanes: config.board.lanes })).lanes.reduce((n, l) => n + l.cards.length, 0);

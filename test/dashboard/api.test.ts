@@ -287,9 +287,12 @@ describe("loops: pause and unpause", () => {
     expect(res.body.error).toBe("loop_not_found");
   });
 
-  it("403: a reader cannot pause; 403: nobody pauses a repository they cannot see", async () => {
+  it("403: a reader cannot pause; 404: a repository they cannot see is one that does not exist", async () => {
     expect((await post(routes.pause.POST, "/api/v1/loops/pause", { body: { repo: REPO, loop: "start-dev", paused: true }, cookie: cookies.reader })).status).toBe(403);
-    expect((await post(routes.pause.POST, "/api/v1/loops/pause", { body: { repo: OTHER, loop: "start-dev", paused: true }, cookie: cookies.reader })).status).toBe(403);
+    const hidden = await post(routes.pause.POST, "/api/v1/loops/pause", { body: { repo: OTHER, loop: "start-dev", paused: true }, cookie: cookies.reader });
+    const missing = await post(routes.pause.POST, "/api/v1/loops/pause", { body: { repo: `dash-${tag}/nothing`, loop: "start-dev", paused: true }, cookie: cookies.reader });
+    expect([hidden.status, hidden.body]).toEqual([404, { error: "repository_not_found", message: expect.stringContaining(OTHER) }]);
+    expect([missing.status, missing.body.error]).toEqual([404, "repository_not_found"]);
   });
 
   it("400: paused must be a boolean, and nothing else is accepted", async () => {
@@ -387,7 +390,7 @@ describe("board", () => {
 });
 
 describe("reads", () => {
-  it("a Run: a reader sees it without acting; a stranger gets 403", async () => {
+  it("a Run: a reader sees it without acting; a stranger gets the 404 of a Run that does not exist", async () => {
     const id = await runIn("Waiting");
     const seen = await get(routes.run.GET, `/api/v1/runs/${id}`, { params: { id }, cookie: cookies.reader });
     expect(seen.status).toBe(200);
@@ -395,8 +398,11 @@ describe("reads", () => {
     const writer = await get(routes.run.GET, `/api/v1/runs/${id}`, { params: { id }, cookie: cookies.writer });
     expect(writer.body.canAct).toBe(true);
     const denied = await get(routes.run.GET, `/api/v1/runs/${id}`, { params: { id }, cookie: cookies.stranger });
-    expect(denied.status).toBe(403);
-    expect(denied.body.error).toBe("permission_denied");
+    const missing = await get(routes.run.GET, `/api/v1/runs/nope`, { params: { id: "nope" }, cookie: cookies.stranger });
+    expect([denied.status, denied.body.error]).toEqual([404, "run_not_found"]);
+    expect([missing.status, missing.body.error]).toEqual([404, "run_not_found"]);
+    const act = await post(routes.approve.POST, `/api/v1/runs/${id}/approve`, { params: { id }, cookie: cookies.stranger });
+    expect([act.status, act.body.error]).toEqual([404, "run_not_found"]);
   });
 
   it("needs you lists approvals and failures, newest first, with exact counts", async () => {

@@ -3,7 +3,9 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
-import { TRANSCRIPT_CHANNEL } from "../../lib/dashboard/transcript";
+import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { authorizeTranscript } from "../../lib/dashboard/queries";
+import { streamTranscript, TRANSCRIPT_CHANNEL } from "../../lib/dashboard/transcript";
 import type { Db } from "../../lib/store/db";
 import { testDb } from "../support/db";
 import { ORIGIN } from "./support/api-client";
@@ -136,7 +138,7 @@ it("resumes after Last-Event-ID", async () => {
   expect(rest.filter((e) => e.event === "entry").map((e) => e.data.text)).toEqual(["b"]);
 });
 
-it("401 signed out, 403 without read access, 404 for no such Run", async () => {
+it("401 signed out; 404 without read access, the same as for no such Run", async () => {
   await seedItem(db, REPO, 4);
   const runId = await seedRun(db, { repo: REPO, number: 4, state: "Queued" });
   const anon = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript`), { params: Promise.resolve({ id: runId }) });
@@ -145,6 +147,30 @@ it("401 signed out, 403 without read access, 404 for no such Run", async () => {
   const denied = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript`, { headers: { cookie: cookieFor(nobody) } }), {
     params: Promise.resolve({ id: runId }),
   });
-  expect(denied.status).toBe(403);
+  expect(denied.status).toBe(404);
+  expect((await denied.json()).error).toBe("run_not_found");
   expect((await open("missing")).status).toBe(404);
+});
+
+it("a live stream asks again whether its reader may read the Run, and ends when GitHub took the access away", async () => {
+  await seedItem(db, REPO, 5);
+  const runId = await seedRun(db, { repo: REPO, number: 5, state: "Running", attempts: [{ state: "Running" }] });
+  await entry(runId, "before");
+  const viewer = (await viewerFromCookieHeader(db, cookie))!;
+  const ctx = { db };
+  const stream = streamTranscript(db, runId, { reauthorize: () => authorizeTranscript(ctx, viewer, runId), reauthorizeEveryMs: 0 });
+  const events = await readEvents(
+    new Response(stream),
+    (es) => es.some((e) => e.event === "failure"),
+    async (e) => {
+      if (e.event !== "entry") return;
+      delete github.repos.find((r) => r.fullName === REPO)!.roles[reader.login]; // revoked on GitHub
+      forgetAccess(viewer.id); // as the 30 s cache would, long before the stream's next check
+      await entry(runId, "after");
+    },
+  );
+  expect(events.filter((e) => e.event === "entry").map((e) => e.data.text)).toEqual(["before"]);
+  expect(events.at(-1)).toMatchObject({ event: "failure", data: { error: "run_not_found" } });
+  github.repos.find((r) => r.fullName === REPO)!.roles[reader.login] = "read";
+  forgetAccess(viewer.id);
 });

@@ -88,6 +88,17 @@ describe("buildItemContext", () => {
       mergeable: true,
       merged: false,
       url: "https://github.com/acme/api/pull/40",
+      author_association: null,
+      actor: null,
+      actor_permission: null,
+    });
+  });
+
+  it("carries who caused the match, when the Event knows it", () => {
+    expect(buildItemContext(pull, { authorAssociation: "NONE", login: "stranger", permission: "none" })).toMatchObject({
+      author_association: "NONE",
+      actor: "stranger",
+      actor_permission: "none",
     });
   });
 

@@ -43,6 +43,10 @@ loops:
           if: "contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'",
           agent: "claude",
           approval: "required",
+          approvalGiven: true,
+          triggerPermission: "write",
+          allowBotItems: false,
+          maxChainDepth: 1,
           maxCycles: 3,
           prompt: "Implement issue #${{ item.number }}: ${{ item.title }}\n${{ item.body }}\n",
           feedback: { comment: true },
@@ -54,6 +58,10 @@ loops:
           if: null,
           agent: "claude",
           approval: "none",
+          approvalGiven: false,
+          triggerPermission: "write",
+          allowBotItems: false,
+          maxChainDepth: 1,
           maxCycles: 3,
           prompt: "Triage the open issues of ${{ repository.full_name }}.",
           feedback: { comment: true },
@@ -122,7 +130,7 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_unknown_key", line: 9, path: "loops.start-dev.max-cycles", loops: ["ok"] });
     expect(e.message).toBe(
-      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, approval, max_cycles, prompt, feedback, repositories.',
+      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth.',
     );
   });
 
@@ -438,6 +446,10 @@ describe("validateRepositoryConfig: an object already parsed (Probot's config lo
         if: null,
         agent: "claude",
         approval: "none",
+        approvalGiven: false,
+        triggerPermission: "write",
+        allowBotItems: false,
+        maxChainDepth: 1,
         maxCycles: 3,
         prompt: "hi",
         feedback: { comment: false },

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { toHttpError } from "../../lib/errors";
 import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../../lib/metering/admission";
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/metering/limits";
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";
@@ -46,6 +47,26 @@ describe("opens the gate has nothing to ask of", () => {
     // once a quota is set, the gate is asked (in a transaction) and sees those two
     await setLimits(db, { repo: t.repo }, { monthly_runs: 2 });
     expect(await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate)).toMatchObject({ tag: "Blocked", reason: "repo_quota_exceeded" });
+  });
+});
+
+describe("the default open rate of a repository (attack 12)", () => {
+  it(`opens at most ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE} Runs a minute in a repository that sets no rate of its own; its own rate replaces it`, async () => {
+    const t = await seedTenant(db);
+    const claims = [];
+    const started = Date.now();
+    for (let n = 1; n <= DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 10; n++) claims.push(await recordAndClaim(db, itemEvent(t.repo, n, "burst"), gate));
+    // a slow machine refills a token every 2 s meanwhile
+    const refilled = Math.ceil(((Date.now() - started) / 60_000) * DEFAULT_REPO_OPEN_RATE_PER_MINUTE);
+    const opened = claims.filter((c) => c.tag === "Claimed").length;
+    expect(opened).toBeGreaterThanOrEqual(DEFAULT_REPO_OPEN_RATE_PER_MINUTE);
+    expect(opened).toBeLessThanOrEqual(DEFAULT_REPO_OPEN_RATE_PER_MINUTE + refilled);
+    expect(claims.filter((c) => c.tag !== "Claimed")).toEqual(Array(claims.length - opened).fill({ tag: "Blocked", reason: "rate_limited", superseded: null }));
+    const own = await seedTenant(db);
+    await setLimits(db, { repo: own.repo }, { open_rate_per_minute: DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 10 });
+    for (let n = 1; n <= DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 2; n++) {
+      expect(await recordAndClaim(db, itemEvent(own.repo, n, "burst"), gate)).toMatchObject({ tag: "Claimed", opened: true });
+    }
   });
 });
 

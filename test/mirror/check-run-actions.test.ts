@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
+import { defaultInstanceConfig } from "../../lib/config/roster";
+import { admission } from "../../lib/metering/admission";
+import { setQuota } from "../../lib/metering/quota-settings";
+import { operatorDeps } from "../../lib/triggers/operator-deps";
 import { agentFailure } from "../../lib/engine/failure";
 import { handleCheckRunEvent, type CheckRunActionDeps, type CheckRunEventPayload } from "../../lib/mirror/check-run-actions";
 import { checkRunName } from "../../lib/mirror/check-run-view";
@@ -21,6 +25,7 @@ const NAME = checkRunName(LOOP);
 let world: MirrorWorld;
 let deps: CheckRunActionDeps;
 const moved: string[] = [];
+const NO_USAGE = { durationMs: 1_000, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
 
 beforeAll(async () => {
   world = await startMirrorWorld(db);
@@ -120,4 +125,96 @@ describe("check run buttons act on the Run for people with write access", () => 
       await handleCheckRunEvent(deps, { ...base, action: "requested_action", check_run: { id: 1 }, requested_action: { identifier: "deploy" } }),
     ).toEqual({ tag: "Ignored", reason: "unknown_action" });
   });
+});
+
+describe("one operator for every door (attack 15)", () => {
+  /** The operator every door uses, as the web process builds it (lib/triggers/operator-deps.ts). */
+  const liveOperator = () =>
+    runnerOperatorServices(
+      operatorDeps({
+        db,
+        redis,
+        keyPrefix: `mirror-actions-live-${randomBytes(4).toString("hex")}:`,
+        workQueue: { moveRun: async (runId) => void moved.push(runId), hint: async () => {}, pollNow: async () => {}, deliver: async () => {}, syncSchedulers: async () => {} },
+        roster: defaultInstanceConfig(),
+        github: async () => world.app,
+      }),
+    );
+
+  /** A Run that failed its first Attempt, on a new pull request, shown on GitHub. */
+  async function failedRun(head: string): Promise<{ runId: string; sha: string; number: number }> {
+    const { runId, sha } = await waitingRun(head);
+    await handleCheckRunEvent(deps, click(latestCheckRun(world.sim, sha, NAME).id, "approve", "octo-writer"));
+    const begun = await beginAttempt(db, runId, { token: `lease-${head}`, workerId: "test" });
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    await finishAttempt(db, begun.attempt, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: NO_USAGE });
+    await syncRunMirror(world.deps, runId);
+    const { rows } = await db.pool.query<{ number: number }>(`SELECT number FROM runs WHERE id = $1`, [runId]);
+    return { runId, sha, number: rows[0]!.number };
+  }
+
+  it("a replayed button (same check run, action, identifier and sender, a new delivery id) acts once", async () => {
+    const { runId, sha } = await failedRun("feature-replay");
+    const payload = click(latestCheckRun(world.sim, sha, NAME).id, "retry", "octo-writer");
+    expect(await handleCheckRunEvent(deps, payload, "delivery-1")).toEqual({ tag: "Done", runId, action: "retry" });
+    // the retried Attempt fails again: a replay would buy one more, paid, Attempt
+    const second = await beginAttempt(db, runId, { token: "lease-replay-2", workerId: "test" });
+    if (second.tag !== "Started") throw new Error("expected an Attempt");
+    await finishAttempt(db, second.attempt, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: NO_USAGE });
+    expect(await handleCheckRunEvent(deps, payload, "delivery-2")).toEqual({ tag: "Ignored", reason: "replayed" });
+    expect(await runState(runId)).toBe("Failed");
+    const { rows } = await db.pool.query(`SELECT delivery_id FROM check_run_actions WHERE run_id = $1 AND delivery_id IS NOT NULL`, [runId]);
+    expect(rows).toEqual([{ delivery_id: "delivery-1" }]);
+  });
+
+  it("an action on a check run that is no longer the Run's is refused, and says why", async () => {
+    const { runId, sha } = await failedRun("feature-stale");
+    const old = latestCheckRun(world.sim, sha, NAME);
+    await handleCheckRunEvent(deps, click(old.id, "retry", "octo-writer"));
+    await syncRunMirror(world.deps, runId); // Running: a new check run shows the Run
+    expect(latestCheckRun(world.sim, sha, NAME).id).not.toBe(old.id);
+    // another writer presses the old check run's Retry (the Run runs meanwhile: not a replay)
+    const refused = await handleCheckRunEvent(deps, click(old.id, "retry", "octo-admin"));
+    expect(refused).toMatchObject({ tag: "Refused", token: "check_run_not_current", message: expect.stringContaining("older check run of this Run") });
+    expect(await runState(runId)).toBe("Running");
+  });
+
+  it("the check run's Cancel gives a queued Event its turn only within quota, with the if: read again", async () => {
+    await world.sim.pushCommit({
+      login: "octo-admin",
+      repo: world.repo,
+      branch: "main",
+      files: { ".github/atelier.yml": `loops:\n  ${LOOP}:\n    on: pull_requests\n    if: item.state == 'open'\n    agent: demo\n    prompt: Review\n` },
+    });
+    const gate = admission();
+    await setQuota(db, { kind: "repository", repo: world.repo }, { monthly_runs: 1 });
+    try {
+      const pr = await openPullRequest(db, world, "feature-quota");
+      const first = await recordAndClaim(db, loopEvent(world.repo, pr.number, "q1", LOOP, true), gate);
+      if (first.tag !== "Claimed") throw new Error("expected a Run");
+      await parkForApproval(db, first.runId);
+      await handleCheckRunEvent(deps, click((await syncedCheck(first.runId, pr.sha)).id, "approve", "octo-writer"));
+      const begun = await beginAttempt(db, first.runId, { token: "lease-quota", workerId: "test" });
+      if (begun.tag !== "Started") throw new Error("expected an Attempt");
+      await finishAttempt(db, begun.attempt, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: NO_USAGE });
+      await handleCheckRunEvent(deps, click((await syncedCheck(first.runId, pr.sha)).id, "retry", "octo-writer"));
+      // Running, its next Attempt not started: a new change of the pull request queues behind it
+      expect(await recordAndClaim(db, loopEvent(world.repo, pr.number, "q2", LOOP, true), gate)).toMatchObject({ tag: "Queued" });
+
+      const live = { ...deps, operator: liveOperator() };
+      const canceled = await handleCheckRunEvent(live, click((await syncedCheck(first.runId, pr.sha)).id, "cancel", "octo-writer"));
+      expect(canceled).toEqual({ tag: "Done", runId: first.runId, action: "cancel" });
+      expect(await runState(first.runId)).toBe("Canceled");
+      const { rows } = await db.pool.query(`SELECT status::text AS status, reason, run_id FROM events WHERE id = $1`, [loopEvent(world.repo, pr.number, "q2", LOOP).id]);
+      expect(rows).toEqual([{ status: "Blocked", reason: "repo_quota_exceeded", run_id: null }]);
+    } finally {
+      await setQuota(db, { kind: "repository", repo: world.repo }, { monthly_runs: 0 });
+    }
+  });
+
+  /** The Run's check run after the mirror caught up. */
+  async function syncedCheck(runId: string, sha: string) {
+    await syncRunMirror(world.deps, runId);
+    return latestCheckRun(world.sim, sha, NAME);
+  }
 });

@@ -35,6 +35,8 @@ function snap(over: Partial<RunSnapshot> = {}): RunSnapshot {
     costEstimated: false,
     installationId: 1,
     repoConfig: null,
+    prompt: "Review #7",
+    approvalReason: null,
     ...over,
   };
 }
@@ -63,6 +65,16 @@ describe("checkRunView maps a Run to its check run", () => {
     const view = checkRunView(snap({ state: "Waiting", waitingReason: "approval" }), `${URL_}/`);
     expect(view.actions.map((a) => a.identifier)).toEqual(["approve", "cancel"]);
     expect(view.detailsUrl).toBe(`${URL_}/runs/0123456789abcdef0123456789abcdef`);
+  });
+
+  it("shows the approver the exact prompt, in a fence the prompt cannot close, and who started it (attacks 10, 11)", () => {
+    const prompt = "Implement #7\n```\nnot the end\n```";
+    const view = checkRunView(
+      snap({ state: "Waiting", waitingReason: "approval", prompt, approvalReason: { token: "actor_cannot_write", login: "stranger", permission: "none", needs: "write" } }),
+      URL_,
+    );
+    expect(view.output.summary).toContain("Started by stranger, who cannot write (no access; the Loop review needs write) — approve?");
+    expect(view.output.summary).toContain(`The agent will get exactly this prompt:\n\n\`\`\`\`text\n${prompt}\n\`\`\`\``);
   });
 
   it("says the attempt number while running, the next one once the last ended", () => {

@@ -43,7 +43,7 @@ beforeAll(async () => {
     prefix,
     github: (github = withFlakyTokens(world.github)),
     workspaceRoot,
-    roster: agents({ talker: { intervene: true } }),
+    roster: agents({ talker: { intervene: true }, fenced: { allow: ["someone-else"] } }),
     recheckCondition: async () => recheck,
   });
   ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => recheck, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };
@@ -175,6 +175,22 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
     await editAndRetryRun(ops, runId, "octo-admin", { prompt: "Do it properly" });
     expect(await settled(runId)).toBe("Succeeded");
     expect((await attemptsOf(db, runId)).map((a) => a.state)).toEqual(["Failed", "Succeeded"]);
+  });
+
+  it("refuses an agent the roster does not allow for the repository: before its Attempt starts, and at edit-and-retry (attack 13)", async () => {
+    const repo = await world.addRepo("fenced");
+    const runId = await start(repo, 12, "Use another tenant's agent", { agent: "fenced" });
+    expect(await settled(runId)).toBe("Failed");
+    const [attempt] = await attemptsOf(db, runId);
+    expect([attempt!.failure_kind, attempt!.failure_category]).toEqual(["AgentFailure", "configuration"]);
+    const other = await start(repo, 13, "Break [demo:fail]");
+    expect(await settled(other)).toBe("Failed");
+    await expect(editAndRetryRun(ops, other, "octo-admin", { agent: "fenced" })).rejects.toMatchObject({
+      token: "agent_not_allowed",
+      status: 403,
+      message: expect.stringContaining(`The agent "fenced" is not allowed for ${repo}`),
+    });
+    expect(await runState(db, other)).toBe("Failed");
   });
 
   it("cancel stops the running agent and every process it started, wherever the worker is", async () => {

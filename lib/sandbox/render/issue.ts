@@ -1,6 +1,6 @@
 import type { components } from "@octokit/openapi-types";
 import { isoOrNull, isoSeconds } from "../clock";
-import type { SimComment, SimIssue, SimRepo } from "../model";
+import type { SimComment, SimIssue, SimIssueEvent, SimRepo } from "../model";
 import { labelsOf } from "../state/labels";
 import type { RenderContext } from "./context";
 import { renderLabel } from "./label";
@@ -10,8 +10,8 @@ type Schemas = components["schemas"];
 
 export function authorAssociation(ctx: RenderContext, repo: SimRepo, userId: number): Schemas["author-association"] {
   if (repo.ownerId === userId) return "OWNER";
-  const permission = ctx.state.permissionOf(repo, userId);
-  if (permission === "admin" || permission === "write") return "COLLABORATOR";
+  // an invited collaborator (of any role); anyone else — a stranger reading a public repository — is NONE
+  if (repo.collaborators.has(userId)) return "COLLABORATOR";
   return "NONE";
 }
 
@@ -79,4 +79,21 @@ export function renderComment(ctx: RenderContext, repo: SimRepo, comment: SimCom
     issue_url: `${ctx.baseUrl}/repos/${full}/issues/${comment.issueNumber}`,
     author_association: authorAssociation(ctx, repo, comment.authorId),
   } satisfies Schemas["issue-comment"];
+}
+
+/** One entry of an Item's events timeline, in the shape GET /repos/{o}/{r}/issues/{n}/events answers. */
+export function renderIssueEvent(ctx: RenderContext, repo: SimRepo, event: SimIssueEvent): Schemas["issue-event"] {
+  return {
+    id: event.id,
+    node_id: event.nodeId,
+    url: `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}/issues/events/${event.id}`,
+    actor: renderSimpleUser(ctx, ctx.state.account(event.actorId)),
+    event: event.event,
+    commit_id: null,
+    commit_url: null,
+    created_at: isoSeconds(event.createdAt),
+    performed_via_github_app: null,
+    ...(event.label ? { label: event.label } : {}),
+    ...(event.rename ? { rename: event.rename } : {}),
+  } satisfies Schemas["issue-event"];
 }

@@ -1,14 +1,14 @@
 import type { components } from "@octokit/openapi-types";
 import { isoSeconds } from "../clock";
-import type { RepoPermission, SimRepo } from "../model";
+import { ROLE_RANK, type RepoPermission, type SimRepo } from "../model";
 import type { RenderContext } from "./context";
 import { renderSimpleUser } from "./user";
 
 type Schemas = components["schemas"];
 
 export function repoPermissions(permission: RepoPermission): NonNullable<Schemas["full-repository"]["permissions"]> {
-  const level = { none: 0, read: 1, write: 2, admin: 3 }[permission];
-  return { admin: level >= 3, maintain: level >= 3, push: level >= 2, triage: level >= 2, pull: level >= 1 };
+  const level = ROLE_RANK[permission];
+  return { admin: level >= ROLE_RANK.admin, maintain: level >= ROLE_RANK.maintain, push: level >= ROLE_RANK.write, triage: level >= ROLE_RANK.triage, pull: level >= ROLE_RANK.read };
 }
 
 export function renderRepository(ctx: RenderContext, repo: SimRepo, permission?: RepoPermission) {

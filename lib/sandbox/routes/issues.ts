@@ -3,7 +3,7 @@ import { actorId } from "../access";
 import { GitHubApiError, validationFailed } from "../api-error";
 import { asObject } from "../http-util";
 import type { SimIssue } from "../model";
-import { renderComment, renderIssue } from "../render/issue";
+import { renderComment, renderIssue, renderIssueEvent } from "../render/issue";
 import { numberParam, paginate, repoOf, stringField, stringList, timeQuery, type RestContext, type RouteTable } from "../rest";
 import { createComment, createIssue, editComment, editIssue, type IssueEdit } from "../state/issues";
 import { setLabels } from "../state/labels";
@@ -87,6 +87,13 @@ function patchIssue(ctx: RestContext) {
   return { body: renderIssue(ctx.render, repo, item) satisfies Schemas["issue"] };
 }
 
+/** GET /repos/{o}/{r}/issues/{n}/events: the Item's timeline, oldest first, with each change's actor. */
+function listEvents(ctx: RestContext) {
+  const { repo, item } = itemOf(ctx, "read");
+  const { page, headers } = paginate(ctx, ctx.state.issueEventsOf(repo, item.number));
+  return { body: page.map((e) => renderIssueEvent(ctx.render, repo, e)), headers };
+}
+
 function listComments(ctx: RestContext) {
   const { repo, item } = itemOf(ctx, "read");
   const since = timeQuery(ctx, "since");
@@ -134,5 +141,6 @@ export const issueRoutes: RouteTable = [
   ["GET", "/repos/{owner}/{repo}/issues/{issue_number}", { handler: getIssue }],
   ["PATCH", "/repos/{owner}/{repo}/issues/{issue_number}", { handler: patchIssue }],
   ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", { handler: listComments }],
+  ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/events", { handler: listEvents }],
   ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", { handler: postComment }],
 ];

@@ -2,10 +2,12 @@ import type { components } from "@octokit/openapi-types";
 import { roleOf } from "../access";
 import { notFound } from "../api-error";
 import type { TreeEntry } from "../git-repos";
-import { renderFullRepository } from "../render/repository";
+import { renderFullRepository, repoPermissions } from "../render/repository";
 import { renderSimpleUser } from "../render/user";
 import { param, repoOf, type RestContext, type RouteTable } from "../rest";
-import type { SimRepo } from "../model";
+import type { RepoPermission, SimRepo } from "../model";
+
+const LEGACY_PERMISSION: Record<RepoPermission, string> = { none: "none", read: "read", triage: "read", write: "write", maintain: "write", admin: "admin" };
 
 type Schemas = components["schemas"];
 
@@ -73,14 +75,15 @@ function collaboratorPermission(ctx: RestContext) {
   const repo = repoOf(ctx, { permission: "metadata", level: "read" });
   const user = ctx.state.findAccount(param(ctx, "username"));
   if (!user) throw notFound();
-  const permission = ctx.state.permissionOf(repo, user.id);
+  const role = ctx.state.permissionOf(repo, user.id);
   const body = {
-    permission,
-    role_name: permission === "none" ? "none" : permission === "read" ? "read" : permission,
+    // the legacy field knows four values: maintain reads as write, triage as read
+    permission: LEGACY_PERMISSION[role],
+    role_name: role,
     user: {
       ...renderSimpleUser(ctx.render, user),
-      permissions: { pull: permission !== "none", triage: permission === "write" || permission === "admin", push: permission === "write" || permission === "admin", maintain: permission === "admin", admin: permission === "admin" },
-      role_name: permission,
+      permissions: repoPermissions(role),
+      role_name: role,
     },
   } satisfies Schemas["repository-collaborator-permission"];
   return { body };

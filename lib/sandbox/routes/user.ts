@@ -3,9 +3,9 @@ import { GitHubApiError, notFound, requiresAuthentication } from "../api-error";
 import type { Caller } from "../auth";
 import { renderInstallation } from "../render/app";
 import { renderRepository } from "../render/repository";
-import { renderPrivateUser } from "../render/user";
+import { renderPrivateUser, renderSimpleUser } from "../render/user";
 import { rateLimits } from "../rate-limit-body";
-import { numberParam, paginate, type RestContext, type RouteTable } from "../rest";
+import { numberParam, paginate, param, type RestContext, type RouteTable } from "../rest";
 
 type Schemas = components["schemas"];
 
@@ -19,12 +19,23 @@ function getUser(ctx: RestContext) {
   return { body: renderPrivateUser(ctx.render, userOf(ctx).user) satisfies Schemas["private-user"] };
 }
 
-/** The repositories of an installation the signed-in user can see. */
+/** GET /users/{username}: anyone's public profile, by login (case-insensitive), with its account id. */
+function getUserByLogin(ctx: RestContext) {
+  const account = ctx.state.findAccount(param(ctx, "username"));
+  if (!account) throw notFound();
+  return { body: renderSimpleUser(ctx.render, account) satisfies Schemas["simple-user"] };
+}
+
+/**
+ * The repositories of an installation the signed-in user has explicit access to (GitHub: "explicit
+ * permission (:read, :write, or :admin)"): the owner and the collaborators, not everyone who can
+ * read a public repository.
+ */
 function reposFor(ctx: RestContext, installationId: number, userId: number) {
   const installation = ctx.state.installation(installationId);
   return {
     installation,
-    repos: ctx.state.installationRepos(installation).filter((repo) => ctx.state.permissionOf(repo, userId) !== "none"),
+    repos: ctx.state.installationRepos(installation).filter((repo) => repo.ownerId === userId || repo.collaborators.has(userId)),
   };
 }
 
@@ -60,6 +71,7 @@ function getRateLimit(ctx: RestContext) {
 
 export const userRoutes: RouteTable = [
   ["GET", "/user", { handler: getUser }],
+  ["GET", "/users/{username}", { handler: getUserByLogin }],
   ["GET", "/user/installations", { handler: userInstallations }],
   ["GET", "/user/installations/{installation_id}/repositories", { handler: userInstallationRepos }],
   ["GET", "/rate_limit", { free: true, handler: getRateLimit }],

@@ -9,6 +9,7 @@ import type {
   SimComment,
   SimInstallation,
   SimIssue,
+  SimIssueEvent,
   SimRepo,
   SimToken,
 } from "../model";
@@ -43,6 +44,8 @@ export class SimState {
   /** Issues and pull requests, keyed `${repoId}#${number}`. */
   readonly items = new Map<string, SimIssue>();
   readonly comments = new Map<number, SimComment>();
+  /** Every Item's events timeline, oldest first. */
+  readonly issueEvents: SimIssueEvent[] = [];
   readonly checkRuns = new Map<number, SimCheckRun>();
   readonly checkSuites = new Map<string, number>();
   readonly installations = new Map<number, SimInstallation>();
@@ -104,7 +107,35 @@ export class SimState {
   }
 
   emit(event: SimEvent): void {
+    this.recordIssueEvent(event);
     for (const listener of this.listeners) listener(event);
+  }
+
+  /** The timeline entry GitHub keeps for an Item's change, with the actor who made it. */
+  private recordIssueEvent(event: SimEvent): void {
+    if (event.event !== "issues" && event.event !== "pull_request") return;
+    const kinds: Partial<Record<string, SimIssueEvent["event"]>> = {
+      labeled: "labeled",
+      unlabeled: "unlabeled",
+      closed: "closed",
+      reopened: "reopened",
+      ready_for_review: "ready_for_review",
+      converted_to_draft: "convert_to_draft",
+    };
+    const base = { repoId: event.repoId, number: event.number, actorId: event.senderId, createdAt: this.clock.now() };
+    const add = (entry: Omit<SimIssueEvent, "id" | "nodeId">) => {
+      const id = this.nextId();
+      this.issueEvents.push({ id, nodeId: nodeId("IssueEvent", id), ...entry });
+    };
+    const kind = kinds[event.action];
+    if (kind) add({ ...base, event: kind, ...(event.label ? { label: { name: event.label.name, color: event.label.color } } : {}) });
+    const title = event.action === "edited" ? event.changes?.title : undefined;
+    if (title) add({ ...base, event: "renamed", rename: { from: title.from, to: this.items.get(`${event.repoId}#${event.number}`)?.title ?? "" } });
+  }
+
+  /** An Item's events timeline, oldest first. */
+  issueEventsOf(repo: SimRepo, number: number): SimIssueEvent[] {
+    return this.issueEvents.filter((e) => e.repoId === repo.id && e.number === number);
   }
 
   // ----- accounts -----
@@ -198,7 +229,8 @@ export class SimState {
 
   permissionOf(repo: SimRepo, userId: number): RepoPermission {
     if (repo.ownerId === userId) return "admin";
-    return repo.collaborators.get(userId) ?? "none";
+    // GitHub reports read to anyone on a public repository
+    return repo.collaborators.get(userId) ?? (repo.private ? "none" : "read");
   }
 
   setPermission(repo: SimRepo, userId: number, permission: RepoPermission): void {

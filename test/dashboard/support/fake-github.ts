@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 
 /**
  * A GitHub test double over real HTTP for the calls the dashboard makes with a person's token:
- * /user, /user/installations, /user/installations/{id}/repositories and the collaborator
+ * /user, /users/{login}, /user/installations, /user/installations/{id}/repositories and the collaborator
  * permission of a repository. Any other request is recorded as unexpected (and answered 404)
  * so a test can fail on it.
  */
@@ -51,6 +51,10 @@ export class FakeGitHub {
           total_count: ids.length,
           installations: ids.map((id) => ({ id, account: { login: this.installations.get(id) ?? `acct-${id}`, type: "Organization" } })),
         });
+      }
+      if ((m = /^\/users\/([^/]+)$/.exec(url.pathname))) {
+        const found = this.users.find((u) => u.login.toLowerCase() === decodeURIComponent(m![1]!).toLowerCase());
+        return found ? send(200, { id: found.id, login: found.login, type: "User" }) : send(404, { message: "Not Found" });
       }
       if ((m = /^\/user\/installations\/(\d+)\/repositories$/.exec(url.pathname))) {
         const list = visible.filter((r) => r.installationId === Number(m![1]));

@@ -185,6 +185,24 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                 <dd>
                   <Time iso={run.event.receivedAt} />
                 </dd>
+                <dt className="text-stone-500">Started by</dt>
+                <dd data-testid="run-actor">
+                  {run.event.actor ? `${run.event.actor.login} (${run.event.actor.permission}, from the ${run.event.actor.source})` : "the schedule"}
+                </dd>
+                <dt className="text-stone-500">Declared in</dt>
+                <dd>{run.event.declaredIn}</dd>
+                {run.event.chainDepth > 0 ? (
+                  <>
+                    <dt className="text-stone-500">Chain depth</dt>
+                    <dd>{run.event.chainDepth}</dd>
+                  </>
+                ) : null}
+                {run.event.approvalSentence && !run.approval ? (
+                  <>
+                    <dt className="text-stone-500">Approval</dt>
+                    <dd>{run.event.approvalSentence}</dd>
+                  </>
+                ) : null}
                 <dt className="text-stone-500">Generation</dt>
                 <dd>{run.event.generation}</dd>
                 <dt className="text-stone-500">Key</dt>
@@ -195,7 +213,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
             )}
           </section>
 
-          <details className="rounded-lg border border-stone-200 bg-white p-3 text-sm">
+          {/* open while it waits: the approver reads the exact prompt before approving */}
+          <details className="rounded-lg border border-stone-200 bg-white p-3 text-sm" open={run.state === "Waiting"} data-testid="run-prompt">
             <summary className="cursor-pointer font-semibold">Task given to the agent</summary>
             <pre className="mt-2 max-h-64 overflow-auto whitespace-pre-wrap break-words rounded bg-stone-50 p-2 font-mono text-xs">{run.prompt}</pre>
           </details>

@@ -6,12 +6,12 @@ import { instanceConfig } from "../../../../lib/auth/instance-config";
 import { createRedis, instanceKeyPrefix } from "../../../../lib/config/redis";
 import { toHttpError } from "../../../../lib/errors";
 import { handleCheckRunEvent, type CheckRunEventPayload } from "../../../../lib/mirror/check-run-actions";
-import { runnerOperatorServices } from "../../../../lib/mirror/runner-operator";
 import { createGitHubApp } from "../../../../lib/github/app";
 import { redisRateBlocks } from "../../../../lib/github/redis-rate-blocks";
 import { createLog } from "../../../../lib/github/log";
 import { receiveWebhook, type WebhookRequest } from "../../../../lib/github/receive-webhook";
 import { db as webDb } from "../../../_server/db";
+import { dashboardContext } from "../../../_server/services";
 import { atelierApp } from "../../../../probot.config";
 
 export const runtime = "nodejs";
@@ -30,10 +30,12 @@ async function createReceiver(): Promise<Receiver> {
   const keyPrefix = instanceKeyPrefix();
   const github = createGitHubApp(settings, { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
   const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
-  const operator = runnerOperatorServices({ db, redis, workQueue, roster: instance, keyPrefix, recheckCondition: async () => true });
+  // the check-run buttons act through the dashboard's own operator (one for every door: the
+  // admission gate, the `if:` re-check, the roster's allow:)
+  const operator = dashboardContext().services;
   const publicUrl = process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin;
-  const onCheckRunAction = (payload: CheckRunEventPayload) =>
-    handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload);
+  const onCheckRunAction = (payload: CheckRunEventPayload, deliveryId: string) =>
+    handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload, deliveryId);
   await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction }));
   return (request) => receiveWebhook({ db, probot: github.probot, secret: settings.webhookSecret, log }, request);
 }

@@ -7,13 +7,19 @@ export const dynamic = "force-dynamic";
 
 /**
  * The Run's transcript as server-sent events, from `?after=<entry id>` or the Last-Event-ID
- * of a reconnect: `entry`, `run` (state and pull request) and `end` events.
+ * of a reconnect: `entry`, `run` (state and pull request) and `end` events. The viewer is
+ * authorized again every few minutes (REAUTHORIZE_MS); a refusal ends the stream.
  */
 export const GET = api<{ id: string }>(async ({ request, params, viewer, ctx }) => {
   const { after } = query(request, transcriptQuery);
   await authorizeTranscript(ctx, viewer, params.id);
   const resume = request.headers.get("last-event-id");
-  const stream = streamTranscript(ctx.db, params.id, { after: resume && /^\d+$/.test(resume) ? resume : after, signal: request.signal });
+  const stream = streamTranscript(ctx.db, params.id, {
+    after: resume && /^\d+$/.test(resume) ? resume : after,
+    signal: request.signal,
+    // a reader whose access GitHub revoked stops receiving within REAUTHORIZE_MS
+    reauthorize: () => authorizeTranscript(ctx, viewer, params.id),
+  });
   return new Response(stream, {
     headers: {
       "content-type": "text/event-stream; charset=utf-8",

@@ -1,0 +1,50 @@
+import type { Db } from "../store/db";
+import { gitHubAccountId } from "./github-user-api";
+import { TtlCache } from "./ttl-cache";
+
+/**
+ * Instance admins are GitHub accounts, not logins (THREATS.md attack 14). The instance config
+ * names them by login, as people do; each login is resolved to its account id once — the first
+ * time it is needed — and stored (`instance_admins`). From then on the id is the admin: an admin
+ * who renames stays one, and whoever later takes the old login (a rename, a recycled account)
+ * is not. Removing a login from the config removes the admin.
+ */
+
+const ADMIN_IDS_TTL_MS = 30_000;
+const cache = new TtlCache<Set<string>>(ADMIN_IDS_TTL_MS, 8);
+
+/**
+ * The account ids of the config's admin logins. Logins not resolved yet are looked up on GitHub
+ * with `token` (any signed-in person's: GET /users/{login} is public); one GitHub does not know
+ * stays unresolved and grants nothing.
+ */
+export async function adminAccountIds(db: Db, logins: readonly string[], token: string | null, apiUrl?: string): Promise<Set<string>> {
+  const wanted = [...new Set(logins.map((l) => l.toLowerCase()))].sort();
+  if (wanted.length === 0) return new Set();
+  return cache.get(wanted.join(","), async () => {
+    const stored = await storedAdmins(db, wanted);
+    const missing = wanted.filter((l) => !stored.has(l));
+    if (missing.length && token) {
+      for (const login of missing) {
+        const id = await gitHubAccountId(token, login, apiUrl);
+        if (id === null) continue;
+        await db.pool.query(`INSERT INTO instance_admins (login, github_id) VALUES ($1, $2) ON CONFLICT (login) DO NOTHING`, [login, id]);
+      }
+      return new Set((await storedAdmins(db, wanted)).values());
+    }
+    return new Set(stored.values());
+  });
+}
+
+async function storedAdmins(db: Db, logins: string[]): Promise<Map<string, string>> {
+  const { rows } = await db.pool.query<{ login: string; github_id: string }>(
+    `SELECT login, github_id FROM instance_admins WHERE login = ANY($1::text[])`,
+    [logins],
+  );
+  return new Map(rows.map((r) => [r.login, r.github_id]));
+}
+
+/** Forgets the cached ids (tests; the stored resolution stays). */
+export function forgetAdminIds(): void {
+  cache.clear();
+}

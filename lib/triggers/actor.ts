@@ -1,0 +1,117 @@
+import type { components } from "@octokit/openapi-types";
+import { normalizeRole, type RepoRole } from "../auth/github-user-api";
+import type { Octokit } from "../github/app";
+import { httpStatusOf } from "../github/errors";
+import { getListedItem } from "../github/issues-listing";
+import type { RegisteredRepository } from "../github/installations";
+import { splitRepo } from "../github/repo-name";
+import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
+import type { ApprovalReason, EventActor } from "../store/record-and-claim";
+import type { Observation } from "./observe-item";
+
+/**
+ * Who caused a match, and what GitHub lets them do (ADR 0009). The candidates:
+ * - the sender of the webhook that hinted the Item (labeled, opened, edited);
+ * - the actor of the Item's latest timeline event (GET /repos/{o}/{r}/issues/{n}/events), which
+ *   is what a poll finds: labels, renames, closes and reopens each carry their actor;
+ * - the Item's author, when there is no timeline event (it was opened matching) or when the
+ *   Item changed after its latest event (a body edit has no event: only its author, or a
+ *   writer, can make it).
+ * The weakest of them is the Event's actor: a writer's label does not launder a later edit.
+ */
+
+export interface ActorFacts {
+  actor: EventActor;
+  /** GitHub's author_association of the Item (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE…) */
+  authorAssociation: string | null;
+}
+
+/** A change newer than the latest timeline event by more than this has no event of its own. */
+const UNEXPLAINED_CHANGE_MS = 2_000;
+const MAX_EVENT_PAGES = 10;
+
+type IssueEvent = components["schemas"]["issue-event"];
+
+/** Reads the candidates on GitHub and returns the weakest, with its role. */
+export async function resolveActor(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, item: Observation, sender: string | null): Promise<ActorFacts> {
+  const [listed, latest] = await Promise.all([getListedItem(octokit, repo.fullName, item.number), latestTimelineEvent(octokit, repo.fullName, item.number)]);
+  const author = item.projection.author;
+  const candidates: { login: string; source: EventActor["source"] }[] = [];
+  if (sender) candidates.push({ login: sender, source: "webhook" });
+  if (latest?.actor?.login) candidates.push({ login: latest.actor.login, source: "timeline" });
+  const updatedAt = Date.parse(listed?.updated_at ?? item.projection.updatedAt);
+  const unexplained = !latest || updatedAt - Date.parse(latest.created_at) > UNEXPLAINED_CHANGE_MS;
+  if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
+
+  let weakest: EventActor | null = null;
+  const roles = new Map<string, RepoRole>();
+  for (const c of candidates) {
+    const key = c.login.toLowerCase();
+    if (!roles.has(key)) roles.set(key, await repositoryRoleOf(octokit, repo.fullName, c.login));
+    const permission = roles.get(key)!;
+    if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
+  }
+  const association = (listed as { author_association?: unknown } | null)?.author_association;
+  const authorAssociation = typeof association === "string" ? association : null;
+  return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+}
+
+/** The role GitHub reports for `login` on the repository; "none" for a bot, a deleted user or a 404. */
+export async function repositoryRoleOf(octokit: Octokit, fullName: string, login: string): Promise<RepoRole> {
+  const { owner, repo } = splitRepo(fullName);
+  try {
+    const { data } = await octokit.request("GET /repos/{owner}/{repo}/collaborators/{username}/permission", { owner, repo, username: login });
+    return normalizeRole(data.role_name ?? data.permission);
+  } catch (err) {
+    const status = httpStatusOf(err)?.status;
+    if (status === 404 || status === 403 || status === 422) return "none";
+    throw err;
+  }
+}
+
+/** The newest event with an actor of the Item's timeline, or null. */
+async function latestTimelineEvent(octokit: Octokit, fullName: string, number: number): Promise<IssueEvent | null> {
+  const { owner, repo } = splitRepo(fullName);
+  let latest: IssueEvent | null = null;
+  let pages = 0;
+  for await (const page of octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/events", { owner, repo, issue_number: number, per_page: 100 })) {
+    for (const event of page.data as IssueEvent[]) {
+      if (event.actor && (!latest || Date.parse(event.created_at) >= Date.parse(latest.created_at))) latest = event;
+    }
+    if (++pages >= MAX_EVENT_PAGES) break;
+  }
+  return latest;
+}
+
+/** A role's rank, weakest first (none 0 … admin 5). */
+export const roleRank = (role: string): number => Math.max(0, (REPO_ROLES as readonly string[]).indexOf(role));
+
+/**
+ * Whether the Run waits for a person, and why beyond the Loop's `approval: required`: an actor
+ * weaker than the Loop's `trigger_permission` (default write), or a public repository whose
+ * config does not say `approval:` at all.
+ */
+export function approvalFor(
+  loop: Pick<LoopDefinition, "approval" | "approvalGiven" | "triggerPermission">,
+  repo: Pick<RegisteredRepository, "private">,
+  actor: EventActor | null,
+): { approvalRequired: boolean; approvalReason: ApprovalReason | null } {
+  const needs = loop.triggerPermission ?? "write";
+  if (actor && roleRank(actor.permission) < roleRank(needs)) {
+    return { approvalRequired: true, approvalReason: { token: "actor_cannot_write", login: actor.login, permission: actor.permission, needs } };
+  }
+  if (loop.approval === "required") return { approvalRequired: true, approvalReason: null };
+  if (!loop.approvalGiven && !repo.private) return { approvalRequired: true, approvalReason: { token: "public_repository" } };
+  return { approvalRequired: false, approvalReason: null };
+}
+
+/** What Needs you and the check run say of a Run waiting for approval. */
+export function approvalSentence(loop: string, reason: ApprovalReason | null | undefined): string {
+  if (reason?.token === "actor_cannot_write") {
+    return `Started by ${reason.login}, who cannot write (${reason.permission === "none" ? "no access" : `${reason.permission} access`}; the Loop ${loop} needs ${reason.needs}) — approve?`;
+  }
+  if (reason?.token === "public_repository") {
+    return `The Loop ${loop} runs on a public repository without approval: set, so each Run waits for a writer's approval — approve?`;
+  }
+  return `The Loop ${loop} waits for an approval before its agent starts.`;
+}
