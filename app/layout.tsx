@@ -1,5 +1,7 @@
 import type { Metadata, Viewport } from "next";
 import type { ReactNode } from "react";
+import { instanceConfig } from "../lib/auth/instance-config";
+import { unconfinedAgentsWarning } from "../lib/dashboard/sandbox-banner";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -9,10 +11,28 @@ export const metadata: Metadata = {
 
 export const viewport: Viewport = { width: "device-width", initialScale: 1 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export const dynamic = "force-dynamic";
+
+async function unconfinedWarning(): Promise<string | null> {
+  try {
+    return unconfinedAgentsWarning(await instanceConfig());
+  } catch {
+    return null; // an instance config that does not parse says so on the pages that read it
+  }
+}
+
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  const warning = await unconfinedWarning();
   return (
     <html lang="en">
-      <body className="min-h-screen font-sans">{children}</body>
+      <body className="min-h-screen font-sans">
+        {warning ? (
+          <div role="alert" data-testid="unconfined-banner" className="bg-red-700 px-4 py-2 text-center text-sm font-semibold text-white">
+            {warning}
+          </div>
+        ) : null}
+        {children}
+      </body>
     </html>
   );
 }

@@ -48,7 +48,7 @@ const recheckCondition = (subject: { loop: string; repo: string; number: number 
 const runnerGitHub = appRunnerGitHub(github, db);
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
-  { workspaceRoot, roster: instance, keyPrefix },
+  { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes } },
 );
 const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
 

@@ -14,6 +14,7 @@ export ATELIER_PUBLIC_URL="${ATELIER_PUBLIC_URL:-http://localhost:$PORT}"
 
 bash scripts/ensure-install.sh
 bash scripts/ensure-services.sh
+bash scripts/ensure-sandbox.sh
 npx tsx scripts/prepare-db.ts
 
 pids=()
@@ -39,7 +40,8 @@ if [ ! -f .next/BUILD_ID ] || [ -n "$(find app lib public next.config.js -newer 
 fi
 
 [ "$app_source" = database ] && echo "atelier: using the GitHub App registered from /setup" >&2
-npx tsx jobs/worker.ts & pids+=($!)
+# the worker signs no cookie and no OAuth exchange: it never holds those secrets
+env -u AUTH_SECRET -u NEXTAUTH_SECRET -u GITHUB_CLIENT_SECRET npx tsx jobs/worker.ts & pids+=($!)
 npx next start -p "$PORT" & pids+=($!)
 echo "atelier: dashboard on $ATELIER_PUBLIC_URL" >&2
 [ -n "${SIM_PORT:-}" ] && echo "atelier: sandbox GitHub on http://127.0.0.1:$SIM_PORT/_sim" >&2

@@ -9,6 +9,7 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 bash scripts/ensure-install.sh
 bash scripts/ensure-services.sh
+bash scripts/ensure-sandbox.sh
 bash scripts/ensure-chromium.sh
 
 echo "== typecheck" && npx tsc --noEmit

@@ -2,6 +2,8 @@
 
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
+import { STEP_STREAM } from "../../lib/executor/adapters/step-entry";
+import { TranscriptStepsView } from "./transcript-steps-view";
 
 interface Entry {
   id: string;
@@ -102,6 +104,8 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
       >
         {entries.length === 0 ? (
           <p className="text-stone-500">{status === "ended" ? "This Run has no transcript." : "Waiting for the agent's output…"}</p>
+        ) : entries.some((e) => e.stream === STEP_STREAM) ? (
+          <TranscriptStepsView entries={entries} />
         ) : (
           entries.map((e) => (
             <div key={e.id} data-testid="transcript-entry" className={`whitespace-pre-wrap break-words ${STREAM_TONE[e.stream] ?? "text-sky-300"}`}>

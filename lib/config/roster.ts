@@ -2,6 +2,10 @@ import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import { z } from "zod";
 import { BadInputError } from "../errors";
+import { adapterFor } from "../executor/adapters";
+import { inferAgentKind } from "../executor/adapters/kind";
+import { AGENT_KINDS, type AgentKind } from "../executor/adapters/types";
+import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../executor/agent-sandbox/policy";
 import { parseYamlWithLines } from "../loops/yaml-lines";
 
 /**
@@ -23,6 +27,33 @@ export interface AgentSpec {
   secrets: string[];
   /** Whether an operator may send input to a running Attempt. */
   intervene: boolean;
+  /** How Atelier runs it and reads its output (default: from the command's program name). */
+  kind: AgentKind;
+  /** Non-secret environment values (base URLs, switches), shown as they are. */
+  env: Record<string, string>;
+  /** Models a Loop may pick from, besides `model`. */
+  models: string[];
+  /** Claude Code's --max-turns; null: its default. */
+  maxTurns: number | null;
+  /**
+   * Claude Code's --allowedTools: tools approved without asking. Under
+   * --dangerously-skip-permissions every tool is approved already (the real CLI still offers
+   * them all): take tools away with disallowedTools.
+   */
+  allowedTools: string[];
+  /** Claude Code's --disallowedTools: these are not offered to the model at all. */
+  disallowedTools: string[];
+  /** Claude Code's --mcp-config: a file path, or the config as JSON text. */
+  mcpConfig: string | null;
+  /** Prices the tokens an agent reports without a cost (Codex); null when unknown. */
+  pricePerMillionInputUsd: number | null;
+  pricePerMillionOutputUsd: number | null;
+  /** Hosts its sandbox may reach (host, host:port, *.domain); none by default. */
+  egress: string[];
+  /** cgroup limits of its sandbox. */
+  limits: SandboxLimits;
+  /** Host paths bound read-only into its sandbox at the same path (tools outside /usr). */
+  readOnlyPaths: string[];
   /**
    * Who may use this agent: installation account logins ("acme") and repositories
    * ("acme/api"), lower-cased; null (no `allow:`) means every installation.
@@ -46,6 +77,10 @@ export interface InstanceConfig {
   admins: string[];
   board: { lanes: BoardLane[] };
   allowPrivateWebhookTargets: boolean;
+  /** `off` runs agents without a sandbox (and the dashboard says so on every page). */
+  sandbox: "on" | "off";
+  /** What one Attempt's transcript keeps of the agent's output at most. */
+  maxTranscriptBytes: number;
   /**
    * When set, only people of these accounts may sign in (lower-cased logins): a member of one of
    * these organizations (an installation of the App on it is visible to them), or the account itself.
@@ -67,6 +102,18 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   pricePerMinuteUsd: null,
   secrets: Object.freeze([]) as unknown as string[],
   intervene: false,
+  kind: "command",
+  env: Object.freeze({}) as Record<string, string>,
+  models: Object.freeze([]) as unknown as string[],
+  maxTurns: null,
+  allowedTools: Object.freeze([]) as unknown as string[],
+  disallowedTools: Object.freeze([]) as unknown as string[],
+  mcpConfig: null,
+  pricePerMillionInputUsd: null,
+  pricePerMillionOutputUsd: null,
+  egress: Object.freeze([]) as unknown as string[],
+  limits: DEFAULT_SANDBOX_LIMITS,
+  readOnlyPaths: Object.freeze([]) as unknown as string[],
 });
 
 export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
@@ -79,6 +126,7 @@ export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
 
 export const DEFAULT_CONFIG_PATH = "atelier.config.yml";
 const DEFAULT_MAX_ATTEMPT_MINUTES = 60;
+const DEFAULT_TRANSCRIPT_MB = 5;
 
 const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
@@ -98,10 +146,47 @@ const agentSchema = z.strictObject({
     .array(z.string().regex(ENV_NAME, "a secret is the NAME of an environment variable (A-Z, 0-9, _), not its value"))
     .optional(),
   intervene: z.boolean().optional(),
+  kind: z.enum(AGENT_KINDS, { error: `kind is one of ${AGENT_KINDS.join(", ")}` }).optional(),
+  env: z
+    .record(z.string().regex(ENV_NAME), z.string({ error: 'an env value is text: quote it (e.g. "1")' }), {
+      error: "env is a map of NAME: value",
+    })
+    .optional(),
+  models: z.array(z.string().min(1, "a model name is empty"), { error: "models is a list of model names" }).optional(),
+  max_turns: z.number().int("max_turns must be a whole number").min(1, "max_turns must be at least 1").optional(),
+  allowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "allowed_tools is a list of tool names, e.g. [Bash, Edit]" }).optional(),
+  disallowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "disallowed_tools is a list of tool names, e.g. [WebFetch]" }).optional(),
+  mcp_config: z
+    .union([z.string().min(1), z.record(z.string(), z.unknown())], { error: "mcp_config is a path to a JSON file, or the config as a map (mcpServers: …)" })
+    .optional(),
+  price_per_million_input_usd: z.number().nonnegative("price_per_million_input_usd cannot be negative").optional(),
+  price_per_million_output_usd: z.number().nonnegative("price_per_million_output_usd cannot be negative").optional(),
+  egress: z
+    .array(
+      z.string().refine((e) => parseEgressRule(e) !== null, {
+        message: "an egress entry is a host, host:port or *.domain (e.g. api.anthropic.com, 127.0.0.1:8080)",
+      }),
+    )
+    .optional(),
+  limits: z
+    .strictObject({
+      memory_mb: z.number().int().min(64, "limits.memory_mb is at least 64").optional(),
+      pids: z.number().int().min(16, "limits.pids is at least 16").optional(),
+      cpus: z.number().positive("limits.cpus must be above 0").optional(),
+    })
+    .optional(),
+  read_only_paths: z.array(z.string().regex(/^\/[^\0]*$/, "a read-only path is an absolute path")).optional(),
   allow: z
     .array(z.string().regex(ALLOW_ENTRY, "an allow entry is an installation's account login (acme) or a repository (acme/api)"))
     .optional(),
 });
+
+/** Settings only Claude Code has. */
+const CLAUDE_ONLY = ["max_turns", "allowed_tools", "disallowed_tools", "mcp_config"] as const;
+/** env: is shown as it is: a name like these belongs under secrets:. */
+const SECRET_LIKE = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$|API_KEY|PRIVATE/;
+/** Set by Atelier for every agent. */
+const RESERVED_ENV = /^(?:ATELIER_|GIT_)|^(?:PATH|HOME|LANG)$/;
 
 const laneSchema = z.strictObject({
   name: z.string().min(1, "a lane needs a name"),
@@ -118,6 +203,8 @@ const instanceSchema = z.strictObject({
   admins: z.array(z.string().regex(GITHUB_LOGIN, "an admin is a GitHub login")).optional(),
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
+  sandbox: z.enum(["on", "off"], { error: "sandbox is on (the default) or off" }).optional(),
+  max_transcript_mb: z.number().positive("max_transcript_mb must be above 0").max(1024, "max_transcript_mb is at most 1024").optional(),
   allowed_orgs: z.array(z.string().regex(GITHUB_LOGIN, "an allowed org is a GitHub organization's login")).optional(),
 });
 
@@ -130,6 +217,8 @@ export function defaultInstanceConfig(): InstanceConfig {
     admins: [],
     board: { lanes: DEFAULT_BOARD_LANES.map((l) => ({ ...l })) },
     allowPrivateWebhookTargets: false,
+    sandbox: "on",
+    maxTranscriptBytes: DEFAULT_TRANSCRIPT_MB * 1024 * 1024,
     source: null,
   };
 }
@@ -164,7 +253,9 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
             issue.code === "unrecognized_keys"
               ? `unknown key (allowed here: ${allowedKeys(issue.path as (string | number)[]).join(", ")})`
               : issue.code === "invalid_key"
-                ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
+                ? path.length <= 2
+                  ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
+                  : "an env name is the NAME of a variable (A-Z, 0-9, _), e.g. ANTHROPIC_BASE_URL"
                 : issue.message;
           return `${where}${line ? ` (line ${line})` : ""}: ${what}`;
         });
@@ -204,9 +295,27 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
       intervene: a.intervene ?? false,
+      kind: a.kind ?? inferAgentKind(a.command),
+      env: a.env ?? {},
+      models: a.models ?? [],
+      maxTurns: a.max_turns ?? null,
+      allowedTools: a.allowed_tools ?? [],
+      disallowedTools: a.disallowed_tools ?? [],
+      mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
+      pricePerMillionInputUsd: a.price_per_million_input_usd ?? null,
+      pricePerMillionOutputUsd: a.price_per_million_output_usd ?? null,
+      egress: a.egress ?? [],
+      limits: {
+        memoryMb: a.limits?.memory_mb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
+        pids: a.limits?.pids ?? DEFAULT_SANDBOX_LIMITS.pids,
+        cpus: a.limits?.cpus ?? DEFAULT_SANDBOX_LIMITS.cpus,
+      },
+      readOnlyPaths: a.read_only_paths ?? [],
       ...(a.allow ? { allow: a.allow.map((e) => e.toLowerCase()) } : {}),
     };
+    problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
+  if (problems.length) fail(problems);
   return {
     agents: cfg.agents ? agents : defaults.agents,
     pollIntervalSeconds: cfg.poll_interval_seconds ?? defaults.pollIntervalSeconds,
@@ -214,6 +323,8 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     admins: (cfg.admins ?? []).map((a) => a.toLowerCase()),
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,
+    sandbox: cfg.sandbox ?? "on",
+    maxTranscriptBytes: Math.round((cfg.max_transcript_mb ?? DEFAULT_TRANSCRIPT_MB) * 1024 * 1024),
     ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
     source,
   };
@@ -285,9 +396,49 @@ export function isDemoAgent(agent: Pick<AgentSpec, "command">): boolean {
   return agent.command.length === 1 && agent.command[0] === DEMO_AGENT_COMMAND;
 }
 
+/** What the schema cannot say of one agent: the settings of its kind, env names, its argv. */
+function agentProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, lineOf: (path: (string | number)[]) => number | null | undefined): string[] {
+  const problems: string[] = [];
+  const at = (path: (string | number)[]) => {
+    const line = lineOf(path);
+    return `agents.${[spec.name, ...path].join(".")}${line ? ` (line ${line})` : ""}`;
+  };
+  if (spec.kind !== "claude") {
+    for (const key of CLAUDE_ONLY) {
+      if (raw[key] !== undefined) problems.push(`${at([key])}: ${key} is a Claude Code setting (kind: claude); kind ${spec.kind} has no such option`);
+    }
+  }
+  if (spec.kind === "codex" && spec.intervene) {
+    problems.push(`${at(["intervene"])}: codex exec takes no input while it runs: intervene must be false for kind: codex`);
+  }
+  const secrets = new Set(spec.secrets);
+  for (const name of Object.keys(spec.env)) {
+    if (secrets.has(name)) problems.push(`${at(["env", name])}: ${name} is also listed in secrets: keep it in one of them`);
+    else if (SECRET_LIKE.test(name)) {
+      problems.push(`${at(["env", name])}: ${name} looks like a secret, and env: values are shown as they are: put its NAME under secrets: and its value in Atelier's environment`);
+    }
+    if (RESERVED_ENV.test(name)) problems.push(`${at(["env", name])}: ${name} is set by Atelier for every agent`);
+  }
+  if ((spec.pricePerMillionInputUsd === null) !== (spec.pricePerMillionOutputUsd === null)) {
+    const missing = spec.pricePerMillionInputUsd === null ? "price_per_million_input_usd" : "price_per_million_output_usd";
+    const given = missing === "price_per_million_input_usd" ? "price_per_million_output_usd" : "price_per_million_input_usd";
+    problems.push(`${at([given])}: give ${missing} too (tokens are priced with both)`);
+  }
+  if (problems.length === 0 && !isDemoAgent(spec)) {
+    // the adapter derives or checks the argv: a command it cannot run is refused here, not at the first Attempt
+    try {
+      adapterFor(spec.kind).invocation(spec, { prompt: "" });
+    } catch (err) {
+      problems.push(`${at(["command"])}: ${(err as Error).message.replace(/^agent [^:]+: /, "")}`);
+    }
+  }
+  return problems;
+}
+
 function allowedKeys(path: (string | number)[]): string[] {
   if (path.length === 0) return Object.keys(instanceSchema.shape);
   if (path[0] === "agents" && path.length === 2) return Object.keys(agentSchema.shape);
+  if (path[0] === "agents" && path[2] === "limits" && path.length === 3) return ["memory_mb", "pids", "cpus"];
   if (path[0] === "board" && path.length === 1) return ["lanes"];
   if (path[0] === "board" && path.length === 3) return Object.keys(laneSchema.shape);
   return [];

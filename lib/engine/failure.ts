@@ -17,6 +17,8 @@ export const CATEGORY_RETRYABLE = {
   lease_lost: true,
   tool_error: false,
   agent_exit: false,
+  /** The agent used up its turns (the roster's max_turns) before it finished. */
+  step_limit: false,
   quota: false,
   internal: false,
 } as const satisfies Record<string, boolean>;

@@ -1,3 +1,6 @@
+import type { AdapterAgent } from "./adapters/types";
+import type { SandboxLimits } from "./agent-sandbox/policy";
+
 /** An Agent of the instance's roster, as the executor needs it (the roster's parser owns validation). */
 export interface AgentSpec {
   /** argv; ["atelier-demo-agent"] runs the built-in demo agent. */
@@ -8,15 +11,24 @@ export interface AgentSpec {
   secrets?: string[];
   /** Whether an operator may write to the agent's stdin while it runs. */
   intervene?: boolean;
-  /** Used to estimate the cost when the agent reports none. */
+  /** Used to estimate the cost when the agent reports none (and as the floor of what it reports). */
   price_per_minute_usd?: number;
+  /** Hosts (host, host:port, *.domain) the agent may reach through the sandbox's egress gateway. */
+  egress?: string[];
+  /** cgroup limits of its sandbox (defaults: agent-sandbox/policy.ts). */
+  limits?: Partial<SandboxLimits>;
+  /** Host paths bound read-only into the sandbox at the same path (tools outside /usr). */
+  read_only_paths?: string[];
+  /** The roster entry as its kind's adapter reads it; absent: the command runs as given, its output plain text. */
+  adapter?: AdapterAgent;
 }
 
 export type NamedAgentSpec = AgentSpec & { name: string };
 
 /** One transcript entry: a piece of the agent's output, or a line from Atelier itself. */
 export interface OutputEntry {
-  stream: "stdout" | "stderr" | "system";
+  /** "step": a transcript step the agent's adapter read from its output (adapters/step-entry.ts). */
+  stream: "stdout" | "stderr" | "system" | "step";
   text: string;
 }
 

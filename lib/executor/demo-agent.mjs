@@ -7,7 +7,8 @@
 //   [demo:delay N]          N ms between printed lines (default: $ATELIER_DEMO_DELAY_MS or 100)
 //   [demo:print-token]      print the value of the variable named by $ATELIER_DEMO_LEAK_VAR,
 //                           in two pieces 300 ms apart (a secret split across chunks)
-//   [demo:spawn-child]      start a long-lived child process in the agent's process group
+//   [demo:spawn-child]      start a long-lived child process in the agent's process group, its
+//                           argv marked atelier-demo-child:<attempt id>
 //   [demo:ignore-sigterm]   ignore SIGTERM (only SIGKILL stops it)
 //   [demo:bad-result]       write malformed JSON to $ATELIER_RESULT_FILE
 // With ATELIER_INTERVENE=1 the prompt comes from $ATELIER_PROMPT and each later stdin line is
@@ -85,9 +86,11 @@ async function main() {
     process.stdout.write(`${value.slice(half)} (printed on purpose)\n`);
   }
   if (has("spawn-child")) {
-    const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+    // the marker names the child from outside, where a sandbox's pids mean nothing
+    const marker = `atelier-demo-child:${process.env.ATELIER_ATTEMPT_ID ?? ""}`;
+    const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)", marker], { stdio: "ignore" });
     child.unref();
-    say(`demo agent: child pid ${child.pid}`);
+    say(`demo agent: child pid ${child.pid} (${marker})`);
   }
   if (has("fail")) {
     process.stderr.write("demo agent: failing as asked ([demo:fail])\n");

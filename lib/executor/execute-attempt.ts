@@ -1,20 +1,25 @@
-import { defectFailure, infraFailure, type Failure } from "../engine/failure";
-import { resolveAgentCommand } from "./agent-command";
+import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
+import { resolveAgentCommand, sandboxCommandProblem } from "./agent-command";
+import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type EgressRule } from "./agent-sandbox/policy";
+import { probeSandbox, SANDBOX_INSTALL_HINT } from "./agent-sandbox/probe";
 import { buildAgentEnv, type AgentContext } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
-import { gitCredentialForms, Redactor } from "./redact";
-import { runAgent, type AgentControl } from "./run-agent";
-import { prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
+import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
+import type { AgentReport } from "./adapters/types";
+import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
+import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
+import { SANDBOX_RESULT_FILE } from "./workspace-paths";
 
 /**
- * One Attempt, from checkout to harvest: fetch the repository's cache and add a detached
- * worktree at the Run's branch (or the default branch), run the agent in it, read its result
- * file, commit what it left and push the Run's branch. The pull request is the caller's job;
- * it gets the harvest. The worktree is removed whatever happens.
+ * One Attempt, from checkout to harvest: fetch the repository's cache and make the Attempt's
+ * box with a private clone at the Run's branch (or the default branch), run the agent in its
+ * sandbox there, read its result file, take its commits and what it left uncommitted out of the
+ * box, and push the Run's branch from a repository the agent never saw. The pull request is
+ * the caller's job; it gets the harvest. The box is removed whatever happens.
  */
 
 export interface AttemptInput {
@@ -42,7 +47,11 @@ export interface AttemptInput {
   leaseLost?: AbortSignal;
   /** Between SIGTERM and SIGKILL (default 5 s). */
   killGraceMs?: number;
+  /** `off`: the instance's config runs agents unconfined (sandbox: off). Default on. */
+  sandbox?: SandboxMode;
 }
+
+export type SandboxMode = "on" | "off";
 
 export type AttemptPhase = "preparing" | "running" | "harvesting" | "cleaning";
 
@@ -77,18 +86,70 @@ export type AttemptOutcome =
   | { tag: "Failed"; failure: Failure; usage: AttemptUsage }
   | { tag: "Canceled"; usage: AttemptUsage };
 
-export function attemptUsage(agent: NamedAgentSpec, durationMs: number, agentMs: number, result: AgentResult | null): AttemptUsage {
+/**
+ * What the Attempt cost. A result file is written by the agent, so its cost is a claim: it never
+ * bills below the minutes × price estimate (an agent cannot make itself free); with no price
+ * known, the claim is all there is.
+ */
+export function attemptUsage(
+  agent: NamedAgentSpec,
+  durationMs: number,
+  agentMs: number,
+  result: AgentResult | null,
+  report: AgentReport | null = null,
+): AttemptUsage {
+  // the agent's own protocol report (read by its adapter) is the exact figure
+  const exact = report?.usage;
+  if (exact && exact.costUsd !== null) {
+    return { durationMs, agentMs, tokensIn: exact.tokensIn, tokensOut: exact.tokensOut, costUsd: exact.costUsd, costEstimated: false };
+  }
   const reported = result?.cost_usd;
   const price = agent.price_per_minute_usd;
-  const estimate = reported === undefined && price !== undefined && price >= 0;
+  const estimate = price !== undefined && price >= 0 ? Math.round((agentMs / 60_000) * price * 1e6) / 1e6 : null;
+  const useEstimate = estimate !== null && (reported === undefined || reported < estimate);
   return {
     durationMs,
     agentMs,
-    tokensIn: result?.tokens_in ?? null,
-    tokensOut: result?.tokens_out ?? null,
-    costUsd: reported ?? (estimate ? Math.round((agentMs / 60_000) * (price as number) * 1e6) / 1e6 : null),
-    costEstimated: estimate,
+    tokensIn: exact?.tokensIn ?? result?.tokens_in ?? null,
+    tokensOut: exact?.tokensOut ?? result?.tokens_out ?? null,
+    costUsd: useEstimate ? estimate : (reported ?? null),
+    costEstimated: useEstimate,
   };
+}
+
+/** The roster's egress entries, parsed (the roster's validation already refused bad ones). */
+function egressRules(agent: NamedAgentSpec): EgressRule[] {
+  return (agent.egress ?? []).map(parseEgressRule).filter((r): r is EgressRule => r !== null);
+}
+
+/**
+ * Whether this Attempt's agent runs sandboxed: always, when the host can; the demo agent (our
+ * own code) unconfined when it cannot; any other agent only when the instance says
+ * `sandbox: off`. Throws the refusal otherwise.
+ */
+async function decideSandbox(input: AttemptInput, builtin: boolean, system: (t: string) => void): Promise<boolean> {
+  if (input.sandbox === "off") {
+    system("the instance runs agents unconfined (sandbox: off in atelier.config.yml)");
+    return false;
+  }
+  const probe = await probeSandbox();
+  if (probe.ok) return true;
+  if (builtin) {
+    system(`no sandbox on this host (${probe.reason}); the built-in demo agent runs unconfined`);
+    return false;
+  }
+  throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${probe.reason}; ${SANDBOX_INSTALL_HINT}.`));
+}
+
+/** The longest summary kept: the pull request's body must hold it and a footer (GitHub's 65,536). */
+export const MAX_SUMMARY_CHARS = 60_000;
+
+/** The agent's final answer (from its report), else the result file's summary. */
+function summaryOf(report: AgentReport | null, result: AgentResult | null, redactor: Redactor): string | null {
+  const text = report?.finalText?.trim() ? report.finalText : result?.summary;
+  if (text === undefined || text === null) return null;
+  const safe = redactor.redact(text);
+  return safe.length > MAX_SUMMARY_CHARS ? `${safe.slice(0, MAX_SUMMARY_CHARS)}\n\n… (cut: the whole answer is on the Run page)` : safe;
 }
 
 function defaultSummary(h: Harvest): string {
@@ -99,7 +160,7 @@ function defaultSummary(h: Harvest): string {
 
 export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {
   const started = Date.now();
-  let redactor = new Redactor(gitCredentialForms(input.token));
+  let redactor = new Redactor([...gitCredentialForms(input.token), ...instanceSecretValues()]);
   const emit = (entry: OutputEntry) => {
     try {
       deps.onOutput(entry);
@@ -122,7 +183,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
   let result: AgentResult | null = null;
   let ws: Workspace | null = null;
   let agentRecorded: Promise<void> = Promise.resolve();
-  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result);
+  let report: AgentReport | null = null;
+  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result, report);
   const canceledOrLost = (): AttemptOutcome | null => {
     if (input.signal?.aborted) return { tag: "Canceled", usage: usage() };
     if (input.leaseLost?.aborted) {
@@ -143,9 +205,13 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       resultFile,
       prompt: input.prompt,
     });
-    // A missing secret or an empty command fails before anything is fetched.
-    const { secretValues } = buildAgentEnv(input.agent, resolveAgentCommand(input.agent.command), context(""), deps.sourceEnv);
+    // A missing secret, an empty command or one the sandbox cannot run fails before anything is fetched.
+    const resolved = resolveAgentCommand(input.agent.command);
+    const { secretValues } = buildAgentEnv(input.agent, resolved, context(""), deps.sourceEnv);
     redactor = redactor.with(secretValues);
+    const sandboxed = await decideSandbox(input, resolved.builtin, system);
+    const problem = sandboxed && !resolved.builtin ? sandboxCommandProblem(resolved.sandboxFile, input.agent.read_only_paths ?? []) : null;
+    if (problem) throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${problem}.`));
 
     phase("preparing");
     ws = await prepareWorkspace({
@@ -157,6 +223,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       branch: input.branch,
       runId: input.runId,
       attemptId: input.attemptId,
+      sandboxed,
       signal: stopSignal,
     });
     system(
@@ -166,11 +233,26 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     );
 
     phase("running");
-    system(`running agent ${input.agent.name}`);
+    system(`running agent ${input.agent.name}${sandboxed ? " in its sandbox" : ""}`);
+    const box = ws.box;
+    const sandbox: AgentSandbox | undefined = sandboxed
+      ? {
+          name: ws.name,
+          box,
+          egress: egressRules(input.agent),
+          limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
+          readOnlyPaths: input.agent.read_only_paths ?? [],
+          objects: cacheObjects(ws.cacheDir),
+          onRefused: (r) => system(`egress refused: ${r.host}:${r.port} (${r.reason})`),
+          onNote: system,
+        }
+      : undefined;
     const run = await runAgent({
       agent: input.agent,
       cwd: ws.worktree,
-      context: context(ws.resultFile),
+      context: context(sandboxed ? SANDBOX_RESULT_FILE : ws.resultFile),
+      sandbox,
+      home: box.home,
       onOutput: emit,
       redactor,
       signal: input.signal,
@@ -184,6 +266,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     });
     agentMs = run.durationMs;
     redactor = run.redactor;
+    report = run.report;
     const reading = await readResultFile(ws.resultFile);
     if (reading.tag === "Read") result = reading.result;
     if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
@@ -197,16 +280,21 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
 
     phase("harvesting");
     const harvested = await harvest({
-      worktree: ws.worktree,
+      name: ws.name,
+      dir: ws.dir,
+      box: ws.box,
+      cacheDir: ws.cacheDir,
       attemptId: input.attemptId,
       baseSha: ws.base.sha,
       branch: input.branch,
       remoteBranchSha: ws.remoteBranchSha,
       cloneUrl: input.cloneUrl,
       token: input.token,
+      sandboxed,
       redactor,
       signal: stopSignal,
     });
+    if (harvested.problem) system(`${harvested.problem}; its files were taken as they are`);
     if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");
     system(
       harvested.pushed
@@ -216,7 +304,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const pr = result?.pull_request;
     return {
       tag: "Succeeded",
-      summary: result?.summary !== undefined ? redactor.redact(result.summary) : defaultSummary(harvested),
+      summary: summaryOf(report, result, redactor) ?? defaultSummary(harvested),
       pullRequest: pr
         ? {
             ...(pr.title !== undefined ? { title: redactor.redact(pr.title) } : {}),
@@ -240,7 +328,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       phase("cleaning");
       await agentRecorded;
       await removeWorkspace(ws).catch((err: unknown) => {
-        system(`could not remove the worktree ${ws?.worktree}: ${err instanceof Error ? err.message : String(err)}`);
+        system(`could not remove the Attempt's directory ${ws?.dir}: ${err instanceof Error ? err.message : String(err)}`);
       });
     }
   }

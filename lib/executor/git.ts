@@ -66,7 +66,10 @@ export function gitAuthEnv(token: string, remoteUrl?: string): Record<string, st
   };
 }
 
-/** The base environment of every git command the executor runs. */
+/**
+ * The base environment of every git command the executor runs: no system or global config
+ * (nothing on the host steers it), C locale, never a prompt.
+ */
 export function baseGitEnv(): Record<string, string> {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin",
@@ -75,10 +78,26 @@ export function baseGitEnv(): Record<string, string> {
     GIT_TERMINAL_PROMPT: "0",
     GIT_ASKPASS: "true",
     SSH_ASKPASS: "true",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
   };
   if (process.env.HOME) env.HOME = process.env.HOME;
   return env;
 }
+
+/**
+ * Settings given on every command line: hooks, fsmonitor and external transports can never run
+ * a program, whatever a repository's own config says (the worker's git only ever opens
+ * repositories it made, but the rule costs nothing).
+ */
+export const HARDENED_GIT_ARGS: readonly string[] = [
+  "-c",
+  "core.hooksPath=/dev/null",
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "protocol.ext.allow=never",
+];
 
 export function git(args: string[], options: GitOptions): Promise<GitResult> {
   const env = {
@@ -86,8 +105,7 @@ export function git(args: string[], options: GitOptions): Promise<GitResult> {
     ...(options.token ? gitAuthEnv(options.token, options.remoteUrl) : {}),
     ...options.env,
   };
-  // Hooks are the repository's business, not ours: never run one (an agent could plant them).
-  const fullArgs = ["-c", "core.hooksPath=/dev/null", ...args];
+  const fullArgs = [...HARDENED_GIT_ARGS, ...args];
   return new Promise((resolve, reject) => {
     const child = spawn("git", fullArgs, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
     const out: Buffer[] = [];

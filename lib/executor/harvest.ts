@@ -1,13 +1,22 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { AttemptBox } from "./agent-sandbox/box";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
+import { exportAgentCommits } from "./export-agent-commits";
 import { AGENT_IDENTITY, classifyGitError, git, GitCommandError } from "./git";
 import { pushFailure } from "./git-failure";
 import { gitCredentialForms, Redactor } from "./redact";
+import { cacheObjects, initBorrowingRepo } from "./workspace";
+import { harvestDir } from "./workspace-paths";
 
 /**
- * Collects what the agent made in its worktree: the commits since the base (after committing
- * anything it left uncommitted), pushed to the Run's branch. The branch is ours, so a rewrite by
- * the agent is pushed as is; the lease is the branch as it was when the Attempt began, so work
- * someone else pushed meanwhile is never overwritten.
+ * Collects what the agent made: its commits since the base, taken out of its clone as a bundle
+ * (export-agent-commits.ts) into a repository of the worker's that the agent never saw, plus a
+ * commit there of whatever files it left uncommitted (read from its clone as plain files, by
+ * the worker's git with the harvest repository's config only); then pushes from there. The
+ * installation token exists only in that push's environment, once the agent's sandbox is gone.
+ * The branch is ours, so a rewrite by the agent is pushed as is; the lease is the branch as it
+ * was when the Attempt began, so work someone else pushed meanwhile is never overwritten.
  */
 
 export interface HarvestCommit {
@@ -23,10 +32,17 @@ export interface Harvest {
   pushed: boolean;
   /** Whether uncommitted changes were committed on the agent's behalf. */
   committedLeftovers: boolean;
+  /** Why the agent's own history was not used (its files were still harvested). */
+  problem: string | null;
 }
 
 export interface HarvestInput {
-  worktree: string;
+  /** The Attempt's sanitized name. */
+  name: string;
+  /** The Attempt's directory. */
+  dir: string;
+  box: AttemptBox;
+  cacheDir: string;
   attemptId: string;
   baseSha: string;
   branch: string;
@@ -34,6 +50,8 @@ export interface HarvestInput {
   remoteBranchSha: string | null;
   cloneUrl: string;
   token: string;
+  /** Whether the agent ran in a sandbox (see exportAgentCommits). */
+  sandboxed: boolean;
   /** Masks secrets in commit subjects and error messages. */
   redactor?: Redactor;
   signal?: AbortSignal;
@@ -41,20 +59,9 @@ export interface HarvestInput {
   leftoverMessage?: string;
 }
 
-/** Commits anything uncommitted in the worktree; true when a commit was made. */
-export async function commitLeftovers(worktree: string, message: string, signal?: AbortSignal): Promise<boolean> {
-  const { stdout } = await git(["status", "--porcelain", "--untracked-files=all"], { cwd: worktree, signal });
-  if (stdout.trim() === "") return false;
-  await git(["add", "--all"], { cwd: worktree, signal });
-  const staged = await git(["diff", "--cached", "--quiet"], { cwd: worktree, signal, okExitCodes: [1] });
-  if (staged.exitCode === 0) return false;
-  await git(["commit", "--no-verify", "--quiet", "-m", message], { cwd: worktree, env: { ...AGENT_IDENTITY }, signal });
-  return true;
-}
-
-/** Commits from `baseSha` (excluded) to HEAD, oldest first. */
-export async function newCommits(worktree: string, baseSha: string, signal?: AbortSignal): Promise<HarvestCommit[]> {
-  const { stdout } = await git(["log", "--reverse", "--format=%H%x09%s", `${baseSha}..HEAD`], { cwd: worktree, signal });
+/** Commits from `baseSha` (excluded) to `head`, oldest first. */
+async function commitsBetween(repo: string, baseSha: string, head: string, signal?: AbortSignal): Promise<HarvestCommit[]> {
+  const { stdout } = await git(["log", "--reverse", "--format=%H%x09%s", `${baseSha}..${head}`], { cwd: repo, signal });
   return stdout
     .split("\n")
     .filter(Boolean)
@@ -64,26 +71,69 @@ export async function newCommits(worktree: string, baseSha: string, signal?: Abo
     });
 }
 
+/** The files of the agent's clone, committed on `head` when they differ from it; the new head. */
+async function commitLeftovers(repo: string, worktree: string, head: string, message: string, signal?: AbortSignal): Promise<string> {
+  const env = { GIT_INDEX_FILE: join(repo, "harvest.index"), ...AGENT_IDENTITY };
+  const tree = ["--git-dir", repo, "--work-tree", worktree];
+  await git([...tree, "read-tree", head], { cwd: repo, env, signal });
+  await git([...tree, "add", "--all", "--", "."], { cwd: worktree, env, signal });
+  const written = (await git([...tree, "write-tree"], { cwd: repo, env, signal })).stdout.trim();
+  const before = (await git(["rev-parse", `${head}^{tree}`], { cwd: repo, signal })).stdout.trim();
+  if (written === before) return head;
+  return (await git(["commit-tree", written, "-p", head, "-m", message], { cwd: repo, env, signal })).stdout.trim();
+}
+
 export async function harvest(input: HarvestInput): Promise<Harvest> {
   const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
-  const committedLeftovers = await commitLeftovers(
-    input.worktree,
+  const repo = harvestDir(input.dir);
+  await rm(repo, { recursive: true, force: true });
+  await initBorrowingRepo(repo, cacheObjects(input.cacheDir), true);
+  const exported = await exportAgentCommits({
+    name: input.name,
+    box: input.box,
+    cacheDir: input.cacheDir,
+    baseSha: input.baseSha,
+    sandboxed: input.sandboxed,
+    signal: input.signal,
+  });
+  let agentHead = input.baseSha;
+  let problem = exported.problem;
+  if (exported.bundle) {
+    try {
+      await git(["-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags", exported.bundle, "+HEAD:refs/atelier/agent"], {
+        cwd: repo,
+        signal: input.signal,
+      });
+      agentHead = (await git(["rev-parse", "--verify", "refs/atelier/agent^{commit}"], { cwd: repo, signal: input.signal })).stdout.trim();
+    } catch (err) {
+      if (input.signal?.aborted) throw err;
+      problem = `the agent's commits were refused (${err instanceof GitCommandError ? err.stderr.trim().split("\n").pop() : String(err)})`;
+    }
+  } else if (exported.head) {
+    agentHead = exported.head;
+  }
+  const headSha = await commitLeftovers(
+    repo,
+    input.box.worktree,
+    agentHead,
     input.leftoverMessage ?? `Atelier: uncommitted changes from ${input.attemptId}`,
     input.signal,
   );
-  const commits = (await newCommits(input.worktree, input.baseSha, input.signal)).map((c) => ({
+  const committedLeftovers = headSha !== agentHead;
+  const commits = (await commitsBetween(repo, input.baseSha, headSha, input.signal)).map((c) => ({
     sha: c.sha,
     subject: redactor.redact(c.subject),
   }));
-  const headSha = (await git(["rev-parse", "HEAD"], { cwd: input.worktree, signal: input.signal })).stdout.trim();
-  const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers };
+  const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
   if (commits.length === 0) return result;
   const ref = `refs/heads/${input.branch}`;
   try {
-    await git(
-      ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `HEAD:${ref}`],
-      { cwd: input.worktree, token: input.token, remoteUrl: input.cloneUrl, signal: input.signal },
-    );
+    await git(["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`], {
+      cwd: repo,
+      token: input.token,
+      remoteUrl: input.cloneUrl,
+      signal: input.signal,
+    });
   } catch (err) {
     if (input.signal?.aborted) throw err;
     const failure = pushFailure(err, redactor, input.branch);

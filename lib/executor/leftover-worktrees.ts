@@ -1,23 +1,26 @@
 import { readdir, rm, stat } from "node:fs/promises";
 import { hostname } from "node:os";
+import { join } from "node:path";
 import type { Failure } from "../engine/failure";
+import { boxPaths } from "./agent-sandbox/box";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
 import { harvest, type Harvest } from "./harvest";
 import { isProcessAlive, processStartTime, terminateProcessGroup } from "./process-group";
 import { KILL_GRACE_MS } from "./run-agent";
-import { removeWorktree, readWorktreeMeta, type WorktreeMeta } from "./workspace";
-import { attemptsDir, metaFile, resultFile, worktreeDir, worktreesDir } from "./workspace-paths";
+import { readWorktreeMeta, type WorktreeMeta } from "./workspace";
+import { attemptDir, attemptsDir, metaFile } from "./workspace-paths";
 
 /**
- * Start-up recovery: worktrees an earlier process left behind. One whose HEAD holds work beyond
- * its base is salvaged (pushed to its Run's branch, so an operator's retry continues from it);
- * any other is removed.
+ * Start-up recovery: Attempt directories an earlier process left behind. One whose clone holds
+ * work beyond its base is salvaged (pushed to its Run's branch, so an operator's retry continues
+ * from it), taken out as harvest always does (in a sandbox, into a repository the agent never
+ * saw); any other is removed. Files of an older layout (attempts/*.json, worktrees/) are removed.
  */
 
 export interface LeftoverWorktree {
   /** The worktree's directory name (the sanitized Attempt id). */
   name: string;
-  /** Absolute path of the worktree (it may already be gone when only metadata is left). */
+  /** The Attempt's directory. */
   path: string;
   /** null when the metadata is missing or unreadable: such a worktree can only be removed. */
   meta: WorktreeMeta | null;
@@ -45,22 +48,22 @@ function ownerAlive(meta: WorktreeMeta | null): boolean {
   return meta.owner.startTime === null || meta.owner.startTime === processStartTime(meta.owner.pid);
 }
 
-async function listNames(dir: string, suffix: string): Promise<string[]> {
+/** Every Attempt directory under the workspace root, with what is known of it. */
+export async function listLeftoverWorktrees(root: string): Promise<LeftoverWorktree[]> {
+  await rm(join(root, "worktrees"), { recursive: true, force: true });
+  let entries;
   try {
-    return (await readdir(dir)).filter((n) => n.endsWith(suffix)).map((n) => n.slice(0, n.length - suffix.length));
+    entries = await readdir(attemptsDir(root), { withFileTypes: true });
   } catch {
     return [];
   }
-}
-
-/** Every worktree (or orphaned metadata) under the workspace root, with what is known of it. */
-export async function listLeftoverWorktrees(root: string): Promise<LeftoverWorktree[]> {
-  const names = new Set<string>(await listNames(worktreesDir(root), ""));
-  for (const n of await listNames(attemptsDir(root), ".json")) if (!n.endsWith(".result")) names.add(n);
+  for (const e of entries) if (!e.isDirectory()) await rm(join(attemptsDir(root), e.name), { force: true });
+  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name);
   const leftovers: LeftoverWorktree[] = [];
-  for (const name of [...names].sort()) {
-    const meta = await readWorktreeMeta(metaFile(root, name));
-    leftovers.push({ name, path: meta?.worktree ?? worktreeDir(root, name), meta, ownerAlive: ownerAlive(meta) });
+  for (const name of names.sort()) {
+    const dir = attemptDir(root, name);
+    const meta = await readWorktreeMeta(metaFile(dir));
+    leftovers.push({ name, path: dir, meta, ownerAlive: ownerAlive(meta) });
   }
   return leftovers;
 }
@@ -81,10 +84,8 @@ async function isDirectory(path: string): Promise<boolean> {
   }
 }
 
-async function forget(root: string, leftover: LeftoverWorktree): Promise<void> {
-  await removeWorktree(leftover.meta?.cacheDir ?? null, leftover.path);
-  await rm(metaFile(root, leftover.name), { force: true });
-  await rm(resultFile(root, leftover.name), { force: true });
+async function forget(leftover: LeftoverWorktree): Promise<void> {
+  await rm(leftover.path, { recursive: true, force: true });
 }
 
 /**
@@ -92,22 +93,26 @@ async function forget(root: string, leftover: LeftoverWorktree): Promise<void> {
  * push refused because the branch moved (a later Attempt pushed) removes it without pushing;
  * a push that failed for the network keeps it for the next start-up.
  */
-export async function salvageOrRemove(root: string, leftover: LeftoverWorktree, options: SalvageOptions): Promise<SalvageOutcome> {
+export async function salvageOrRemove(leftover: LeftoverWorktree, options: SalvageOptions): Promise<SalvageOutcome> {
   const { name, meta } = leftover;
   if (leftover.ownerAlive) return { tag: "Skipped", name, reason: "its process is still running" };
   if (!meta) {
-    await forget(root, leftover);
+    await forget(leftover);
     return { tag: "Removed", name, reason: "no metadata" };
   }
   await stopOrphanAgent(meta);
   if (!(await isDirectory(meta.worktree))) {
-    await forget(root, leftover);
+    await forget(leftover);
     return { tag: "Removed", name, reason: "the worktree was already gone" };
   }
   let harvested: Harvest;
   try {
     harvested = await harvest({
-      worktree: meta.worktree,
+      name: meta.name,
+      dir: meta.dir,
+      box: boxPaths(meta.dir, meta.name, meta.sandboxed),
+      cacheDir: meta.cacheDir,
+      sandboxed: meta.sandboxed,
       attemptId: meta.attemptId,
       baseSha: meta.base.sha,
       branch: meta.branch,
@@ -122,14 +127,14 @@ export async function salvageOrRemove(root: string, leftover: LeftoverWorktree, 
       if (!(err instanceof BranchMovedError) && err.failure.kind === "InfraFailure") {
         return { tag: "Kept", name, failure: err.failure };
       }
-      await forget(root, leftover);
+      await forget(leftover);
       return { tag: "Removed", name, reason: `not salvaged: ${err.failure.message}` };
     }
     // Not a git repository any more, or git itself failed: nothing to salvage from it.
-    await forget(root, leftover);
+    await forget(leftover);
     return { tag: "Removed", name, reason: `not salvaged: ${err instanceof Error ? err.message : String(err)}` };
   }
-  await forget(root, leftover);
+  await forget(leftover);
   if (!harvested.pushed) return { tag: "Removed", name, reason: "no commits beyond its base" };
   return { tag: "Salvaged", name, harvest: harvested };
 }

@@ -38,7 +38,7 @@ export class Redactor {
     const all = new Set<string>();
     for (const secret of secrets) {
       if (!secret) continue;
-      if (secret.length >= MIN_SECRET_LENGTH) all.add(secret);
+      if (secret.length >= MIN_SECRET_LENGTH) for (const form of secretForms(secret)) all.add(form);
       // A multi-line secret (a private key) is also masked line by line.
       if (secret.includes("\n")) {
         for (const line of secret.split(/\r?\n/)) if (line.trim().length >= 8) all.add(line.trim());
@@ -150,4 +150,52 @@ export function gitCredentialForms(token: string): string[] {
   const userPass = `x-access-token:${token}`;
   const basic = Buffer.from(userPass).toString("base64");
   return [token, userPass, basic, `Basic ${basic}`, `Authorization: Basic ${basic}`];
+}
+
+/** The stretch of a base64 text that only the secret's bytes decide, at each of the three alignments. */
+function base64Runs(bytes: Buffer, encoding: "base64" | "base64url"): string[] {
+  const runs: string[] = [];
+  for (let k = 0; k < 3; k++) {
+    const text = Buffer.concat([Buffer.alloc(k), bytes]).toString(encoding).replace(/=+$/, "");
+    const run = text.slice(Math.ceil((k * 8) / 6), Math.floor(((k + bytes.length) * 8) / 6));
+    if (run.length >= 8) runs.push(run);
+  }
+  return runs;
+}
+
+/**
+ * The forms a secret can be printed in, to be masked in each: as it is, base64 (standard and
+ * URL-safe, wherever it sits in the encoded text), hex (either case), URL-encoded and
+ * JSON-escaped.
+ */
+export function secretForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const hex = bytes.toString("hex");
+  const forms = [secret, ...base64Runs(bytes, "base64"), ...base64Runs(bytes, "base64url"), hex, hex.toUpperCase(), encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1)];
+  return [...new Set(forms)].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+/** The instance's own secrets, by the environment variable that holds each (and the passwords in its service URLs). */
+export const INSTANCE_SECRET_VARIABLES = [
+  "AUTH_SECRET",
+  "NEXTAUTH_SECRET",
+  "ATELIER_SECRET_KEY",
+  "GITHUB_PRIVATE_KEY",
+  "GITHUB_WEBHOOK_SECRET",
+  "GITHUB_CLIENT_SECRET",
+  "ATELIER_METRICS_TOKEN",
+] as const;
+
+/** Every instance secret this process holds: what no transcript, page or comment may ever show. */
+export function instanceSecretValues(env: NodeJS.ProcessEnv = process.env): string[] {
+  const values: string[] = INSTANCE_SECRET_VARIABLES.map((name) => env[name]).filter((v): v is string => Boolean(v));
+  for (const name of ["DATABASE_URL", "REDIS_URL"]) {
+    try {
+      const password = env[name] ? decodeURIComponent(new URL(env[name]!).password) : "";
+      if (password) values.push(password);
+    } catch {
+      // not a URL: nothing to take from it
+    }
+  }
+  return values;
 }

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { agentFailure, infraFailure, runawayFailure, type Failure } from "../engine/failure";
 import { BadInputError, ConflictError } from "../errors";
+import { adapterFor, encodeStep } from "./adapters";
+import type { AgentInvocation, AgentReport, StreamParser, TranscriptStep } from "./adapters/types";
 import { resolveAgentCommand, type ResolvedCommand } from "./agent-command";
 import { buildAgentEnv, type AgentContext, type AgentEnv } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
@@ -8,12 +10,15 @@ import { AttemptFailureError } from "./attempt-failure-error";
 import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "./line-buffer";
 import { terminateProcessGroup } from "./process-group";
 import { Redactor } from "./redact";
+import { watchChild, type ChildWatch } from "./child-watch";
+import { spawnSandboxed, type SandboxSpawn } from "./agent-sandbox/spawn-sandboxed";
 
 /**
- * Runs the agent's command in its own process group, in the worktree, with a clean
- * environment and the prompt on stdin; streams its output, redacted and line-buffered, to the
- * sink; and stops the whole group when the Attempt's limit passes, the operator cancels or the
- * lease is lost.
+ * Runs the agent's command in its sandbox (agent-sandbox/), or unconfined in its own process
+ * group when the instance says `sandbox: off`, in the worktree, with a clean environment and
+ * the prompt on stdin; streams its output, redacted and line-buffered, to the sink; and stops
+ * every process it started when the Attempt's limit passes, the operator cancels or the lease
+ * is lost.
  */
 
 /** Between SIGTERM and SIGKILL when the agent must stop. */
@@ -38,6 +43,10 @@ export interface RunAgentInput {
   /** Where the roster secrets are read from (default process.env). */
   sourceEnv?: NodeJS.ProcessEnv;
   killGraceMs?: number;
+  /** The sandbox to run in (its box holds `cwd`); absent: unconfined. */
+  sandbox?: AgentSandbox;
+  /** A $HOME made for this Attempt (default: the worker's). */
+  home?: string;
   partialLineFlushMs?: number;
 }
 
@@ -47,12 +56,54 @@ export interface AgentControl {
   intervene(text: string): void;
 }
 
+/** What every result carries: how long, what was masked, and what the agent's adapter read of its report. */
+interface RunFacts {
+  durationMs: number;
+  redactor: Redactor;
+  /** null: the agent speaks no protocol (kind command, the demo agent). */
+  report: AgentReport | null;
+}
+
 export type AgentRunResult =
-  | { tag: "Exited"; durationMs: number; redactor: Redactor }
-  | { tag: "Failed"; failure: Failure; durationMs: number; redactor: Redactor }
-  | { tag: "Canceled"; durationMs: number; redactor: Redactor };
+  | ({ tag: "Exited" } & RunFacts)
+  | ({ tag: "Failed"; failure: Failure } & RunFacts)
+  | ({ tag: "Canceled" } & RunFacts);
 
 type StopReason = "timeout" | "canceled" | "lease_lost";
+
+/** What runAgent needs to start the agent in a sandbox: all of SandboxSpawn but its command and env. */
+export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs">;
+
+/** The agent's process as runAgent drives it, sandboxed or not. */
+interface AgentProcess extends ChildWatch {
+  child: ChildProcessWithoutNullStreams;
+  terminate(graceMs: number): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+/** The sandbox's PATH: the system's, where every roster tool must live (or be bound). */
+const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand, env: Record<string, string>): Promise<AgentProcess> {
+  if (input.sandbox) {
+    const boxed = await spawnSandboxed({
+      ...input.sandbox,
+      command: [resolved.sandboxFile, ...resolved.sandboxArgs],
+      env: { ...env, PATH: SANDBOX_PATH },
+      programs: resolved.programs,
+    });
+    return { child: boxed.child, ...boxed.watch, terminate: (grace) => boxed.terminate(grace), dispose: () => boxed.dispose() };
+  }
+  const child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  const pid = child.pid;
+  return {
+    child,
+    ...watchChild(child),
+    // Whatever the agent left running in its group goes with it.
+    terminate: (grace) => (pid === undefined ? Promise.resolve() : terminateProcessGroup(pid, grace)),
+    dispose: () => Promise.resolve(),
+  };
+}
 
 function lastNonEmptyLine(text: string): string | null {
   const lines = text.split(/\r?\n/).map((l) => l.trim());
@@ -76,9 +127,25 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     agentEnv = buildAgentEnv(agent, resolved, input.context, input.sourceEnv);
   } catch (err) {
     const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
-    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]) };
+    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
   }
   const { env, secretValues } = agentEnv;
+  if (input.home) env.HOME = input.home;
+  let invocation: AgentInvocation | null = null;
+  let parser: StreamParser | null = null;
+  if (!resolved.builtin && agent.adapter) {
+    const adapter = adapterFor(agent.adapter.kind);
+    try {
+      invocation = adapter.invocation(agent.adapter, { prompt: input.context.prompt });
+    } catch (err) {
+      const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
+      return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
+    }
+    resolved = { ...resolved, file: invocation.file, args: invocation.args, sandboxFile: invocation.file, sandboxArgs: invocation.args };
+    Object.assign(env, invocation.env);
+    // a plain command's lines are its steps already
+    if (agent.adapter.kind !== "command") parser = adapter.parser(agent.adapter, { model: invocation.model });
+  }
   const redactor = (input.redactor ?? new Redactor([])).with(secretValues);
   const emit = (entry: OutputEntry) => {
     try {
@@ -88,28 +155,25 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     }
   };
   const system = (text: string) => emit({ stream: "system", text: redactor.redact(text) });
-  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor });
+  let report: AgentReport | null = null;
+  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor, report });
 
   if (input.signal?.aborted) return done({ tag: "Canceled" as const });
   if (input.leaseLost?.aborted) return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the lease was lost before the agent started") });
 
-  let child: ChildProcessWithoutNullStreams;
+  let proc: AgentProcess;
   try {
-    child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+    proc = await startAgentProcess(input, resolved, env);
   } catch (err) {
     const message = `cannot start agent ${agent.name}: ${describeSpawnError(err as NodeJS.ErrnoException, resolved.file, input.cwd)}`;
     return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
   }
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const spawnError = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
-    child.once("spawn", () => resolve(null));
-    child.once("error", (err) => resolve(err));
-  });
-  child.on("error", () => undefined);
+  const { child } = proc;
+  const { exited } = proc;
+  const spawnError = await proc.spawned;
   child.stdin.on("error", () => undefined); // EPIPE: the agent does not read its stdin.
   if (spawnError || child.pid === undefined) {
+    await proc.dispose();
     const message = `cannot start agent ${agent.name}: ${describeSpawnError(spawnError ?? new Error("no pid"), resolved.file, input.cwd)}`;
     return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
   }
@@ -117,21 +181,33 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   const grace = input.killGraceMs ?? KILL_GRACE_MS;
 
   let lastStderr: string | null = null;
+  const onSteps = (steps: TranscriptStep[]) => {
+    for (const step of steps) {
+      emit(encodeStep(step));
+      // a streaming input ends with the agent's turn: closed stdin lets the CLI finish
+      if (step.type === "final" && invocation && !invocation.stdin.close) child.stdin.end();
+    }
+  };
   const pipes = (["stdout", "stderr"] as const).map((stream) => {
     const redacting = redactor.stream();
     const lines = new LineBuffer((text) => {
       if (stream === "stderr") lastStderr = lastNonEmptyLine(text) ?? lastStderr;
       emit({ stream, text });
     }, input.partialLineFlushMs ?? PARTIAL_LINE_FLUSH_MS);
+    // the raw lines are kept (for download); the adapter reads the same redacted text as a stream
+    const take = (safe: string) => {
+      lines.push(safe);
+      if (parser && safe) onSteps(parser.feed(safe, stream));
+    };
     const source = child[stream];
     source.setEncoding("utf8");
-    source.on("data", (chunk: string) => lines.push(redacting.push(chunk)));
+    source.on("data", (chunk: string) => take(redacting.push(chunk)));
     const closed = new Promise<void>((resolve) => source.once("close", () => resolve()));
     return {
       closed,
       destroy: () => source.destroy(),
       end: () => {
-        lines.push(redacting.end());
+        take(redacting.end());
         lines.end();
       },
     };
@@ -144,7 +220,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     if (stopReason || hasExited) return;
     stopReason = reason;
     system(note);
-    stopping = terminateProcessGroup(pid, grace);
+    stopping = proc.terminate(grace);
   };
   const limitMinutes = agent.max_attempt_minutes;
   const timer =
@@ -162,7 +238,10 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   if (input.leaseLost?.aborted) onLeaseLost();
 
   const prompt = input.context.prompt;
-  if (agent.intervene) {
+  if (invocation) {
+    if (invocation.stdin.close) child.stdin.end(invocation.stdin.text);
+    else child.stdin.write(invocation.stdin.text);
+  } else if (agent.intervene) {
     child.stdin.write(prompt.endsWith("\n") || prompt === "" ? prompt : `${prompt}\n`);
   } else {
     child.stdin.end(prompt);
@@ -177,7 +256,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
         throw new ConflictError("agent_not_running", `Agent ${agent.name} is no longer running.`);
       }
       system(`intervention: ${text}`);
-      child.stdin.write(text.endsWith("\n") ? text : `${text}\n`);
+      const encode = invocation?.encodeIntervention ?? ((t: string) => (t.endsWith("\n") ? t : `${t}\n`));
+      child.stdin.write(encode(text));
     },
   });
 
@@ -187,8 +267,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   input.signal?.removeEventListener("abort", onCancel);
   input.leaseLost?.removeEventListener("abort", onLeaseLost);
   await stopping;
-  // Whatever the agent left running in its group goes with it.
-  await terminateProcessGroup(pid, grace);
+  await proc.terminate(grace);
+  await proc.dispose();
   const allClosed = Promise.all(pipes.map((p) => p.closed));
   let closeTimer: NodeJS.Timeout | undefined;
   await Promise.race([allClosed, new Promise<void>((resolve) => (closeTimer = setTimeout(resolve, 1_000)))]);
@@ -196,6 +276,11 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   for (const p of pipes) p.destroy();
   child.stdin.destroy();
   for (const p of pipes) p.end();
+  if (parser) {
+    const last = parser.end({ code, signal });
+    onSteps(last.steps);
+    report = last.report;
+  }
 
   const reason = stopReason as StopReason | null;
   if (reason === "canceled") return done({ tag: "Canceled" as const });
@@ -208,6 +293,8 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
       failure: runawayFailure(`agent ${agent.name} ran longer than max_attempt_minutes (${limitMinutes}) and was stopped`),
     });
   }
+  // the agent's own report says why better than its exit code (a 401, a 529, its turn limit)
+  if (report?.failure) return done({ tag: "Failed" as const, failure: { ...report.failure, message: redactor.redact(report.failure.message) } });
   if (code === 0) return done({ tag: "Exited" as const });
   const detail = lastStderr ? `: ${lastStderr}` : "";
   const message = code !== null ? `agent ${agent.name} exited with code ${code}${detail}` : `agent ${agent.name} was killed by ${signal}${detail}`;

@@ -1,19 +1,25 @@
+import { spawn } from "node:child_process";
 import { hostname } from "node:os";
-import { mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { agentFailure, defectFailure } from "../engine/failure";
+import { boxPaths, makeBox, type AttemptBox } from "./agent-sandbox/box";
+import { SANDBOX_OBJECTS } from "./agent-sandbox/bwrap-args";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { git } from "./git";
 import { fetchFailure } from "./git-failure";
 import { processStartTime } from "./process-group";
 import { gitCredentialForms, Redactor } from "./redact";
-import { attemptsDir, cacheDir, metaFile, resultFile, sanitizeName, worktreeDir, worktreesDir } from "./workspace-paths";
+import { attemptDir, attemptsDir, cacheDir, metaFile, sanitizeName } from "./workspace-paths";
 
 /**
- * An Attempt's checkout: a per-repository bare clone under the workspace root, fetched before
- * each Attempt, and a detached worktree of it at the Attempt's base. The base is the Run's
- * branch when the remote has it (a retry continues from the pushed work), else the default
- * branch. The token reaches git only through the environment of the one command that needs it.
+ * An Attempt's checkout: a per-repository bare clone under the workspace root (the cache),
+ * fetched before each Attempt, and a private clone of it for the Attempt, in the Attempt's box,
+ * owned by the Attempt's uid. The private clone borrows the cache's objects (read-only
+ * alternates), so it costs a checkout and no copy; whatever the agent writes lands in its own
+ * clone, never in the cache. The base is the Run's branch when the remote has it (a retry
+ * continues from the pushed work), else the default branch. The token reaches git only
+ * through the environment of the one command that needs it.
  */
 
 export interface WorkspaceRequest {
@@ -28,6 +34,8 @@ export interface WorkspaceRequest {
   branch: string;
   runId: string;
   attemptId: string;
+  /** Whether the agent runs sandboxed: its clone then names the cache's objects by their path inside. */
+  sandboxed: boolean;
   signal?: AbortSignal;
 }
 
@@ -38,9 +46,9 @@ export interface WorkspaceBase {
   sha: string;
 }
 
-/** Written before the worktree exists, so recovery can always tell what a worktree is. */
+/** Written before the clone exists, so recovery can always tell what an Attempt directory is. */
 export interface WorktreeMeta {
-  version: 1;
+  version: 2;
   name: string;
   runId: string;
   attemptId: string;
@@ -51,9 +59,14 @@ export interface WorktreeMeta {
   /** The Run's branch on the remote when the Attempt began (null: absent); a push leases it. */
   remoteBranchSha: string | null;
   cacheDir: string;
+  /** The Attempt's own directory (meta, box, harvest repository). */
+  dir: string;
+  /** The private clone (the agent's cwd). */
   worktree: string;
+  /** Whether the agent runs in a sandbox (harvest then reads the clone in one too). */
+  sandboxed: boolean;
   owner: { host: string; pid: number; startTime: string | null };
-  /** The agent's process (and process group), once started. */
+  /** The agent's sandbox (its outer process and process group), once started. */
   agentProcess?: { pid: number; startTime: string | null };
   createdAt: string;
 }
@@ -61,12 +74,14 @@ export interface WorktreeMeta {
 export interface Workspace extends WorktreeMeta {
   root: string;
   metaFile: string;
+  box: AttemptBox;
+  /** The result file, as the worker reads it. */
   resultFile: string;
 }
 
 const cacheLocks = new Map<string, Promise<unknown>>();
 
-/** Serializes work on one bare clone within this process (fetches and worktree bookkeeping). */
+/** Serializes work on one bare clone within this process (fetches). */
 export async function withCacheLock<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   const previous = cacheLocks.get(dir) ?? Promise.resolve();
   const next = previous.catch(() => undefined).then(fn);
@@ -104,7 +119,7 @@ async function ensureCache(dir: string, cloneUrl: string): Promise<void> {
   if (!(await exists(join(dir, "HEAD")))) {
     await mkdir(dirname(dir), { recursive: true });
     const tmp = `${dir}.tmp-${process.pid}-${Date.now()}`;
-    await git(["init", "--bare", "--quiet", tmp], { cwd: dirname(dir) });
+    await git(["init", "--bare", "--quiet", "--template=", tmp], { cwd: dirname(dir) });
     await git(["config", "gc.auto", "0"], { cwd: tmp });
     await git(["config", "remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"], { cwd: tmp });
     await rm(dir, { recursive: true, force: true });
@@ -141,101 +156,113 @@ async function fetchCache(req: Pick<WorkspaceRequest, "root" | "repo" | "cloneUr
   return dir;
 }
 
-/** Fetches, picks the base and adds the Attempt's detached worktree. */
-export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
-  const name = sanitizeName(req.attemptId);
-  const dir = cacheDir(req.root, req.repo);
-  return withCacheLock(dir, async () => {
-    await fetchCache(req);
-    const remoteBranchSha = await remoteRef(dir, req.branch);
-    let base: WorkspaceBase;
-    if (remoteBranchSha) {
-      base = { kind: "branch", ref: req.branch, sha: remoteBranchSha };
-    } else {
-      const sha = await remoteRef(dir, req.defaultBranch);
-      if (!sha) {
-        throw new AttemptFailureError(
-          agentFailure("configuration", `${req.repo} has no branch ${req.defaultBranch} to start from (is the repository empty?)`),
-        );
-      }
-      base = { kind: "default", ref: req.defaultBranch, sha };
-    }
-    const ws: Workspace = {
-      version: 1,
-      name,
-      runId: req.runId,
-      attemptId: req.attemptId,
-      repo: req.repo,
-      cloneUrl: req.cloneUrl,
-      branch: req.branch,
-      base,
-      remoteBranchSha,
-      cacheDir: dir,
-      worktree: worktreeDir(req.root, name),
-      owner: { host: hostname(), pid: process.pid, startTime: processStartTime(process.pid) },
-      createdAt: new Date().toISOString(),
-      root: req.root,
-      metaFile: metaFile(req.root, name),
-      resultFile: resultFile(req.root, name),
-    };
-    await mkdir(attemptsDir(req.root), { recursive: true });
-    await mkdir(worktreesDir(req.root), { recursive: true });
-    // A worktree of the same name can only be a leftover of this same Attempt: start clean.
-    await removeWorktreeUnlocked(dir, ws.worktree);
-    await rm(ws.resultFile, { force: true });
-    await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
-    try {
-      await git(["worktree", "add", "--detach", "--quiet", ws.worktree, base.sha], { cwd: dir, signal: req.signal });
-    } catch (err) {
-      await removeWorktreeUnlocked(dir, ws.worktree).catch(() => undefined);
-      await rm(ws.metaFile, { force: true });
-      throw err;
-    }
-    return ws;
+/** The cache's objects, which every private clone of it borrows read-only. */
+export const cacheObjects = (cache: string) => join(cache, "objects");
+
+/** A repository at `dir` whose objects are `borrowed` (and its own, for what is new). */
+export async function initBorrowingRepo(dir: string, borrowed: string, bare: boolean): Promise<void> {
+  await git(["init", "--quiet", "--template=", ...(bare ? ["--bare"] : []), dir], { cwd: dirname(dir) });
+  const objects = bare ? join(dir, "objects") : join(dir, ".git", "objects");
+  await mkdir(join(objects, "info"), { recursive: true });
+  await writeFile(join(objects, "info", "alternates"), `${borrowed}\n`);
+}
+
+/** Points a clone's alternates at `borrowed` (the path its sandbox sees the cache's objects at). */
+async function pointAlternatesAt(worktree: string, borrowed: string): Promise<void> {
+  await writeFile(join(worktree, ".git", "objects", "info", "alternates"), `${borrowed}\n`);
+}
+
+/** Gives a tree (and all below it) to the box's uid. */
+async function chownTree(box: AttemptBox, path: string): Promise<void> {
+  if (!box.switchUser) return;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn("chown", ["-R", `${box.uid}:${box.uid}`, path], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+    child.once("error", reject);
+    child.once("close", (code) => (code === 0 ? resolve() : reject(new Error(`chown failed: ${stderr.trim()}`))));
   });
 }
 
-/** Notes the agent's process (its group) in the metadata, so recovery can stop an orphan. */
+/** Fetches, picks the base and makes the Attempt's box with its private clone at the base. */
+export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
+  const name = sanitizeName(req.attemptId);
+  const cache = cacheDir(req.root, req.repo);
+  const { base, remoteBranchSha } = await withCacheLock(cache, async () => {
+    await fetchCache(req);
+    const remoteBranchSha = await remoteRef(cache, req.branch);
+    if (remoteBranchSha) return { base: { kind: "branch", ref: req.branch, sha: remoteBranchSha } as WorkspaceBase, remoteBranchSha };
+    const sha = await remoteRef(cache, req.defaultBranch);
+    if (!sha) {
+      throw new AttemptFailureError(
+        agentFailure("configuration", `${req.repo} has no branch ${req.defaultBranch} to start from (is the repository empty?)`),
+      );
+    }
+    return { base: { kind: "default", ref: req.defaultBranch, sha } as WorkspaceBase, remoteBranchSha: null };
+  });
+  const dir = attemptDir(req.root, name);
+  const box = boxPaths(dir, name, req.sandboxed);
+  const ws: Workspace = {
+    version: 2,
+    name,
+    runId: req.runId,
+    attemptId: req.attemptId,
+    repo: req.repo,
+    cloneUrl: req.cloneUrl,
+    branch: req.branch,
+    base,
+    remoteBranchSha,
+    cacheDir: cache,
+    dir,
+    worktree: box.worktree,
+    sandboxed: req.sandboxed,
+    owner: { host: hostname(), pid: process.pid, startTime: processStartTime(process.pid) },
+    createdAt: new Date().toISOString(),
+    root: req.root,
+    metaFile: metaFile(dir),
+    box,
+    resultFile: join(box.out, "result.json"),
+  };
+  await mkdir(attemptsDir(req.root), { recursive: true, mode: 0o711 });
+  // A directory of the same name can only be a leftover of this same Attempt: start clean.
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { mode: 0o700 });
+  await chmod(dir, 0o700);
+  await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
+  try {
+    await makeBox(box);
+    await initBorrowingRepo(box.worktree, cacheObjects(cache), false);
+    await git(["checkout", "--quiet", "-B", req.branch, base.sha], { cwd: box.worktree, signal: req.signal });
+    if (req.sandboxed) await pointAlternatesAt(box.worktree, SANDBOX_OBJECTS);
+    await chownTree(box, box.worktree);
+  } catch (err) {
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return ws;
+}
+
+/** Notes the agent's sandbox process in the metadata, so recovery can stop an orphan. */
 export async function recordAgentProcess(ws: Workspace, pid: number): Promise<void> {
   ws.agentProcess = { pid, startTime: processStartTime(pid) };
   await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
 }
 
 function toMeta(ws: Workspace): WorktreeMeta {
-  const { root: _root, metaFile: _meta, resultFile: _result, ...meta } = ws;
+  const { root: _root, metaFile: _meta, resultFile: _result, box: _box, ...meta } = ws;
   return meta;
 }
 
 export async function readWorktreeMeta(file: string): Promise<WorktreeMeta | null> {
   try {
     const meta = JSON.parse(await readFile(file, "utf8")) as WorktreeMeta;
-    return meta && meta.version === 1 && typeof meta.worktree === "string" ? meta : null;
+    return meta && meta.version === 2 && typeof meta.worktree === "string" && typeof meta.dir === "string" ? meta : null;
   } catch {
     return null;
   }
 }
 
-async function removeWorktreeUnlocked(cache: string | null, worktree: string): Promise<void> {
-  if (cache && (await exists(cache))) {
-    if (await exists(worktree)) {
-      await git(["worktree", "remove", "--force", "--force", worktree], { cwd: cache }).catch(() => undefined);
-    }
-    await rm(worktree, { recursive: true, force: true });
-    await git(["worktree", "prune"], { cwd: cache }).catch(() => undefined);
-  } else {
-    await rm(worktree, { recursive: true, force: true });
-  }
-}
-
-/** Removes a worktree (and prunes its bookkeeping in the bare clone); never throws for "already gone". */
-export async function removeWorktree(cache: string | null, worktree: string): Promise<void> {
-  if (!cache) return removeWorktreeUnlocked(null, worktree);
-  await withCacheLock(cache, () => removeWorktreeUnlocked(cache, worktree));
-}
-
-/** Removes the Attempt's worktree, its metadata and its result file. */
-export async function removeWorkspace(ws: Pick<Workspace, "cacheDir" | "worktree" | "metaFile" | "resultFile">): Promise<void> {
-  await removeWorktree(ws.cacheDir, ws.worktree);
-  await rm(ws.resultFile, { force: true });
-  await rm(ws.metaFile, { force: true });
+/** Removes the Attempt's directory: box, clone, result file, harvest repository and metadata. */
+export async function removeWorkspace(ws: Pick<Workspace, "dir">): Promise<void> {
+  await rm(ws.dir, { recursive: true, force: true });
 }

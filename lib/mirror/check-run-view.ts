@@ -1,8 +1,10 @@
 import { approvalSentence } from "../triggers/actor";
 import type { RunSnapshot } from "./run-snapshot";
 import {
+  capitalize,
   clip,
   currentAttemptNumber,
+  failureSentence,
   heldReason,
   isAwaitingApproval,
   isRevoked,
@@ -115,13 +117,13 @@ function face(s: RunSnapshot, runPage: string): Face {
       const attempt = s.latestAttempt;
       const failure = attempt?.failure;
       const what = failure ? `${failure.kind} (${failure.category})` : "Failed";
-      const message = failure?.message ? `\n\n> ${clip(failure.message, 4000).replace(/\n/g, "\n> ")}` : "";
+      const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on the Run page.` : "";
       return {
         status: "completed",
         conclusion: "failure",
         output: {
           title: `Failed: ${what}`,
-          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${message}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
+          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${why}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
         },
         actions: [CHECK_ACTIONS.retry],
       };
@@ -155,10 +157,6 @@ export function promptBlock(prompt: string): string {
 
 /** How much of the prompt the summary quotes (GitHub's summary holds 65,535 characters). */
 const PROMPT_MAX = 60_000;
-
-function capitalize(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
-}
 
 /** The check run body for a Run. */
 export function checkRunView(s: RunSnapshot, publicUrl: string): CheckRunView {

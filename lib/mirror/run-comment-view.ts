@@ -1,7 +1,8 @@
 import type { RunSnapshot } from "./run-snapshot";
 import {
-  clip,
+  capitalize,
   currentAttemptNumber,
+  failureSentence,
   heldReason,
   isAwaitingApproval,
   isRevoked,
@@ -48,8 +49,8 @@ function statusLine(s: RunSnapshot, runPage: string): string {
       const failure = attempt?.failure;
       const what = failure ? ` with ${failure.kind} (${failure.category})` : "";
       const usage = usageLine(s);
-      const message = failure?.message ? `\n\n> ${clip(failure.message, 1000).replace(/\n/g, "\n> ")}` : "";
-      return `**Failed** — Attempt ${attempt?.number ?? 1} failed${what}${usage ? ` · ${usage}` : ""}.${message}`;
+      const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on [the Run page](${runPage}).` : "";
+      return `**Failed** — Attempt ${attempt?.number ?? 1} failed${what}${usage ? ` · ${usage}` : ""}.${why}`;
     }
     case "Canceled":
       if (isSuperseded(s)) return `**Superseded** — a newer change of this item replaced the Run before it started.`;

@@ -1,3 +1,4 @@
+import type { FailureCategory } from "../engine/failure";
 import { describeQuotaWaitingReason } from "../metering/waiting-reason";
 import type { RunSnapshot } from "./run-snapshot";
 
@@ -79,4 +80,31 @@ export function usageLine(s: Pick<RunSnapshot, "durationMs" | "costUsd" | "costE
 /** Cuts a text to `max` characters, saying so. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/**
+ * What a failure's category means, in words for GitHub. The failure's own message is never
+ * posted there: it may quote the agent (its last error line, its report), which is text an
+ * injected agent writes; it stays on the Run page, behind the dashboard's permissions.
+ */
+const CATEGORY_SENTENCES: Record<FailureCategory, string> = {
+  authentication: "a credential was refused",
+  configuration: "the agent or the Loop is not configured right",
+  timeout: "it ran past its time limit",
+  rate_limit: "a rate limit stopped it",
+  transport: "the network failed it",
+  lease_lost: "its worker lost it",
+  tool_error: "a tool Atelier runs (git) failed",
+  agent_exit: "the agent exited with an error",
+  step_limit: "the agent used all the turns it is allowed",
+  quota: "a budget or quota stopped it",
+  internal: "Atelier itself failed",
+};
+
+export function capitalize(s: string): string {
+  return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+export function failureSentence(category: FailureCategory): string {
+  return CATEGORY_SENTENCES[category];
 }

@@ -4,9 +4,11 @@ import type { RedisNames } from "./redis-names";
 /**
  * Operator actions that must reach the worker running an Attempt, wherever it runs: a cancel
  * stops its agent, an intervention is written to its agent's stdin. Every worker subscribes;
- * the one holding the Attempt acts, the others ignore the message. Pub/sub is fire-and-forget:
- * a worker that misses a cancel still notices it (the Attempt row says Canceled) within a
- * third of the lease TTL.
+ * the one holding the Attempt acts, the others ignore the message. A message is a nudge, never
+ * a command: the worker acts only on what Postgres says (the Attempt row is Canceled; the
+ * intervention is the audit log's row, with its author), so anyone who can publish on Redis
+ * can stop or steer nothing. Pub/sub is fire-and-forget: a worker that misses a cancel still
+ * notices it (the Attempt row says Canceled) within a third of the lease TTL.
  */
 
 export interface CancelMessage {
@@ -16,9 +18,8 @@ export interface CancelMessage {
 
 export interface InterveneMessage {
   runId: string;
-  attemptId: string;
-  text: string;
-  actor: string;
+  /** The audit log row that holds the intervention. */
+  auditId: string;
 }
 
 /** Returns how many workers heard it. */
@@ -58,7 +59,7 @@ export async function subscribeControl(redis: Redis, names: RedisNames, handlers
       const msg = parse<CancelMessage>(raw, ["runId"]);
       if (msg) handlers.cancel(msg);
     } else if (channel === names.interveneChannel) {
-      const msg = parse<InterveneMessage>(raw, ["runId", "attemptId", "text"]);
+      const msg = parse<InterveneMessage>(raw, ["runId", "auditId"]);
       if (msg) handlers.intervene(msg);
     }
   });

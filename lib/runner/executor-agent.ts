@@ -9,6 +9,10 @@ export function executorAgent(agent: AgentSpec): NamedAgentSpec {
     max_attempt_minutes: agent.maxAttemptMinutes,
     secrets: agent.secrets,
     intervene: agent.intervene,
+    egress: agent.egress,
+    limits: agent.limits,
+    read_only_paths: agent.readOnlyPaths,
+    adapter: agent,
     ...(agent.pricePerMinuteUsd !== null ? { price_per_minute_usd: agent.pricePerMinuteUsd } : {}),
   };
 }

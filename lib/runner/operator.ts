@@ -118,10 +118,10 @@ export async function intervene(
   if (deps.roster && !agent?.intervene) {
     throw new BadInputError("intervene_not_allowed", `Agent ${snap.run.agent} does not take interventions (intervene is off in the roster).`);
   }
-  await transaction(deps.db, (sql) =>
+  const auditId = await transaction(deps.db, (sql) =>
     audit(sql, { actor, action: "intervene", repo: snap.run.repo, runId, detail: { attemptId: input.attemptId, text } }),
   );
-  const notified = await publishIntervention(deps.redis, names(deps), { runId, attemptId: input.attemptId, text, actor });
+  const notified = await publishIntervention(deps.redis, names(deps), { runId, auditId });
   if (notified === 0) {
     throw new ConflictError("agent_not_reachable", "No worker is listening: the agent cannot be reached. Is the worker running?");
   }

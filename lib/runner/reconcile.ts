@@ -109,7 +109,7 @@ export async function recoverWorkspaces(
   const log = deps.log ?? SILENT_LOG;
   const outcomes: SalvageOutcome[] = [];
   for (const leftover of await listLeftoverWorktrees(workspaceRoot)) {
-    const outcome = await salvageOrRemove(workspaceRoot, leftover, {
+    const outcome = await salvageOrRemove(leftover, {
       token: async (repo) => (await deps.github.mintToken(repo)).token,
     }).catch((err: unknown): SalvageOutcome => ({ tag: "Skipped", name: leftover.name, reason: err instanceof Error ? err.message : String(err) }));
     log.info({ worktree: leftover.name, outcome: outcome.tag }, "recovered a leftover worktree");

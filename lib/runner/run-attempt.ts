@@ -38,6 +38,9 @@ function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
   };
 }
 
+/** GitHub's limit on a pull request's body. */
+const PR_BODY_MAX = 65_536;
+
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
@@ -95,6 +98,7 @@ async function produceOutcome(
         defaultBranch: base,
         branch: branchOfRun(run),
         workspaceRoot: ctx.config.workspaceRoot,
+        sandbox: ctx.config.roster.sandbox ?? "on",
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
@@ -126,7 +130,9 @@ async function publish(
   const worthAsking = outcome.harvest.pushed || (attempt.number > 1 && run.pull_request_number === null);
   if (!worthAsking || !access || !base) return { pr: null };
   const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
-  const body = `${outcome.pullRequest?.body ?? outcome.summary}\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  // GitHub takes at most 65,536 characters, footer included
+  const body = `${(outcome.pullRequest?.body ?? outcome.summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
   try {
     const pr = await ctx.deps.github.publishPullRequest({
       repo: run.repo,

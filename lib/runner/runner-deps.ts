@@ -74,7 +74,7 @@ export interface RunnerLog {
 
 export const SILENT_LOG: RunnerLog = { info() {}, warn() {}, error() {} };
 
-export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts">;
+export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox">>;
 
 export interface RunnerConfig {
   /** Names this worker in the Attempt rows (host:pid by default). */
@@ -86,7 +86,7 @@ export interface RunnerConfig {
   roster: Roster;
   /** How long continueWithNewest waits for the condition (default 5 s; then it counts as true). */
   recheckTimeoutMs?: number;
-  transcript?: { flushMs?: number; maxLines?: number };
+  transcript?: { flushMs?: number; maxLines?: number; maxBytes?: number };
   /** Where roster secrets are read (default process.env). */
   agentEnv?: NodeJS.ProcessEnv;
   /** Between SIGTERM and SIGKILL when an agent must stop. */

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { isAttemptCanceled, readAuditedIntervention } from "../store/audit";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
@@ -92,22 +93,39 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
       subscription ??= await subscribeControl(deps.redis, context.names, {
         cancel(msg) {
           const local = context.local.get(msg.runId);
-          if (!local) return;
-          context.log.info({ runId: msg.runId, attemptId: local.attemptId }, "canceled by an operator; stopping the agent");
-          local.canceled.abort();
+          const attemptId = local?.attemptId;
+          if (!local || !attemptId) return;
+          void isAttemptCanceled(deps.db, attemptId)
+            .then((canceled) => {
+              if (!canceled) {
+                context.log.warn({ runId: msg.runId, attemptId }, "a cancel message for an Attempt its row does not say Canceled: ignored");
+                return;
+              }
+              context.log.info({ runId: msg.runId, attemptId }, "canceled by an operator; stopping the agent");
+              local.canceled.abort();
+            })
+            .catch(() => undefined); // the row watch notices a real cancel anyway
         },
         intervene(msg) {
           const local = context.local.get(msg.runId);
-          if (!local || local.attemptId !== msg.attemptId) return;
-          if (!local.agent) {
-            local.note(`intervention from ${msg.actor} not delivered: the agent has not started yet`);
-            return;
-          }
-          try {
-            local.agent.intervene(msg.text);
-          } catch (err) {
-            local.note(`intervention from ${msg.actor} not delivered: ${err instanceof Error ? err.message : String(err)}`);
-          }
+          if (!local?.attemptId) return;
+          void readAuditedIntervention(deps.db, msg.auditId)
+            .then((found) => {
+              if (!found || found.runId !== local.runId || found.attemptId !== local.attemptId) {
+                context.log.warn({ runId: msg.runId, auditId: msg.auditId }, "an intervention message with no audited intervention behind it: ignored");
+                return;
+              }
+              if (!local.agent) {
+                local.note(`intervention from ${found.actor} not delivered: the agent has not started yet`);
+                return;
+              }
+              try {
+                local.agent.intervene(found.text);
+              } catch (err) {
+                local.note(`intervention from ${found.actor} not delivered: ${err instanceof Error ? err.message : String(err)}`);
+              }
+            })
+            .catch(() => undefined);
         },
       });
     },

@@ -11,9 +11,14 @@ import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type Transcri
  * Writes are serialized, so rows keep the order of the output.
  */
 
+/** What one Attempt's transcript holds at most by default: past it, the agent's output is counted, not kept. */
+export const DEFAULT_TRANSCRIPT_MAX_BYTES = 5 * 1024 * 1024;
+
 export interface TranscriptOptions {
   flushMs?: number;
   maxLines?: number;
+  /** The agent's output kept at most (bytes of text, Atelier's own lines not counted). */
+  maxBytes?: number;
   /** Called when a batch could not be stored (the Attempt goes on; the lines are lost). */
   onError?: (err: unknown) => void;
 }
@@ -27,6 +32,9 @@ export class TranscriptWriter {
   private closed = false;
   private readonly flushMs: number;
   private readonly maxLines: number;
+  private readonly maxBytes: number;
+  private kept = 0;
+  private cut = 0;
 
   constructor(
     private readonly db: Db,
@@ -36,11 +44,21 @@ export class TranscriptWriter {
   ) {
     this.flushMs = options.flushMs ?? 100;
     this.maxLines = options.maxLines ?? 50;
+    this.maxBytes = options.maxBytes ?? DEFAULT_TRANSCRIPT_MAX_BYTES;
   }
 
   /** The executor's output sink. Never throws. */
   readonly push = (entry: OutputEntry): void => {
     if (this.closed) return;
+    if (entry.stream !== "system") {
+      const bytes = Buffer.byteLength(entry.text);
+      if (this.cut > 0 || this.kept + bytes > this.maxBytes) {
+        if (this.cut === 0) this.buffer.push({ stream: "system", text: `the transcript is full (${this.maxBytes} bytes): the agent's further output is counted, not kept`, at: new Date() });
+        this.cut += bytes;
+        return;
+      }
+      this.kept += bytes;
+    }
     // NUL cannot be stored in a text column
     this.buffer.push({ stream: entry.stream, text: entry.text.replace(/\u0000/g, ""), at: new Date() });
     if (this.buffer.length >= this.maxLines) this.flush();
@@ -78,6 +96,7 @@ export class TranscriptWriter {
    * stored: the caller stores it with the Attempt's outcome.
    */
   async takeTail(): Promise<TranscriptLine[]> {
+    this.noteCut();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     this.closed = true;
@@ -88,8 +107,15 @@ export class TranscriptWriter {
   /** Stores what is left and refuses later output; `discard` drops what is still buffered. */
   async close(opts: { discard?: boolean } = {}): Promise<void> {
     if (opts.discard) this.buffer = [];
+    else this.noteCut();
     const done = this.flush();
     this.closed = true;
     await done;
+  }
+
+  /** Says how much was not kept, once, at the end. */
+  private noteCut(): void {
+    if (this.cut === 0 || this.closed) return;
+    this.buffer.push({ stream: "system", text: `the transcript kept ${this.kept} bytes of the agent's output and cut ${this.cut} more`, at: new Date() });
   }
 }

@@ -1,15 +1,45 @@
+import type { Db } from "./db";
 import type { Sql } from "./transaction";
 
-/** Records an operator action in the audit log, inside the action's own transaction. */
+/** Records an operator action in the audit log, inside the action's own transaction; its id. */
 export async function audit(
   sql: Sql,
   entry: { actor: string; action: string; repo?: string | null; runId?: string | null; detail?: unknown },
-): Promise<void> {
-  await sql.query(`INSERT INTO audit_log (actor, action, repo, run_id, detail) VALUES ($1, $2, $3, $4, $5)`, [
+): Promise<string> {
+  const { rows } = await sql.query<{ id: string }>(`INSERT INTO audit_log (actor, action, repo, run_id, detail) VALUES ($1, $2, $3, $4, $5) RETURNING id::text AS id`, [
     entry.actor,
     entry.action,
     entry.repo ?? null,
     entry.runId ?? null,
     entry.detail === undefined ? null : JSON.stringify(entry.detail),
   ]);
+  return rows[0]!.id;
+}
+
+export interface AuditedIntervention {
+  runId: string;
+  attemptId: string;
+  text: string;
+  actor: string;
+}
+
+/**
+ * The intervention an operator made, as the audit log holds it: what a worker delivers to an
+ * agent, whatever a message on the control channel claims (a forged one names no such row).
+ */
+export async function readAuditedIntervention(db: Db, auditId: string): Promise<AuditedIntervention | null> {
+  if (!/^\d{1,19}$/.test(auditId)) return null;
+  const { rows } = await db.pool.query<{ run_id: string | null; actor: string; detail: { attemptId?: unknown; text?: unknown } | null }>(
+    `SELECT run_id, actor, detail FROM audit_log WHERE id = $1 AND action = 'intervene'`,
+    [auditId],
+  );
+  const row = rows[0];
+  if (!row?.run_id || typeof row.detail?.attemptId !== "string" || typeof row.detail.text !== "string") return null;
+  return { runId: row.run_id, attemptId: row.detail.attemptId, text: row.detail.text, actor: row.actor };
+}
+
+/** Whether the Attempt's row says an operator canceled it (what a cancel message is checked against). */
+export async function isAttemptCanceled(db: Db, attemptId: string): Promise<boolean> {
+  const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attemptId]);
+  return rows[0]?.state === "Canceled";
 }

@@ -17,6 +17,7 @@ import { randomBytes } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import pg from "pg";
 import { createRedis } from "../../lib/config/redis";
+import { DEMO_AGENT } from "../../lib/config/roster";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import type { AttemptOutcome } from "../../lib/executor/execute-attempt";
 import type { MoveOutcome } from "../../lib/runner/move-run";
@@ -43,7 +44,7 @@ const noopExecutor: Executor = async (input, deps) => {
     summary: "nothing to do",
     pullRequest: null,
     usage,
-    harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false },
+    harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null },
   };
   return outcome;
 };
@@ -143,7 +144,7 @@ export async function engineBench(url: string): Promise<void> {
       workspaceRoot: "/nonexistent",
       roster: {
         agents: {
-          noop: { name: "noop", command: ["true"], model: null, maxAttemptMinutes: 1, pricePerMinuteUsd: null, secrets: [], intervene: false },
+          noop: { ...DEMO_AGENT, name: "noop", command: ["true"], maxAttemptMinutes: 1 },
         },
         maxConcurrentAttempts: SLOTS,
       },

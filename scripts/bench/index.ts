@@ -2,6 +2,7 @@ import { boardBench } from "./board";
 import { claimBench } from "./claim";
 import { engineBench } from "./engine";
 import { pollBench } from "./poll";
+import { sandboxBench } from "./sandbox";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
 export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
@@ -9,4 +10,5 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   engine: engineBench,
   board: boardBench,
   poll: pollBench,
+  sandbox: sandboxBench,
 };

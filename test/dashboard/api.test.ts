@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
 import { DEMO_AGENT, defaultInstanceConfig } from "../../lib/config/roster";
 import { subscribeControl, type ControlSubscription } from "../../lib/runner/control-channel";
+import { readAuditedIntervention } from "../../lib/store/audit";
 import { redisNames } from "../../lib/runner/redis-names";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
@@ -83,7 +84,8 @@ beforeAll(async () => {
   live = createLiveServices(db, { bullPrefix: `test-dash-${tag}`, keyPrefix: `test-dash-${tag}:` });
   control = await subscribeControl(createRedis(), redisNames(`test-dash-${tag}:`), {
     cancel: (msg) => cancels.push(msg),
-    intervene: (msg) => interventions.push(msg),
+    // what a worker does: the message names the audit row, the row holds the intervention
+    intervene: (msg) => void readAuditedIntervention(db, msg.auditId).then((found) => interventions.push(found)),
   });
   setDashboardServicesForTests({
     ...live.services,

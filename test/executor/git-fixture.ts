@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const IDENTITY = ["-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid", "-c", "init.defaultBranch=main"];
+// safe.directory: the tests arrange commits in Attempt clones, which belong to the sandbox's uid
+const IDENTITY = ["-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid", "-c", "init.defaultBranch=main", "-c", "safe.directory=*"];
 
 /** Runs git and returns its trimmed stdout. */
 export function sh(cwd: string, ...args: string[]): string {

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { listLeftoverWorktrees, salvageOrRemove } from "../../lib/executor/leftover-worktrees";
 import { isProcessGroupAlive } from "../../lib/executor/process-group";
 import { prepareWorkspace, recordAgentProcess, type Workspace } from "../../lib/executor/workspace";
-import { worktreesDir } from "../../lib/executor/workspace-paths";
+import { attemptsDir } from "../../lib/executor/workspace-paths";
 import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
 
 const TOKEN = "ghs_leftoverToken0123456789abcdefghijkl";
@@ -26,6 +26,7 @@ async function deadProcessWorktree(attempt: number, branch = "atelier/start-dev/
     branch,
     runId: "r5",
     attemptId: `r5/agent/${attempt}`,
+    sandboxed: false,
   });
   markOwnerDead(ws);
   return ws;
@@ -52,10 +53,10 @@ describe("start-up recovery of leftover worktrees", () => {
 
     const [leftover, ...others] = await listLeftoverWorktrees(fx.root);
     expect(others).toEqual([]);
-    expect(leftover).toMatchObject({ name: "r5_agent_1", path: ws.worktree, ownerAlive: false });
+    expect(leftover).toMatchObject({ name: "r5_agent_1", path: ws.dir, ownerAlive: false });
     expect(leftover!.meta).toMatchObject({ attemptId: "r5/agent/1", branch: "atelier/start-dev/5" });
 
-    const outcome = await salvageOrRemove(fx.root, leftover!, { token });
+    const outcome = await salvageOrRemove(leftover!, { token });
     expect(outcome.tag).toBe("Salvaged");
     const head = remoteSha(fx.remote, "atelier/start-dev/5");
     expect(outcome.tag === "Salvaged" && outcome.harvest).toMatchObject({ pushed: true, headSha: head, commits: [{ subject: "Agent: half done" }] });
@@ -68,7 +69,7 @@ describe("start-up recovery of leftover worktrees", () => {
     const ws = await deadProcessWorktree(1);
     writeFileSync(join(ws.worktree, "draft.md"), "draft\n");
     const [leftover] = await listLeftoverWorktrees(fx.root);
-    const outcome = await salvageOrRemove(fx.root, leftover!, { token });
+    const outcome = await salvageOrRemove(leftover!, { token });
     expect(outcome.tag === "Salvaged" && outcome.harvest.commits).toMatchObject([
       { subject: "Atelier: uncommitted changes from r5/agent/1 (salvaged)" },
     ]);
@@ -77,7 +78,7 @@ describe("start-up recovery of leftover worktrees", () => {
   it("removes a worktree with nothing beyond its base", async () => {
     const ws = await deadProcessWorktree(1);
     const [leftover] = await listLeftoverWorktrees(fx.root);
-    expect(await salvageOrRemove(fx.root, leftover!, { token })).toMatchObject({ tag: "Removed", reason: "no commits beyond its base" });
+    expect(await salvageOrRemove(leftover!, { token })).toMatchObject({ tag: "Removed", reason: "no commits beyond its base" });
     expect(existsSync(ws.worktree)).toBe(false);
     expect(remoteSha(fx.remote, "atelier/start-dev/5")).toBeNull();
     expect(sh(ws.cacheDir, "worktree", "list", "--porcelain").split("\n").filter((l) => l.startsWith("worktree "))).toHaveLength(1);
@@ -91,7 +92,7 @@ describe("start-up recovery of leftover worktrees", () => {
     const moved = remoteSha(fx.remote, "atelier/start-dev/5");
 
     const [leftover] = await listLeftoverWorktrees(fx.root);
-    const outcome = await salvageOrRemove(fx.root, leftover!, { token });
+    const outcome = await salvageOrRemove(leftover!, { token });
     expect(outcome.tag).toBe("Removed");
     expect(outcome.tag === "Removed" && outcome.reason).toMatch(/moved on the remote/);
     expect(remoteSha(fx.remote, "atelier/start-dev/5")).toBe(moved);
@@ -105,7 +106,7 @@ describe("start-up recovery of leftover worktrees", () => {
       await recordAgentProcess(ws, orphan.pid!);
       markOwnerDead(ws);
       const [leftover] = await listLeftoverWorktrees(fx.root);
-      expect(await salvageOrRemove(fx.root, leftover!, { token })).toMatchObject({ tag: "Removed" });
+      expect(await salvageOrRemove(leftover!, { token })).toMatchObject({ tag: "Removed" });
       expect(isProcessGroupAlive(orphan.pid!)).toBe(false);
     } finally {
       if (orphan.exitCode === null && orphan.signalCode === null) orphan.kill("SIGKILL");
@@ -122,19 +123,20 @@ describe("start-up recovery of leftover worktrees", () => {
       branch: "atelier/start-dev/5",
       runId: "r5",
       attemptId: "r5/agent/1",
+      sandboxed: false,
     });
     const [leftover] = await listLeftoverWorktrees(fx.root);
     expect(leftover!.ownerAlive).toBe(true);
-    expect(await salvageOrRemove(fx.root, leftover!, { token })).toMatchObject({ tag: "Skipped" });
+    expect(await salvageOrRemove(leftover!, { token })).toMatchObject({ tag: "Skipped" });
     expect(existsSync(leftover!.path)).toBe(true);
   });
 
   it("removes a directory it knows nothing about", async () => {
-    mkdirSync(join(worktreesDir(fx.root), "stray"), { recursive: true });
-    writeFileSync(join(worktreesDir(fx.root), "stray", "file"), "x");
+    mkdirSync(join(attemptsDir(fx.root), "stray"), { recursive: true });
+    writeFileSync(join(attemptsDir(fx.root), "stray", "file"), "x");
     const [leftover] = await listLeftoverWorktrees(fx.root);
     expect(leftover).toMatchObject({ name: "stray", meta: null, ownerAlive: false });
-    expect(await salvageOrRemove(fx.root, leftover!, { token })).toMatchObject({ tag: "Removed", reason: "no metadata" });
-    expect(readdirSync(worktreesDir(fx.root))).toEqual([]);
+    expect(await salvageOrRemove(leftover!, { token })).toMatchObject({ tag: "Removed", reason: "no metadata" });
+    expect(readdirSync(attemptsDir(fx.root))).toEqual([]);
   });
 });

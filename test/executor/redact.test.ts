@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { gitCredentialForms, Redactor } from "../../lib/executor/redact";
+import { gitCredentialForms, instanceSecretValues, REDACTED, Redactor } from "../../lib/executor/redact";
 
 /** Feeds `text` to a stream in the given pieces and joins what it lets out. */
 function streamed(redactor: Redactor, pieces: string[]): string {
@@ -90,5 +90,36 @@ describe("Redactor", () => {
     const key = "-----BEGIN KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END KEY-----";
     const r = new Redactor([key]);
     expect(r.redact("printed: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")).toBe("printed: ***");
+  });
+
+  it("masks a secret in its encoded forms too: base64 at any offset, base64url, hex, URL-encoded, JSON-escaped, even split", () => {
+    const secret = 'sk-ant-api03-"q/w+e&r=t"';
+    const r = new Redactor([secret]);
+    const encodings = [
+      ...[0, 1, 2].map((k) => Buffer.from(`${"x".repeat(k)}${secret}tail`).toString("base64")),
+      Buffer.from(`ab${secret}`).toString("base64url"),
+      Buffer.from(secret).toString("hex"),
+      Buffer.from(secret).toString("hex").toUpperCase(),
+      encodeURIComponent(secret),
+      JSON.stringify({ key: secret }),
+    ];
+    for (const text of encodings) {
+      const whole = r.redact(`leak: ${text} end`);
+      expect(whole, text).toContain(REDACTED);
+      const stream = r.stream();
+      const cut = Math.floor(text.length / 2);
+      const streamed = stream.push(`leak: ${text.slice(0, cut)}`) + stream.push(`${text.slice(cut)} end`) + stream.end();
+      expect(streamed).toBe(whole);
+    }
+    // no 8-character run of any encoding of the secret survives
+    const b64 = Buffer.from(secret).toString("base64");
+    expect(r.redact(b64)).not.toContain(b64.slice(2, 10));
+    expect(r.redact(JSON.stringify(secret))).not.toContain("q/w+e&r");
+  });
+
+  it("knows the instance's own secrets: the variables that hold them and the passwords in its service URLs", () => {
+    expect(
+      instanceSecretValues({ AUTH_SECRET: "auth-secret-1", GITHUB_WEBHOOK_SECRET: "hook-secret-2", DATABASE_URL: "postgresql://u:p%40ss-word@h/db", REDIS_URL: "redis://127.0.0.1:6379", PATH: "/usr/bin" }),
+    ).toEqual(["auth-secret-1", "hook-secret-2", "p@ss-word"]);
   });
 });

@@ -11,6 +11,22 @@ import {
   parseInstanceConfig,
 } from "../../lib/config/roster";
 import { BadInputError } from "../../lib/errors";
+import { DEFAULT_SANDBOX_LIMITS } from "../../lib/executor/agent-sandbox/policy";
+
+/** An agent's adapter and sandbox settings when the roster gives none. */
+const NO_ADAPTER_SETTINGS = {
+  egress: [],
+  limits: DEFAULT_SANDBOX_LIMITS,
+  readOnlyPaths: [],
+  env: {},
+  models: [],
+  maxTurns: null,
+  allowedTools: [],
+  disallowedTools: [],
+  mcpConfig: null,
+  pricePerMillionInputUsd: null,
+  pricePerMillionOutputUsd: null,
+};
 
 function invalid(text: string): BadInputError {
   try {
@@ -36,6 +52,8 @@ describe("the built-in default", () => {
           pricePerMinuteUsd: null,
           secrets: [],
           intervene: false,
+          kind: "command",
+          ...NO_ADAPTER_SETTINGS,
         },
       },
       pollIntervalSeconds: 60,
@@ -51,6 +69,8 @@ describe("the built-in default", () => {
         ],
       },
       allowPrivateWebhookTargets: false,
+      sandbox: "on",
+      maxTranscriptBytes: 5 * 1024 * 1024,
       source: null,
     });
   });
@@ -84,9 +104,30 @@ describe("parseInstanceConfig", () => {
       pricePerMinuteUsd: 0.1,
       secrets: ["ANTHROPIC_API_KEY"],
       intervene: true,
+      kind: "claude",
+      env: {},
+      models: ["claude-sonnet-4-5", "claude-haiku-4-5"],
+      maxTurns: 80,
+      allowedTools: [],
+      disallowedTools: [],
+      mcpConfig: null,
+      pricePerMillionInputUsd: null,
+      pricePerMillionOutputUsd: null,
+      egress: ["api.anthropic.com"],
+      limits: DEFAULT_SANDBOX_LIMITS,
+      readOnlyPaths: [],
     });
-    expect(cfg.agents.codex!.command).toEqual(["codex", "exec", "--full-auto", "--json", "-"]);
-    expect(cfg.agents.codex!.secrets).toEqual(["OPENAI_API_KEY"]);
+    expect(cfg.agents.codex).toMatchObject({
+      command: ["codex", "exec", "--json", "-"],
+      kind: "codex",
+      model: "gpt-5.5",
+      secrets: ["OPENAI_API_KEY"],
+      intervene: false,
+      egress: ["api.openai.com"],
+      pricePerMillionInputUsd: 1.25,
+      pricePerMillionOutputUsd: 10,
+    });
+    expect(cfg.agents.aider!.kind).toBe("command");
     expect(cfg.agents.aider!.maxAttemptMinutes).toBe(30);
     expect(isDemoAgent(cfg.agents.demo!)).toBe(true);
     expect(cfg).toMatchObject({
@@ -109,9 +150,23 @@ describe("parseInstanceConfig", () => {
       pricePerMinuteUsd: null,
       secrets: [],
       intervene: false,
+      kind: "claude",
+      ...NO_ADAPTER_SETTINGS,
     });
     expect(cfg.admins).toEqual(["octocat", "mona"]);
     expect(cfg.pollIntervalSeconds).toBe(60);
+  });
+
+  it("reads an agent's sandbox: egress, limits, read-only paths; and sandbox: off for the instance", () => {
+    const cfg = parseInstanceConfig(
+      "sandbox: off\nagents:\n  claude:\n    command: [claude]\n    egress: [api.anthropic.com, '127.0.0.1:8080', '*.example.com']\n    limits: { memory_mb: 2048, pids: 256, cpus: 1.5 }\n    read_only_paths: [/opt/claude]\n",
+    );
+    expect(cfg.sandbox).toBe("off");
+    expect(cfg.agents.claude).toMatchObject({
+      egress: ["api.anthropic.com", "127.0.0.1:8080", "*.example.com"],
+      limits: { memoryMb: 2048, pids: 256, cpus: 1.5 },
+      readOnlyPaths: ["/opt/claude"],
+    });
   });
 
   it("an empty file is the default", () => {
@@ -137,10 +192,14 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: claude -p\n", "agents.claude.command (line 3): command must be a list of arguments (argv), e.g. [claude, -p]"],
     ["agents:\n  claude:\n    command: []\n", "agents.claude.command (line 3): command must name a program"],
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
-    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, allow)"],
+    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, egress, limits, read_only_paths, allow)"],
+    ["agents:\n  claude:\n    command: [claude]\n    egress: ['https://api.anthropic.com/v1']\n", "agents.claude.egress.0 (line 4): an egress entry is a host, host:port or *.domain"],
+    ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus)"],
+    ["agents:\n  claude:\n    command: [claude]\n    read_only_paths: [opt/tools]\n", "agents.claude.read_only_paths.0 (line 4): a read-only path is an absolute path"],
+    ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, allowed_orgs)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
     ["admins: ['not a login!']\n", "admins.0 (line 1): an admin is a GitHub login"],
@@ -161,6 +220,75 @@ describe("parseInstanceConfig", () => {
   it("lists every problem at once", () => {
     const err = invalid("agents:\n  a: { command: x }\n  b: { command: [b], nope: 1 }\nadmins: 3\n");
     expect(err.details.problems).toHaveLength(3);
+  });
+});
+
+describe("agent kinds and their settings", () => {
+  it("the README's roster for Claude Code and Codex through a gateway is valid", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const start = readme.indexOf("```yaml\nagents:") + "```yaml\n".length;
+    const cfg = parseInstanceConfig(readme.slice(start, readme.indexOf("```", start)), "README.md");
+    expect(cfg.agents.claude).toMatchObject({ kind: "claude", env: { ANTHROPIC_BASE_URL: "https://llm-gateway.example.com/anthropic" } });
+    expect(cfg.agents.codex).toMatchObject({ kind: "codex", env: { OPENAI_BASE_URL: "https://llm-gateway.example.com/openai/v1" } });
+  });
+
+  it("infers the kind from the program's name, else command; an explicit kind wins", () => {
+    const cfg = parseInstanceConfig(
+      "agents:\n  a: { command: [/opt/bin/claude] }\n  b: { command: [codex, exec] }\n  c: { command: [aider] }\n  d: { command: [my-claude-wrapper], kind: claude }\n",
+    );
+    expect(Object.values(cfg.agents).map((a) => a.kind)).toEqual(["claude", "codex", "command", "claude"]);
+  });
+
+  it("reads env, models, max_turns, tools, an MCP config (a path, or a map kept as JSON) and token prices", () => {
+    const cfg = parseInstanceConfig(
+      [
+        "agents:",
+        "  claude:",
+        "    command: [claude]",
+        "    env: { ANTHROPIC_BASE_URL: 'https://gw.example/anthropic', CLAUDE_CODE_MAX_RETRIES: '1' }",
+        "    models: [claude-sonnet-4-5, claude-haiku-4-5]",
+        "    max_turns: 40",
+        "    allowed_tools: [Bash, Edit]",
+        "    disallowed_tools: [WebFetch]",
+        "    mcp_config: { mcpServers: { files: { command: mcp-files } } }",
+        "    price_per_million_input_usd: 3",
+        "    price_per_million_output_usd: 15",
+        "  other:",
+        "    command: [claude]",
+        "    mcp_config: /etc/atelier/mcp.json",
+      ].join("\n"),
+    );
+    expect(cfg.agents.claude).toMatchObject({
+      env: { ANTHROPIC_BASE_URL: "https://gw.example/anthropic", CLAUDE_CODE_MAX_RETRIES: "1" },
+      models: ["claude-sonnet-4-5", "claude-haiku-4-5"],
+      maxTurns: 40,
+      allowedTools: ["Bash", "Edit"],
+      disallowedTools: ["WebFetch"],
+      mcpConfig: JSON.stringify({ mcpServers: { files: { command: "mcp-files" } } }),
+      pricePerMillionInputUsd: 3,
+      pricePerMillionOutputUsd: 15,
+    });
+    expect(cfg.agents.other!.mcpConfig).toBe("/etc/atelier/mcp.json");
+  });
+
+  it.each([
+    ["agents:\n  a:\n    command: [claude]\n    kind: gemini\n", "agents.a.kind (line 4): kind is one of claude, codex, command"],
+    ["agents:\n  a:\n    command: [claude]\n    env: { base-url: x }\n", "agents.a.env.base-url (line 4): an env name is the NAME of a variable"],
+    ["agents:\n  a:\n    command: [claude]\n    env:\n      RETRIES: 1\n", 'agents.a.env.RETRIES (line 5): an env value is text: quote it (e.g. "1")'],
+    ["agents:\n  a:\n    command: [claude]\n    env:\n      ANTHROPIC_API_KEY: sk-ant-x\n", "agents.a.env.ANTHROPIC_API_KEY (line 5): ANTHROPIC_API_KEY looks like a secret"],
+    ["agents:\n  a:\n    command: [claude]\n    secrets: [GW_URL]\n    env:\n      GW_URL: x\n", "agents.a.env.GW_URL (line 6): GW_URL is also listed in secrets"],
+    ["agents:\n  a:\n    command: [claude]\n    env:\n      ATELIER_PROMPT: x\n", "agents.a.env.ATELIER_PROMPT (line 5): ATELIER_PROMPT is set by Atelier"],
+    ["agents:\n  a:\n    command: [claude]\n    max_turns: 0\n", "agents.a.max_turns (line 4): max_turns must be at least 1"],
+    ["agents:\n  a:\n    command: [claude]\n    allowed_tools: Bash\n", "agents.a.allowed_tools (line 4): allowed_tools is a list of tool names"],
+    ["agents:\n  a:\n    command: [codex, exec]\n    max_turns: 5\n", "agents.a.max_turns (line 4): max_turns is a Claude Code setting (kind: claude); kind codex has no such option"],
+    ["agents:\n  a:\n    command: [aider]\n    allowed_tools: [x]\n", "agents.a.allowed_tools (line 4): allowed_tools is a Claude Code setting"],
+    ["agents:\n  a:\n    command: [codex, exec]\n    intervene: true\n", "agents.a.intervene (line 4): codex exec takes no input while it runs"],
+    ["agents:\n  a:\n    command: [codex, exec]\n    price_per_million_input_usd: 1\n", "agents.a.price_per_million_input_usd (line 4): give price_per_million_output_usd too"],
+    ["agents:\n  a:\n    command: [codex, exec, --full-auto, --json, '-']\n", "agents.a.command (line 3): remove --full-auto from command: it no longer exists"],
+    ["agents:\n  a:\n    command: [claude, -p, --output-format, text]\n", "agents.a.command (line 3): Atelier reads Claude Code's stream-json"],
+    ["agents:\n  a:\n    command: [claude, --model, opus]\n", "agents.a.command (line 3): remove --model from command: set model:"],
+  ])("refuses %j, naming the key and line", (text, fragment) => {
+    expect(invalid(text).message).toContain(fragment);
   });
 });
 

@@ -72,7 +72,9 @@ describe("a Run on a pull request shows as the check run `atelier / <loop>` on i
     check = latestCheckRun(world.sim, pr.sha, NAME);
     expect(check).toMatchObject({ status: "completed", conclusion: "failure" });
     expect(check.output.title).toBe("Failed: AgentFailure (agent_exit)");
-    expect(check.output.summary).toContain("The agent exited with code 2.");
+    // the agent's own words stay on the Run page: GitHub gets the category in Atelier's words
+    expect(check.output.summary).toContain("The agent exited with an error; the details are on the Run page.");
+    expect(check.output.summary).not.toContain("The agent exited with code 2.");
     expect(check.actions.map((a) => a.identifier)).toEqual(["retry"]);
 
     await retryRun(db, runId, "octo-writer");

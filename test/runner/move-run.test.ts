@@ -1,7 +1,9 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isProcessAlive } from "../../lib/executor/process-group";
+import { demoChildAlive } from "../support/processes";
+import { publishCancel, publishIntervention } from "../../lib/runner/control-channel";
 import { approveRun, cancelRun, editAndRetryRun, intervene, retryRun, type OperatorDeps } from "../../lib/runner/operator";
+import { redisNames } from "../../lib/runner/redis-names";
 import { approve, parkForApproval } from "../../lib/store/approvals";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
 import { TRANSCRIPT_CHANNEL } from "../../lib/store/transcript-lines";
@@ -194,15 +196,12 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
   it("cancel stops the running agent and every process it started, wherever the worker is", async () => {
     const repo = await world.addRepo("cancel");
     const runId = await start(repo, 11, "Linger [demo:spawn-child] [demo:sleep 30]");
-    const childPid = await waitFor("the agent's child", async () => {
-      const line = (await transcript(runId)).find((l) => l.text.includes("child pid"));
-      return line ? Number(/child pid (\d+)/.exec(line.text)![1]) : null;
-    });
-    expect(isProcessAlive(childPid)).toBe(true);
+    await waitFor("the agent's child", async () => (await transcript(runId)).some((l) => l.text.includes("child pid")) || null);
+    expect(demoChildAlive(runId)).toBe(true);
     const result = await cancelRun(ops, runId, "octo-admin");
     expect(result.canceledAttempt).toBe(`${runId}/agent/1`);
     expect(result.notified).toBeGreaterThan(0);
-    await waitFor("the child gone", async () => !isProcessAlive(childPid), 5_000);
+    await waitFor("the child gone", async () => !demoChildAlive(runId) || null, 5_000);
     expect(await runState(db, runId)).toBe("Canceled");
     expect((await attemptsOf(db, runId)).map((a) => a.state)).toEqual(["Canceled"]);
     await waitFor("the runner to let go", async () => runner.host.running === 0 || null, 5_000);
@@ -220,6 +219,20 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
     await intervene(ops, runId, "octo-admin", { attemptId: `${runId}/agent/1`, text: "use tabs" });
     expect(await settled(runId)).toBe("Succeeded");
     expect((await transcript(runId)).some((l) => l.stream === "stdout" && l.text.includes("heard: use tabs"))).toBe(true);
+  });
+
+  it("a forged cancel or intervention on the Redis channel does nothing: the worker acts on what Postgres says", async () => {
+    const repo = await world.addRepo("forged");
+    const runId = await start(repo, 15, "Listen on [demo:sleep 2]", { agent: "talker" });
+    await waitFor("the agent to start", async () => (await transcript(runId)).some((l) => l.text.includes("first line")));
+    const channels = redisNames(`${prefix}:`);
+    // an attacker who can publish on Redis: a cancel for the running Attempt, an intervention with no audit row behind it
+    expect(await publishCancel(runner.redis, channels, { runId, attemptId: `${runId}/agent/1` })).toBeGreaterThan(0);
+    expect(await publishIntervention(runner.redis, channels, { runId, auditId: "999999999" })).toBeGreaterThan(0);
+    expect(await runner.redis.publish(channels.interveneChannel, JSON.stringify({ runId, attemptId: `${runId}/agent/1`, text: "rm -rf /", actor: "mallory" }))).toBeGreaterThan(0);
+    expect(await settled(runId)).toBe("Succeeded");
+    expect((await attemptsOf(db, runId)).map((a) => a.state)).toEqual(["Succeeded"]);
+    expect((await transcript(runId)).some((l) => l.text.includes("rm -rf") || l.text.includes("mallory"))).toBe(false);
   });
 
   it("gives the newest Event queued behind a Run its own Run once the Item still matches, and ignores them otherwise", async () => {

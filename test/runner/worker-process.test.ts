@@ -7,6 +7,7 @@ import { sweepOrphans } from "../../lib/runner/reconcile";
 import { finishAttempt } from "../../lib/store/attempts";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import { demoChildAlive } from "../support/processes";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { attemptsOf, REDIS_URL, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 
@@ -171,24 +172,18 @@ describe("a worker process", () => {
       const run = await openRun(db, issueEvent(repo, 24, "h1", "Too slow [demo:spawn-child]"));
       await parent_enqueue(run.runId, run.receivedAt);
       await running(run.runId, "impatient");
-      const childPid = await waitFor("the agent's child", async () => {
+      await waitFor("the agent's child", async () => {
         const { rows } = await db.pool.query<{ text: string }>(`SELECT text FROM transcript_entries WHERE run_id = $1 AND text LIKE '%child pid%'`, [run.runId]);
-        return rows[0] ? Number(/child pid (\d+)/.exec(rows[0].text)![1]) : null;
+        return rows[0] ? true : null;
       });
+      expect(demoChildAlive(run.runId)).toBe(true);
       child.kill("SIGTERM");
       await new Promise((r) => setTimeout(r, 200));
       child.kill("SIGTERM");
       const t0 = Date.now();
       expect(await exited).toBe(1);
       expect(Date.now() - t0).toBeLessThan(3_000);
-      await waitFor("the agent's child gone", async () => {
-        try {
-          process.kill(childPid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      }, 3_000);
+      await waitFor("the agent's child gone", async () => !demoChildAlive(run.runId) || null, 10_000);
       expect((await attemptsOf(db, run.runId)).map((a) => a.state)).toEqual(["Running"]);
 
       parent = await startParent(mkdtempSync(join(tmpdir(), "atelier-parent-ws-")));

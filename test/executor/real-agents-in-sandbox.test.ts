@@ -1,0 +1,92 @@
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { decodeStep } from "../../lib/executor/adapters";
+import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
+import { executeAttempt } from "../../lib/executor/execute-attempt";
+import { startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../support/fake-anthropic";
+import { agent, CLAUDE_BIN, COMMIT_HELLO } from "./adapters/real-cli";
+import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
+
+/**
+ * The real Claude Code CLI as Atelier runs it: through the executor, in its sandbox, its model
+ * API a scripted fake on a loopback port that the roster's egress lists. Its binary lives in
+ * node_modules, outside /usr, so the roster binds its package read-only.
+ */
+
+const CLAUDE = realpathSync(CLAUDE_BIN);
+const PACKAGE = dirname(dirname(CLAUDE));
+const KEY = "sk-ant-api03-sandboxed-test-key-0123456789";
+
+let fx: RemoteFixture;
+let fake: FakeAnthropic | null = null;
+beforeAll(() => {
+  fx = makeRemote();
+});
+afterAll(() => fx.cleanup());
+afterEach(async () => {
+  await fake?.close();
+  fake = null;
+});
+
+async function claudeAttempt(script: AnthropicTurn[], attemptId: string) {
+  fake = await startFakeAnthropic(script);
+  const port = Number(new URL(fake.url).port);
+  const spec: NamedAgentSpec = {
+    name: "claude",
+    command: [CLAUDE],
+    secrets: ["ANTHROPIC_API_KEY"],
+    read_only_paths: [PACKAGE],
+    egress: [`127.0.0.1:${port}`],
+    max_attempt_minutes: 3,
+    price_per_minute_usd: 0.01,
+    adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", env: { ANTHROPIC_BASE_URL: fake.url } }),
+  };
+  const out: OutputEntry[] = [];
+  const outcome = await executeAttempt(
+    {
+      runId: attemptId.split("/")[0]!,
+      attemptId,
+      loop: "start-dev",
+      repo: "acme/widgets",
+      number: 21,
+      prompt: "Add hello.txt and commit it.",
+      agent: spec,
+      cloneUrl: fx.url,
+      token: "ghs_RealAgentToken0123456789abcdefghijklmn",
+      defaultBranch: "main",
+      branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
+      workspaceRoot: fx.root,
+    },
+    { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY } },
+  );
+  return { outcome, out, steps: out.map(decodeStep).filter((s) => s !== null) };
+}
+
+describe("the real claude CLI in its sandbox", () => {
+  it("writes and commits through its tool; the PR's text is its final answer, the usage the exact one it reported", async () => {
+    const { outcome, out, steps } = await claudeAttempt(
+      [
+        { text: "I will add hello.txt.", tools: [{ name: "Bash", input: { command: COMMIT_HELLO, description: "Write and commit hello.txt" } }] },
+        { text: "Added hello.txt and committed it." },
+      ],
+      "realclaude/agent/1",
+    );
+    expect(outcome.tag, out.map((e) => `[${e.stream}] ${e.text}`).join("\n")).toBe("Succeeded");
+    if (outcome.tag !== "Succeeded") return;
+    const head = remoteSha(fx.remote, "atelier/start-dev/realclaude")!;
+    expect(sh(fx.remote, "show", `${head}:hello.txt`)).toBe("hello");
+    expect(outcome.harvest.commits.map((c) => c.subject)).toContain("Add hello.txt");
+    expect(outcome.summary).toBe("Added hello.txt and committed it.");
+    expect(outcome.usage.costEstimated).toBe(false);
+    expect(outcome.usage.tokensIn).toBeGreaterThan(0);
+    expect(outcome.usage.costUsd).toBeGreaterThan(0);
+    expect(steps.map((s) => s.type)).toEqual(expect.arrayContaining(["session", "text", "tool_call", "tool_result", "final"]));
+    expect(JSON.stringify(out)).not.toContain(KEY);
+  }, 120_000);
+
+  it("a 401 from the model API ends as an authentication failure, not retried", async () => {
+    const { outcome } = await claudeAttempt([{ error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }], "claude401/agent/1");
+    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ category: "authentication", retryable: false });
+  }, 120_000);
+});
