@@ -272,6 +272,24 @@ describe("the sandbox's cgroup", () => {
   }, 60_000);
 });
 
+describe("the sandbox's memory limit", () => {
+  it("stops an agent that takes more memory than its roster allows", async () => {
+    const out: OutputEntry[] = [];
+    const hog: NamedAgentSpec = {
+      name: "hog",
+      command: [process.execPath, "-e", "const held = []; for (;;) held.push(Buffer.alloc(16 << 20, 1));"],
+      limits: { memoryMb: 128 },
+    };
+    const outcome = await executeAttempt(
+      { ...input(fx, "hog/agent/1", {}), agent: hog, branch: "atelier/start-dev/hog" },
+      { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } },
+    );
+    expect(outcome.tag === "Failed" && outcome.failure, out.map((e) => e.text).join("\n")).toMatchObject({ kind: "AgentFailure", category: "agent_exit" });
+    // the kernel's OOM killer, inside the sandbox's cgroup
+    expect(outcome.tag === "Failed" && outcome.failure.message).toMatch(/killed by SIGKILL|exited with code 137/);
+  }, 60_000);
+});
+
 describe("a host where no sandbox can be made", () => {
   const noSandbox = async () => ({ ok: false as const, reason: "bwrap is not installed" });
   const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
