@@ -14,6 +14,8 @@ import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
 import { appRunnerGitHub } from "../lib/runner/app-github";
 import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
+import { startRebuildGuard } from "../lib/runner/rebuild-guard";
+import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
 import { getDb } from "../lib/store/db";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
@@ -22,7 +24,7 @@ import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
 import { createInstallationWorker } from "./processors/installation";
-import { createMaintenanceWorker, recoverAtStart } from "./processors/maintenance";
+import { createMaintenanceWorker, maintain, recoverAtStart } from "./processors/maintenance";
 import { createMirrorWorker } from "./processors/mirror";
 import { createOutboundWorker } from "./processors/outbound";
 import { createPollWorker } from "./processors/poll";
@@ -68,6 +70,20 @@ const others = [
   createInstallationWorker(connection, { db, github, workQueue, log }),
 ];
 
+// Redis keeps only what Postgres can rebuild: when its data is gone (FLUSHALL, a new server),
+// every scheduler and every open Run's job come back within one guard period
+const rebuildGuard = await startRebuildGuard(
+  redis,
+  redisNames(keyPrefix).rebuiltMarker,
+  async () => {
+    log.warn({}, "Redis lost its data: rebuilding the schedulers and the open Runs' jobs from Postgres");
+    await workQueue.syncSchedulers();
+    await maintenance.reschedule();
+    await maintain(maintenanceDeps);
+  },
+  { onError: (err) => log.warn({ err: String(err) }, "rebuild after a Redis loss failed; trying again") },
+);
+
 const quotaRecheck = setInterval(() => {
   void quotaBlockedItems(db)
     .then((items) => Promise.all(items.map((item) => workQueue.hint(item))))
@@ -81,6 +97,7 @@ installShutdownSignals({
   log,
   cleanup: async () => {
     clearInterval(quotaRecheck);
+    rebuildGuard.stop();
     await workQueue.close();
     redis.disconnect();
     await db.close();

@@ -48,6 +48,8 @@ export interface MaintenanceWorkerOptions {
 export interface MaintenanceWorker {
   worker: Worker<Record<string, never>, MaintenanceResult>;
   queue: Queue;
+  /** Upserts the maintenance scheduler again (after Redis lost it). */
+  reschedule(): Promise<unknown>;
   close(force?: boolean): Promise<void>;
 }
 
@@ -73,6 +75,7 @@ export async function createMaintenanceWorker(
   return {
     worker,
     queue,
+    reschedule: schedule,
     async close(force) {
       clearInterval(guard);
       await worker.close(force);

@@ -10,8 +10,10 @@ export interface RedisNames {
   lease(runId: string): string;
   /** Operator cancels: `{ runId, attemptId }`; the worker running it stops its agent. */
   cancelChannel: string;
-  /** Operator interventions: `{ runId, attemptId, text }`; the worker running it writes to the agent's stdin. */
+  /** Operator interventions: `{ runId, auditId }`; the worker running it writes the audited text to the agent's stdin. */
   interveneChannel: string;
+  /** A key set once the schedulers are in Redis: gone means Redis lost its data (rebuild-guard.ts). */
+  rebuiltMarker: string;
 }
 
 export function redisNames(prefix: string = DEFAULT_KEY_PREFIX): RedisNames {
@@ -19,5 +21,6 @@ export function redisNames(prefix: string = DEFAULT_KEY_PREFIX): RedisNames {
     lease: (runId) => `${prefix}lease:run:${runId}`,
     cancelChannel: `${prefix}cancel`,
     interveneChannel: `${prefix}intervene`,
+    rebuiltMarker: `${prefix}rebuilt`,
   };
 }
