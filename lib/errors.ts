@@ -69,6 +69,27 @@ export class RateLimitError extends AtelierError {
   }
 }
 
+/** 413: the body is larger than this endpoint takes; it was not read past the limit. */
+export class PayloadTooLargeError extends AtelierError {
+  constructor(token: string, message: string, details?: Record<string, unknown>) {
+    super(token, message, 413, details);
+  }
+}
+
+/**
+ * 503: something Atelier depends on (Postgres, Redis) cannot be reached; nothing was done, and
+ * the same request may be sent again after `retryAfterSeconds`.
+ */
+export class UnavailableError extends AtelierError {
+  constructor(
+    token: string,
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(token, message, 503);
+  }
+}
+
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
@@ -79,7 +100,7 @@ export interface HttpError {
 export function toHttpError(err: unknown): HttpError {
   if (err instanceof AtelierError) {
     const headers: Record<string, string> = {};
-    if (err instanceof RateLimitError) headers["retry-after"] = String(err.retryAfterSeconds);
+    if (err instanceof RateLimitError || err instanceof UnavailableError) headers["retry-after"] = String(err.retryAfterSeconds);
     return { status: err.status, headers, body: { error: err.token, message: err.message, ...err.details } };
   }
   return {

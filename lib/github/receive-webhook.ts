@@ -1,7 +1,8 @@
-import { verify } from "@octokit/webhooks-methods";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Probot } from "probot";
 import { BadInputError, toHttpError, UnauthorizedError, type HttpError } from "../errors";
 import type { Db } from "../store/db";
+import { assertDeclaredLength, WEBHOOK_BODY_LIMIT } from "../http/read-body";
 import type { Log } from "./log";
 import { forgetDelivery, recordDelivery, type DeliveryStatus } from "./webhook-deliveries";
 
@@ -38,6 +39,37 @@ export interface WebhookReceiverDeps {
   log: Log;
 }
 
+const SIGNATURE_SHAPE = /^sha256=[0-9a-f]{64}$/i;
+
+/**
+ * What can be refused from the headers alone, before a byte of the body is read: a declared
+ * length over GitHub's 25 MB (413 `webhook_too_large`), and a delivery with no signature or one
+ * that cannot be an HMAC-SHA256 (401 `webhook_signature_invalid`). Null: read the body.
+ */
+export function refuseBeforeBody(headers: Record<string, string | undefined>, log: Log): WebhookAnswer | null {
+  try {
+    assertDeclaredLength(headers["content-length"], WEBHOOK_BODY_LIMIT);
+  } catch (err) {
+    log.warn({ delivery: headers["x-github-delivery"] ?? null, length: headers["content-length"] }, "webhook refused unread: larger than GitHub's 25 MB");
+    return answer(err);
+  }
+  const signature = headers["x-hub-signature-256"] ?? "";
+  if (!SIGNATURE_SHAPE.test(signature)) {
+    log.warn({ delivery: headers["x-github-delivery"] ?? null, signed: signature !== "" }, "webhook refused unread: no X-Hub-Signature-256 of the form sha256=<64 hex>");
+    return answer(signatureRefusal(signature));
+  }
+  return null;
+}
+
+function signatureRefusal(signature: string): UnauthorizedError {
+  return new UnauthorizedError(
+    "webhook_signature_invalid",
+    signature === ""
+      ? "The delivery has no X-Hub-Signature-256 header: give the App a webhook secret on GitHub and the same one to Atelier (GITHUB_WEBHOOK_SECRET)."
+      : "The delivery's signature does not match Atelier's webhook secret: GITHUB_WEBHOOK_SECRET must be the App's webhook secret.",
+  );
+}
+
 /**
  * Receives one webhook delivery: the HMAC signature is checked before anything else (a bad
  * one is refused with 401 and leaves nothing but a log line); then the delivery is logged by
@@ -53,14 +85,7 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
       { delivery: id || null, event: event || null, signed: signature !== "" },
       "webhook refused: its X-Hub-Signature-256 does not match the webhook secret. If GitHub sent it, set GITHUB_WEBHOOK_SECRET to the App's webhook secret (App settings → Webhook secret).",
     );
-    return answer(
-      new UnauthorizedError(
-        "webhook_signature_invalid",
-        signature === ""
-          ? "The delivery has no X-Hub-Signature-256 header: give the App a webhook secret on GitHub and the same one to Atelier (GITHUB_WEBHOOK_SECRET)."
-          : "The delivery's signature does not match Atelier's webhook secret: GITHUB_WEBHOOK_SECRET must be the App's webhook secret.",
-      ),
-    );
+    return answer(signatureRefusal(signature));
   }
   if (!id || !event) {
     return answer(new BadInputError("webhook_headers_missing", "A webhook delivery needs the X-GitHub-Delivery and X-GitHub-Event headers."));
@@ -93,13 +118,12 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
   return ok(id, "accepted");
 }
 
+/** HMAC-SHA256 of the raw body, compared in constant time; an empty body has a signature too. */
 async function signatureMatches(secret: string, body: string, signature: string): Promise<boolean> {
-  if (!signature.startsWith("sha256=")) return false;
-  try {
-    return await verify(secret, body, signature);
-  } catch {
-    return false;
-  }
+  if (!SIGNATURE_SHAPE.test(signature) || !secret) return false;
+  const expected = createHmac("sha256", secret).update(body, "utf8").digest();
+  const given = Buffer.from(signature.slice("sha256=".length), "hex");
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 function ok(id: string, status: DeliveryStatus): WebhookAnswer {
