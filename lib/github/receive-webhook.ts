@@ -4,6 +4,7 @@ import { BadInputError, toHttpError, UnauthorizedError, type HttpError } from ".
 import type { Db } from "../store/db";
 import { assertDeclaredLength, WEBHOOK_BODY_LIMIT } from "../http/read-body";
 import type { Log } from "./log";
+import { checkWebhookPayload } from "./webhook-payloads";
 import { forgetDelivery, recordDelivery, type DeliveryStatus } from "./webhook-deliveries";
 
 /** The events Atelier acts on; any other one is answered 200 "filtered". */
@@ -27,7 +28,7 @@ export interface WebhookRequest {
 export interface WebhookAnswer {
   status: number;
   headers: Record<string, string>;
-  body: { status: DeliveryStatus; id: string } | HttpError["body"];
+  body: { status: DeliveryStatus; id: string; reason?: string } | HttpError["body"];
 }
 
 export interface WebhookReceiverDeps {
@@ -40,6 +41,13 @@ export interface WebhookReceiverDeps {
 }
 
 const SIGNATURE_SHAPE = /^sha256=[0-9a-f]{64}$/i;
+/** GitHub's delivery ids are GUIDs; the simulator's and the tests' are of the same alphabet. */
+const DELIVERY_ID = /^[A-Za-z0-9-]{1,100}$/;
+const EVENT_NAME = /^[a-z_]{1,100}$/;
+const ACTION_NAME = /^[a-z_]{1,100}$/;
+
+/** The reason given with a 200 "filtered" for a payload that is not the shape of its event. */
+export const UNEXPECTED_PAYLOAD = "unexpected payload";
 
 /**
  * What can be refused from the headers alone, before a byte of the body is read: a declared
@@ -90,6 +98,11 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
   if (!id || !event) {
     return answer(new BadInputError("webhook_headers_missing", "A webhook delivery needs the X-GitHub-Delivery and X-GitHub-Event headers."));
   }
+  if (!DELIVERY_ID.test(id) || !EVENT_NAME.test(event)) {
+    return answer(
+      new BadInputError("webhook_headers_invalid", "X-GitHub-Delivery must be a GUID-like id (letters, digits, dashes; at most 100) and X-GitHub-Event an event name."),
+    );
+  }
   let payload: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(request.body);
@@ -99,13 +112,26 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
     await recordDelivery(deps.db, { id, event, action: null, status: "invalid", installationId: null });
     return answer(new BadInputError("webhook_body_invalid", "The delivery's body is not a JSON object (the App's webhook content type must be application/json)."));
   }
-  const action = typeof payload.action === "string" ? payload.action : null;
-  const installationId = (payload.installation as { id?: unknown } | undefined)?.id;
-  const status = WANTED_EVENTS.has(event) ? "accepted" : "filtered";
-  const first = await recordDelivery(deps.db, { id, event, action, status, installationId: typeof installationId === "number" ? installationId : null });
+  const action = typeof payload.action === "string" && ACTION_NAME.test(payload.action) ? payload.action : null;
+  const installationId = (payload.installation as { id?: unknown } | null | undefined)?.id;
+  const wanted = WANTED_EVENTS.has(event);
+  // every payload of an event Atelier acts on is checked before a handler sees it
+  const check = wanted ? checkWebhookPayload(event, payload) : null;
+  const status = wanted && check?.ok ? "accepted" : "filtered";
+  const first = await recordDelivery(deps.db, {
+    id,
+    event,
+    action,
+    status,
+    installationId: typeof installationId === "number" && Number.isSafeInteger(installationId) && installationId > 0 ? installationId : null,
+  });
   if (!first) {
     deps.log.info({ delivery: id, event, action }, "webhook redelivered: already handled, nothing changes");
     return ok(id, "duplicate");
+  }
+  if (check && !check.ok) {
+    deps.log.warn({ delivery: id, event, action, problems: check.problems }, "webhook filtered: unexpected payload (not the shape GitHub documents for this event); nothing done");
+    return { status: 200, headers: {}, body: { status: "filtered", id, reason: UNEXPECTED_PAYLOAD } };
   }
   if (status === "filtered") return ok(id, "filtered");
   try {
