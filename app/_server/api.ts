@@ -5,6 +5,7 @@ import type { DashboardContext } from "../../lib/dashboard/services";
 import { AtelierError, BadInputError, toHttpError } from "../../lib/errors";
 import { requireViewer } from "../../lib/auth/authorize";
 import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { hasNul, nulPath } from "../../lib/http/ids";
 import { API_BODY_LIMIT, assertDeclaredLength, readBodyLimited } from "../../lib/http/read-body";
 import { dashboardContext } from "./services";
 
@@ -33,6 +34,10 @@ export function api<P = Record<string, never>>(handler: Handler<P>) {
       assertDeclaredLength(request.headers.get("content-length"), API_BODY_LIMIT);
       assertSameOrigin(request.method, request.headers);
       const params = ((await route?.params) ?? {}) as P;
+      // no route takes a NUL in its path (Postgres stores none): refused before any lookup
+      if (Object.values(params as Record<string, unknown>).some((v) => typeof v === "string" && (hasNul(v) || v.length > 300))) {
+        throw new BadInputError("invalid_id", "An id in the path is not of the right shape (too long, or with a NUL character).");
+      }
       const ctx = dashboardContext();
       const viewer = await viewerFromCookieHeader(ctx.db, request.headers.get("cookie"));
       // every write needs someone signed in: refused before a byte of its body is parsed
@@ -76,6 +81,10 @@ export async function body<S extends z.ZodType>(request: Request, schema: S): Pr
       throw new BadInputError("invalid_json", "The body is not valid JSON.");
     }
   }
+  const nul = nulPath(value);
+  if (nul !== null) {
+    throw new BadInputError("invalid_body", `The body is not valid: ${nul} holds a NUL character.`, { issues: [{ path: nul, message: "holds a NUL character" }] });
+  }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const list = issues(parsed.error);
@@ -89,6 +98,8 @@ export async function body<S extends z.ZodType>(request: Request, schema: S): Pr
 /** The query string, parsed strictly by `schema`. */
 export function query<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
   const params = Object.fromEntries(new URL(request.url).searchParams);
+  const nul = Object.entries(params).find(([k, v]) => hasNul(k) || hasNul(v));
+  if (nul) throw new BadInputError("invalid_query", `The query is not valid: ${nul[0].replace(/\u0000/g, "?")} holds a NUL character.`);
   const parsed = schema.safeParse(params);
   if (!parsed.success) {
     const list = issues(parsed.error);
