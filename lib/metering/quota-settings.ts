@@ -1,6 +1,6 @@
 import { numericIdParam, repoParam } from "../http/ids";
 import { z } from "zod";
-import { BadInputError, NotFoundError } from "../errors";
+import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
 import { UNLIMITED, type Limits } from "./limits";
 

@@ -1,7 +1,7 @@
 import { numericIdParam } from "../http/ids";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { BadInputError, NotFoundError } from "../errors";
+import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
 import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
 

@@ -20,7 +20,7 @@ process.env.AUTH_SECRET = "dashboard-api-fuzz-secret-0123456789";
 process.env.GITHUB_WEB_URL = "http://github.test";
 
 type Handler = (request: Request, route: { params: Promise<Record<string, string>> }) => Promise<Response>;
-type Module = Partial<Record<"GET" | "POST" | "PUT" | "PATCH" | "DELETE", Handler>>;
+type Module = Partial<Record<"GET" | "POST" | "PUT" | "PATCH" | "DELETE", unknown>>;
 
 const { createLiveServices, setDashboardServicesForTests } = await import("../../app/_server/services");
 /** path template → module; `:x` are the route's params. */
@@ -173,7 +173,7 @@ function cases(): Case[] {
   const out: Case[] = [];
   for (const [template, mod] of ROUTES) {
     for (const method of ["GET", "POST", "PUT", "PATCH", "DELETE"] as const) {
-      const handler = mod[method];
+      const handler = mod[method] as Handler | undefined;
       if (!handler) continue;
       const sets = paramSets(template);
       const write = method !== "GET";
