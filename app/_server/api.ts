@@ -53,7 +53,9 @@ export function api<P = Record<string, never>>(handler: Handler<P>) {
 
 export function errorResponse(err: unknown): Response {
   const http = toHttpError(err);
-  if (http.status >= 500 && !(err instanceof AtelierError)) {
+  if (http.status === 503 && !(err instanceof AtelierError)) {
+    console.error(`atelier: api answered 503 ${http.body.error}: ${(err as Error)?.message ?? String(err)}`);
+  } else if (http.status >= 500 && !(err instanceof AtelierError)) {
     console.error(`atelier: api error: ${(err as Error)?.stack ?? String(err)}`);
   }
   return Response.json(http.body, { status: http.status, headers: { ...http.headers, ...NO_STORE } });

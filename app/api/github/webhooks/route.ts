@@ -69,6 +69,12 @@ export async function POST(request: Request): Promise<Response> {
     const http = toHttpError(err);
     return Response.json(http.body, { status: http.status, headers: http.headers });
   }
-  const answer = await receive({ headers, body });
-  return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+  try {
+    const answer = await receive({ headers, body });
+    return Response.json(answer.body, { status: answer.status, headers: answer.headers });
+  } catch (err) {
+    // the delivery log itself could not be written (Postgres down): 503, GitHub may redeliver
+    const http = toHttpError(err);
+    return Response.json(http.body, { status: http.status, headers: http.headers });
+  }
 }
