@@ -27,10 +27,10 @@ async function createReceiver(): Promise<Receiver> {
   const log = createLog("atelier.webhooks");
   const settings = await loadGitHubAppSettings({ db });
   const instance = await instanceConfig();
-  const redis = createRedis();
+  const redis = createRedis(undefined, { failFast: true });
   const keyPrefix = instanceKeyPrefix();
   const github = createGitHubApp(settings, { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
-  const workQueue = new BullWorkQueue({ connection: bullConnection(), db, pollIntervalSeconds: instance.pollIntervalSeconds });
+  const workQueue = new BullWorkQueue({ connection: bullConnection(undefined, { failFast: true }), db, pollIntervalSeconds: instance.pollIntervalSeconds });
   // the check-run buttons act through the dashboard's own operator (one for every door: the
   // admission gate, the `if:` re-check, the roster's allow:)
   const operator = dashboardContext().services;
