@@ -7,7 +7,8 @@ import { BadInputError, NotFoundError } from "../errors";
  * error turned 500.
  */
 
-const RUN_ID = /^[0-9a-f]{32}$/;
+/** Atelier makes 32 hex digits (lib/engine/ids.ts); anything of this alphabet and length is looked up, nothing else. */
+const RUN_ID = /^[0-9A-Za-z_-]{1,64}$/;
 const DIGITS = /^[1-9][0-9]{0,15}$/;
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,38})$/;
 const NAME = /^[A-Za-z0-9_.-]{1,100}$/;
@@ -19,11 +20,11 @@ export const shown = (text: string): string => {
 };
 
 /**
- * A Run's id (32 hex digits). Any other text is answered as an unknown Run is: 404
- * `run_not_found` — a Run id says nothing about whether it exists.
+ * A Run's id (letters, digits, '-' and '_', at most 64). Any other text is answered as an
+ * unknown Run is: 404 `run_not_found` — a Run id says nothing about whether it exists.
  */
 export function runIdParam(text: unknown): string {
-  const id = typeof text === "string" ? text.toLowerCase() : "";
+  const id = typeof text === "string" ? text : "";
   if (!RUN_ID.test(id)) throw new NotFoundError("run_not_found", `No Run ${shown(String(text))}.`);
   return id;
 }

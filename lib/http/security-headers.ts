@@ -20,12 +20,13 @@ export function contentSecurityPolicy({ nonce, https, dev = false }: SecurityHea
     `script-src 'self' 'nonce-${nonce}' 'strict-dynamic'${dev ? " 'unsafe-eval'" : ""}`,
     // React's style attributes and Next's injected <style> tags; no script can ride on a style
     "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: blob: https://avatars.githubusercontent.com",
+    // avatars come from GitHub, GitHub Enterprise Server or the simulator: any image source
+    "img-src * data: blob:",
     "font-src 'self' data:",
     "connect-src 'self'",
     "object-src 'none'",
     "base-uri 'self'",
-    "form-action 'self' https://github.com",
+    // no form-action: the setup page posts the App manifest to the GitHub it was given
     "frame-ancestors 'none'",
     ...(https ? ["upgrade-insecure-requests"] : []),
   ];
