@@ -1,9 +1,12 @@
 import { sign } from "@octokit/webhooks-methods";
 import { randomUUID } from "node:crypto";
+import { createServer, request as httpRequest, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { mkdtemp, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
 import { getDb } from "../../lib/store/db";
 
@@ -114,3 +117,69 @@ async function hmacOfEmpty(): Promise<string> {
   const { createHmac } = await import("node:crypto");
   return `sha256=${createHmac("sha256", sim.app.webhookSecret).update("").digest("hex")}`;
 }
+
+describe("the plain Node receiver (nodeWebhookHandler), over real HTTP", () => {
+  let server: Server;
+  let url = "";
+  let handled = 0;
+  beforeAll(async () => {
+    server = createServer(
+      nodeWebhookHandler(async () => {
+        handled++;
+        return { status: 200, headers: {}, body: { status: "accepted", id: "x" } };
+      }),
+    );
+    await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
+
+  /** Sends `total` bytes made as the socket drains; stops at the answer. */
+  function send(total: number, headers: Record<string, string>): Promise<{ status: number; sent: number; body: string }> {
+    return new Promise((resolve, reject) => {
+      let sent = 0;
+      let done = false;
+      const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": randomUUID(), ...headers } });
+      req.on("response", (res) => {
+        done = true;
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, sent, body }));
+        res.on("error", () => resolve({ status: res.statusCode ?? 0, sent, body }));
+      });
+      req.on("error", (err) => (done ? undefined : reject(err)));
+      const pump = () => {
+        while (!done && sent < total) {
+          const chunk = Buffer.alloc(Math.min(CHUNK, total - sent), 0x20);
+          sent += chunk.length;
+          if (!req.write(chunk)) return void req.once("drain", pump);
+        }
+        if (!done) req.end();
+      };
+      pump();
+    });
+  }
+
+  it("a declared 60 MB is refused 413 unread; the process grows by < 20 MB", async () => {
+    const before = process.memoryUsage().rss;
+    const res = await send(60 * MB, { "content-length": String(60 * MB), "x-hub-signature-256": BAD_SIGNATURE });
+    expect(res.status).toBe(413);
+    expect(JSON.parse(res.body)).toMatchObject({ error: "webhook_too_large" });
+    expect(res.sent).toBeLessThan(60 * MB);
+    expect(process.memoryUsage().rss - before).toBeLessThan(20 * MB);
+    expect(handled).toBe(0);
+  });
+
+  it("a chunked 60 MB is cut off past 25 MB with a 413, never handed on", async () => {
+    const res = await send(60 * MB, { "transfer-encoding": "chunked", "x-hub-signature-256": BAD_SIGNATURE });
+    expect(res.status).toBe(413);
+    expect(res.sent).toBeLessThan(60 * MB);
+    expect(handled).toBe(0);
+  });
+
+  it("an unsigned delivery is refused 401 unread", async () => {
+    const res = await send(1 * MB, {});
+    expect(res.status).toBe(401);
+    expect(handled).toBe(0);
+  });
+});
