@@ -56,6 +56,10 @@ describe("Postgres unreachable", () => {
     const boardDown = await call(board.GET, "GET", "/api/v1/board", { cookie });
     expect(boardDown.status).toBe(503);
     expect(boardDown.body.error).toBe("database_unavailable");
+    // a page's read says the same in its own words, instead of the error page
+    const { load } = await import("../../app/_server/page-data");
+    const page = await load(() => webDb!.pool.query("SELECT 1"));
+    expect(page).toMatchObject({ ok: false, status: 503, token: "database_unavailable" });
 
     cluster.start();
     // no restart of anything: the pool reconnects on the next request
