@@ -23,10 +23,15 @@ export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 /** The BullMQ key prefix of a queue or worker: the one given (tests use one per file), else the instance's. */
 export const bullPrefix = (prefix?: string): { prefix: string } => ({ prefix: prefix ?? instanceRedisPrefix() });
 
-/** BullMQ connection options from REDIS_URL (options, not a client: BullMQ opens and closes its own). */
-export function bullConnection(url?: string): ConnectionOptions {
+/**
+ * BullMQ connection options from REDIS_URL (options, not a client: BullMQ opens and closes its
+ * own). A worker waits for Redis as long as it takes (maxRetriesPerRequest: null, as BullMQ's
+ * workers need); a producer that answers a person (`failFast`: the web process) gives up after
+ * one reconnection, so that a request meets a 503 `queue_unavailable`, not a hang.
+ */
+export function bullConnection(url?: string, options: { failFast?: boolean } = {}): ConnectionOptions {
   const o = redisOptions(url);
-  return { host: o.host, port: o.port, username: o.username, password: o.password, db: o.db, maxRetriesPerRequest: null };
+  return { host: o.host, port: o.port, username: o.username, password: o.password, db: o.db, maxRetriesPerRequest: options.failFast ? 1 : null };
 }
 
 /** Job data of each queue. */

@@ -3,12 +3,16 @@ import { assertSameOrigin } from "../../lib/auth/csrf";
 import type { Viewer } from "../../lib/auth/viewer";
 import type { DashboardContext } from "../../lib/dashboard/services";
 import { AtelierError, BadInputError, toHttpError } from "../../lib/errors";
+import { requireViewer } from "../../lib/auth/authorize";
 import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { hasNul, nulPath } from "../../lib/http/ids";
+import { API_BODY_LIMIT, assertDeclaredLength, readBodyLimited } from "../../lib/http/read-body";
 import { dashboardContext } from "./services";
 
 /**
- * The edge of the JSON API: every /api/v1 handler goes through `api()`, which refuses
- * cross-origin writes, resolves the viewer, runs the handler, and maps any error to HTTP once
+ * The edge of the JSON API: every /api/v1 handler goes through `api()`, which refuses a body
+ * declared over 64 KiB (413) and cross-origin writes, resolves the viewer — a write without one
+ * is refused (401) before its body is read —, runs the handler, and maps any error to HTTP once
  * (toHttpError). Handlers only parse, and call one lib service.
  */
 
@@ -22,14 +26,22 @@ export interface ApiCall<P> {
 type Handler<P> = (call: ApiCall<P>) => Promise<unknown>;
 
 const NO_STORE = { "cache-control": "no-store" };
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 export function api<P = Record<string, never>>(handler: Handler<P>) {
   return async (request: Request, route?: { params?: Promise<P> }): Promise<Response> => {
     try {
+      assertDeclaredLength(request.headers.get("content-length"), API_BODY_LIMIT);
       assertSameOrigin(request.method, request.headers);
       const params = ((await route?.params) ?? {}) as P;
+      // no route takes a NUL in its path (Postgres stores none): refused before any lookup
+      if (Object.values(params as Record<string, unknown>).some((v) => typeof v === "string" && (hasNul(v) || v.length > 300))) {
+        throw new BadInputError("invalid_id", "An id in the path is not of the right shape (too long, or with a NUL character).");
+      }
       const ctx = dashboardContext();
       const viewer = await viewerFromCookieHeader(ctx.db, request.headers.get("cookie"));
+      // every write needs someone signed in: refused before a byte of its body is parsed
+      if (!SAFE_METHODS.has(request.method.toUpperCase())) requireViewer(viewer);
       const result = await handler({ request, params, viewer, ctx });
       if (result instanceof Response) return result;
       return Response.json(result, { headers: NO_STORE });
@@ -41,7 +53,9 @@ export function api<P = Record<string, never>>(handler: Handler<P>) {
 
 export function errorResponse(err: unknown): Response {
   const http = toHttpError(err);
-  if (http.status >= 500 && !(err instanceof AtelierError)) {
+  if (http.status === 503 && !(err instanceof AtelierError)) {
+    console.error(`atelier: api answered 503 ${http.body.error}: ${(err as Error)?.message ?? String(err)}`);
+  } else if (http.status >= 500 && !(err instanceof AtelierError)) {
     console.error(`atelier: api error: ${(err as Error)?.stack ?? String(err)}`);
   }
   return Response.json(http.body, { status: http.status, headers: { ...http.headers, ...NO_STORE } });
@@ -54,9 +68,9 @@ function issues(error: z.ZodError): { path: string; message: string }[] {
   }));
 }
 
-/** The JSON body, parsed strictly by `schema`; an empty body reads as {}. */
+/** The JSON body (at most 64 KiB, counted while read), parsed strictly by `schema`; an empty body reads as {}. */
 export async function body<S extends z.ZodType>(request: Request, schema: S): Promise<z.output<S>> {
-  const text = await request.text();
+  const text = await readBodyLimited(request.body, request.headers.get("content-length"), API_BODY_LIMIT);
   let value: unknown = {};
   if (text.trim()) {
     const type = request.headers.get("content-type") ?? "";
@@ -68,6 +82,10 @@ export async function body<S extends z.ZodType>(request: Request, schema: S): Pr
     } catch {
       throw new BadInputError("invalid_json", "The body is not valid JSON.");
     }
+  }
+  const nul = nulPath(value);
+  if (nul !== null) {
+    throw new BadInputError("invalid_body", `The body is not valid: ${nul} holds a NUL character.`, { issues: [{ path: nul, message: "holds a NUL character" }] });
   }
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
@@ -82,6 +100,8 @@ export async function body<S extends z.ZodType>(request: Request, schema: S): Pr
 /** The query string, parsed strictly by `schema`. */
 export function query<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
   const params = Object.fromEntries(new URL(request.url).searchParams);
+  const nul = Object.entries(params).find(([k, v]) => hasNul(k) || hasNul(v));
+  if (nul) throw new BadInputError("invalid_query", `The query is not valid: ${nul[0].replace(/\u0000/g, "?")} holds a NUL character.`);
   const parsed = schema.safeParse(params);
   if (!parsed.success) {
     const list = issues(parsed.error);

@@ -46,7 +46,7 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
     (queue ??= instanceConfig().then(
       (config) =>
         new BullWorkQueue({
-          connection: bullConnection(),
+          connection: bullConnection(undefined, { failFast: true }),
           db: database,
           pollIntervalSeconds: config.pollIntervalSeconds,
           ...(options.bullPrefix ? { prefix: options.bullPrefix } : {}),
@@ -54,7 +54,7 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
     ));
   const commandRedis = () => {
     if (!redis) {
-      redis = createRedis();
+      redis = createRedis(undefined, { failFast: true });
       redis.on("error", () => {
         /* ioredis reconnects; an action meanwhile fails with its own error */
       });

@@ -15,9 +15,13 @@ export function redisOptions(url: string = redisUrl()): RedisOptions {
   };
 }
 
-/** A new Redis connection; the caller closes it (`quit()`), or the process never exits. */
-export function createRedis(url?: string): Redis {
-  return new Redis(redisOptions(url));
+/**
+ * A new Redis connection; the caller closes it (`quit()`), or the process never exits.
+ * `failFast`: a command fails after one reconnection (the web process: a request is answered
+ * 503 `queue_unavailable` instead of waiting for Redis forever).
+ */
+export function createRedis(url?: string, options: { failFast?: boolean } = {}): Redis {
+  return new Redis({ ...redisOptions(url), ...(options.failFast ? { maxRetriesPerRequest: 1 } : {}) });
 }
 
 /**

@@ -50,8 +50,8 @@ export const repoQuery = z.strictObject({ repo: repo.optional() });
 
 export const auditQuery = z.strictObject({
   repo: repo.optional(),
-  before: z.string().regex(/^\d+$/).optional(),
+  before: z.string().regex(/^\d{1,18}$/, "before is an audit entry's id").optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),
 });
 
-export const transcriptQuery = z.strictObject({ after: z.string().regex(/^\d+$/).optional() });
+export const transcriptQuery = z.strictObject({ after: z.string().regex(/^\d{1,18}$/, "after is a transcript entry's id").optional() });

@@ -1,8 +1,10 @@
-import { verify } from "@octokit/webhooks-methods";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Probot } from "probot";
 import { BadInputError, toHttpError, UnauthorizedError, type HttpError } from "../errors";
 import type { Db } from "../store/db";
+import { assertDeclaredLength, WEBHOOK_BODY_LIMIT } from "../http/read-body";
 import type { Log } from "./log";
+import { checkWebhookPayload } from "./webhook-payloads";
 import { forgetDelivery, recordDelivery, type DeliveryStatus } from "./webhook-deliveries";
 
 /** The events Atelier acts on; any other one is answered 200 "filtered". */
@@ -26,7 +28,7 @@ export interface WebhookRequest {
 export interface WebhookAnswer {
   status: number;
   headers: Record<string, string>;
-  body: { status: DeliveryStatus; id: string } | HttpError["body"];
+  body: { status: DeliveryStatus; id: string; reason?: string } | HttpError["body"];
 }
 
 export interface WebhookReceiverDeps {
@@ -36,6 +38,44 @@ export interface WebhookReceiverDeps {
   /** The App's webhook secret. */
   secret: string;
   log: Log;
+}
+
+const SIGNATURE_SHAPE = /^sha256=[0-9a-f]{64}$/i;
+/** GitHub's delivery ids are GUIDs; the simulator's and the tests' are of the same alphabet. */
+const DELIVERY_ID = /^[A-Za-z0-9-]{1,100}$/;
+const EVENT_NAME = /^[a-z_]{1,100}$/;
+const ACTION_NAME = /^[a-z_]{1,100}$/;
+
+/** The reason given with a 200 "filtered" for a payload that is not the shape of its event. */
+export const UNEXPECTED_PAYLOAD = "unexpected payload";
+
+/**
+ * What can be refused from the headers alone, before a byte of the body is read: a declared
+ * length over GitHub's 25 MB (413 `webhook_too_large`), and a delivery with no signature or one
+ * that cannot be an HMAC-SHA256 (401 `webhook_signature_invalid`). Null: read the body.
+ */
+export function refuseBeforeBody(headers: Record<string, string | undefined>, log: Log): WebhookAnswer | null {
+  try {
+    assertDeclaredLength(headers["content-length"], WEBHOOK_BODY_LIMIT);
+  } catch (err) {
+    log.warn({ delivery: headers["x-github-delivery"] ?? null, length: headers["content-length"] }, "webhook refused unread: larger than GitHub's 25 MB");
+    return answer(err);
+  }
+  const signature = headers["x-hub-signature-256"] ?? "";
+  if (!SIGNATURE_SHAPE.test(signature)) {
+    log.warn({ delivery: headers["x-github-delivery"] ?? null, signed: signature !== "" }, "webhook refused unread: no X-Hub-Signature-256 of the form sha256=<64 hex>");
+    return answer(signatureRefusal(signature));
+  }
+  return null;
+}
+
+function signatureRefusal(signature: string): UnauthorizedError {
+  return new UnauthorizedError(
+    "webhook_signature_invalid",
+    signature === ""
+      ? "The delivery has no X-Hub-Signature-256 header: give the App a webhook secret on GitHub and the same one to Atelier (GITHUB_WEBHOOK_SECRET)."
+      : "The delivery's signature does not match Atelier's webhook secret: GITHUB_WEBHOOK_SECRET must be the App's webhook secret.",
+  );
 }
 
 /**
@@ -53,17 +93,15 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
       { delivery: id || null, event: event || null, signed: signature !== "" },
       "webhook refused: its X-Hub-Signature-256 does not match the webhook secret. If GitHub sent it, set GITHUB_WEBHOOK_SECRET to the App's webhook secret (App settings → Webhook secret).",
     );
-    return answer(
-      new UnauthorizedError(
-        "webhook_signature_invalid",
-        signature === ""
-          ? "The delivery has no X-Hub-Signature-256 header: give the App a webhook secret on GitHub and the same one to Atelier (GITHUB_WEBHOOK_SECRET)."
-          : "The delivery's signature does not match Atelier's webhook secret: GITHUB_WEBHOOK_SECRET must be the App's webhook secret.",
-      ),
-    );
+    return answer(signatureRefusal(signature));
   }
   if (!id || !event) {
     return answer(new BadInputError("webhook_headers_missing", "A webhook delivery needs the X-GitHub-Delivery and X-GitHub-Event headers."));
+  }
+  if (!DELIVERY_ID.test(id) || !EVENT_NAME.test(event)) {
+    return answer(
+      new BadInputError("webhook_headers_invalid", "X-GitHub-Delivery must be a GUID-like id (letters, digits, dashes; at most 100) and X-GitHub-Event an event name."),
+    );
   }
   let payload: Record<string, unknown>;
   try {
@@ -74,13 +112,26 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
     await recordDelivery(deps.db, { id, event, action: null, status: "invalid", installationId: null });
     return answer(new BadInputError("webhook_body_invalid", "The delivery's body is not a JSON object (the App's webhook content type must be application/json)."));
   }
-  const action = typeof payload.action === "string" ? payload.action : null;
-  const installationId = (payload.installation as { id?: unknown } | undefined)?.id;
-  const status = WANTED_EVENTS.has(event) ? "accepted" : "filtered";
-  const first = await recordDelivery(deps.db, { id, event, action, status, installationId: typeof installationId === "number" ? installationId : null });
+  const action = typeof payload.action === "string" && ACTION_NAME.test(payload.action) ? payload.action : null;
+  const installationId = (payload.installation as { id?: unknown } | null | undefined)?.id;
+  const wanted = WANTED_EVENTS.has(event);
+  // every payload of an event Atelier acts on is checked before a handler sees it
+  const check = wanted ? checkWebhookPayload(event, payload) : null;
+  const status = wanted && check?.ok ? "accepted" : "filtered";
+  const first = await recordDelivery(deps.db, {
+    id,
+    event,
+    action,
+    status,
+    installationId: typeof installationId === "number" && Number.isSafeInteger(installationId) && installationId > 0 ? installationId : null,
+  });
   if (!first) {
     deps.log.info({ delivery: id, event, action }, "webhook redelivered: already handled, nothing changes");
     return ok(id, "duplicate");
+  }
+  if (check && !check.ok) {
+    deps.log.warn({ delivery: id, event, action, problems: check.problems }, "webhook filtered: unexpected payload (not the shape GitHub documents for this event); nothing done");
+    return { status: 200, headers: {}, body: { status: "filtered", id, reason: UNEXPECTED_PAYLOAD } };
   }
   if (status === "filtered") return ok(id, "filtered");
   try {
@@ -93,13 +144,12 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
   return ok(id, "accepted");
 }
 
+/** HMAC-SHA256 of the raw body, compared in constant time; an empty body has a signature too. */
 async function signatureMatches(secret: string, body: string, signature: string): Promise<boolean> {
-  if (!signature.startsWith("sha256=")) return false;
-  try {
-    return await verify(secret, body, signature);
-  } catch {
-    return false;
-  }
+  if (!SIGNATURE_SHAPE.test(signature) || !secret) return false;
+  const expected = createHmac("sha256", secret).update(body, "utf8").digest();
+  const given = Buffer.from(signature.slice("sha256=".length), "hex");
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 function ok(id: string, status: DeliveryStatus): WebhookAnswer {

@@ -1,5 +1,6 @@
+import { numericIdParam, repoParam } from "../http/ids";
 import { z } from "zod";
-import { BadInputError, NotFoundError } from "../errors";
+import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
 import { UNLIMITED, type Limits } from "./limits";
 
@@ -13,11 +14,9 @@ export type QuotaOwner = { kind: "installation"; installationId: number } | { ki
 /** The owner named by a route's parameters: an installation id, or a repository's owner and name. */
 export function quotaOwnerOf(params: { id: string } | { owner: string; name: string }): QuotaOwner {
   if ("id" in params) {
-    const id = Number(params.id);
-    if (!Number.isSafeInteger(id) || id <= 0) throw new BadInputError("invalid_id", `"${params.id}" is not an installation id.`);
-    return { kind: "installation", installationId: id };
+    return { kind: "installation", installationId: numericIdParam(params.id, "installation") };
   }
-  return { kind: "repository", repo: `${decodeURIComponent(params.owner)}/${decodeURIComponent(params.name)}`.toLowerCase() };
+  return { kind: "repository", repo: repoParam(params.owner, params.name) };
 }
 
 export interface QuotaSetting {

@@ -79,7 +79,17 @@ const V6_RANGES: Range[] = [
   range6("ff00::/8", "multicast"),
   range6("2001:db8::/32", "reserved"),
   range6("100::/64", "reserved"),
+  range6("2001::/32", "reserved"), // Teredo: an obfuscated IPv4 inside
+  range6("2001::/23", "reserved"), // IETF protocol assignments (ORCHID, AMT, …)
+  range6("3fff::/20", "reserved"), // documentation (RFC 9637)
 ];
+
+/**
+ * Global unicast: the only IPv6 space a webhook may go to, unless a range is explicitly
+ * allowed. Outside it: IPv4-mapped ::ffff:0:0/96, NAT64 64:ff9b::/96 and the local-use
+ * 64:ff9b:1::/48 (RFC 8215, an operator's own translator), and everything not yet assigned.
+ */
+const GLOBAL_UNICAST = range6("2000::/3", "public");
 
 const inRange = (n: bigint, width: number, r: Range): boolean => {
   const shift = BigInt(width - r.bits);
@@ -95,12 +105,33 @@ function embeddedV4(n: bigint): bigint | null {
   return null;
 }
 
+/** An IPv6 range given as CIDR text ("64:ff9b::/96"), or null when it is not one. */
+function parseRange6(cidr: string): Range | null {
+  const [base, bits] = cidr.split("/");
+  if (!base || isIP(base) !== 6 || !/^\d{1,3}$/.test(bits ?? "") || Number(bits) > 128) return null;
+  return range6(cidr, "public");
+}
+
 function classify4(n: bigint): AddressClass {
   return V4_RANGES.find((r) => inRange(n, 32, r))?.cls ?? "public";
 }
 
-/** The class of an IP address; "reserved" for anything that is not an IP. */
-export function classifyAddress(address: string): AddressClass {
+export interface ClassifyOptions {
+  /**
+   * IPv6 ranges (CIDR) outside 2000::/3 that count as public all the same: an operator's
+   * NAT64 prefix, say. Nothing is allowed there by default.
+   */
+  allowV6?: readonly string[];
+}
+
+/**
+ * The class of an IP address; "reserved" for anything that is not an IP. An IPv6 address is
+ * public only inside global unicast (2000::/3) and outside the special ranges there; an IPv4
+ * address carried in IPv6 (mapped ::ffff:0:0/96, compatible, NAT64 64:ff9b::/96) is never
+ * public — it is classed as its IPv4 when that is not public, else "reserved" — except 6to4,
+ * which is global unicast and classed as its IPv4.
+ */
+export function classifyAddress(address: string, options: ClassifyOptions = {}): AddressClass {
   const family = isIP(address.split("%")[0]!);
   if (family === 4) return classify4(v4(address));
   if (family !== 6) return "reserved";
@@ -108,5 +139,13 @@ export function classifyAddress(address: string): AddressClass {
   const exact = V6_RANGES.find((r) => inRange(n, 128, r));
   if (exact) return exact.cls;
   const inner = embeddedV4(n);
-  return inner === null ? "public" : classify4(inner);
+  const global = inRange(n, 128, GLOBAL_UNICAST);
+  if (inner !== null) {
+    const cls = classify4(inner);
+    if (cls !== "public") return cls;
+    if (global) return "public"; // 6to4 of a public IPv4
+  }
+  if (global) return "public";
+  const allowed = (options.allowV6 ?? []).map(parseRange6).some((r) => r !== null && inRange(n, 128, r));
+  return allowed ? "public" : "reserved";
 }

@@ -1,6 +1,7 @@
+import { numericIdParam } from "../http/ids";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
-import { BadInputError, NotFoundError } from "../errors";
+import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
 import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
 
@@ -53,9 +54,7 @@ export type HookUpdate = z.infer<typeof hookUpdate>;
 
 /** A hook's or a delivery's id from a route parameter. */
 export function idParam(text: string, what: "webhook" | "delivery"): number {
-  const id = Number(text);
-  if (!Number.isSafeInteger(id) || id <= 0) throw new BadInputError("invalid_id", `"${text}" is not a ${what} id.`);
-  return id;
+  return numericIdParam(text, what);
 }
 
 export const newSecret = (): string => randomBytes(32).toString("hex");

@@ -8,7 +8,9 @@ const escapeHtml = (s: string): string =>
  * as it loads (a button too, for a browser without scripts). GitHub takes the manifest only as
  * a posted form field named `manifest`.
  */
-export function manifestPostPage(started: StartedRegistration): string {
+export function manifestPostPage(started: StartedRegistration, nonce: string | null = null): string {
+  // the Content-Security-Policy (proxy.ts) runs an inline script only with the request's nonce
+  const nonceAttr = nonce && /^[A-Za-z0-9+/=]{8,100}$/.test(nonce) ? ` nonce="${nonce}"` : "";
   const manifest = escapeHtml(JSON.stringify(started.manifest));
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Register Atelier on GitHub</title>
@@ -19,7 +21,7 @@ export function manifestPostPage(started: StartedRegistration): string {
 <p>Taking you to GitHub to create the App <strong>${escapeHtml(started.manifest.name)}</strong>…</p>
 <button type="submit">Continue to GitHub</button>
 </form>
-<script>document.getElementById("manifest").submit();</script>
+<script${nonceAttr}>document.getElementById("manifest").submit();</script>
 </body></html>`;
 }
 

@@ -467,3 +467,53 @@ describe("CSRF", () => {
     expect(res.body.error).toBe("unsupported_content_type");
   });
 });
+
+describe("limits before work", () => {
+  /** A JSON body of `total` bytes made as it is pulled, so the test knows how much was read. */
+  function streamed(total: number) {
+    const seen = { pulled: 0 };
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (seen.pulled >= total) return controller.close();
+        const chunk = new TextEncoder().encode(seen.pulled === 0 ? `{"attemptId":"x","text":"` : "a".repeat(16 * 1024));
+        seen.pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    return { stream, seen };
+  }
+  const request = (id: string, body: ReadableStream<Uint8Array>, headers: Record<string, string>) =>
+    new Request(`http://localhost:3999/api/v1/runs/${id}/intervene`, {
+      method: "POST",
+      body,
+      headers: { host: "localhost:3999", origin: "http://localhost:3999", "content-type": "application/json", ...headers },
+      duplex: "half",
+    } as RequestInit);
+
+  it("413: a body declared over 64 KiB is refused before it is read", async () => {
+    const id = await runIn("Running", [{ state: "Running" }]);
+    const { stream, seen } = streamed(1024 * 1024);
+    const res = await routes.intervene.POST(request(id, stream, { cookie: cookies.writer, "content-length": String(1024 * 1024) }), { params: Promise.resolve({ id }) });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error).toBe("body_too_large");
+    expect(seen.pulled).toBeLessThan(64 * 1024);
+  });
+
+  it("413: a body with no length is counted while read and abandoned past 64 KiB", async () => {
+    const id = await runIn("Running", [{ state: "Running" }]);
+    const { stream, seen } = streamed(10 * 1024 * 1024);
+    const res = await routes.intervene.POST(request(id, stream, { cookie: cookies.writer }), { params: Promise.resolve({ id }) });
+    expect(res.status).toBe(413);
+    expect((await res.json()).error).toBe("body_too_large");
+    expect(seen.pulled).toBeLessThan(200 * 1024);
+  });
+
+  it("401: a write without a session is refused before its body is read", async () => {
+    const id = await runIn("Running", [{ state: "Running" }]);
+    const { stream, seen } = streamed(32 * 1024);
+    const res = await routes.intervene.POST(request(id, stream, {}), { params: Promise.resolve({ id }) });
+    expect(res.status).toBe(401);
+    expect((await res.json()).error).toBe("signed_out");
+    expect(seen.pulled).toBeLessThan(32 * 1024);
+  });
+});

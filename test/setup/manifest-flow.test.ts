@@ -49,6 +49,13 @@ describe("the App manifest", () => {
     expect(page).not.toContain("<b>");
   });
 
+  it("carries the request's CSP nonce on its one inline script, and only a nonce-shaped one", () => {
+    const started = { action: "https://github.com/settings/apps/new?state=s", manifest: appManifest(PUBLIC_URL, "A"), cookie: "c" };
+    expect(manifestPostPage(started, "abcDEF123+/=xyz0")).toContain('<script nonce="abcDEF123+/=xyz0">');
+    expect(manifestPostPage(started, '"><script>alert(1)</script>')).toContain("<script>document");
+    expect(manifestPostPage(started)).toContain("<script>document");
+  });
+
   it("ties GitHub's answer to the browser that started it", () => {
     const { state, cookie } = sealSetupState(GITHUB_COM, SECRET, 1_000);
     expect(openSetupState(cookie, state, SECRET, 2_000)).toEqual(GITHUB_COM);

@@ -27,7 +27,7 @@ export async function POST(request: Request): Promise<Response> {
       organization: parsed.data.organization ?? null,
       name: parsed.data.name ?? null,
     });
-    return new Response(manifestPostPage(started), { headers: { ...HTML, "set-cookie": setupCookieHeader(started.cookie, deps.publicUrl) } });
+    return new Response(manifestPostPage(started, request.headers.get("x-nonce")), { headers: { ...HTML, "set-cookie": setupCookieHeader(started.cookie, deps.publicUrl) } });
   } catch (err) {
     return setupProblem(err);
   }

@@ -1,8 +1,9 @@
+import { runIdParam } from "../../../../../../lib/http/ids";
 import { cancelRun } from "../../../../../../lib/dashboard/actions";
 import { emptyBody } from "../../../../../../lib/dashboard/schemas";
 import { api, body } from "../../../../../_server/api";
 
 export const POST = api<{ id: string }>(async ({ request, params, viewer, ctx }) => {
   await body(request, emptyBody);
-  return cancelRun(ctx, viewer, params.id);
+  return cancelRun(ctx, viewer, runIdParam(params.id));
 });

@@ -1,8 +1,9 @@
+import { runIdParam } from "../../../../../../lib/http/ids";
 import { retryRun } from "../../../../../../lib/dashboard/actions";
 import { emptyBody } from "../../../../../../lib/dashboard/schemas";
 import { api, body } from "../../../../../_server/api";
 
 export const POST = api<{ id: string }>(async ({ request, params, viewer, ctx }) => {
   await body(request, emptyBody);
-  return retryRun(ctx, viewer, params.id);
+  return retryRun(ctx, viewer, runIdParam(params.id));
 });

@@ -1,3 +1,4 @@
+import { runIdParam } from "../../../../../../lib/http/ids";
 import { authorizeTranscript } from "../../../../../../lib/dashboard/queries";
 import { transcriptQuery } from "../../../../../../lib/dashboard/schemas";
 import { streamTranscript } from "../../../../../../lib/dashboard/transcript";
@@ -11,14 +12,15 @@ export const dynamic = "force-dynamic";
  * authorized again every few minutes (REAUTHORIZE_MS); a refusal ends the stream.
  */
 export const GET = api<{ id: string }>(async ({ request, params, viewer, ctx }) => {
+  const id = runIdParam(params.id);
   const { after } = query(request, transcriptQuery);
-  await authorizeTranscript(ctx, viewer, params.id);
+  await authorizeTranscript(ctx, viewer, id);
   const resume = request.headers.get("last-event-id");
-  const stream = streamTranscript(ctx.db, params.id, {
-    after: resume && /^\d+$/.test(resume) ? resume : after,
+  const stream = streamTranscript(ctx.db, id, {
+    after: resume && /^\d{1,18}$/.test(resume) ? resume : after,
     signal: request.signal,
     // a reader whose access GitHub revoked stops receiving within REAUTHORIZE_MS
-    reauthorize: () => authorizeTranscript(ctx, viewer, params.id),
+    reauthorize: () => authorizeTranscript(ctx, viewer, id),
   });
   return new Response(stream, {
     headers: {

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+/**
+ * The shapes of the webhook payloads Atelier acts on, checked before a handler sees one: only
+ * the fields the handlers read, with the types `@octokit/webhooks-schemas` gives them, and
+ * nothing that Postgres would refuse (a NUL in a text, an id past a bigint). Every other field
+ * passes through unread. A delivery that does not fit is answered 200 "filtered" — GitHub would
+ * only redeliver it the same way — with a log line naming what did not fit.
+ */
+
+/** A text Postgres can store: no NUL, of a sane length. */
+const text = (max = 1_000) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !s.includes("\u0000"), "contains a NUL character");
+const id = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const fullName = text(300).regex(/^[^/\s]+\/[^/\s]+$/, "is not owner/name");
+const loose = z.looseObject;
+
+const installation = loose({ id });
+const account = loose({ login: text(100), type: text(50).optional() });
+const repository = loose({ id: id.optional(), full_name: fullName, default_branch: text(300).optional() });
+const repositoryRef = loose({ id, full_name: fullName, private: z.boolean().optional(), default_branch: text(300).optional() });
+const sender = loose({ login: text(100), id: id.optional() });
+const action = text(100);
+
+const installationEvent = loose({
+  action,
+  installation: loose({ id, account, suspended_at: text(100).nullable().optional() }),
+  repositories: z.array(repositoryRef).max(100_000).optional(),
+});
+
+const installationRepositoriesEvent = loose({
+  action,
+  installation: loose({ id, account, suspended_at: text(100).nullable().optional() }),
+  repositories_added: z.array(repositoryRef).max(100_000),
+  repositories_removed: z.array(loose({ id })).max(100_000),
+});
+
+const issuesEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  issue: loose({ number: id }),
+  sender: sender.optional(),
+});
+
+const pullRequestEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  number: id.optional(),
+  pull_request: loose({ number: id }),
+  sender: sender.optional(),
+});
+
+const labelEvent = loose({ action, installation: installation.optional(), repository });
+
+const pathList = z.array(text(5_000)).max(100_000).optional();
+const pushEvent = loose({
+  ref: text(1_000),
+  installation: installation.optional(),
+  repository: loose({ full_name: fullName, default_branch: text(300).optional() }),
+  commits: z.array(loose({ added: pathList, modified: pathList, removed: pathList })).max(100_000).optional(),
+});
+
+const checkRunEvent = loose({
+  action,
+  installation: installation.nullable().optional(),
+  repository: loose({ full_name: fullName }),
+  check_run: loose({ id, external_id: text(200).nullable().optional() }),
+  requested_action: loose({ identifier: text(100).optional() }).nullable().optional(),
+  sender: loose({ login: text(100), id: id.optional() }),
+});
+
+const SCHEMAS: Record<string, z.ZodType> = {
+  installation: installationEvent,
+  installation_repositories: installationRepositoriesEvent,
+  issues: issuesEvent,
+  pull_request: pullRequestEvent,
+  label: labelEvent,
+  push: pushEvent,
+  check_run: checkRunEvent,
+};
+
+export type PayloadCheck = { ok: true; payload: Record<string, unknown> } | { ok: false; problems: string[] };
+
+/** Checks a payload of an event Atelier acts on; an event it has no schema for passes unchecked. */
+export function checkWebhookPayload(event: string, payload: Record<string, unknown>): PayloadCheck {
+  const schema = SCHEMAS[event];
+  if (!schema) return { ok: true, payload };
+  const parsed = schema.safeParse(payload);
+  if (parsed.success) return { ok: true, payload };
+  return { ok: false, problems: parsed.error.issues.slice(0, 5).map((i) => `${i.path.map(String).join(".") || "(payload)"}: ${i.message}`) };
+}
