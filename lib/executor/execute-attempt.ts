@@ -74,6 +74,13 @@ export interface AttemptUsage {
   costUsd: number | null;
   /** The cost is minutes × price_per_minute_usd, not the agent's report. */
   costEstimated: boolean;
+  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
+  costExact: boolean;
+  /** What the agent reported through its adapter; null when it reported nothing. */
+  model: string | null;
+  turns: number | null;
+  /** The session the next Attempt may resume (Claude's session_id, Codex's thread_id). */
+  sessionId: string | null;
 }
 
 export interface PullRequestHint {
@@ -100,8 +107,18 @@ export function attemptUsage(
 ): AttemptUsage {
   // the agent's own protocol report (read by its adapter) is the exact figure
   const exact = report?.usage;
+  const reportedFacts = { model: exact?.model ?? null, turns: exact?.turns ?? null, sessionId: report?.sessionId ?? null };
   if (exact && exact.costUsd !== null) {
-    return { durationMs, agentMs, tokensIn: exact.tokensIn, tokensOut: exact.tokensOut, costUsd: exact.costUsd, costEstimated: false };
+    return {
+      durationMs,
+      agentMs,
+      tokensIn: exact.tokensIn,
+      tokensOut: exact.tokensOut,
+      costUsd: exact.costUsd,
+      costEstimated: false,
+      costExact: exact.costExact,
+      ...reportedFacts,
+    };
   }
   const reported = result?.cost_usd;
   const price = agent.price_per_minute_usd;
@@ -114,6 +131,8 @@ export function attemptUsage(
     tokensOut: exact?.tokensOut ?? result?.tokens_out ?? null,
     costUsd: useEstimate ? estimate : (reported ?? null),
     costEstimated: useEstimate,
+    costExact: false,
+    ...reportedFacts,
   };
 }
 

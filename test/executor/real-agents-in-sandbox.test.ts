@@ -81,6 +81,9 @@ describe("the real claude CLI in its sandbox", () => {
     expect(outcome.usage.costEstimated).toBe(false);
     expect(outcome.usage.tokensIn).toBeGreaterThan(0);
     expect(outcome.usage.costUsd).toBeGreaterThan(0);
+    // what the Attempt keeps of the agent's report: its session, model and turns, the cost exact
+    expect(outcome.usage).toMatchObject({ costExact: true, model: "claude-sonnet-4-5", turns: 2 });
+    expect(outcome.usage.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(steps.map((s) => s.type)).toEqual(expect.arrayContaining(["session", "text", "tool_call", "tool_result", "final"]));
     expect(JSON.stringify(out)).not.toContain(KEY);
   }, 120_000);
