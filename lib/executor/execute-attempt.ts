@@ -9,7 +9,9 @@ import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
-import type { AgentReport } from "./adapters/types";
+import type { AgentKind, AgentReport } from "./adapters/types";
+import type { AttemptBox } from "./agent-sandbox/box";
+import { keepAgentSession, restoreAgentSession } from "./agent-session";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { SANDBOX_RESULT_FILE } from "./workspace-paths";
@@ -49,6 +51,11 @@ export interface AttemptInput {
   killGraceMs?: number;
   /** `off`: the instance's config runs agents unconfined (sandbox: off). Default on. */
   sandbox?: SandboxMode;
+  /**
+   * The agent session to continue (an operator's retry of a Run whose last Attempt reported
+   * one): resumed when this worker kept it, else the agent starts afresh.
+   */
+  resumeSession?: string | null;
 }
 
 export type SandboxMode = "on" | "off";
@@ -160,6 +167,18 @@ async function decideSandbox(input: AttemptInput, builtin: boolean, system: (t: 
   throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${probe.reason}; ${SANDBOX_INSTALL_HINT}.`));
 }
 
+/** The Run's kept session in the new box's home; null (start afresh, said) when this worker has none. */
+async function restoreSession(input: AttemptInput, kind: AgentKind, box: AttemptBox, system: (t: string) => void): Promise<string | null> {
+  const session = input.resumeSession as string;
+  const restored = await restoreAgentSession(input.workspaceRoot, input.runId, kind, box.home, box).catch(() => false);
+  if (!restored) {
+    system(`the agent's session ${session} is not kept on this worker; the agent starts a new one`);
+    return null;
+  }
+  system(`resuming the agent's session ${session}`);
+  return session;
+}
+
 /** The longest summary kept: the pull request's body must hold it and a footer (GitHub's 65,536). */
 export const MAX_SUMMARY_CHARS = 60_000;
 
@@ -266,7 +285,10 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
           onNote: system,
         }
       : undefined;
+    const kind = resolved.builtin ? null : (input.agent.adapter?.kind ?? null);
+    const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, system) : null;
     const run = await runAgent({
+      resumeSession,
       agent: input.agent,
       cwd: ws.worktree,
       context: context(sandboxed ? SANDBOX_RESULT_FILE : ws.resultFile),
@@ -286,6 +308,10 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     agentMs = run.durationMs;
     redactor = run.redactor;
     report = run.report;
+    if (kind && report?.sessionId) {
+      const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
+      if (notKept) system(`the agent's session ${report.sessionId} was not kept for a retry: ${notKept}`);
+    }
     const reading = await readResultFile(ws.resultFile);
     if (reading.tag === "Read") result = reading.result;
     if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);

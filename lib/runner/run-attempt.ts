@@ -103,6 +103,7 @@ async function produceOutcome(
         branch: branchOfRun(run),
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
+        resumeSession: run.resume_session,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),

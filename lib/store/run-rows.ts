@@ -21,10 +21,12 @@ export interface RunRow {
   pull_request_number: number | null;
   received_at: Date;
   waiting_reason: string | null;
+  /** The agent session the Run's next Attempts resume (set by an operator's retry); null: a fresh one. */
+  resume_session: string | null;
 }
 
 export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required,
-  reserved_generation, branch, pull_request_number, received_at, waiting_reason`;
+  reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
 
 export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);

@@ -86,6 +86,22 @@ describe("attempts", () => {
     expect(run).toMatchObject({ state: "Running", prompt: "Try harder", agent: "codex" });
   });
 
+  it("an operator's retry resumes the session the last Attempt reported; edit-and-retry only while the agent stays", async () => {
+    const id = await openRun();
+    const reported = { ...usage, sessionId: "session-1" };
+    await finishAttempt(db, await start(id), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: reported });
+    expect(await retryRun(db, id, "octo")).toMatchObject({ resume_session: "session-1" });
+    // Attempt 2 reports no session (a crash before it said one): the next retry starts afresh
+    await finishAttempt(db, await start(id, "t2"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await retryRun(db, id, "octo")).toMatchObject({ resume_session: null });
+    await finishAttempt(db, await start(id, "t3"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: { ...usage, sessionId: "session-3" } });
+    expect(await editAndRetryRun(db, id, "octo", { prompt: "Now also add tests" })).toMatchObject({ resume_session: "session-3" });
+    const other = (await db.pool.query(`SELECT agent FROM runs WHERE id = $1`, [id])).rows[0].agent === "codex" ? "claude" : "codex";
+    await finishAttempt(db, await start(id, "t4"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: { ...usage, sessionId: "session-4" } });
+    // another agent cannot continue this one's conversation
+    expect(await editAndRetryRun(db, id, "octo", { agent: other })).toMatchObject({ resume_session: null, agent: other });
+  });
+
   it("fences a late write from a worker that lost its lease", async () => {
     const id = await openRun();
     const dead = await start(id, "dead-worker");
