@@ -18,6 +18,8 @@ export interface RunDetail {
   supersededBy: string | null;
   waitsFor: string | null;
   agent: string;
+  /** The model the Loop picked for the agent; null: the agent's default. */
+  model: string | null;
   prompt: string;
   approvalRequired: boolean;
   receivedAt: string;
@@ -167,6 +169,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     supersededBy: r.superseded_by,
     waitsFor: waitsFor(facts),
     agent: r.agent,
+    model: r.model ?? null,
     prompt: r.prompt,
     approvalRequired: r.approval_required,
     receivedAt: r.received_at.toISOString(),

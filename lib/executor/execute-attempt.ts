@@ -56,6 +56,8 @@ export interface AttemptInput {
    * one): resumed when this worker kept it, else the agent starts afresh.
    */
   resumeSession?: string | null;
+  /** The model the Run's Loop picked among its agent's; null: the agent's default. */
+  model?: string | null;
 }
 
 export type SandboxMode = "on" | "off";
@@ -289,6 +291,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, system) : null;
     const run = await runAgent({
       resumeSession,
+      model: input.model ?? null,
       agent: input.agent,
       cwd: ws.worktree,
       context: context(sandboxed ? SANDBOX_RESULT_FILE : ws.resultFile),

@@ -60,7 +60,8 @@ export async function editAndRetryRun(db: Db, runId: string, actor: string, amen
     const run = await reopen(
       sql,
       runId,
-      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent)${RESUME_LAST_SESSION("$4::text")}`,
+      // another agent gets its own default model: the Loop picked this one among the old agent's
+      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent), model = CASE WHEN $4::text IS NULL OR $4 = agent THEN model END${RESUME_LAST_SESSION("$4::text")}`,
       [amendment.prompt ?? null, amendment.agent ?? null],
       "edit and retry",
     );

@@ -14,6 +14,8 @@ export interface RunRow {
   number: number | null;
   state: RunStateName;
   agent: string;
+  /** The model the Loop picked; null: the agent's default. */
+  model: string | null;
   prompt: string;
   approval_required: boolean;
   reserved_generation: number | null;
@@ -25,7 +27,7 @@ export interface RunRow {
   resume_session: string | null;
 }
 
-export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required,
+export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, model, prompt, approval_required,
   reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
 
 export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {

@@ -29,7 +29,7 @@ afterEach(async () => {
   fake = null;
 });
 
-async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: { prompt?: string; resumeSession?: string | null } = {}) {
+async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: { prompt?: string; resumeSession?: string | null; model?: string } = {}) {
   await fake?.close();
   fake = await startFakeAnthropic(script);
   const port = Number(new URL(fake.url).port);
@@ -41,7 +41,7 @@ async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: {
     egress: [`127.0.0.1:${port}`],
     max_attempt_minutes: 3,
     price_per_minute_usd: 0.01,
-    adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", env: { ANTHROPIC_BASE_URL: fake.url } }),
+    adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", models: ["claude-haiku-4-5"], env: { ANTHROPIC_BASE_URL: fake.url } }),
   };
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
@@ -59,6 +59,7 @@ async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: {
       branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
       workspaceRoot: fx.root,
       resumeSession: opts.resumeSession ?? null,
+      model: opts.model ?? null,
     },
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY } },
   );
@@ -113,6 +114,13 @@ describe("the real claude CLI in its sandbox", () => {
     expect(outcome.tag).toBe("Succeeded");
     expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept on this worker; the agent starts a new one");
     expect(JSON.stringify(fake!.loopRequests().at(-1)!.body)).not.toContain("Add hello.txt");
+  }, 120_000);
+
+  it("runs the model the Run's Loop picked among the agent's models", async () => {
+    const { outcome } = await claudeAttempt([{ text: "Done with haiku." }], "realmodel/agent/1", { prompt: "Say done.", model: "claude-haiku-4-5" });
+    expect(outcome.tag).toBe("Succeeded");
+    expect((fake!.loopRequests().at(-1)!.body as { model: string }).model).toBe("claude-haiku-4-5");
+    expect(outcome.usage.model).toBe("claude-haiku-4-5");
   }, 120_000);
 
   it("a 401 from the model API ends as an authentication failure, not retried", async () => {

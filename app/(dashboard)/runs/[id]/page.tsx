@@ -158,6 +158,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               <dd className="truncate font-mono text-xs">{run.id}</dd>
               <dt className="text-stone-500">Agent</dt>
               <dd>{run.agent}</dd>
+              {run.model ? (
+                <>
+                  <dt className="text-stone-500">Model</dt>
+                  <dd data-testid="run-model">{run.model}</dd>
+                </>
+              ) : null}
               <dt className="text-stone-500">Approval</dt>
               <dd>{run.approvalRequired ? (run.approval ? `by ${run.approval.approvedBy}` : "required") : "not required"}</dd>
               <dt className="text-stone-500">Received</dt>
