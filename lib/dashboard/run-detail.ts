@@ -117,7 +117,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
       [runId],
     ),
     db.pool.query(
-      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY id DESC LIMIT 200`,
+      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY audit_log.id DESC LIMIT 200`,
       [runId],
     ),
   ]);
