@@ -170,8 +170,13 @@ async function decideSandbox(input: AttemptInput, builtin: boolean, system: (t: 
 }
 
 /** The Run's kept session in the new box's home; null (start afresh, said) when this worker has none. */
-async function restoreSession(input: AttemptInput, kind: AgentKind, box: AttemptBox, system: (t: string) => void): Promise<string | null> {
+async function restoreSession(input: AttemptInput, kind: AgentKind, box: AttemptBox, sandboxed: boolean, system: (t: string) => void): Promise<string | null> {
   const session = input.resumeSession as string;
+  if (kind === "claude" && !sandboxed) {
+    // Claude Code files a session under its working directory, the same in every sandbox but a new one unconfined
+    system(`the agent's session ${session} is resumed only in the sandbox (each unconfined Attempt has a directory of its own); the agent starts a new one`);
+    return null;
+  }
   const restored = await restoreAgentSession(input.workspaceRoot, input.runId, kind, box.home, box).catch(() => false);
   if (!restored) {
     system(`the agent's session ${session} is not kept on this worker; the agent starts a new one`);
@@ -288,7 +293,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         }
       : undefined;
     const kind = resolved.builtin ? null : (input.agent.adapter?.kind ?? null);
-    const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, system) : null;
+    const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, sandboxed, system) : null;
     const run = await runAgent({
       resumeSession,
       model: input.model ?? null,
