@@ -44,7 +44,7 @@ export function keptSecret(file: string, onCreated: (file: string) => void = () 
  */
 export function authSecret(env: NodeJS.ProcessEnv = process.env): string {
   if (env.AUTH_SECRET) return env.AUTH_SECRET;
-  const file = resolve(env.ATELIER_AUTH_SECRET_FILE ?? GENERATED_AUTH_SECRET_FILE);
+  const file = resolve(/* turbopackIgnore: true */ env.ATELIER_AUTH_SECRET_FILE ?? GENERATED_AUTH_SECRET_FILE);
   if (cached?.key !== file) {
     const value = keptSecret(file, (made) =>
       console.warn(`atelier: AUTH_SECRET is not set; generated one and kept it in ${made} (0600). Set AUTH_SECRET to run the dashboard on several hosts.`),

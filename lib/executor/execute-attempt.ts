@@ -1,7 +1,7 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
 import { resolveAgentCommand, sandboxCommandProblem } from "./agent-command";
 import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type EgressRule } from "./agent-sandbox/policy";
-import { probeSandbox, SANDBOX_INSTALL_HINT } from "./agent-sandbox/probe";
+import { probeSandbox, SANDBOX_INSTALL_HINT, type SandboxProbe } from "./agent-sandbox/probe";
 import { buildAgentEnv, type AgentContext } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
@@ -71,6 +71,8 @@ export interface AttemptDeps {
   onAgentStarted?: (control: AgentControl) => void;
   /** Where roster secrets are read (default process.env). */
   sourceEnv?: NodeJS.ProcessEnv;
+  /** Whether this host can make a sandbox (default: bubblewrap tried once per process). */
+  probeSandbox?: () => Promise<SandboxProbe>;
 }
 
 export interface AttemptUsage {
@@ -155,12 +157,12 @@ function egressRules(agent: NamedAgentSpec): EgressRule[] {
  * own code) unconfined when it cannot; any other agent only when the instance says
  * `sandbox: off`. Throws the refusal otherwise.
  */
-async function decideSandbox(input: AttemptInput, builtin: boolean, system: (t: string) => void): Promise<boolean> {
+async function decideSandbox(input: AttemptInput, builtin: boolean, probeHost: () => Promise<SandboxProbe>, system: (t: string) => void): Promise<boolean> {
   if (input.sandbox === "off") {
     system("the instance runs agents unconfined (sandbox: off in atelier.config.yml)");
     return false;
   }
-  const probe = await probeSandbox();
+  const probe = await probeHost();
   if (probe.ok) return true;
   if (builtin) {
     system(`no sandbox on this host (${probe.reason}); the built-in demo agent runs unconfined`);
@@ -254,7 +256,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const resolved = resolveAgentCommand(input.agent.command);
     const { secretValues } = buildAgentEnv(input.agent, resolved, context(""), deps.sourceEnv);
     redactor = redactor.with(secretValues);
-    const sandboxed = await decideSandbox(input, resolved.builtin, system);
+    const sandboxed = await decideSandbox(input, resolved.builtin, deps.probeSandbox ?? probeSandbox, system);
     const problem = sandboxed && !resolved.builtin ? sandboxCommandProblem(resolved.sandboxFile, input.agent.read_only_paths ?? []) : null;
     if (problem) throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${problem}.`));
 

@@ -37,7 +37,8 @@ export interface EventActor {
   login: string;
   /** GitHub's role of the actor on the repository when the Event was recorded */
   permission: string;
-  source: "webhook" | "timeline" | "author";
+  /** "board": the App's bot labeled the Item for a person who moved its card on the Board */
+  source: "webhook" | "timeline" | "author" | "board";
 }
 
 export type ApprovalReason =

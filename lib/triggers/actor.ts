@@ -6,6 +6,7 @@ import { getListedItem } from "../github/issues-listing";
 import type { RegisteredRepository } from "../github/installations";
 import { splitRepo } from "../github/repo-name";
 import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
+import type { Db } from "../store/db";
 import type { ApprovalReason, EventActor } from "../store/record-and-claim";
 import type { Observation } from "./observe-item";
 
@@ -32,13 +33,32 @@ const MAX_EVENT_PAGES = 10;
 
 type IssueEvent = components["schemas"]["issue-event"];
 
-/** Reads the candidates on GitHub and returns the weakest, with its role. */
-export async function resolveActor(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, item: Observation, sender: string | null): Promise<ActorFacts> {
+/** What the lookup needs besides GitHub: the ledger of Board moves, and the App's bot login. */
+export interface ActorLookup {
+  db: Db;
+  botLogin: string | null;
+}
+
+/**
+ * Reads the candidates on GitHub and returns the weakest, with its role. The App's bot is no
+ * person: its label counts as the person's who moved the card on the Board just before
+ * (audited), else as the bot's own (no role: an agent's label starts nothing alone).
+ */
+export async function resolveActor(
+  octokit: Octokit,
+  repo: Pick<RegisteredRepository, "fullName">,
+  item: Observation,
+  sender: string | null,
+  lookup: ActorLookup,
+): Promise<ActorFacts> {
   const [listed, latest] = await Promise.all([getListedItem(octokit, repo.fullName, item.number), latestTimelineEvent(octokit, repo.fullName, item.number)]);
   const author = item.projection.author;
+  const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
   const candidates: { login: string; source: EventActor["source"] }[] = [];
-  if (sender) candidates.push({ login: sender, source: "webhook" });
-  if (latest?.actor?.login) candidates.push({ login: latest.actor.login, source: "timeline" });
+  const mover = latest?.actor?.login && isBot(latest.actor.login) ? await boardMover(lookup.db, item, latest.created_at) : null;
+  if (sender && !(mover && isBot(sender))) candidates.push({ login: sender, source: "webhook" });
+  if (mover) candidates.push({ login: mover, source: "board" });
+  else if (latest?.actor?.login) candidates.push({ login: latest.actor.login, source: "timeline" });
   const updatedAt = Date.parse(listed?.updated_at ?? item.projection.updatedAt);
   const unexplained = !latest || updatedAt - Date.parse(latest.created_at) > UNEXPLAINED_CHANGE_MS;
   if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
@@ -54,6 +74,20 @@ export async function resolveActor(octokit: Octokit, repo: Pick<RegisteredReposi
   const association = (listed as { author_association?: unknown } | null)?.author_association;
   const authorAssociation = typeof association === "string" ? association : null;
   return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+}
+
+/** How long before the App's label a Board move may have asked for it. */
+const BOARD_MOVE_WINDOW = "10 minutes";
+
+/** The person whose Board move the App's label event at `at` carried out, or null. */
+async function boardMover(db: Db, item: Observation, at: string): Promise<string | null> {
+  const { rows } = await db.pool.query<{ actor: string }>(
+    `SELECT actor FROM audit_log
+      WHERE repo = $1 AND action = 'move_card' AND (detail->>'number')::int = $2 AND at >= $3::timestamptz - $4::interval
+      ORDER BY at DESC, id DESC LIMIT 1`,
+    [item.repo, item.number, at, BOARD_MOVE_WINDOW],
+  );
+  return rows[0]?.actor ?? null;
 }
 
 /** The role GitHub reports for `login` on the repository; "none" for a bot, a deleted user or a 404. */

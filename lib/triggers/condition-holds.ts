@@ -1,14 +1,19 @@
 import { polledRepository } from "../github/installations";
-import { evaluateLoopsForItem } from "../loops/evaluate";
+import { evaluateLoopsForItem, isOwnItem } from "../loops/evaluate";
+import type { ActorContext } from "../loops/item-context";
+import type { EventActor } from "../store/record-and-claim";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
+import { appBotLogin } from "./own-items";
 import { ensureConfig } from "./repository-config";
 
 export interface ConditionSubject {
   loop: string;
   repo: string;
   number: number | null;
+  /** the Item's key: its newest queued Event's actor is what `item.actor…` read again */
+  itemKey?: string;
 }
 
 /**
@@ -26,6 +31,26 @@ export async function loopConditionHolds(deps: TriggerDeps, subject: ConditionSu
   if (!loop) return false;
   const item = await readItem(deps, repo, subject.number);
   if (!item) return false;
-  const [decision] = evaluateLoopsForItem({ loops: [loop], projection: item.projection, repository: repositoryContext(repo) });
+  const actor = subject.itemKey ? await queuedActor(deps, subject.loop, subject.itemKey) : null;
+  const [decision] = evaluateLoopsForItem({
+    loops: [loop],
+    projection: item.projection,
+    repository: repositoryContext(repo),
+    actorOf: () => actor,
+    ownItem: isOwnItem(item.projection, await appBotLogin(deps.github)),
+  });
+  // the App's own Item no longer reaches a Loop without allow_bot_items
+  if (decision?.outcome === "skip" && decision.reason === "own_item") return false;
   return decision?.outcome !== "revoke";
+}
+
+/** Who caused the newest Event queued on the Item, as `item.actor…` see it. */
+async function queuedActor(deps: Pick<TriggerDeps, "db">, loop: string, itemKey: string): Promise<ActorContext | null> {
+  const { rows } = await deps.db.pool.query<{ actor: EventActor | null; association: string | null }>(
+    `SELECT submission->'actor' AS actor, submission->>'authorAssociation' AS association FROM events
+      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
+    [loop, itemKey],
+  );
+  const r = rows[0];
+  return r?.actor ? { login: r.actor.login, permission: r.actor.permission, authorAssociation: r.association } : null;
 }

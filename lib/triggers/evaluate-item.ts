@@ -60,10 +60,11 @@ export async function evaluateItem(
   const kind = triggerKindFor(item.projection.kind);
   const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
   if (watching.length === 0) return outcome;
-  const own = isOwnItem(item.projection, await appBotLogin(deps.github));
+  const botLogin = await appBotLogin(deps.github);
+  const own = isOwnItem(item.projection, botLogin);
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender));
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin }));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && (!own || l.allowBotItems));
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;

@@ -271,3 +271,55 @@ describe("the sandbox's cgroup", () => {
     expect(pidsWithArgument("30.0424")).toEqual([]);
   }, 60_000);
 });
+
+describe("the sandbox's memory limit", () => {
+  it("stops an agent that takes more memory than its roster allows", async () => {
+    const out: OutputEntry[] = [];
+    const hog: NamedAgentSpec = {
+      name: "hog",
+      command: [process.execPath, "-e", "const held = []; for (;;) held.push(Buffer.alloc(16 << 20, 1));"],
+      limits: { memoryMb: 128 },
+    };
+    const outcome = await executeAttempt(
+      { ...input(fx, "hog/agent/1", {}), agent: hog, branch: "atelier/start-dev/hog" },
+      { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" } },
+    );
+    expect(outcome.tag === "Failed" && outcome.failure, out.map((e) => e.text).join("\n")).toMatchObject({ kind: "AgentFailure", category: "agent_exit" });
+    // the kernel's OOM killer, inside the sandbox's cgroup
+    expect(outcome.tag === "Failed" && outcome.failure.message).toMatch(/killed by SIGKILL|exited with code 137/);
+  }, 60_000);
+});
+
+describe("a host where no sandbox can be made", () => {
+  const noSandbox = async () => ({ ok: false as const, reason: "bwrap is not installed" });
+  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "" };
+
+  it("refuses any agent but the demo, saying what to install", async () => {
+    const outcome = await executeAttempt(
+      { ...input(fx, "nosandbox/agent/1", {}), branch: "atelier/start-dev/nosandbox" },
+      { onOutput: () => undefined, sourceEnv: env, probeSandbox: noSandbox },
+    );
+    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "AgentFailure", category: "configuration", retryable: false });
+    expect(outcome.tag === "Failed" && outcome.failure.message).toMatch(/cannot start: bwrap is not installed; install bubblewrap \(apt-get install bubblewrap\)/);
+  });
+
+  it("runs the built-in demo agent unconfined, and says so", async () => {
+    const out: OutputEntry[] = [];
+    const outcome = await executeAttempt(
+      { ...input(fx, "nosandbox/agent/2", {}), branch: "atelier/start-dev/nosandbox-demo", agent: { name: "demo", command: ["atelier-demo-agent"] }, prompt: "Demo anyway" },
+      { onOutput: (e) => out.push(e), sourceEnv: env, probeSandbox: noSandbox },
+    );
+    expect(outcome.tag).toBe("Succeeded");
+    expect(out.map((e) => e.text).join("\n")).toContain("no sandbox on this host (bwrap is not installed); the built-in demo agent runs unconfined");
+  });
+
+  it("with sandbox: off, runs any agent unconfined and says so", async () => {
+    const out: OutputEntry[] = [];
+    const outcome = await executeAttempt(
+      { ...input(fx, "nosandbox/agent/3", {}), branch: "atelier/start-dev/unconfined", agent: { name: "plain", command: ["true"] }, sandbox: "off" },
+      { onOutput: (e) => out.push(e), sourceEnv: env, probeSandbox: noSandbox },
+    );
+    expect(outcome.tag).toBe("Succeeded");
+    expect(out.map((e) => e.text).join("\n")).toContain("the instance runs agents unconfined (sandbox: off in atelier.config.yml)");
+  });
+});

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { decodeStep } from "../../lib/executor/adapters";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt } from "../../lib/executor/execute-attempt";
+import { pidsWithArgument } from "../support/processes";
 import { startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../support/fake-anthropic";
 import { agent, CLAUDE_BIN, COMMIT_HELLO } from "./adapters/real-cli";
 import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
@@ -29,7 +30,11 @@ afterEach(async () => {
   fake = null;
 });
 
-async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: { prompt?: string; resumeSession?: string | null; model?: string } = {}) {
+async function claudeAttempt(
+  script: AnthropicTurn[],
+  attemptId: string,
+  opts: { prompt?: string; resumeSession?: string | null; model?: string; minutes?: number } = {},
+) {
   await fake?.close();
   fake = await startFakeAnthropic(script);
   const port = Number(new URL(fake.url).port);
@@ -39,7 +44,7 @@ async function claudeAttempt(script: AnthropicTurn[], attemptId: string, opts: {
     secrets: ["ANTHROPIC_API_KEY"],
     read_only_paths: [PACKAGE],
     egress: [`127.0.0.1:${port}`],
-    max_attempt_minutes: 3,
+    max_attempt_minutes: opts.minutes ?? 3,
     price_per_minute_usd: 0.01,
     adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", models: ["claude-haiku-4-5"], env: { ANTHROPIC_BASE_URL: fake.url } }),
   };
@@ -126,5 +131,11 @@ describe("the real claude CLI in its sandbox", () => {
   it("a 401 from the model API ends as an authentication failure, not retried", async () => {
     const { outcome } = await claudeAttempt([{ error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }, { error: 401 }], "claude401/agent/1");
     expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ category: "authentication", retryable: false });
+  }, 120_000);
+
+  it("a model that never answers ends as a timeout at the agent's limit, with no process left", async () => {
+    const { outcome } = await claudeAttempt([{ hang: true }, { hang: true }, { hang: true }], "claudehang/agent/1", { minutes: 0.1 });
+    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "RunawayFailure", category: "timeout" });
+    expect(pidsWithArgument(CLAUDE)).toEqual([]);
   }, 120_000);
 });

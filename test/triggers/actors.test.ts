@@ -7,6 +7,7 @@ import { checkRunView } from "../../lib/mirror/check-run-view";
 import { readRunSnapshot } from "../../lib/mirror/run-snapshot";
 import type { RepoPermission } from "../../lib/sandbox/model";
 import { approve, parkForApproval } from "../../lib/store/approvals";
+import { moveBoardCard } from "../../lib/triggers/board-move";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { listLoops } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
@@ -100,6 +101,20 @@ describe("a person with write access starts every agent (attack 10)", () => {
     const outcome = await handleHint(fx.deps, { installationId, repo, number: other.number, sender: login("read") });
     expect(outcome).toMatchObject({ status: "evaluated", opened: [expect.any(String)] });
     expect(await runOn(repo, other.number)).toMatchObject({ approval_required: true, actor: { login: login("read"), permission: "read", source: "webhook" } });
+  });
+
+  it("a writer's Board move starts the agent as the writer; the App's label alone (an agent's) starts nothing", async () => {
+    const moved = fx.sim.createIssue({ login: login("none"), repo, title: "Moved on the Board" });
+    const move = { repo, number: moved.number, add: ["ready-for-agent"], remove: [], actor: login("write"), lane: "Ready for agent" };
+    await moveBoardCard({ db: fx.db, github: fx.github, workQueue: fx.workQueue }, move);
+    await handleHint(fx.deps, { installationId, repo, number: moved.number }); // the Board move's Hint
+    expect(await runOn(repo, moved.number)).toMatchObject({ approval_required: false, actor: { login: login("write"), permission: "write", source: "board" } });
+
+    const bot = fx.sim.state.botUser.login;
+    const labeled = fx.sim.createIssue({ login: login("write"), repo, title: "Labeled by an agent's token" });
+    fx.sim.addLabels({ login: bot, repo, number: labeled.number, labels: ["ready-for-agent"] });
+    await pollRepository(fx.deps, repo);
+    expect(await runOn(repo, labeled.number)).toMatchObject({ approval_required: true, actor: { login: bot, permission: "none", source: "timeline" } });
   });
 
   it("a stranger's Event that a quota blocked still waits for approval when it opens later", async () => {

@@ -46,7 +46,8 @@ const ETC_ALLOWLIST = [
 const TOP_LEVEL_LINKS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 export type Mount =
-  | { kind: "ro-bind-try"; src: string; dest: string }
+  /** `over`: bound after the Attempt's own directories, so a path under /tmp stays visible above its private /tmp. */
+  | { kind: "ro-bind-try"; src: string; dest: string; over?: boolean }
   | { kind: "symlink"; target: string; link: string }
   | { kind: "bind-fd"; fd: number; dest: string; writable: boolean };
 
@@ -103,11 +104,13 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
       args.push("--perms", "0755", "--dir", dir);
     }
   };
+  const roBind = (m: Extract<Mount, { kind: "ro-bind-try" }>) => {
+    parents(m.dest);
+    args.push("--ro-bind-try", m.src, m.dest);
+  };
   for (const m of plan.mounts) {
-    if (m.kind === "ro-bind-try") {
-      parents(m.dest);
-      args.push("--ro-bind-try", m.src, m.dest);
-    } else if (m.kind === "symlink") args.push("--symlink", m.target, m.link);
+    if (m.kind === "ro-bind-try" && !m.over) roBind(m);
+    else if (m.kind === "symlink") args.push("--symlink", m.target, m.link);
   }
   args.push("--proc", "/proc", "--dev", "/dev");
   // bound after /proc and /dev, so a descriptor mount may sit below a made-up directory
@@ -116,6 +119,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     parents(m.dest);
     args.push(m.writable ? "--bind-fd" : "--ro-bind-fd", String(m.fd), m.dest);
   }
+  for (const m of plan.mounts) if (m.kind === "ro-bind-try" && m.over) roBind(m);
   if (plan.infoFd !== undefined) args.push("--info-fd", String(plan.infoFd));
   args.push("--chdir", plan.cwd, "--");
   if (plan.identity.privileged) {

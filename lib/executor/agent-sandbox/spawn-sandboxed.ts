@@ -114,8 +114,8 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
   let gateway: EgressGateway | null = null;
   try {
     const prefix = nodePrefix();
-    if (prefix) mounts.push({ kind: "ro-bind-try", src: prefix, dest: prefix });
-    for (const path of req.readOnlyPaths ?? []) mounts.push({ kind: "ro-bind-try", src: path, dest: path });
+    if (prefix) mounts.push({ kind: "ro-bind-try", src: prefix, dest: prefix, over: true });
+    for (const path of req.readOnlyPaths ?? []) mounts.push({ kind: "ro-bind-try", src: path, dest: path, over: true });
     if (req.objects) bindFd(req.objects, SANDBOX_OBJECTS, false);
     for (const name of ["passwd", "group", "hosts"]) bindFd(join(req.box.etc, name), `/etc/${name}`, false);
     bindFd(req.box.worktree, SANDBOX_WORKSPACE, true);
