@@ -138,6 +138,9 @@ describe("the Run's comment", () => {
     expect(check.output.summary).toContain("Model `claude-sonnet-4-5` · 3 turns · duration 12s · cost $0.40 (exact).");
     const failedRun = runCommentBody({ ...failed(), ...reported, turns: 1 }, URL_);
     expect(failedRun).toContain("model `claude-sonnet-4-5` · 1 turn · duration 12s · cost $0.40 (exact)");
+    expect(checkRunView({ ...failed(), ...reported, turns: 1 }, URL_).output.summary).toContain(
+      "the details are on the Run page. Model `claude-sonnet-4-5` · 1 turn · duration 12s · cost $0.40 (exact).",
+    );
   });
 
   it("never posts a model name that is not a plain identifier: the agent wrote it", () => {
