@@ -29,7 +29,7 @@ function Step({ step }: { step: DisplayStep }) {
       );
     case "tool":
       return (
-        <details className="rounded border border-stone-700 px-2 py-1">
+        <details className="rounded border border-stone-700 px-2 py-1" data-testid="transcript-tool">
           <summary className="cursor-pointer text-sky-300">
             {stamp}
             {step.title}
@@ -37,9 +37,9 @@ function Step({ step }: { step: DisplayStep }) {
               {step.result ? (step.result.isError ? "failed" : "done") : "running"} {seconds(step.durationMs)}
             </span>
           </summary>
-          <pre className="mt-1 whitespace-pre-wrap text-stone-300">{JSON.stringify(step.input, null, 2)}{cut(step.inputCutBytes)}</pre>
+          <pre className="mt-1 whitespace-pre-wrap text-stone-300" data-testid="transcript-tool-input">{JSON.stringify(step.input, null, 2)}{cut(step.inputCutBytes)}</pre>
           {step.result ? (
-            <pre className={`mt-1 whitespace-pre-wrap ${step.result.isError ? "text-red-300" : "text-stone-100"}`}>
+            <pre className={`mt-1 whitespace-pre-wrap ${step.result.isError ? "text-red-300" : "text-stone-100"}`} data-testid="transcript-tool-result">
               {step.result.output}
               {cut(step.result.cutBytes)}
             </pre>

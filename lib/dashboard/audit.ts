@@ -12,7 +12,7 @@ export async function loadAudit(
   const { rows } = await db.pool.query(
     `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log
       WHERE repo = ANY($1) AND ($2::bigint IS NULL OR id < $2::bigint)
-      ORDER BY id DESC LIMIT $3`,
+      ORDER BY audit_log.id DESC LIMIT $3`,
     [repos, opts.before ?? null, limit + 1],
   );
   const entries = rows.slice(0, limit).map(toAuditView);

@@ -18,6 +18,8 @@ export interface RunDetail {
   supersededBy: string | null;
   waitsFor: string | null;
   agent: string;
+  /** The model the Loop picked for the agent; null: the agent's default. */
+  model: string | null;
   prompt: string;
   approvalRequired: boolean;
   receivedAt: string;
@@ -69,6 +71,14 @@ export interface AttemptView {
   tokensIn: number | null;
   tokensOut: number | null;
   costUsd: string | null;
+  /** The cost is the agent's own report (not an estimate). */
+  costExact: boolean;
+  costEstimated: boolean;
+  /** What the agent reported: the model that ran and its turns. */
+  model: string | null;
+  turns: number | null;
+  /** The session a retry resumes. */
+  sessionId: string | null;
   agent: string | null;
 }
 
@@ -101,12 +111,13 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     ),
     db.pool.query(
       `SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
-              failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent
+              failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent,
+              cost_exact, cost_estimated, model, turns, session_id
          FROM attempts WHERE run_id = $1 ORDER BY number, step`,
       [runId],
     ),
     db.pool.query(
-      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY id DESC LIMIT 200`,
+      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY audit_log.id DESC LIMIT 200`,
       [runId],
     ),
   ]);
@@ -129,6 +140,11 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     tokensIn: a.tokens_in,
     tokensOut: a.tokens_out,
     costUsd: a.cost_usd,
+    costExact: a.cost_exact,
+    costEstimated: a.cost_estimated,
+    model: a.model,
+    turns: a.turns,
+    sessionId: a.session_id,
     agent: a.agent,
   }));
   const latest = attemptViews.at(-1) ?? null;
@@ -153,6 +169,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     supersededBy: r.superseded_by,
     waitsFor: waitsFor(facts),
     agent: r.agent,
+    model: r.model ?? null,
     prompt: r.prompt,
     approvalRequired: r.approval_required,
     receivedAt: r.received_at.toISOString(),

@@ -54,4 +54,8 @@ export const auditQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).optional(),
 });
 
-export const transcriptQuery = z.strictObject({ after: z.string().regex(/^\d{1,18}$/, "after is a transcript entry's id").optional() });
+/** `after`: an entry id (the entries after it); `limit`: one JSON page of at most that many (else the live stream). */
+export const transcriptQuery = z.strictObject({
+  after: z.string().regex(/^\d{1,18}$/, "after is a transcript entry's id").optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+});

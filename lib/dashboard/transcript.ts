@@ -28,13 +28,34 @@ export interface TranscriptEntryView {
   at: string;
 }
 
+/** Entries after `afterId`, in id order: the table's bigint, not the text the rows carry it as (10 after 9). */
 export async function readTranscript(db: Db, runId: string, afterId: string, limit = BATCH): Promise<TranscriptEntryView[]> {
   const { rows } = await db.pool.query<{ id: string; attempt_id: string; stream: string; text: string; at: Date }>(
     `SELECT id::text AS id, attempt_id, stream, text, at FROM transcript_entries
-      WHERE run_id = $1 AND id > $2::bigint ORDER BY id LIMIT $3`,
+      WHERE run_id = $1 AND id > $2::bigint ORDER BY transcript_entries.id LIMIT $3`,
     [runId, afterId, limit],
   );
   return rows.map((r) => ({ id: r.id, attemptId: r.attempt_id, stream: r.stream, text: r.text, at: r.at.toISOString() }));
+}
+
+/** The default size of a JSON page of a transcript. */
+export const TRANSCRIPT_PAGE = 200;
+
+export interface TranscriptPage {
+  entries: TranscriptEntryView[];
+  /** The `after` of the next page; null when this page holds the last entry stored so far. */
+  next: string | null;
+}
+
+/**
+ * One page of a Run's transcript, by id: the entries after `after` (ids are numbers, and
+ * ordered as such), at most `limit`, and the cursor of the next page.
+ */
+export async function readTranscriptPage(db: Db, runId: string, opts: { after?: string; limit?: number } = {}): Promise<TranscriptPage> {
+  const limit = opts.limit ?? TRANSCRIPT_PAGE;
+  const rows = await readTranscript(db, runId, opts.after ?? "0", limit + 1);
+  const entries = rows.slice(0, limit);
+  return { entries, next: rows.length > limit ? entries.at(-1)!.id : null };
 }
 
 export interface RunProgress {

@@ -9,7 +9,9 @@ import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
-import type { AgentReport } from "./adapters/types";
+import type { AgentKind, AgentReport } from "./adapters/types";
+import type { AttemptBox } from "./agent-sandbox/box";
+import { keepAgentSession, restoreAgentSession } from "./agent-session";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { SANDBOX_RESULT_FILE } from "./workspace-paths";
@@ -49,6 +51,13 @@ export interface AttemptInput {
   killGraceMs?: number;
   /** `off`: the instance's config runs agents unconfined (sandbox: off). Default on. */
   sandbox?: SandboxMode;
+  /**
+   * The agent session to continue (an operator's retry of a Run whose last Attempt reported
+   * one): resumed when this worker kept it, else the agent starts afresh.
+   */
+  resumeSession?: string | null;
+  /** The model the Run's Loop picked among its agent's; null: the agent's default. */
+  model?: string | null;
 }
 
 export type SandboxMode = "on" | "off";
@@ -76,6 +85,13 @@ export interface AttemptUsage {
   costUsd: number | null;
   /** The cost is minutes × price_per_minute_usd, not the agent's report. */
   costEstimated: boolean;
+  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
+  costExact: boolean;
+  /** What the agent reported through its adapter; null when it reported nothing. */
+  model: string | null;
+  turns: number | null;
+  /** The session the next Attempt may resume (Claude's session_id, Codex's thread_id). */
+  sessionId: string | null;
 }
 
 export interface PullRequestHint {
@@ -102,8 +118,18 @@ export function attemptUsage(
 ): AttemptUsage {
   // the agent's own protocol report (read by its adapter) is the exact figure
   const exact = report?.usage;
+  const reportedFacts = { model: exact?.model ?? null, turns: exact?.turns ?? null, sessionId: report?.sessionId ?? null };
   if (exact && exact.costUsd !== null) {
-    return { durationMs, agentMs, tokensIn: exact.tokensIn, tokensOut: exact.tokensOut, costUsd: exact.costUsd, costEstimated: false };
+    return {
+      durationMs,
+      agentMs,
+      tokensIn: exact.tokensIn,
+      tokensOut: exact.tokensOut,
+      costUsd: exact.costUsd,
+      costEstimated: false,
+      costExact: exact.costExact,
+      ...reportedFacts,
+    };
   }
   const reported = result?.cost_usd;
   const price = agent.price_per_minute_usd;
@@ -116,6 +142,8 @@ export function attemptUsage(
     tokensOut: exact?.tokensOut ?? result?.tokens_out ?? null,
     costUsd: useEstimate ? estimate : (reported ?? null),
     costEstimated: useEstimate,
+    costExact: false,
+    ...reportedFacts,
   };
 }
 
@@ -141,6 +169,23 @@ async function decideSandbox(input: AttemptInput, builtin: boolean, probeHost: (
     return false;
   }
   throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${probe.reason}; ${SANDBOX_INSTALL_HINT}.`));
+}
+
+/** The Run's kept session in the new box's home; null (start afresh, said) when this worker has none. */
+async function restoreSession(input: AttemptInput, kind: AgentKind, box: AttemptBox, sandboxed: boolean, system: (t: string) => void): Promise<string | null> {
+  const session = input.resumeSession as string;
+  if (kind === "claude" && !sandboxed) {
+    // Claude Code files a session under its working directory, the same in every sandbox but a new one unconfined
+    system(`the agent's session ${session} is resumed only in the sandbox (each unconfined Attempt has a directory of its own); the agent starts a new one`);
+    return null;
+  }
+  const restored = await restoreAgentSession(input.workspaceRoot, input.runId, kind, box.home, box).catch(() => false);
+  if (!restored) {
+    system(`the agent's session ${session} is not kept on this worker; the agent starts a new one`);
+    return null;
+  }
+  system(`resuming the agent's session ${session}`);
+  return session;
 }
 
 /** The longest summary kept: the pull request's body must hold it and a footer (GitHub's 65,536). */
@@ -249,7 +294,11 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
           onNote: system,
         }
       : undefined;
+    const kind = resolved.builtin ? null : (input.agent.adapter?.kind ?? null);
+    const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, sandboxed, system) : null;
     const run = await runAgent({
+      resumeSession,
+      model: input.model ?? null,
       agent: input.agent,
       cwd: ws.worktree,
       context: context(sandboxed ? SANDBOX_RESULT_FILE : ws.resultFile),
@@ -269,6 +318,10 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     agentMs = run.durationMs;
     redactor = run.redactor;
     report = run.report;
+    if (kind && report?.sessionId) {
+      const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
+      if (notKept) system(`the agent's session ${report.sessionId} was not kept for a retry: ${notKept}`);
+    }
     const reading = await readResultFile(ws.resultFile);
     if (reading.tag === "Read") result = reading.result;
     if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);

@@ -48,6 +48,10 @@ export interface RunAgentInput {
   /** A $HOME made for this Attempt (default: the worker's). */
   home?: string;
   partialLineFlushMs?: number;
+  /** The model the Run's Loop picked (checked against the agent's models by its adapter); null: the agent's default. */
+  model?: string | null;
+  /** The session the agent continues (its adapter's `resumeSession`); its files are in `home` already. */
+  resumeSession?: string | null;
 }
 
 export interface AgentControl {
@@ -136,7 +140,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   if (!resolved.builtin && agent.adapter) {
     const adapter = adapterFor(agent.adapter.kind);
     try {
-      invocation = adapter.invocation(agent.adapter, { prompt: input.context.prompt });
+      invocation = adapter.invocation(agent.adapter, { prompt: input.context.prompt, model: input.model ?? null, resumeSession: input.resumeSession ?? null });
     } catch (err) {
       const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
       return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };

@@ -11,6 +11,7 @@ import { z } from "zod";
  *     on: issues                      # issues | pull_requests | { schedule: { cron, tz } }
  *     if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
  *     agent: claude                   # a name from the instance's roster
+ *     model: claude-opus-4-1          # optional: one of the models the roster lists for the agent
  *     approval: required              # required | none (default none; required on a public repository)
  *     trigger_permission: write       # who may start it without approval: read | triage | write | maintain | admin
  *     allow_bot_items: false          # the App's own Items (its bot, its atelier/* branches) never match unless true
@@ -65,6 +66,8 @@ export interface LoopDefinition {
   /** The `if:` source; null means always. */
   if: string | null;
   agent: string;
+  /** The model picked among those the agent lists in the roster (`model:`, `models:`); absent: its default. */
+  model?: string | null;
   approval: "required" | "none";
   /** false when `approval:` was not written (then a public repository requires it). Absent in configs stored before. */
   approvalGiven?: boolean;
@@ -93,6 +96,7 @@ export type LoopConfigErrorToken =
   | "config_unknown_key"
   | "config_bad_expression"
   | "config_unknown_agent"
+  | "config_unknown_model"
   | "config_bad_cron"
   | "config_bad_timezone"
   | "config_foreign_repository"
@@ -132,6 +136,7 @@ export const loopSchema = z.strictObject({
   on: z.unknown(),
   if: z.union([z.string(), z.boolean()]).optional(),
   agent: z.string().min(1),
+  model: z.string().min(1).optional(),
   approval: z.enum(["required", "none"]).optional(),
   max_cycles: z.number().int().min(1).optional(),
   prompt: z.string().min(1),

@@ -194,6 +194,7 @@ function validateLabels(raw: unknown, report: Report): LabelSpec[] {
 const FIELD_HELP: Record<string, string> = {
   if: "if: must be an expression, e.g. contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'",
   agent: "agent: must name one of the roster's agents",
+  model: "model: must name one of the models the roster lists for the agent",
   approval: "approval: must be required or none",
   max_cycles: "max_cycles: must be a whole number of at least 1",
   prompt: "prompt: must be the text given to the agent (not empty)",
@@ -312,6 +313,20 @@ function validateLoop(
     }
   }
 
+  if (typeof raw.model === "string" && raw.model !== "" && typeof raw.agent === "string" && agents.includes(raw.agent)) {
+    const spec = checks.roster.agents[raw.agent]!;
+    const offered = [...new Set([spec.model, ...(spec.models ?? [])].filter((m): m is string => !!m))];
+    if (!offered.includes(raw.model)) {
+      problem(
+        "config_unknown_model",
+        ["model"],
+        offered.length
+          ? `${L} picks the model "${raw.model}", which the agent "${raw.agent}" does not list: use one of ${offered.join(", ")}, or ask the instance's admin to add it to the agent's models: in atelier.config.yml.`
+          : `${L} picks the model "${raw.model}", but the agent "${raw.agent}" lists no models: remove model: (the agent's default is used), or ask the instance's admin to add it to the agent's models: in atelier.config.yml.`,
+      );
+    }
+  }
+
   if (tenant && typeof raw.agent === "string" && agents.includes(raw.agent)) {
     const spec = checks.roster.agents[raw.agent]!;
     for (const target of [tenant.repo, ...(repositories ?? [])]) {
@@ -328,6 +343,7 @@ function validateLoop(
     trigger: trigger.kind === "schedule" ? { ...trigger, repositories } : trigger,
     if: typeof condition === "string" ? condition : null,
     agent: data.agent,
+    ...(data.model !== undefined ? { model: data.model } : {}),
     approval: data.approval ?? "none",
     approvalGiven: data.approval !== undefined,
     triggerPermission: data.trigger_permission ?? DEFAULT_TRIGGER_PERMISSION,
@@ -417,8 +433,8 @@ function unknownTopLevelKey(key: string): string {
 }
 
 function unknownLoopKey(name: string, key: string): string {
-  if (/^(command|cmd|run|script|args|model|env|secrets)$/i.test(key)) {
-    return `Loop "${name}" has the key "${key}", which a repository cannot set: the command, model and secrets belong to the instance's roster; remove it and pick an agent with agent:.`;
+  if (/^(command|cmd|run|script|args|models|env|secrets)$/i.test(key)) {
+    return `Loop "${name}" has the key "${key}", which a repository cannot set: the command, the models offered and the secrets belong to the instance's roster; remove it and pick an agent with agent: (and one of its models with model:).`;
   }
   if (/^(trigger|schedule|cron|when)$/i.test(key)) {
     return `Loop "${name}" has an unknown key "${key}"${suggest(key, LOOP_KEYS)}: ${ON_HELP}.`;

@@ -118,12 +118,13 @@ function face(s: RunSnapshot, runPage: string): Face {
       const failure = attempt?.failure;
       const what = failure ? `${failure.kind} (${failure.category})` : "Failed";
       const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on the Run page.` : "";
+      const usage = usageLine(s);
       return {
         status: "completed",
         conclusion: "failure",
         output: {
           title: `Failed: ${what}`,
-          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${why}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
+          summary: `Attempt ${attempt?.number ?? 1} failed with ${what}.${why}${usage ? ` ${capitalize(usage)}.` : ""}\n\nPress Retry (or Re-run) to start the next Attempt, or see ${page}.`,
         },
         actions: [CHECK_ACTIONS.retry],
       };

@@ -69,11 +69,29 @@ export function formatCost(usd: number, estimated: boolean): string {
   return estimated ? `~${text}` : text;
 }
 
-/** "duration 3m 12s · cost $0.42", or null when nothing was measured. */
-export function usageLine(s: Pick<RunSnapshot, "durationMs" | "costUsd" | "costEstimated">): string | null {
+/**
+ * A model name as the agent reported it, fit to quote on GitHub: a plain identifier
+ * (`claude-sonnet-4-5`, `gpt-5.1-codex`, `us.anthropic/claude@v2`); anything else is the agent's
+ * own text and is not posted.
+ */
+export function quotableModel(model: string | null): string | null {
+  return model !== null && /^[A-Za-z0-9][A-Za-z0-9._:/@[\]-]{0,99}$/.test(model) ? model : null;
+}
+
+/**
+ * "model `claude-sonnet-4-5` · 3 turns · duration 3m 12s · cost $0.42 (exact)", as
+ * claude-code-action's tracking comment says it; null when nothing was measured. An estimate
+ * shows as "~$0.42"; a cost the agent's report gave, exactly, says so.
+ */
+export function usageLine(
+  s: Pick<RunSnapshot, "durationMs" | "costUsd" | "costEstimated"> & Partial<Pick<RunSnapshot, "costExact" | "model" | "turns">>,
+): string | null {
   const parts: string[] = [];
+  const model = quotableModel(s.model ?? null);
+  if (model) parts.push(`model \`${model}\``);
+  if (s.turns !== undefined && s.turns !== null) parts.push(`${s.turns} turn${s.turns === 1 ? "" : "s"}`);
   if (s.durationMs !== null) parts.push(`duration ${formatDuration(s.durationMs)}`);
-  if (s.costUsd !== null) parts.push(`cost ${formatCost(s.costUsd, s.costEstimated)}`);
+  if (s.costUsd !== null) parts.push(`cost ${formatCost(s.costUsd, s.costEstimated)}${s.costExact && !s.costEstimated ? " (exact)" : ""}`);
   return parts.length ? parts.join(" · ") : null;
 }
 

@@ -44,6 +44,12 @@ export interface RunSnapshot {
   /** Sum of the Attempts' costs, in USD; null when no Attempt reported one. */
   costUsd: number | null;
   costEstimated: boolean;
+  /** Every cost the Attempts recorded is the agent's own report (false when none recorded one). */
+  costExact: boolean;
+  /** The model the latest Attempt's agent reported; null when it reported none. */
+  model: string | null;
+  /** Sum of the turns the agents reported; null when none did. */
+  turns: number | null;
   installationId: number | null;
   /** The repository's parsed `.github/atelier.yml`, as last read. */
   repoConfig: unknown;
@@ -76,6 +82,9 @@ interface SnapshotRow {
   duration_ms: string | number | null;
   cost_usd: string | null;
   cost_estimated: boolean | null;
+  cost_exact: boolean | null;
+  model: string | null;
+  turns: string | number | null;
   installation_id: number | null;
   config: unknown;
   prompt: string;
@@ -86,18 +95,19 @@ const SNAPSHOT_SQL = `
 SELECT r.id, r.loop, r.repo, r.number, i.kind AS item_kind, i.head_sha AS item_head_sha, r.state, r.cancel_reason,
        r.waiting_reason, r.pull_request_number, r.head_sha, r.started_at AT TIME ZONE current_setting('TimeZone') AS started_at,
        r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
-       la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message,
-       tot.duration_ms, tot.cost_usd, tot.cost_estimated, rp.installation_id, rp.config,
+       la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message, la.model,
+       tot.duration_ms, tot.cost_usd, tot.cost_estimated, tot.cost_exact, tot.turns, rp.installation_id, rp.config,
        r.prompt, e.submission->'approvalReason' AS approval_reason
   FROM runs r
   LEFT JOIN events e ON e.id = r.event_id
   LEFT JOIN items i ON i.key = r.item_key
   LEFT JOIN repositories rp ON rp.full_name = r.repo
   LEFT JOIN LATERAL (
-    SELECT number, state, failure_kind, failure_category, failure_message
+    SELECT number, state, failure_kind, failure_category, failure_message, model
       FROM attempts WHERE run_id = r.id ORDER BY number DESC LIMIT 1) la ON true
   LEFT JOIN LATERAL (
-    SELECT sum(duration_ms) AS duration_ms, sum(cost_usd)::text AS cost_usd, bool_or(cost_estimated) AS cost_estimated
+    SELECT sum(duration_ms) AS duration_ms, sum(cost_usd)::text AS cost_usd, bool_or(cost_estimated) AS cost_estimated,
+           bool_and(cost_exact) FILTER (WHERE cost_usd IS NOT NULL) AS cost_exact, sum(turns) AS turns
       FROM attempts WHERE run_id = r.id) tot ON true
  WHERE r.id = $1`;
 
@@ -136,6 +146,9 @@ export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapsho
     durationMs: row.duration_ms === null ? null : Number(row.duration_ms),
     costUsd: row.cost_usd === null ? null : Number(row.cost_usd),
     costEstimated: row.cost_estimated ?? false,
+    costExact: row.cost_exact ?? false,
+    model: row.model,
+    turns: row.turns === null ? null : Number(row.turns),
     installationId: row.installation_id,
     repoConfig: row.config,
     prompt: row.prompt,

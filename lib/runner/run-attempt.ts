@@ -35,6 +35,10 @@ function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
     tokensOut: u?.tokensOut ?? null,
     costUsd: u?.costUsd ?? null,
     costEstimated: u?.costEstimated ?? false,
+    costExact: u?.costExact ?? false,
+    model: u?.model ?? null,
+    turns: u?.turns ?? null,
+    sessionId: u?.sessionId ?? null,
   };
 }
 
@@ -66,7 +70,7 @@ async function produceOutcome(
 ): Promise<Produced> {
   const failed = (failure: Failure): Produced => {
     transcript.system(failure.message);
-    const usage: AttemptUsage = { ...toUsage(null, startedAt), agentMs: 0 };
+    const usage: AttemptUsage = { ...toUsage(null, startedAt), agentMs: 0, costExact: false, model: null, turns: null, sessionId: null };
     return { outcome: { tag: "Failed", failure, usage }, access: null, base: null };
   };
   const agent = rosterAgent(ctx.config.roster, run.agent);
@@ -99,6 +103,8 @@ async function produceOutcome(
         branch: branchOfRun(run),
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
+        resumeSession: run.resume_session,
+        model: run.model,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),

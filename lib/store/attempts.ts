@@ -102,6 +102,12 @@ export interface Usage {
   tokensOut: number | null;
   costUsd: number | null;
   costEstimated: boolean;
+  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
+  costExact?: boolean;
+  /** What the agent reported: the model, its turns, and the session a retry may resume. */
+  model?: string | null;
+  turns?: number | null;
+  sessionId?: string | null;
 }
 
 export type AttemptResult =
@@ -141,8 +147,8 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
       name: "succeed",
       decision: { tag: "Succeeded" },
       from: FROM.succeed,
-      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($19, branch),
-            pull_request_number = COALESCE($20, pull_request_number), head_sha = COALESCE($21, head_sha)`,
+      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($23, branch),
+            pull_request_number = COALESCE($24, pull_request_number), head_sha = COALESCE($25, head_sha)`,
       params: [result.branch, result.pullRequestNumber, result.headSha],
     };
   }
@@ -171,7 +177,7 @@ WITH locked AS (
 ), attempt AS (
   UPDATE attempts SET state = $4, ended_at = now(), failure_kind = $5, failure_category = $6, retryable = $7,
          failure_message = $8, summary = $9, duration_ms = $10, tokens_in = $11, tokens_out = $12, cost_usd = $13,
-         cost_estimated = $14
+         cost_estimated = $14, cost_exact = $19, model = $20, turns = $21, session_id = $22
    WHERE id = $1 AND state = 'Running' AND lease_token = $3
      AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15))
   RETURNING cost_usd, duration_ms
@@ -216,6 +222,10 @@ async function writeFinish(
       result.usage.costEstimated,
       move.from,
       ...transcriptColumns(tail),
+      result.usage.costExact ?? false,
+      result.usage.model ?? null,
+      result.usage.turns ?? null,
+      result.usage.sessionId ?? null,
       ...move.params,
     ],
   });

@@ -23,10 +23,21 @@ async function reopen(sql: Sql, runId: string, set: string, params: unknown[], a
   }
 }
 
-/** Operator retry: Failed → Running; the next Attempt (n+1) starts from the pushed branch. */
+/**
+ * The session the last Attempt's agent reported, when the Run's agent (after `$agent`, an
+ * amendment's, null: unchanged) is still the one that ran it: the next Attempts resume it.
+ */
+const RESUME_LAST_SESSION = (agent: string) => `, resume_session = (
+  SELECT CASE WHEN a.agent IS NOT DISTINCT FROM COALESCE(${agent}, runs.agent) THEN a.session_id END
+    FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1)`;
+
+/**
+ * Operator retry: Failed → Running; the next Attempt (n+1) starts from the pushed branch and
+ * resumes the last Attempt's agent session when it reported one.
+ */
 export async function retryRun(db: Db, runId: string, actor: string): Promise<RunRow> {
   return transaction(db, async (sql) => {
-    const run = await reopen(sql, runId, "", [], "retry");
+    const run = await reopen(sql, runId, RESUME_LAST_SESSION("NULL::text"), [], "retry");
     await audit(sql, { actor, action: "retry", repo: run.repo, runId });
     return run;
   });
@@ -37,7 +48,10 @@ export interface RunAmendment {
   agent?: string;
 }
 
-/** Edit and retry: replaces the Run's task text and/or Agent, then retries it. */
+/**
+ * Edit and retry: replaces the Run's task text and/or Agent, then retries it. The same agent
+ * resumes its last session with the new task as its next message; another agent starts afresh.
+ */
 export async function editAndRetryRun(db: Db, runId: string, actor: string, amendment: RunAmendment): Promise<RunRow> {
   if (amendment.prompt === undefined && amendment.agent === undefined) {
     throw new BadInputError("amendment_empty", "Give a new prompt, a new agent, or both.");
@@ -46,7 +60,8 @@ export async function editAndRetryRun(db: Db, runId: string, actor: string, amen
     const run = await reopen(
       sql,
       runId,
-      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent)`,
+      // another agent gets its own default model: the Loop picked this one among the old agent's
+      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent), model = CASE WHEN $4::text IS NULL OR $4 = agent THEN model END${RESUME_LAST_SESSION("$4::text")}`,
       [amendment.prompt ?? null, amendment.agent ?? null],
       "edit and retry",
     );

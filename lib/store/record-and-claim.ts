@@ -15,6 +15,8 @@ import { transaction, withStoreRetry, type Sql } from "./transaction";
 export interface Submission {
   prompt: string;
   agent: string;
+  /** the model the Loop picked among its agent's (`model:`); absent: the agent's default */
+  model?: string | null;
   approvalRequired: boolean;
   /** the cycle budget; null for schedule Loops, which have none */
   maxCycles: number | null;
@@ -193,8 +195,8 @@ const OPEN_IF_FRESH = (metered: boolean) => ({
 WITH seen AS (${snapshotSql("read")}
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at)
-  SELECT $5, $1, $2, $4, $3, $7, 'Pending', $10, $11, $12, $13, now() FROM seen
+                    approval_required, received_at, model)
+  SELECT $5, $1, $2, $4, $3, $7, 'Pending', $10, $11, $12, $13, now(), $14::jsonb->>'model' FROM seen
    WHERE seen.event IS NULL AND seen.event_run IS NULL AND seen.blocking IS NULL
      AND seen.generation = 0 AND NOT seen.ask AND seen.reserved = 0
      AND NOT (${metered} AND COALESCE((seen.metering->>'gated')::boolean, false))
@@ -335,8 +337,8 @@ WITH sup AS (
   RETURNING s.id
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at)
-  SELECT $10, $1, $3, $4, $5, $6, 'Pending', $11, $12, $13, $14, now()
+                    approval_required, received_at, model)
+  SELECT $10, $1, $3, $4, $5, $6, 'Pending', $11, $12, $13, $14, now(), $9::jsonb->>'model'
    WHERE (NOT ${shape.supersede} OR EXISTS (SELECT 1 FROM sup))
      AND (NOT ${shape.budget}
           OR (COALESCE((SELECT generation FROM cycle_budgets WHERE item_key = $5), 0) = $15
@@ -459,9 +461,9 @@ WITH sup AS (
   UPDATE runs SET queued_behind = true WHERE id = $19 AND NOT queued_behind
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at)
+                    approval_required, received_at, model)
   SELECT $12, $1, $3, $4, $5, $6, 'Pending', $13, $14, $15, $16,
-         COALESCE((SELECT received_at FROM events WHERE id = $1), now())
+         COALESCE((SELECT received_at FROM events WHERE id = $1), now()), $11::jsonb->>'model'
    WHERE $12::text IS NOT NULL
   RETURNING id
 )

@@ -14,6 +14,8 @@ export interface RunRow {
   number: number | null;
   state: RunStateName;
   agent: string;
+  /** The model the Loop picked; null: the agent's default. */
+  model: string | null;
   prompt: string;
   approval_required: boolean;
   reserved_generation: number | null;
@@ -21,10 +23,12 @@ export interface RunRow {
   pull_request_number: number | null;
   received_at: Date;
   waiting_reason: string | null;
+  /** The agent session the Run's next Attempts resume (set by an operator's retry); null: a fresh one. */
+  resume_session: string | null;
 }
 
-export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required,
-  reserved_generation, branch, pull_request_number, received_at, waiting_reason`;
+export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, model, prompt, approval_required,
+  reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
 
 export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
   const { rows } = await sql.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);

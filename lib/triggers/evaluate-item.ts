@@ -144,6 +144,7 @@ export function itemEvent(
     submission: {
       prompt,
       agent: loop.agent,
+      ...(loop.model ? { model: loop.model } : {}),
       approvalRequired,
       maxCycles: loop.maxCycles,
       declaredIn: repo.fullName.toLowerCase(),

@@ -130,6 +130,7 @@ export function tickEvent(
     submission: {
       prompt,
       agent: loop.agent,
+      ...(loop.model ? { model: loop.model } : {}),
       approvalRequired,
       approvalReason,
       maxCycles: null,

@@ -38,7 +38,7 @@ const PACED = 300;
 /** The executor's interface, doing nothing: one line of output, Succeeded, nothing pushed. */
 const noopExecutor: Executor = async (input, deps) => {
   deps.onOutput({ stream: "stdout", text: "noop" });
-  const usage = { durationMs: 0, agentMs: 0, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
+  const usage = { durationMs: 0, agentMs: 0, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false, costExact: false, model: null, turns: null, sessionId: null };
   const outcome: AttemptOutcome = {
     tag: "Succeeded",
     summary: "nothing to do",

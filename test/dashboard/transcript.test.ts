@@ -174,3 +174,64 @@ it("a live stream asks again whether its reader may read the Run, and ends when 
   github.repos.find((r) => r.fullName === REPO)!.roles[reader.login] = "read";
   forgetAccess(viewer.id);
 });
+
+/** Entries with ids across a power of ten (9999992 … 10000008), where text order is not number order. */
+async function entriesAcrossADecade(runId: string, n: number): Promise<string[]> {
+  const base = 10_000_000 - Math.floor(n / 2);
+  await db.pool.query(`DELETE FROM transcript_entries WHERE id BETWEEN $1 AND $2`, [base, base + n - 1]);
+  const texts = Array.from({ length: n }, (_, i) => `line ${i + 1}`);
+  await db.pool.query(
+    `INSERT INTO transcript_entries (id, attempt_id, run_id, stream, text)
+     SELECT $1::bigint + i - 1, $2, $3, 'stdout', 'line ' || i FROM generate_series(1, $4::int) AS i`,
+    [base, `${runId}/agent/1`, runId, n],
+  );
+  return texts;
+}
+
+const page = async (runId: string, q: string) => {
+  const res = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript?${q}`, { headers: { cookie } }), { params: Promise.resolve({ id: runId }) });
+  return { status: res.status, body: (await res.json()) as { entries: { id: string; text: string }[]; next: string | null; error?: string } };
+};
+
+it("a transcript of 17 entries shows 17, in order, as a page and as the live stream: ids are ordered as numbers", async () => {
+  await seedItem(db, REPO, 40);
+  const runId = await seedRun(db, { repo: REPO, number: 40, state: "Succeeded", attempts: [{ state: "Succeeded" }] });
+  const texts = await entriesAcrossADecade(runId, 17);
+  const { status, body } = await page(runId, "limit=50");
+  expect(status).toBe(200);
+  expect(body.entries.map((e) => e.text)).toEqual(texts);
+  expect(body.next).toBeNull();
+  const ids = body.entries.map((e) => Number(e.id));
+  expect(ids).toEqual([...ids].sort((a, b) => a - b));
+  expect(ids.some((id) => id >= 10_000_000) && ids.some((id) => id < 10_000_000)).toBe(true);
+  const json = await GET(new Request(`${ORIGIN}/api/v1/runs/${runId}/transcript`, { headers: { cookie, accept: "application/json" } }), {
+    params: Promise.resolve({ id: runId }),
+  });
+  expect(((await json.json()) as { entries: unknown[] }).entries).toHaveLength(17);
+
+  const events = await readEvents(await open(runId), (es) => es.some((e) => e.event === "end"));
+  expect(events.filter((e) => e.event === "entry").map((e) => e.data.text)).toEqual(texts);
+});
+
+it("250 entries over pages: after, limit and the next cursor, each entry once, in order", async () => {
+  await seedItem(db, REPO, 41);
+  const runId = await seedRun(db, { repo: REPO, number: 41, state: "Succeeded", attempts: [{ state: "Succeeded" }] });
+  const texts = await entriesAcrossADecade(runId, 250);
+  const seen: string[] = [];
+  const sizes: number[] = [];
+  let after: string | null = "0";
+  while (after !== null) {
+    const { status, body } = await page(runId, `after=${after}&limit=100`);
+    expect(status).toBe(200);
+    seen.push(...body.entries.map((e) => e.text));
+    sizes.push(body.entries.length);
+    after = body.next;
+  }
+  expect(sizes).toEqual([100, 100, 50]);
+  expect(seen).toEqual(texts);
+  // the default page is 200
+  expect((await page(runId, "after=0&limit=200")).body.next).not.toBeNull();
+  const bad = await page(runId, "limit=0");
+  expect(bad.status).toBe(400);
+  expect(bad.body.error).toBe("invalid_query");
+});

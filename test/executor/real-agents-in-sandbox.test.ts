@@ -30,7 +30,12 @@ afterEach(async () => {
   fake = null;
 });
 
-async function claudeAttempt(script: AnthropicTurn[], attemptId: string, minutes = 3) {
+async function claudeAttempt(
+  script: AnthropicTurn[],
+  attemptId: string,
+  opts: { prompt?: string; resumeSession?: string | null; model?: string; minutes?: number } = {},
+) {
+  await fake?.close();
   fake = await startFakeAnthropic(script);
   const port = Number(new URL(fake.url).port);
   const spec: NamedAgentSpec = {
@@ -39,9 +44,9 @@ async function claudeAttempt(script: AnthropicTurn[], attemptId: string, minutes
     secrets: ["ANTHROPIC_API_KEY"],
     read_only_paths: [PACKAGE],
     egress: [`127.0.0.1:${port}`],
-    max_attempt_minutes: minutes,
+    max_attempt_minutes: opts.minutes ?? 3,
     price_per_minute_usd: 0.01,
-    adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", env: { ANTHROPIC_BASE_URL: fake.url } }),
+    adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", models: ["claude-haiku-4-5"], env: { ANTHROPIC_BASE_URL: fake.url } }),
   };
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
@@ -51,13 +56,15 @@ async function claudeAttempt(script: AnthropicTurn[], attemptId: string, minutes
       loop: "start-dev",
       repo: "acme/widgets",
       number: 21,
-      prompt: "Add hello.txt and commit it.",
+      prompt: opts.prompt ?? "Add hello.txt and commit it.",
       agent: spec,
       cloneUrl: fx.url,
       token: "ghs_RealAgentToken0123456789abcdefghijklmn",
       defaultBranch: "main",
       branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
       workspaceRoot: fx.root,
+      resumeSession: opts.resumeSession ?? null,
+      model: opts.model ?? null,
     },
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY } },
   );
@@ -82,8 +89,43 @@ describe("the real claude CLI in its sandbox", () => {
     expect(outcome.usage.costEstimated).toBe(false);
     expect(outcome.usage.tokensIn).toBeGreaterThan(0);
     expect(outcome.usage.costUsd).toBeGreaterThan(0);
+    // what the Attempt keeps of the agent's report: its session, model and turns, the cost exact
+    expect(outcome.usage).toMatchObject({ costExact: true, model: "claude-sonnet-4-5", turns: 2 });
+    expect(outcome.usage.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(steps.map((s) => s.type)).toEqual(expect.arrayContaining(["session", "text", "tool_call", "tool_result", "final"]));
     expect(JSON.stringify(out)).not.toContain(KEY);
+  }, 120_000);
+
+  it("an operator's retry resumes the session: the next Attempt's requests carry the earlier conversation", async () => {
+    const first = await claudeAttempt([{ text: "The answer is 42, remember it." }], "realresume/agent/1", { prompt: "What is the answer?" });
+    expect(first.outcome.tag, first.out.map((e) => `[${e.stream}] ${e.text}`).join("\n")).toBe("Succeeded");
+    const session = first.outcome.usage.sessionId;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+
+    const second = await claudeAttempt([{ text: "It was 42." }], "realresume/agent/2", { prompt: "What did you say the answer was?", resumeSession: session });
+    expect(second.outcome.tag, second.out.map((e) => `[${e.stream}] ${e.text}`).join("\n")).toBe("Succeeded");
+    expect(second.out.filter((e) => e.stream === "system").map((e) => e.text)).toContain(`resuming the agent's session ${session}`);
+    const conversation = JSON.stringify(fake!.loopRequests().at(-1)!.body);
+    expect(conversation).toContain("What is the answer?");
+    expect(conversation).toContain("The answer is 42, remember it.");
+    expect(conversation).toContain("What did you say the answer was?");
+  }, 120_000);
+
+  it("a retry whose session this worker did not keep starts a new conversation, and says so", async () => {
+    const { outcome, out } = await claudeAttempt([{ text: "Fresh start." }], "realnosession/agent/2", {
+      prompt: "Go on.",
+      resumeSession: "00000000-0000-4000-8000-000000000000",
+    });
+    expect(outcome.tag).toBe("Succeeded");
+    expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept on this worker; the agent starts a new one");
+    expect(JSON.stringify(fake!.loopRequests().at(-1)!.body)).not.toContain("Add hello.txt");
+  }, 120_000);
+
+  it("runs the model the Run's Loop picked among the agent's models", async () => {
+    const { outcome } = await claudeAttempt([{ text: "Done with haiku." }], "realmodel/agent/1", { prompt: "Say done.", model: "claude-haiku-4-5" });
+    expect(outcome.tag).toBe("Succeeded");
+    expect((fake!.loopRequests().at(-1)!.body as { model: string }).model).toBe("claude-haiku-4-5");
+    expect(outcome.usage.model).toBe("claude-haiku-4-5");
   }, 120_000);
 
   it("a 401 from the model API ends as an authentication failure, not retried", async () => {
@@ -92,7 +134,7 @@ describe("the real claude CLI in its sandbox", () => {
   }, 120_000);
 
   it("a model that never answers ends as a timeout at the agent's limit, with no process left", async () => {
-    const { outcome } = await claudeAttempt([{ hang: true }, { hang: true }, { hang: true }], "claudehang/agent/1", 0.1);
+    const { outcome } = await claudeAttempt([{ hang: true }, { hang: true }, { hang: true }], "claudehang/agent/1", { minutes: 0.1 });
     expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "RunawayFailure", category: "timeout" });
     expect(pidsWithArgument(CLAUDE)).toEqual([]);
   }, 120_000);

@@ -130,7 +130,7 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_unknown_key", line: 9, path: "loops.start-dev.max-cycles", loops: ["ok"] });
     expect(e.message).toBe(
-      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth.',
+      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth.',
     );
   });
 
@@ -143,7 +143,56 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
     prompt: hi
 `);
     expect(e).toMatchObject({ loop: "sneaky", token: "config_unknown_key", line: 5 });
-    expect(e.message).toContain("the command, model and secrets belong to the instance's roster");
+    expect(e.message).toContain("the command, the models offered and the secrets belong to the instance's roster");
+  });
+
+  describe("model: one of those the Loop's agent lists", () => {
+    const withModels = parseInstanceConfig(
+      `
+agents:
+  claude: { kind: claude, command: [claude], model: claude-sonnet-4-5, models: [claude-opus-4-1, claude-haiku-4-5] }
+  plain: { command: [atelier-demo-agent] }
+`,
+      "test-roster.yml",
+    );
+    const loop = (agent: string, model: string) => `loops:
+  start-dev:
+    on: issues
+    agent: ${agent}
+    model: ${model}
+    prompt: hi
+`;
+
+    it("is kept on the Loop when the agent lists it, its default model too", () => {
+      for (const model of ["claude-opus-4-1", "claude-sonnet-4-5"]) {
+        const config = parseRepositoryConfig(loop("claude", model), { roster: withModels });
+        expect(config.errors).toEqual([]);
+        expect(config.loops[0]).toMatchObject({ agent: "claude", model });
+      }
+      expect(parseRepositoryConfig(loop("claude", "claude-opus-4-1").replace("    model: claude-opus-4-1\n", ""), { roster: withModels }).loops[0]).not.toHaveProperty("model");
+    });
+
+    it("is refused with its line when the agent does not list it", () => {
+      const config = parseRepositoryConfig(loop("claude", "gpt-5"), { roster: withModels });
+      expect(config.loops).toEqual([]);
+      expect(config.errors).toEqual([
+        {
+          loop: "start-dev",
+          token: "config_unknown_model",
+          line: 5,
+          path: "loops.start-dev.model",
+          message:
+            'Loop "start-dev" picks the model "gpt-5", which the agent "claude" does not list: use one of claude-sonnet-4-5, claude-opus-4-1, claude-haiku-4-5, or ask the instance\'s admin to add it to the agent\'s models: in atelier.config.yml.',
+        },
+      ]);
+      const none = parseRepositoryConfig(loop("plain", "gpt-5"), { roster: withModels });
+      expect(none.errors).toMatchObject([{ token: "config_unknown_model", line: 5, message: expect.stringContaining('the agent "plain" lists no models') }]);
+    });
+
+    it("models: stays the roster's", () => {
+      const e = parseRepositoryConfig(loop("claude", "claude-opus-4-1").replace("    model:", "    models:"), { roster: withModels }).errors[0]!;
+      expect(e).toMatchObject({ token: "config_unknown_key", line: 5 });
+    });
   });
 
   it("a bad expression in if:", () => {

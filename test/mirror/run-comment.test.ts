@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { runCommentMarker } from "../../lib/mirror/run-comment-view";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
@@ -76,6 +77,33 @@ describe("a Run keeps one comment on its Item, edited in place", () => {
     expect(comments.map((c) => c.id)).toEqual([id]);
     expect(comments[0]!.body).toContain(`**Succeeded** — duration 3m 12s · cost $0.42 · pull request #${pr.number}.`);
     expect(latestCheckRun(world.sim, pr.head.sha, checkRunName("start-dev"))).toMatchObject({ conclusion: "success" });
+  });
+
+  it("shows what the agent reported of a finished Attempt: model, turns, duration and exact cost, kept on the Attempt", async () => {
+    const issue = await openIssue(db, world, "Add a README badge");
+    const runId = await claim(issue, "start-dev", false);
+    const begun = await beginAttempt(db, runId, { token: "lease", workerId: "test" });
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    const usage = {
+      durationMs: 12_000,
+      tokensIn: 1_200,
+      tokensOut: 300,
+      costUsd: 0.4012,
+      costEstimated: false,
+      costExact: true,
+      model: "claude-sonnet-4-5",
+      turns: 3,
+      sessionId: "5f0c7a4e-session",
+    };
+    await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: "done", usage, branch: null, pullRequestNumber: null, headSha: null });
+    const { rows } = await db.pool.query(`SELECT session_id, model, turns, cost_exact FROM attempts WHERE id = $1`, [begun.attempt.id]);
+    expect(rows[0]).toEqual({ session_id: "5f0c7a4e-session", model: "claude-sonnet-4-5", turns: 3, cost_exact: true });
+    await syncRunMirror(world.deps, runId);
+    const comments = commentsOn(world.sim, world.repo, issue);
+    expect(comments[0]!.body).toContain("**Succeeded** — model `claude-sonnet-4-5` · 3 turns · duration 12s · cost $0.40 (exact).");
+    // the Run page shows them too
+    const detail = await loadRunDetail(db, runId);
+    expect(detail.attempts[0]).toMatchObject({ model: "claude-sonnet-4-5", turns: 3, costExact: true, costUsd: "0.401200", sessionId: "5f0c7a4e-session" });
   });
 
   it("finds the comment a crashed sync created before it could store the id", async () => {

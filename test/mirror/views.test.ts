@@ -33,6 +33,9 @@ function snap(over: Partial<RunSnapshot> = {}): RunSnapshot {
     durationMs: null,
     costUsd: null,
     costEstimated: false,
+    costExact: false,
+    model: null,
+    turns: null,
     installationId: 1,
     repoConfig: null,
     prompt: "Review #7",
@@ -125,6 +128,27 @@ describe("the Run's comment", () => {
   it("ends with duration, cost and the pull request", () => {
     const body = runCommentBody(snap({ state: "Succeeded", durationMs: 3_723_000, costUsd: 1.5, costEstimated: true, pullRequestNumber: 12 }), URL_);
     expect(body).toContain("**Succeeded** — duration 1h 02m · cost ~$1.50 · pull request #12.");
+  });
+
+  it("shows the model, the turns, the duration and the exact cost the agent reported, as claude-code-action does", () => {
+    const reported = { durationMs: 12_000, costUsd: 0.4, costExact: true, model: "claude-sonnet-4-5", turns: 3 };
+    const body = runCommentBody(snap({ state: "Succeeded", ...reported, pullRequestNumber: 12 }), URL_);
+    expect(body).toContain("**Succeeded** — model `claude-sonnet-4-5` · 3 turns · duration 12s · cost $0.40 (exact) · pull request #12.");
+    const check = checkRunView(snap({ state: "Succeeded", ...reported }), URL_);
+    expect(check.output.summary).toContain("Model `claude-sonnet-4-5` · 3 turns · duration 12s · cost $0.40 (exact).");
+    const failedRun = runCommentBody({ ...failed(), ...reported, turns: 1 }, URL_);
+    expect(failedRun).toContain("model `claude-sonnet-4-5` · 1 turn · duration 12s · cost $0.40 (exact)");
+    expect(checkRunView({ ...failed(), ...reported, turns: 1 }, URL_).output.summary).toContain(
+      "the details are on the Run page. Model `claude-sonnet-4-5` · 1 turn · duration 12s · cost $0.40 (exact).",
+    );
+  });
+
+  it("never posts a model name that is not a plain identifier: the agent wrote it", () => {
+    for (const model of ["x` [click](https://evil.example) `", "a b", "@everyone", "<img src=x>", "m".repeat(101)]) {
+      const body = runCommentBody(snap({ state: "Succeeded", durationMs: 1_000, model }), URL_);
+      expect(body).toContain("**Succeeded** — duration 1s.");
+      expect(checkRunView(snap({ state: "Succeeded", model }), URL_).output.summary).not.toContain(model);
+    }
   });
 });
 

@@ -86,6 +86,46 @@ describe("attempts", () => {
     expect(run).toMatchObject({ state: "Running", prompt: "Try harder", agent: "codex" });
   });
 
+  it("an operator's retry resumes the session the last Attempt reported; edit-and-retry only while the agent stays", async () => {
+    const id = await openRun();
+    const reported = { ...usage, sessionId: "session-1" };
+    await finishAttempt(db, await start(id), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: reported });
+    expect(await retryRun(db, id, "octo")).toMatchObject({ resume_session: "session-1" });
+    // Attempt 2 reports no session (a crash before it said one): the next retry starts afresh
+    await finishAttempt(db, await start(id, "t2"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await retryRun(db, id, "octo")).toMatchObject({ resume_session: null });
+    await finishAttempt(db, await start(id, "t3"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: { ...usage, sessionId: "session-3" } });
+    expect(await editAndRetryRun(db, id, "octo", { prompt: "Now also add tests" })).toMatchObject({ resume_session: "session-3" });
+    const other = (await db.pool.query(`SELECT agent FROM runs WHERE id = $1`, [id])).rows[0].agent === "codex" ? "claude" : "codex";
+    await finishAttempt(db, await start(id, "t4"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage: { ...usage, sessionId: "session-4" } });
+    // another agent cannot continue this one's conversation
+    expect(await editAndRetryRun(db, id, "octo", { agent: other })).toMatchObject({ resume_session: null, agent: other });
+  });
+
+  it("a Run keeps the model its Loop picked, whichever way it opened; another agent at edit-and-retry takes its own default", async () => {
+    const repo = uniqueRepo();
+    const withModel = (hash: string, model: string) => {
+      const e = itemEvent(repo, 1, hash);
+      return { ...e, submission: { ...e.submission, model } };
+    };
+    const first = await recordAndClaim(db, withModel("h1", "claude-opus-4-1"));
+    if (first.tag !== "Claimed") throw new Error("expected a Run");
+    // a newer change of the Item supersedes the unstarted Run: the other statement that opens one
+    const second = await recordAndClaim(db, withModel("h2", "claude-haiku-4-5"));
+    if (second.tag !== "Claimed") throw new Error("expected a Run");
+    const model = async (id: string) => (await db.pool.query(`SELECT model FROM runs WHERE id = $1`, [id])).rows[0].model;
+    expect(await model(first.runId)).toBe("claude-opus-4-1");
+    expect(await model(second.runId)).toBe("claude-haiku-4-5");
+    expect(await model(await openRun())).toBeNull();
+
+    const a = await start(second.runId);
+    expect(a.number).toBe(1);
+    await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await editAndRetryRun(db, second.runId, "octo", { prompt: "Again" })).toMatchObject({ model: "claude-haiku-4-5" });
+    await finishAttempt(db, await start(second.runId, "t2"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await editAndRetryRun(db, second.runId, "octo", { agent: "codex" })).toMatchObject({ model: null, agent: "codex" });
+  });
+
   it("fences a late write from a worker that lost its lease", async () => {
     const id = await openRun();
     const dead = await start(id, "dead-worker");

@@ -102,6 +102,13 @@ describe("tenants never touch (attacks 9 and 13)", () => {
     expect(tickEvent(own, { fullName: "tenant-b/tools", private: true }, at, "p").submission.approvalRequired).toBe(false);
   });
 
+  it("a Tick carries the model its Loop picked to the Run it opens; without model: the agent's default", async () => {
+    const own = (await storedConfig(fx.db, b.fullName))!.loops.find((l) => l.name === "own")!;
+    const at = new Date("2026-12-01T06:00:00Z");
+    expect(tickEvent({ ...own, model: "claude-haiku-4-5" }, { fullName: "tenant-b/tools", private: true }, at, "p").submission.model).toBe("claude-haiku-4-5");
+    expect(tickEvent(own, { fullName: "tenant-b/tools", private: true }, at, "p").submission).not.toHaveProperty("model");
+  });
+
   it("a Tick on a repository of its own installation opens a Run that records the repository declaring it", async () => {
     const outcome = await fireSchedule(fx.deps, b.fullName, "own", new Date("2026-12-01T07:00:00Z"));
     expect(outcome).toMatchObject({ status: "fired", opened: [expect.any(String)] });

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { codexAdapter } from "../../../lib/executor/adapters";
+import { SESSION_DIRS } from "../../../lib/executor/agent-session";
 import { startFakeOpenAi, type FakeOpenAi, type OpenAiTurn } from "../../support/fake-openai";
 import { agent, CODEX_BIN, COMMIT_HELLO, makeSandbox, ofType, runCli, type Sandbox } from "./real-cli";
 
@@ -130,6 +131,8 @@ describe("the real codex CLI through the codex adapter", () => {
     const { box, spec, fake } = await setup([{ text: "Remembered: tangerine." }, { text: "The word was tangerine." }]);
     const first = await runCli(box, codexAdapter.invocation(spec, { prompt: "Remember the word tangerine." }), codexAdapter.parser(spec), { secrets: SECRETS });
     const threadId = first.report.sessionId!;
+    // where the worker keeps a session from, for the next Attempt (lib/executor/agent-session.ts)
+    expect(existsSync(join(box.home, SESSION_DIRS.codex!))).toBe(true);
     const inv = codexAdapter.invocation(spec, { prompt: "Which word?", resumeSession: threadId });
     expect(inv.args.slice(0, 2)).toEqual(["exec", "resume"]);
     expect(inv.args.slice(-2)).toEqual([threadId, "-"]);

@@ -4,7 +4,7 @@ import type { Worker } from "bullmq";
 import { DEMO_AGENT, type AgentSpec } from "../../../lib/config/roster";
 import { itemEventKey, itemKey } from "../../../lib/engine/ids";
 import type { MoveOutcome } from "../../../lib/runner/move-run";
-import type { ConditionSubject, RunnerGitHub, RunnerLog } from "../../../lib/runner/runner-deps";
+import type { ConditionSubject, Executor, RunnerGitHub, RunnerLog } from "../../../lib/runner/runner-deps";
 import { createRunnerHost, type RunnerHost } from "../../../lib/runner/runner-host";
 import type { Db } from "../../../lib/store/db";
 import type { OpenedRun } from "../../../lib/store/run-snapshot";
@@ -124,6 +124,8 @@ export interface StartRunnerOptions {
   worker?: AttemptWorkerOptions;
   log?: RunnerLog;
   agentEnv?: NodeJS.ProcessEnv;
+  /** The executor (default: the real one). */
+  execute?: Executor;
 }
 
 /** A runner host with its BullMQ attempts worker and queue, as the worker process wires them. */
@@ -139,6 +141,7 @@ export async function startRunner(o: StartRunnerOptions): Promise<RunnerUnderTes
       github: o.github,
       recheckCondition: o.recheckCondition ?? (async () => true),
       ...(o.log ? { log: o.log } : {}),
+      ...(o.execute ? { execute: o.execute } : {}),
     },
     {
       workerId: o.workerId ?? `test-${process.pid}`,

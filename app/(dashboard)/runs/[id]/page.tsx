@@ -116,7 +116,18 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                       <span className="text-stone-500">
                         {a.agent ?? run.agent} · <Time iso={a.startedAt} /> · {duration(a.durationMs)}
                       </span>
-                      {a.costUsd ? <span className="text-stone-500">· ${Number(a.costUsd).toFixed(4)}</span> : null}
+                      {a.model ? <span className="text-stone-500" data-testid="attempt-model">· {a.model}</span> : null}
+                      {a.turns !== null ? (
+                        <span className="text-stone-500" data-testid="attempt-turns">
+                          · {a.turns} turn{a.turns === 1 ? "" : "s"}
+                        </span>
+                      ) : null}
+                      {a.costUsd ? (
+                        <span className="text-stone-500" data-testid="attempt-cost">
+                          · {a.costEstimated ? "~" : ""}${Number(a.costUsd).toFixed(4)}
+                          {a.costExact ? " (exact)" : a.costEstimated ? " (estimated)" : ""}
+                        </span>
+                      ) : null}
                       {a.tokensIn !== null || a.tokensOut !== null ? (
                         <span className="text-stone-500">
                           · {a.tokensIn ?? 0}↓ {a.tokensOut ?? 0}↑ tokens
@@ -147,6 +158,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               <dd className="truncate font-mono text-xs">{run.id}</dd>
               <dt className="text-stone-500">Agent</dt>
               <dd>{run.agent}</dd>
+              {run.model ? (
+                <>
+                  <dt className="text-stone-500">Model</dt>
+                  <dd data-testid="run-model">{run.model}</dd>
+                </>
+              ) : null}
               <dt className="text-stone-500">Approval</dt>
               <dd>{run.approvalRequired ? (run.approval ? `by ${run.approval.approvedBy}` : "required") : "not required"}</dd>
               <dt className="text-stone-500">Received</dt>
