@@ -1,0 +1,94 @@
+import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { approveRun, type OperatorDeps } from "../../lib/runner/operator";
+import { startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic";
+import { testDb } from "../support/db";
+import { CLAUDE_BIN, COMMIT_HELLO } from "../executor/adapters/real-cli";
+import { startSimWorld, type SimWorld } from "./support/sim-world";
+import { agents, AGENT_ENV, attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+
+/**
+ * The real Claude Code CLI through the whole runner: an approved Run in the GitHub simulator,
+ * the agent in its sandbox against a scripted Messages API on a loopback port its roster
+ * allows, its commit pushed, the pull request opened with its own answer, the Attempt's cost
+ * and tokens the ones it reported.
+ */
+
+const CLAUDE = realpathSync(CLAUDE_BIN);
+const db = testDb();
+const prefix = uniquePrefix("real-agent");
+let world: SimWorld;
+let fake: FakeAnthropic;
+let runner: RunnerUnderTest;
+let workspaceRoot: string;
+let ops: OperatorDeps;
+
+beforeAll(async () => {
+  world = await startSimWorld(db);
+  fake = await startFakeAnthropic([
+    { text: "I will add hello.txt.", tools: [{ name: "Bash", input: { command: COMMIT_HELLO, description: "Write and commit hello.txt" } }] },
+    { text: "Added hello.txt and committed it; the greeting is in place." },
+  ]);
+  workspaceRoot = mkdtempSync(join(tmpdir(), "atelier-real-agent-ws-"));
+  runner = await startRunner({
+    db,
+    prefix,
+    github: world.github,
+    workspaceRoot,
+    roster: agents({
+      claude: {
+        kind: "claude",
+        command: [CLAUDE],
+        model: "claude-sonnet-4-5",
+        secrets: ["ANTHROPIC_API_KEY"],
+        env: { ANTHROPIC_BASE_URL: fake.url },
+        egress: [`127.0.0.1:${new URL(fake.url).port}`],
+        readOnlyPaths: [dirname(dirname(CLAUDE))],
+        maxAttemptMinutes: 3,
+      },
+    }),
+    agentEnv: { ...AGENT_ENV, ANTHROPIC_API_KEY: "sk-ant-api03-flow-test-key-0123456789" },
+  });
+  ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };
+});
+afterAll(async () => {
+  await runner?.close();
+  await fake?.close();
+  await world?.close();
+  await db.close();
+  if (workspaceRoot) rmSync(workspaceRoot, { recursive: true, force: true });
+});
+
+describe("a Run of the real claude CLI", () => {
+  it("waits for approval, then the agent commits in its sandbox and the pull request carries its answer and exact usage", async () => {
+    const repo = await world.addRepo("realclaude");
+    const run = await openRun(db, issueEvent(repo, 31, "h1", "Add hello.txt and commit it.", { approvalRequired: true, agent: "claude" }));
+    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt, opened: run.opened });
+    await waitFor("the Run to wait for approval", async () => (await runState(db, run.runId)) === "Waiting" || null);
+    await approveRun(ops, run.runId, "octo-admin");
+    const state = await waitFor("the Run to settle", async () => {
+      const s = await runState(db, run.runId);
+      return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
+    }, 90_000);
+    const attempts = await attemptsOf(db, run.runId);
+    expect(state, JSON.stringify(attempts)).toBe("Succeeded");
+
+    const [owner, name] = repo.split("/") as [string, string];
+    const octokit = world.app.installationOctokit(world.installationId);
+    const pulls = (await octokit.request("GET /repos/{owner}/{repo}/pulls", { owner, repo: name, state: "all" })).data;
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]!.body).toContain("Added hello.txt and committed it; the greeting is in place.");
+    const file = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo: name, path: "hello.txt", ref: pulls[0]!.head.ref });
+    expect(Buffer.from((file.data as { content: string }).content, "base64").toString("utf8")).toBe("hello\n");
+
+    const { rows } = await db.pool.query<{ cost_usd: string | null; cost_estimated: boolean; tokens_in: string | null; summary: string | null }>(
+      `SELECT cost_usd::text, cost_estimated, tokens_in::text, summary FROM attempts WHERE run_id = $1`,
+      [run.runId],
+    );
+    expect(rows[0]).toMatchObject({ cost_estimated: false, summary: "Added hello.txt and committed it; the greeting is in place." });
+    expect(Number(rows[0]!.cost_usd)).toBeGreaterThan(0);
+    expect(Number(rows[0]!.tokens_in)).toBeGreaterThan(0);
+  }, 120_000);
+});
