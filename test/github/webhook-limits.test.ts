@@ -2,12 +2,10 @@ import { sign } from "@octokit/webhooks-methods";
 import { randomUUID } from "node:crypto";
 import { createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
-import { startSimulator, type Simulator } from "../../lib/sandbox/index";
+import type { Simulator } from "../../lib/sandbox/index";
+import { webhookRouteUnderTest } from "./support/route-under-test";
 import { getDb } from "../../lib/store/db";
 
 // Limits before work (THREATS.md, attack 18): the Next route handler itself, configured as in
@@ -17,14 +15,7 @@ let sim: Simulator;
 let POST: (request: Request) => Promise<Response>;
 
 beforeAll(async () => {
-  sim = await startSimulator({});
-  const dir = await mkdtemp(join(tmpdir(), "atelier-limits-"));
-  const file = join(dir, "sandbox-app.json");
-  await writeFile(file, JSON.stringify({ baseUrl: sim.url, ...sim.app }));
-  delete process.env.GITHUB_APP_ID;
-  process.env.ATELIER_SANDBOX_APP_FILE = file;
-  process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
-  ({ POST } = await import("../../app/api/github/webhooks/route"));
+  ({ sim, POST } = await webhookRouteUnderTest());
   // the receiver is built by the first delivery: build it now, so it is not counted below
   const body = JSON.stringify({ zen: "warm up" });
   await POST(webhook(body, { "x-hub-signature-256": await sign(sim.app.webhookSecret, body) }));

@@ -1,10 +1,8 @@
 import { sign } from "@octokit/webhooks-methods";
 import { randomUUID } from "node:crypto";
-import { mkdtemp, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSimulator, type Simulator } from "../../lib/sandbox/index";
+import type { Simulator } from "../../lib/sandbox/index";
+import { webhookRouteUnderTest } from "./support/route-under-test";
 import { getDb } from "../../lib/store/db";
 
 // The Next route handler itself, on the shared test database, configured the way `npm start`
@@ -13,14 +11,7 @@ let sim: Simulator;
 let POST: (request: Request) => Promise<Response>;
 
 beforeAll(async () => {
-  sim = await startSimulator({});
-  const dir = await mkdtemp(join(tmpdir(), "atelier-route-"));
-  const file = join(dir, "sandbox-app.json");
-  await writeFile(file, JSON.stringify({ baseUrl: sim.url, ...sim.app }));
-  delete process.env.GITHUB_APP_ID;
-  process.env.ATELIER_SANDBOX_APP_FILE = file;
-  process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
-  ({ POST } = await import("../../app/api/github/webhooks/route"));
+  ({ sim, POST } = await webhookRouteUnderTest());
 });
 afterAll(async () => {
   await sim.close();
