@@ -126,7 +126,8 @@ export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
 
 export const DEFAULT_CONFIG_PATH = "atelier.config.yml";
 const DEFAULT_MAX_ATTEMPT_MINUTES = 60;
-const DEFAULT_TRANSCRIPT_MB = 5;
+/** What an Attempt's transcript keeps of the agent's output when the config says nothing (MB). */
+export const DEFAULT_TRANSCRIPT_MB = 5;
 
 const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;

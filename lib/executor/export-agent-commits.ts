@@ -5,7 +5,7 @@ import type { AttemptBox } from "./agent-sandbox/box";
 import { DEFAULT_SANDBOX_LIMITS } from "./agent-sandbox/policy";
 import { spawnSandboxed } from "./agent-sandbox/spawn-sandboxed";
 import { SANDBOX_OUT } from "./agent-sandbox/bwrap-args";
-import { baseGitEnv, HARDENED_GIT_ARGS } from "./git";
+import { baseGitEnv, hardenedGitConfigEnv } from "./git";
 import { cacheObjects } from "./workspace";
 
 /**
@@ -84,16 +84,7 @@ export async function exportAgentCommits(req: ExportRequest): Promise<ExportedCo
     ...baseGitEnv(),
     PATH: "/usr/local/bin:/usr/bin:/bin",
     ATELIER_BASE: req.baseSha,
-    GIT_CONFIG_COUNT: String(HARDENED_GIT_ARGS.length / 2),
-    ...Object.fromEntries(
-      HARDENED_GIT_ARGS.filter((_, i) => i % 2 === 1).flatMap((kv, i) => {
-        const eq = kv.indexOf("=");
-        return [
-          [`GIT_CONFIG_KEY_${i}`, kv.slice(0, eq)],
-          [`GIT_CONFIG_VALUE_${i}`, kv.slice(eq + 1)],
-        ];
-      }),
-    ),
+    ...hardenedGitConfigEnv(),
   };
   let result: { code: number | null; stderr: string };
   if (req.sandboxed) {

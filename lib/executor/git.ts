@@ -90,14 +90,23 @@ export function baseGitEnv(): Record<string, string> {
  * a program, whatever a repository's own config says (the worker's git only ever opens
  * repositories it made, but the rule costs nothing).
  */
-export const HARDENED_GIT_ARGS: readonly string[] = [
-  "-c",
-  "core.hooksPath=/dev/null",
-  "-c",
-  "core.fsmonitor=false",
-  "-c",
-  "protocol.ext.allow=never",
+const HARDENED_GIT_CONFIG: readonly (readonly [string, string])[] = [
+  ["core.hooksPath", "/dev/null"],
+  ["core.fsmonitor", "false"],
+  ["protocol.ext.allow", "never"],
 ];
+
+export const HARDENED_GIT_ARGS: readonly string[] = HARDENED_GIT_CONFIG.flatMap(([key, value]) => ["-c", `${key}=${value}`]);
+
+/** The same settings as GIT_CONFIG_* variables, for a git that Atelier does not start itself (in a sandbox's script). */
+export function hardenedGitConfigEnv(): Record<string, string> {
+  const env: Record<string, string> = { GIT_CONFIG_COUNT: String(HARDENED_GIT_CONFIG.length) };
+  HARDENED_GIT_CONFIG.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  return env;
+}
 
 export function git(args: string[], options: GitOptions): Promise<GitResult> {
   const env = {

@@ -1,3 +1,4 @@
+import { DEFAULT_TRANSCRIPT_MB } from "../config/roster";
 import type { OutputEntry } from "../executor/agent-spec";
 import { announce } from "../store/announce";
 import type { Db } from "../store/db";
@@ -12,7 +13,7 @@ import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type Transcri
  */
 
 /** What one Attempt's transcript holds at most by default: past it, the agent's output is counted, not kept. */
-export const DEFAULT_TRANSCRIPT_MAX_BYTES = 5 * 1024 * 1024;
+const DEFAULT_TRANSCRIPT_MAX_BYTES = DEFAULT_TRANSCRIPT_MB * 1024 * 1024;
 
 export interface TranscriptOptions {
   flushMs?: number;

@@ -75,7 +75,7 @@ export async function makeBox(box: AttemptBox): Promise<void> {
   for (const d of [box.home, box.tmp, box.out]) await handToAgent(box, d);
 }
 
-export async function handToAgent(box: Pick<AttemptBox, "uid" | "switchUser">, path: string): Promise<void> {
+async function handToAgent(box: Pick<AttemptBox, "uid" | "switchUser">, path: string): Promise<void> {
   if (box.switchUser) await chown(path, box.uid, box.uid);
   await chmod(path, 0o700);
 }

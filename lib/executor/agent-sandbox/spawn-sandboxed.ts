@@ -8,7 +8,7 @@ import type { AttemptBox } from "./box";
 import { createAttemptCgroup, type AttemptCgroup } from "./cgroup";
 import { startEgressGateway, type EgressGateway, type EgressRefusal } from "./egress-proxy";
 import { watchChild, type ChildWatch } from "../child-watch";
-import { isLoopbackRule, type EgressRule, type SandboxLimits } from "./policy";
+import type { EgressRule, SandboxLimits } from "./policy";
 
 /**
  * Starts a command inside an Attempt's sandbox (see bwrap-args.ts for what it holds), joined
@@ -133,8 +133,8 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
         bridges.push({ port: PROXY_PORT, socket: `${SANDBOX_RUN}/proxy.sock` });
         const proxy = `http://127.0.0.1:${PROXY_PORT}`;
         Object.assign(env, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy });
-        const local = ["127.0.0.1", "localhost", ...req.egress.filter(isLoopbackRule).map(() => "::1")];
-        env.NO_PROXY = env.no_proxy = [...new Set(local)].join(",");
+        // the bridged loopback ports are reached directly, not through the proxy
+        env.NO_PROXY = env.no_proxy = "127.0.0.1,localhost,::1";
       }
       env.ATELIER_EGRESS_BRIDGES = JSON.stringify(bridges);
       programs["egress-init.mjs"] = EGRESS_INIT;
