@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import { loadGitHubAppSettings } from "../lib/config/github-app";
 import { createRedis, instanceKeyPrefix } from "../lib/config/redis";
 import { loadInstanceConfig } from "../lib/config/roster";
+import { atelierVersion } from "../lib/config/version";
 import { createGitHubApp } from "../lib/github/app";
 import { redisRateBlocks } from "../lib/github/redis-rate-blocks";
 import { createLog } from "../lib/github/log";
@@ -17,6 +18,7 @@ import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
 import { startRebuildGuard } from "../lib/runner/rebuild-guard";
 import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
+import { startWorkerHeartbeat, workerIdentity } from "../lib/runner/worker-heartbeat";
 import { getDb } from "../lib/store/db";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
@@ -56,6 +58,9 @@ const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gat
 
 await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
 await host.start();
+const heartbeat = await startWorkerHeartbeat(db, workerIdentity(host.context.config.workerId, instance.maxConcurrentAttempts, atelierVersion()), () => host.running, {
+  onError: (err) => log.warn({ err: String(err) }, "worker heartbeat failed; trying again"),
+});
 await workQueue.syncSchedulers();
 
 const mirrorDeps = { db, github: async (id: number) => github.installationOctokit(id), publicUrl };
@@ -97,6 +102,7 @@ installShutdownSignals({
   log,
   cleanup: async () => {
     clearInterval(quotaRecheck);
+    await heartbeat.stop();
     rebuildGuard.stop();
     await workQueue.close();
     redis.disconnect();

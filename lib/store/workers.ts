@@ -1,0 +1,63 @@
+import type { Db } from "./db";
+
+/**
+ * The worker registry (table `workers`). Each worker process registers at start, heartbeats
+ * inside the lease TTL (lib/runner/worker-heartbeat.ts) and marks itself stopped when it exits
+ * cleanly. A worker is alive while its heartbeat is younger than the stale window; readiness,
+ * the Workers page and the sweep of a dead worker's Attempts ask `isWorkerAlive` / `liveWorkers`.
+ */
+
+export interface WorkerRow {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  slots: number;
+  running: number;
+  startedAt: Date;
+  heartbeatAt: Date;
+  stoppedAt: Date | null;
+}
+
+export interface WorkerIdentity {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  slots: number;
+}
+
+/** The predicate of the registry: not stopped, and heard from within `staleAfterMs`. */
+export function isWorkerAlive(worker: Pick<WorkerRow, "heartbeatAt" | "stoppedAt">, staleAfterMs: number, now = new Date()): boolean {
+  return worker.stoppedAt === null && now.getTime() - worker.heartbeatAt.getTime() < staleAfterMs;
+}
+
+/** Registers (or re-registers, after a restart with the same id) a worker; its heartbeat is now. */
+export async function registerWorker(db: Db, worker: WorkerIdentity): Promise<void> {
+  const now = new Date();
+  const fields = { host: worker.host, pid: worker.pid, version: worker.version, slots: worker.slots, running: 0, startedAt: now, heartbeatAt: now, stoppedAt: null };
+  await db.prisma.worker.upsert({ where: { id: worker.id }, create: { id: worker.id, ...fields }, update: fields });
+}
+
+/** Refreshes a worker's heartbeat and its count of running Attempts. */
+export async function heartbeatWorker(db: Db, id: string, running: number): Promise<void> {
+  await db.prisma.worker.updateMany({ where: { id, stoppedAt: null }, data: { heartbeatAt: new Date(), running } });
+}
+
+/** A clean exit: the worker is no longer counted, and nothing of it needs sweeping. */
+export async function markWorkerStopped(db: Db, id: string): Promise<void> {
+  await db.prisma.worker.updateMany({ where: { id }, data: { stoppedAt: new Date(), running: 0 } });
+}
+
+/** Every registered worker, newest heartbeat first (the Workers page). */
+export async function listWorkers(db: Db): Promise<WorkerRow[]> {
+  return db.prisma.worker.findMany({ orderBy: { heartbeatAt: "desc" } });
+}
+
+/** The workers alive now (readiness, "no worker is running"). */
+export async function liveWorkers(db: Db, staleAfterMs: number): Promise<WorkerRow[]> {
+  return db.prisma.worker.findMany({
+    where: { stoppedAt: null, heartbeatAt: { gt: new Date(Date.now() - staleAfterMs) } },
+    orderBy: { heartbeatAt: "desc" },
+  });
+}
