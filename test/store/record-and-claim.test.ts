@@ -199,6 +199,23 @@ describe("recordAndClaim", () => {
     expect(repoRows[0].n).toBe(1);
   });
 
+  it("a supersede commits when the budget then blocks: the unstarted Run is canceled, and the newer Event opens nothing", async () => {
+    const repo = uniqueRepo();
+    const r1 = await recordAndClaim(db, itemEvent(repo, 1, "h1", { maxCycles: 2 }));
+    if (r1.tag !== "Claimed") throw new Error("expected a Run");
+    const b = await beginAttempt(db, r1.runId, lease);
+    if (b.tag !== "Started") throw new Error("expected an Attempt");
+    await finishAttempt(db, b.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    const pending = await recordAndClaim(db, itemEvent(repo, 1, "h2", { maxCycles: 2 })); // the 2nd cycle, unstarted
+    if (pending.tag !== "Claimed") throw new Error("expected a Run");
+    // the config now says 1: the newer Event supersedes the unstarted Run, and 1 done of 1 blocks it
+    const third = await recordAndClaim(db, itemEvent(repo, 1, "h3", { maxCycles: 1 }));
+    expect(third).toEqual({ tag: "Blocked", reason: "cycle_budget_exhausted", superseded: pending.runId });
+    expect(await runState(pending.runId)).toMatchObject({ state: "Canceled", cancel_reason: "Superseded", reserved_generation: null });
+    const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM runs WHERE repo = $1 AND state IN ('Pending','Waiting','Queued','Running')`, [repo]);
+    expect(rows[0].n).toBe(0);
+  });
+
   it("a budget block after a supersede leaves the older Run canceled and opens nothing", async () => {
     const repo = uniqueRepo();
     const opts = { maxCycles: 1 };
