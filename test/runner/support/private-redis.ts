@@ -9,6 +9,8 @@ import { Redis } from "ioredis";
 export interface PrivateRedis {
   url: string;
   stop(): Promise<void>;
+  /** Starts it again on the same port, empty (after `stop`). */
+  start(): Promise<void>;
 }
 
 async function freePort(): Promise<number> {
@@ -22,13 +24,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPrivateRedis(): Promise<PrivateRedis> {
-  const port = await freePort();
+async function serve(port: number): Promise<ChildProcess> {
   const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
     stdio: "ignore",
   });
-  const url = `redis://127.0.0.1:${port}`;
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  const probe = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
   probe.on("error", () => undefined);
   const deadline = Date.now() + 5_000;
   for (;;) {
@@ -42,11 +42,21 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     }
   }
   probe.disconnect();
+  return child;
+}
+
+export async function startPrivateRedis(): Promise<PrivateRedis> {
+  const port = await freePort();
+  let child = await serve(port);
   return {
-    url,
+    url: `redis://127.0.0.1:${port}`,
     async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGKILL");
       await new Promise((r) => child.once("exit", r));
+    },
+    async start() {
+      child = await serve(port);
     },
   };
 }
