@@ -4,7 +4,7 @@ import { startHealthServer, type HealthServer } from "../../lib/health/health-se
 import { createDb, type Db } from "../../lib/store/db";
 import { markWorkerStopped, registerWorker } from "../../lib/store/workers";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
-import { startPrivateRedis, type PrivateRedis } from "../runner/support/private-redis";
+import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 
 // Readiness on a Postgres cluster and a Redis server of this file's own, which the test stops
 // under the web route and the worker's health port and starts again: 503 with the failing
