@@ -10,6 +10,7 @@ import { atelierVersion } from "../lib/config/version";
 import { createGitHubApp } from "../lib/github/app";
 import { redisRateBlocks } from "../lib/github/redis-rate-blocks";
 import { createLog } from "../lib/github/log";
+import { healthPortFrom, startHealthServer } from "../lib/health/health-server";
 import { admission } from "../lib/metering/admission";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
@@ -35,9 +36,10 @@ import { createScheduleWorker } from "./processors/schedule";
 /** How often Events blocked by a quota are hinted again, so they open once the limit lifts. */
 const QUOTA_RECHECK_MS = 5 * 60_000;
 
-const log = createLog("atelier.worker");
-const db = getDb();
 const instance = await loadInstanceConfig();
+// the agents' secrets are masked in the worker's log lines too, beside the instance's own
+const log = createLog("atelier.worker", { secrets: Object.values(instance.agents).flatMap((a) => a.secrets.map((name) => process.env[name])) });
+const db = getDb();
 const redis = createRedis();
 const keyPrefix = instanceKeyPrefix();
 const github = createGitHubApp(await loadGitHubAppSettings({ db }), { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
@@ -62,6 +64,9 @@ const heartbeat = await startWorkerHeartbeat(db, workerIdentity(host.context.con
   onError: (err) => log.warn({ err: String(err) }, "worker heartbeat failed; trying again"),
 });
 await workQueue.syncSchedulers();
+// GET /healthz, /readyz and /metrics on ATELIER_WORKER_HEALTH_PORT (off when unset)
+const healthPort = healthPortFrom();
+const health = healthPort === null ? null : await startHealthServer({ port: healthPort, version: atelierVersion(), readiness: { db, redis } });
 
 const mirrorDeps = { db, github: async (id: number) => github.installationOctokit(id), publicUrl };
 const attempts = createAttemptWorker(connection, host);
@@ -103,10 +108,11 @@ installShutdownSignals({
   cleanup: async () => {
     clearInterval(quotaRecheck);
     await heartbeat.stop();
+    await health?.close();
     rebuildGuard.stop();
     await workQueue.close();
     redis.disconnect();
     await db.close();
   },
 });
-log.info({ slots: instance.maxConcurrentAttempts, workspaceRoot, github: github.settings.baseUrl }, "worker started");
+log.info({ slots: instance.maxConcurrentAttempts, workspaceRoot, github: github.settings.baseUrl, healthPort: health?.port ?? null }, "worker started");

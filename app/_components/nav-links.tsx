@@ -12,6 +12,7 @@ const LINKS = [
   { href: "/deliveries", label: "Deliveries" },
   { href: "/audit", label: "Audit" },
   { href: "/repositories", label: "Repositories" },
+  { href: "/workers", label: "Workers" },
 ];
 
 export function NavLinks({ needsCount }: { needsCount: number }) {

@@ -50,7 +50,7 @@ export function createAttemptWorker(
     ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
   });
   worker.on("error", (err) => host.context.log.error({ err }, "attempts worker error"));
-  worker.on("failed", (job, err) => host.context.log.error({ err, runId: job?.data.runId }, "moving a Run failed"));
+  worker.on("failed", (job, err) => host.context.log.error({ err, run_id: job?.data.runId }, "moving a Run failed"));
   return worker;
 }
 

@@ -94,7 +94,7 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
   worker.on("failed", (job, err) => {
     const runId = job?.data.runId;
     const final = !job || job.attemptsMade >= (job.opts.attempts ?? 1) || err instanceof UnrecoverableError;
-    (final ? log.error : log.warn).call(log, { err, runId }, final ? "the Run's mirror gave up on this version" : "the Run's mirror will try again");
+    (final ? log.error : log.warn).call(log, { err, run_id: runId }, final ? "the Run's mirror gave up on this version" : "the Run's mirror will try again");
   });
 
   let listener: RunChangedListener | null = null;
@@ -103,7 +103,7 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
     if (every > 0) await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every }, { name: SWEEP_JOB, data: {} });
     if (options.listen ?? true) {
       const onRunId = (runId: string): void => {
-        enqueue(runId).catch((err: unknown) => log.error({ err, runId }, "could not enqueue the Run's mirror"));
+        enqueue(runId).catch((err: unknown) => log.error({ err, run_id: runId }, "could not enqueue the Run's mirror"));
       };
       listener = await listenRunChanged(deps.db, onRunId, {
         onReconnect: () => {

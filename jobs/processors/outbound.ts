@@ -69,12 +69,12 @@ export async function createOutboundWorker(
   const tryOne = async (deliveryId: number): Promise<DeliveryOutcome> => {
     const outcome = await attemptDelivery(deps, deliveryId);
     if (outcome.tag === "Retry") {
-      log.warn({ deliveryId, tries: outcome.tries, error: outcome.error, delayMs: outcome.delayMs }, "webhook delivery failed; it will be tried again");
+      log.warn({ outbound_delivery_id: deliveryId, tries: outcome.tries, error: outcome.error, delayMs: outcome.delayMs }, "webhook delivery failed; it will be tried again");
       await enqueue(deliveryId, { delayMs: outcome.delayMs, tries: outcome.tries }).catch((err: unknown) =>
-        log.warn({ err, deliveryId }, "could not queue the next try; the sweep will find it"),
+        log.warn({ err, outbound_delivery_id: deliveryId }, "could not queue the next try; the sweep will find it"),
       );
     } else if (outcome.tag === "GaveUp") {
-      log.error({ deliveryId, tries: outcome.tries, error: outcome.error }, "webhook delivery gave up; it can be redelivered from the delivery log");
+      log.error({ outbound_delivery_id: deliveryId, tries: outcome.tries, error: outcome.error }, "webhook delivery gave up; it can be redelivered from the delivery log");
     }
     return outcome;
   };
@@ -106,7 +106,7 @@ export async function createOutboundWorker(
     const onRunId = (runId: string): void => {
       dueDeliveriesOfRun(deps.db, runId)
         .then((ids) => Promise.all(ids.map((id) => enqueue(id))))
-        .catch((err: unknown) => log.error({ err, runId }, "could not queue the Run's webhook deliveries"));
+        .catch((err: unknown) => log.error({ err, run_id: runId }, "could not queue the Run's webhook deliveries"));
     };
     listener = await listenRunChanged(deps.db, onRunId, {
       onReconnect: () => void sweep().catch(() => undefined),

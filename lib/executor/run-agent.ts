@@ -1,3 +1,4 @@
+import { metrics } from "../metrics/metrics";
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { agentFailure, infraFailure, runawayFailure, type Failure } from "../engine/failure";
 import { BadInputError, ConflictError } from "../errors";
@@ -89,6 +90,7 @@ interface AgentProcess extends ChildWatch {
 const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand, env: Record<string, string>): Promise<AgentProcess> {
+  metrics.sandboxStarts.inc({ mode: input.sandbox ? "sandboxed" : "unconfined" });
   if (input.sandbox) {
     const boxed = await spawnSandboxed({
       ...input.sandbox,

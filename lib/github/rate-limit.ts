@@ -1,3 +1,4 @@
+import { metrics } from "../metrics/metrics";
 import { systemClock, sleep, type Clock } from "./clock";
 import { GitHubRateLimitedError } from "./errors";
 
@@ -83,7 +84,10 @@ export class RateLimits {
     const reset = numberHeader(headers, "x-ratelimit-reset");
     const limit = numberHeader(headers, "x-ratelimit-limit");
     if (limit !== null) budget.limit = limit;
-    if (remaining !== null) budget.remaining = remaining;
+    if (remaining !== null) {
+      budget.remaining = remaining;
+      metrics.githubRateRemaining.set({ resource: actual, caller }, remaining);
+    }
     if (reset !== null) budget.resetAt = reset * 1000;
     if (remaining === 0 && reset !== null) budget.blockedUntil = Math.max(budget.blockedUntil, reset * 1000);
     const retryAfter = numberHeader(headers, "retry-after");
@@ -108,6 +112,7 @@ export class RateLimits {
     if (!rateLimit || typeof rateLimit.remaining !== "number") return;
     const budget = this.budget(caller, "graphql");
     budget.remaining = rateLimit.remaining;
+    metrics.githubRateRemaining.set({ resource: "graphql", caller }, rateLimit.remaining);
     if (typeof rateLimit.limit === "number") budget.limit = rateLimit.limit;
     const resetAt = rateLimit.resetAt ? Date.parse(rateLimit.resetAt) : NaN;
     if (!Number.isNaN(resetAt)) {

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Probot } from "probot";
 import { BadInputError, toHttpError, UnauthorizedError, type HttpError } from "../errors";
+import { metrics } from "../metrics/metrics";
 import type { Db } from "../store/db";
 import { assertDeclaredLength, WEBHOOK_BODY_LIMIT } from "../http/read-body";
 import type { Log } from "./log";
@@ -58,13 +59,13 @@ export function refuseBeforeBody(headers: Record<string, string | undefined>, lo
   try {
     assertDeclaredLength(headers["content-length"], WEBHOOK_BODY_LIMIT);
   } catch (err) {
-    log.warn({ delivery: headers["x-github-delivery"] ?? null, length: headers["content-length"] }, "webhook refused unread: larger than GitHub's 25 MB");
-    return answer(err);
+    log.warn({ delivery_id: headers["x-github-delivery"] ?? null, length: headers["content-length"] }, "webhook refused unread: larger than GitHub's 25 MB");
+    return counted(answer(err));
   }
   const signature = headers["x-hub-signature-256"] ?? "";
   if (!SIGNATURE_SHAPE.test(signature)) {
-    log.warn({ delivery: headers["x-github-delivery"] ?? null, signed: signature !== "" }, "webhook refused unread: no X-Hub-Signature-256 of the form sha256=<64 hex>");
-    return answer(signatureRefusal(signature));
+    log.warn({ delivery_id: headers["x-github-delivery"] ?? null, signed: signature !== "" }, "webhook refused unread: no X-Hub-Signature-256 of the form sha256=<64 hex>");
+    return counted(answer(signatureRefusal(signature)));
   }
   return null;
 }
@@ -85,12 +86,23 @@ function signatureRefusal(signature: string): UnauthorizedError {
  * to the Probot app's handlers.
  */
 export async function receiveWebhook(deps: WebhookReceiverDeps, request: WebhookRequest): Promise<WebhookAnswer> {
+  return counted(await receive(deps, request));
+}
+
+/** A delivery's outcome for the metrics: what a 200 said, else why it was refused. */
+function counted(a: WebhookAnswer): WebhookAnswer {
+  const outcome = a.status === 200 ? (a.body as { status: string }).status : a.status === 401 || a.status === 413 ? "refused" : a.status === 400 ? "invalid" : "failed";
+  metrics.webhookDeliveries.inc({ outcome });
+  return a;
+}
+
+async function receive(deps: WebhookReceiverDeps, request: WebhookRequest): Promise<WebhookAnswer> {
   const id = request.headers["x-github-delivery"] ?? "";
   const event = request.headers["x-github-event"] ?? "";
   const signature = request.headers["x-hub-signature-256"] ?? "";
   if (!(await signatureMatches(deps.secret, request.body, signature))) {
     deps.log.warn(
-      { delivery: id || null, event: event || null, signed: signature !== "" },
+      { delivery_id: id || null, event: event || null, signed: signature !== "" },
       "webhook refused: its X-Hub-Signature-256 does not match the webhook secret. If GitHub sent it, set GITHUB_WEBHOOK_SECRET to the App's webhook secret (App settings → Webhook secret).",
     );
     return answer(signatureRefusal(signature));
@@ -113,7 +125,8 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
     return answer(new BadInputError("webhook_body_invalid", "The delivery's body is not a JSON object (the App's webhook content type must be application/json)."));
   }
   const action = typeof payload.action === "string" && ACTION_NAME.test(payload.action) ? payload.action : null;
-  const installationId = (payload.installation as { id?: unknown } | null | undefined)?.id;
+  const rawInstallation = (payload.installation as { id?: unknown } | null | undefined)?.id;
+  const installationId = typeof rawInstallation === "number" && Number.isSafeInteger(rawInstallation) && rawInstallation > 0 ? rawInstallation : null;
   const wanted = WANTED_EVENTS.has(event);
   // every payload of an event Atelier acts on is checked before a handler sees it
   const check = wanted ? checkWebhookPayload(event, payload) : null;
@@ -123,14 +136,15 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
     event,
     action,
     status,
-    installationId: typeof installationId === "number" && Number.isSafeInteger(installationId) && installationId > 0 ? installationId : null,
+    installationId,
   });
+  const ids = { delivery_id: id, installation_id: installationId };
   if (!first) {
-    deps.log.info({ delivery: id, event, action }, "webhook redelivered: already handled, nothing changes");
+    deps.log.info({ ...ids, event, action }, "webhook redelivered: already handled, nothing changes");
     return ok(id, "duplicate");
   }
   if (check && !check.ok) {
-    deps.log.warn({ delivery: id, event, action, problems: check.problems }, "webhook filtered: unexpected payload (not the shape GitHub documents for this event); nothing done");
+    deps.log.warn({ ...ids, event, action, problems: check.problems }, "webhook filtered: unexpected payload (not the shape GitHub documents for this event); nothing done");
     return { status: 200, headers: {}, body: { status: "filtered", id, reason: UNEXPECTED_PAYLOAD } };
   }
   if (status === "filtered") return ok(id, "filtered");
@@ -138,9 +152,10 @@ export async function receiveWebhook(deps: WebhookReceiverDeps, request: Webhook
     await deps.probot.receive({ id, name: event, payload } as Parameters<Probot["receive"]>[0]);
   } catch (err) {
     await forgetDelivery(deps.db, id);
-    deps.log.error({ delivery: id, event, action, err: err instanceof Error ? err.message : String(err) }, "webhook handler failed; a redelivery will be handled in full");
+    deps.log.error({ ...ids, event, action, err: err instanceof Error ? err.message : String(err) }, "webhook handler failed; a redelivery will be handled in full");
     return answer(err);
   }
+  deps.log.info({ ...ids, event, action }, "webhook handled");
   return ok(id, "accepted");
 }
 

@@ -1,3 +1,4 @@
+import { metrics } from "../metrics/metrics";
 import type { Db } from "../store/db";
 import { retryDelayMs } from "./backoff";
 import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
@@ -83,6 +84,7 @@ async function record(
   claimed: Claimed,
   o: { status: "pending" | "delivered" | "failed"; lastStatus: number | null; error: string | null; delayMs: number | null },
 ): Promise<void> {
+  metrics.outboundDeliveries.inc({ outcome: o.status === "pending" ? "retry" : o.status });
   await db.pool.query(
     `UPDATE outbound_deliveries
         SET status = $3, last_status = $4, last_error = $5,

@@ -1,3 +1,4 @@
+import { metrics } from "../metrics/metrics";
 import { createHash, randomUUID } from "node:crypto";
 import type { Redis } from "ioredis";
 
@@ -95,6 +96,7 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     if (controller.signal.aborted) return;
     stop();
     controller.abort(reason);
+    metrics.leaseLosses.inc({ reason });
     options.onLost?.(reason);
   };
   // Redis may not answer at all (commands queue while it reconnects): the deadline decides.

@@ -171,9 +171,9 @@ async function underLease(
       const after = Math.min(begun.refusal.retryAfterSeconds ?? QUOTA_RECHECK_S, QUOTA_RECHECK_S);
       return { tag: "Again", reason: "quota", delayMs: after * 1000 };
     }
-    ctx.log.info({ runId, attemptId: begun.attempt.id, worker: ctx.config.workerId }, "attempt started");
+    ctx.log.info({ run_id: runId, attempt_id: begun.attempt.id, worker: ctx.config.workerId }, "attempt started");
     const end = await runBegunAttempt(ctx, begun.run, begun.attempt, lease, local);
-    ctx.log.info({ runId, attemptId: begun.attempt.id, end: end.tag, ...(end.tag === "Recorded" ? { decision: end.finish.decision.tag } : {}) }, "attempt ended");
+    ctx.log.info({ run_id: runId, attempt_id: begun.attempt.id, end: end.tag, ...(end.tag === "Recorded" ? { decision: end.finish.decision.tag } : {}) }, "attempt ended");
     const closed: Closed = {
       tag: "Closed",
       attemptId: begun.attempt.id,

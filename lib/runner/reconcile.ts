@@ -88,7 +88,7 @@ export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
     const result = await expireAttempt(deps.db, a.id);
     if (!result) continue; // it closed meanwhile
     expired.push(a.id);
-    log.warn({ attemptId: a.id, decision: result.decision.tag }, "closed an Attempt whose worker stopped holding its lease");
+    log.warn({ attempt_id: a.id, decision: result.decision.tag }, "closed an Attempt whose worker stopped holding its lease");
     if (result.decision.tag === "RetryAttempt") {
       await deps.workQueue.moveRun(result.run.id, { receivedAt: result.run.received_at });
     } else {

@@ -169,7 +169,7 @@ export async function runBegunAttempt(
   const { db } = ctx.deps;
   const transcript = new TranscriptWriter(db, attempt.id, run.id, {
     ...ctx.config.transcript,
-    onError: (err) => ctx.log.warn({ err, attemptId: attempt.id }, "could not store transcript lines"),
+    onError: (err) => ctx.log.warn({ err, attempt_id: attempt.id, run_id: attempt.runId }, "could not store transcript lines"),
   });
   local.attemptId = attempt.id;
   local.note = (text) => transcript.system(text);

@@ -98,10 +98,10 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
           void isAttemptCanceled(deps.db, attemptId)
             .then((canceled) => {
               if (!canceled) {
-                context.log.warn({ runId: msg.runId, attemptId }, "a cancel message for an Attempt its row does not say Canceled: ignored");
+                context.log.warn({ run_id: msg.runId, attempt_id: attemptId }, "a cancel message for an Attempt its row does not say Canceled: ignored");
                 return;
               }
-              context.log.info({ runId: msg.runId, attemptId }, "canceled by an operator; stopping the agent");
+              context.log.info({ run_id: msg.runId, attempt_id: attemptId }, "canceled by an operator; stopping the agent");
               local.canceled.abort();
             })
             .catch(() => undefined); // the row watch notices a real cancel anyway
@@ -112,7 +112,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
           void readAuditedIntervention(deps.db, msg.auditId)
             .then((found) => {
               if (!found || found.runId !== local.runId || found.attemptId !== local.attemptId) {
-                context.log.warn({ runId: msg.runId, auditId: msg.auditId }, "an intervention message with no audited intervention behind it: ignored");
+                context.log.warn({ run_id: msg.runId, auditId: msg.auditId }, "an intervention message with no audited intervention behind it: ignored");
                 return;
               }
               if (!local.agent) {

@@ -1,3 +1,4 @@
+import { countAttemptOutcome, countRunTransition } from "../metrics/metrics";
 import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
@@ -82,6 +83,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
     const { rows } = await db.pool.query<RunRow>({ ...START("guarded"), values: [...values, snap.version] });
     if (!rows[0]) return changed();
     announceRunsChanged(db.pool, [run.id]);
+    if (run.state !== "Running") countRunTransition("Running");
     return started(rows[0]);
   }
   const gated = await transaction(db, async (sql): Promise<StartResult | null> => {
@@ -93,6 +95,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
     await markRunsChanged(sql, [run.id]);
     return started(rows[0]!);
   });
+  if (gated?.tag === "Started" && run.state !== "Running") countRunTransition("Running");
   return gated ?? changed();
 }
 
@@ -269,15 +272,23 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
   if (!alone?.hooked) {
     const run = await movedRun(db.pool, ref, alone, move);
     announceRunsChanged(db.pool, [ref.runId]);
-    return { run, decision: move.decision, queuedBehind: alone!.queued_behind };
+    return countedFinish(result, move, { run, decision: move.decision, queuedBehind: alone!.queued_behind });
   }
-  return transaction(db, async (sql) => {
+  const recorded = await transaction(db, async (sql) => {
     const row = await finished(sql, true);
     const run = await movedRun(sql, ref, row, move);
     await markRunsChanged(sql, [ref.runId]);
     await recordIfTerminal(sql, run, move.from);
     return { run, decision: move.decision, queuedBehind: row!.queued_behind };
   });
+  return countedFinish(result, move, recorded);
+}
+
+/** The metrics of a recorded outcome: the Attempt's, and the Run's move unless it goes on Running. */
+function countedFinish(result: AttemptResult, move: RunMove, finish: FinishResult): FinishResult {
+  countAttemptOutcome(result.tag, result.tag === "Failed" ? result.failure.category : null, result.usage.durationMs);
+  if (move.name !== "retry") countRunTransition(finish.run.state);
+  return finish;
 }
 
 /** Records the branch and pull request an Attempt produced as soon as it is known. */
@@ -334,6 +345,7 @@ export async function expireAttempt(db: Db, attemptId: string): Promise<{ run: R
       decision.tag === "RetryAttempt"
         ? await touchRun(sql, row.run_id)
         : await guardedRunUpdate(sql, row.run_id, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
+    countAttemptOutcome("Failed", lost.category, null);
     return { run, decision };
   });
 }

@@ -1,3 +1,4 @@
+import { countRunTransition } from "../metrics/metrics";
 import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { FROM, type RunStateName } from "../engine/run-state";
@@ -145,6 +146,13 @@ function recordedClaim(snap: ClaimSnapshot): ClaimResult | null {
  * beforehand on an Item with no history, and the read writes only if that is what it finds.
  */
 export async function recordAndClaim(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
+  const result = await claimOnce(db, event, admission);
+  if (result.tag === "Claimed" && result.opened) countRunTransition(result.state);
+  if ((result.tag === "Claimed" || result.tag === "Blocked") && result.superseded) countRunTransition("Canceled");
+  return result;
+}
+
+async function claimOnce(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
   const item = `${event.loop}\u0000${event.itemKey}`;
   const fresh = !historied.has(item) && opensAtOnce(event, FRESH, admission) ? await openIfFresh(db, event, admission) : null;
   if (fresh?.tag === "Opened") return fresh.claim;

@@ -1,3 +1,4 @@
+import { countRunTransition } from "../metrics/metrics";
 import { FROM } from "../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
@@ -20,6 +21,7 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
           WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs")} AS hooked`,
         [loop, itemKey, FROM.revoke],
       );
+      countRunTransition("Canceled", rows.length);
       await markRunsChanged(sql, rows.map((r) => r.id));
       // outbound webhooks: run.canceled (Revoked), where a hook listens
       for (const r of rows) if (r.hooked) await recordTerminalDeliveries(sql, r.id);

@@ -1,3 +1,4 @@
+import { countRunTransition } from "../metrics/metrics";
 import type { RunStateName } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
@@ -66,6 +67,7 @@ export async function guardedRunUpdate(
   );
   const row = rows[0];
   if (row) {
+    countRunTransition(row.state);
     await markRunsChanged(sql, [runId]);
     // outbound webhooks: deliveries written with the terminal state, when anyone subscribed
     if (row.hooked) await recordIfTerminal(sql, row, from);

@@ -1,3 +1,4 @@
+import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/errors";
 import type { ItemSliceRef } from "../github/graphql-items";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
@@ -55,11 +56,14 @@ export async function pollRepository(deps: TriggerDeps, fullName: string): Promi
   if (waitUntil) return { status: "skipped", repo: repo.fullName, reason: "rate_limited", nextAllowedAt: waitUntil };
   const startedAt = new Date();
   try {
-    return await pollCycle(deps, repo, startedAt);
+    const outcome = await pollCycle(deps, repo, startedAt);
+    metrics.polls.inc({ outcome: outcome.status });
+    return outcome;
   } catch (err) {
+    metrics.polls.inc({ outcome: "failed" });
     const error = describeError(err);
     await recordPollFailure(deps.db, repo.fullName, error, new Date());
-    deps.log.warn({ repo: repo.fullName, err: error }, "poll failed; the cursor stays");
+    deps.log.warn({ installation_id: repo.installationId, repo: repo.fullName, err: error }, "poll failed; the cursor stays");
     return {
       status: "failed",
       repo: repo.fullName,

@@ -40,7 +40,7 @@ export async function onItemWebhook(deps: WebhookDeps, event: string, payload: R
 export async function onInstallationWebhook(deps: WebhookDeps, event: string, payload: Record<string, unknown>): Promise<InstallationChange | null> {
   const change = await applyInstallationWebhook(deps.db, event, payload);
   if (!change) return null;
-  deps.log.info({ installationId: change.installationId, registered: change.registered, removed: change.removed, action: payload.action }, `${event} applied`);
+  deps.log.info({ installation_id: change.installationId, registered: change.registered, removed: change.removed, action: payload.action }, `${event} applied`);
   await deps.workQueue.syncSchedulers();
   for (const repo of change.registered) await deps.workQueue.pollNow(repo);
   return change;

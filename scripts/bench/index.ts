@@ -1,6 +1,7 @@
 import { boardBench } from "./board";
 import { claimBench } from "./claim";
 import { engineBench } from "./engine";
+import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
 import { sandboxBench } from "./sandbox";
 
@@ -11,4 +12,5 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   board: boardBench,
   poll: pollBench,
   sandbox: sandboxBench,
+  metrics: metricsBench,
 };

@@ -1,3 +1,4 @@
+import { metrics } from "../../metrics/metrics";
 import { lookup } from "node:dns/promises";
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
@@ -92,6 +93,7 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
   };
   const timeout = options.connectTimeoutMs ?? 30_000;
   const refuse = (host: string, port: number, reason: string) => {
+    metrics.sandboxRefusals.inc();
     try {
       options.onRefused?.({ host, port, reason });
     } catch {

@@ -1,0 +1,55 @@
+import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
+import type { Db } from "../store/db";
+import { isWorkerAlive, listWorkers, liveWorkers } from "../store/workers";
+
+/**
+ * The Workers page (from the worker registry): each worker process, where it runs, its slots
+ * and running Attempts, its last heartbeat and version, alive or not; and the banner every page
+ * shows when none is alive.
+ */
+
+export interface WorkerView {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  slots: number;
+  running: number;
+  startedAt: string;
+  heartbeatAt: string;
+  stoppedAt: string | null;
+  alive: boolean;
+}
+
+/** How many stopped or dead workers the page keeps showing after the live ones. */
+const GONE_SHOWN = 50;
+
+export async function getWorkers(db: Db, now = new Date()): Promise<{ workers: WorkerView[]; live: number }> {
+  const rows = await listWorkers(db);
+  const workers = rows.map((w) => ({
+    id: w.id,
+    host: w.host,
+    pid: w.pid,
+    version: w.version,
+    slots: w.slots,
+    running: isWorkerAlive(w, WORKER_STALE_AFTER_MS, now) ? w.running : 0,
+    startedAt: w.startedAt.toISOString(),
+    heartbeatAt: w.heartbeatAt.toISOString(),
+    stoppedAt: w.stoppedAt?.toISOString() ?? null,
+    alive: isWorkerAlive(w, WORKER_STALE_AFTER_MS, now),
+  }));
+  const alive = workers.filter((w) => w.alive);
+  return { workers: [...alive, ...workers.filter((w) => !w.alive).slice(0, GONE_SHOWN)], live: alive.length };
+}
+
+export const NO_WORKER_WARNING =
+  "No worker is running: Runs open and wait, but no Attempt starts. Start one (npm run worker, or the worker Deployment) — the Workers page shows the last ones seen.";
+
+/** The banner's sentence when no worker is alive; null when one is, or when the registry cannot be read. */
+export async function noLiveWorkerWarning(db: Db): Promise<string | null> {
+  try {
+    return (await liveWorkers(db, WORKER_STALE_AFTER_MS)).length === 0 ? NO_WORKER_WARNING : null;
+  } catch {
+    return null; // the database is away: the pages say so themselves
+  }
+}
