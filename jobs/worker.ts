@@ -18,7 +18,7 @@ import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
 import { startRebuildGuard } from "../lib/runner/rebuild-guard";
 import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
-import { startWorkerHeartbeat, workerIdentity } from "../lib/runner/worker-heartbeat";
+import { startWorkerHeartbeat, WORKER_STALE_AFTER_MS, workerIdentity } from "../lib/runner/worker-heartbeat";
 import { getDb } from "../lib/store/db";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
@@ -54,13 +54,15 @@ const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
   { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes } },
 );
-const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
+const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, staleAfterMs: WORKER_STALE_AFTER_MS, log };
 
-await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
-await host.start();
-const heartbeat = await startWorkerHeartbeat(db, workerIdentity(host.context.config.workerId, instance.maxConcurrentAttempts, atelierVersion()), () => host.running, {
+// registered first, so that this host's dead workers (other pids) are known from this one
+const identity = workerIdentity(host.context.config.workerId, instance.maxConcurrentAttempts, atelierVersion());
+const heartbeat = await startWorkerHeartbeat(db, identity, () => host.running, {
   onError: (err) => log.warn({ err: String(err) }, "worker heartbeat failed; trying again"),
 });
+await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot, identity);
+await host.start();
 await workQueue.syncSchedulers();
 
 const mirrorDeps = { db, github: async (id: number) => github.installationOctokit(id), publicUrl };
