@@ -16,6 +16,8 @@ export interface RunFacts {
   /** The newest failed Attempt's id, if any. */
   latestFailedAttemptId: string | null;
   resolvedFailureAttemptId: string | null;
+  /** Whether the worker registry knows a live worker (absent: assumed). */
+  workerRunning?: boolean;
 }
 
 /** The Run's latest failure is not handled yet (no resolve after it). */
@@ -31,7 +33,7 @@ export function waitsFor(run: Pick<RunFacts, "state" | "waitingReason" | "pullRe
     case "Waiting":
       return run.waitingReason === "approval" || !run.waitingReason ? "an operator's approval" : run.waitingReason;
     case "Queued":
-      return "a free worker slot";
+      return run.workerRunning === false ? "a worker, and no worker is running" : "a free worker slot";
     case "Running":
       return "the agent to finish";
     case "Failed":

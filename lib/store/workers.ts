@@ -74,3 +74,9 @@ export async function liveWorkers(db: Db, staleAfterMs: number): Promise<WorkerR
     orderBy: { heartbeatAt: "desc" },
   });
 }
+
+/** Whether any worker is alive now: what a Queued Run waits for when none is. */
+export async function anyWorkerAlive(db: Db, staleAfterMs: number): Promise<boolean> {
+  const alive = await db.prisma.worker.findFirst({ where: { stoppedAt: null, heartbeatAt: { gt: new Date(Date.now() - staleAfterMs) } }, select: { id: true } });
+  return alive !== null;
+}
