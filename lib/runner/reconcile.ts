@@ -111,8 +111,11 @@ export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
   const unsure = suspects.filter((s) => !s.worker_dead);
   if (unsure.length === 0) return expired;
   await new Promise((resolve) => setTimeout(resolve, deps.confirmMs ?? deps.leaseTtlMs));
-  for (const a of await unheld(unsure)) {
-    if (await closeOrphan(deps, a.id)) expired.push(a.id);
+  const confirmed = await unheld(unsure);
+  // a worker that could not record an outcome (the database away) left its reason
+  const reasons = confirmed.length ? await deps.redis.mget(...confirmed.map((a) => names.unrecordedOutcome(a.id))) : [];
+  for (const [i, a] of confirmed.entries()) {
+    if (await closeOrphan(deps, a.id, reasons[i] ?? undefined)) expired.push(a.id);
   }
   return expired;
 }
