@@ -26,11 +26,12 @@ import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
 import { createInstallationWorker } from "./processors/installation";
-import { createMaintenanceWorker, maintain, recoverAtStart } from "./processors/maintenance";
+import { createMaintenanceWorker, recoverAtStart } from "./processors/maintenance";
 import { createMirrorWorker } from "./processors/mirror";
 import { createOutboundWorker } from "./processors/outbound";
 import { createPollWorker } from "./processors/poll";
 import { createScheduleWorker } from "./processors/schedule";
+import { rebuildFromPostgres } from "./rebuild-redis";
 
 /** How often Events blocked by a quota are hinted again, so they open once the limit lifts. */
 const QUOTA_RECHECK_MS = 5 * 60_000;
@@ -84,9 +85,7 @@ const rebuildGuard = await startRebuildGuard(
   redisNames(keyPrefix).rebuiltMarker,
   async () => {
     log.warn({}, "Redis lost its data: rebuilding the schedulers and the open Runs' jobs from Postgres");
-    await workQueue.syncSchedulers();
-    await maintenance.reschedule();
-    await maintain(maintenanceDeps);
+    await rebuildFromPostgres({ workQueue, maintenance, deps: maintenanceDeps });
   },
   { onError: (err) => log.warn({ err: String(err) }, "rebuild after a Redis loss failed; trying again") },
 );
