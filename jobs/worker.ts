@@ -19,7 +19,7 @@ import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
 import { startRebuildGuard } from "../lib/runner/rebuild-guard";
 import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
-import { startWorkerHeartbeat, workerIdentity } from "../lib/runner/worker-heartbeat";
+import { startWorkerHeartbeat, WORKER_STALE_AFTER_MS, workerIdentity } from "../lib/runner/worker-heartbeat";
 import { getDb } from "../lib/store/db";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
@@ -27,11 +27,12 @@ import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
 import { createInstallationWorker } from "./processors/installation";
-import { createMaintenanceWorker, maintain, recoverAtStart } from "./processors/maintenance";
+import { createMaintenanceWorker, recoverAtStart } from "./processors/maintenance";
 import { createMirrorWorker } from "./processors/mirror";
 import { createOutboundWorker } from "./processors/outbound";
 import { createPollWorker } from "./processors/poll";
 import { createScheduleWorker } from "./processors/schedule";
+import { rebuildFromPostgres } from "./rebuild-redis";
 
 /** How often Events blocked by a quota are hinted again, so they open once the limit lifts. */
 const QUOTA_RECHECK_MS = 5 * 60_000;
@@ -56,13 +57,15 @@ const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
   { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes } },
 );
-const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, log };
+const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, staleAfterMs: WORKER_STALE_AFTER_MS, log };
 
-await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot);
-await host.start();
-const heartbeat = await startWorkerHeartbeat(db, workerIdentity(host.context.config.workerId, instance.maxConcurrentAttempts, atelierVersion()), () => host.running, {
+// registered first, so that this host's dead workers (other pids) are known from this one
+const identity = workerIdentity(host.context.config.workerId, instance.maxConcurrentAttempts, atelierVersion());
+const heartbeat = await startWorkerHeartbeat(db, identity, () => host.running, {
   onError: (err) => log.warn({ err: String(err) }, "worker heartbeat failed; trying again"),
 });
+await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot, identity);
+await host.start();
 await workQueue.syncSchedulers();
 // GET /healthz, /readyz and /metrics on ATELIER_WORKER_HEALTH_PORT (off when unset)
 const healthPort = healthPortFrom();
@@ -87,9 +90,7 @@ const rebuildGuard = await startRebuildGuard(
   redisNames(keyPrefix).rebuiltMarker,
   async () => {
     log.warn({}, "Redis lost its data: rebuilding the schedulers and the open Runs' jobs from Postgres");
-    await workQueue.syncSchedulers();
-    await maintenance.reschedule();
-    await maintain(maintenanceDeps);
+    await rebuildFromPostgres({ workQueue, maintenance, deps: maintenanceDeps });
   },
   { onError: (err) => log.warn({ err: String(err) }, "rebuild after a Redis loss failed; trying again") },
 );

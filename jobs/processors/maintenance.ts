@@ -1,21 +1,29 @@
 import { Queue, Worker, type ConnectionOptions } from "bullmq";
 import type { ContinueDeps } from "../../lib/runner/continue-with-newest";
 import { reconcile, recoverWorkspaces, sweepOrphans, type ReconcileResult, type SweepDeps } from "../../lib/runner/reconcile";
+import { DEFAULT_LEASE_TTL_MS } from "../../lib/runner/lease";
+import { recoverOwnHost } from "../../lib/runner/own-host-recovery";
 import type { RunnerGitHub } from "../../lib/runner/runner-deps";
+import type { WorkerIdentity } from "../../lib/store/workers";
 import { bullPrefix } from "../queues";
 
 /**
  * The maintenance worker: every few minutes (a job scheduler, default 3 min) the reconcile
- * re-enqueues every Run Postgres says should move and the orphan sweep closes Attempts whose
- * worker stopped holding their lease. The scheduler itself lives in Redis, so each worker also
- * upserts it again on a local timer: after a FLUSHALL it comes back within one period.
+ * re-enqueues every Run Postgres says should move; every few seconds (another, default a third
+ * of the lease TTL) the orphan sweep closes the Attempts of dead workers and those whose worker
+ * stopped holding their lease, so a dead worker's Attempts are retried within about one TTL by
+ * whichever live worker takes the job. The schedulers live in Redis, so each worker also
+ * upserts them again on a local timer: after a FLUSHALL they come back within one period.
  */
 
 export const MAINTENANCE_QUEUE = "maintenance";
 export const RUN_RECONCILE_SCHEDULER = "reconcile-runs";
 export const RUN_RECONCILE_EVERY_MS = 3 * 60_000;
+export const ORPHAN_SWEEP_SCHEDULER = "sweep-orphans";
+/** A third of the lease TTL: a dead worker's Attempts close within about one TTL of its death. */
+export const ORPHAN_SWEEP_EVERY_MS = Math.floor(DEFAULT_LEASE_TTL_MS / 3);
 
-export type MaintenanceDeps = ContinueDeps & Pick<SweepDeps, "redis" | "keyPrefix" | "leaseTtlMs" | "confirmMs">;
+export type MaintenanceDeps = ContinueDeps & Pick<SweepDeps, "redis" | "keyPrefix" | "leaseTtlMs" | "confirmMs" | "staleAfterMs">;
 
 export interface MaintenanceResult extends ReconcileResult {
   expired: string[];
@@ -29,20 +37,24 @@ export async function maintain(deps: MaintenanceDeps): Promise<MaintenanceResult
 }
 
 /**
- * What a worker does before it takes its first job: the worktrees an earlier process left are
- * salvaged or removed, then one reconcile.
+ * What a registered worker does before it takes its first job: the Attempts of the dead
+ * workers of its own host are closed at once (own-host-recovery.ts), the worktrees an earlier
+ * process left are salvaged or removed, then one reconcile.
  */
 export async function recoverAtStart(
   deps: MaintenanceDeps & { github: Pick<RunnerGitHub, "mintToken"> },
   workspaceRoot: string,
-): Promise<ReconcileResult> {
+  self: Pick<WorkerIdentity, "id" | "host">,
+): Promise<ReconcileResult & { recovered: string[] }> {
+  const recovered = await recoverOwnHost(deps, self);
   await recoverWorkspaces(deps, workspaceRoot);
-  return reconcile({ ...deps, graceMs: deps.leaseTtlMs });
+  return { ...(await reconcile({ ...deps, graceMs: deps.leaseTtlMs })), recovered };
 }
 
 export interface MaintenanceWorkerOptions {
   prefix?: string;
   everyMs?: number;
+  sweepEveryMs?: number;
 }
 
 export interface MaintenanceWorker {
@@ -59,14 +71,21 @@ export async function createMaintenanceWorker(
   options: MaintenanceWorkerOptions = {},
 ): Promise<MaintenanceWorker> {
   const every = options.everyMs ?? RUN_RECONCILE_EVERY_MS;
+  const sweepEvery = options.sweepEveryMs ?? ORPHAN_SWEEP_EVERY_MS;
   const prefix = bullPrefix(options.prefix);
   const queue = new Queue(MAINTENANCE_QUEUE, { connection, ...prefix });
+  const opts = { removeOnComplete: true, removeOnFail: 50 };
   const schedule = () =>
-    queue.upsertJobScheduler(RUN_RECONCILE_SCHEDULER, { every }, { name: "reconcile", opts: { removeOnComplete: true, removeOnFail: 50 } });
+    Promise.all([
+      queue.upsertJobScheduler(RUN_RECONCILE_SCHEDULER, { every }, { name: "reconcile", opts }),
+      queue.upsertJobScheduler(ORPHAN_SWEEP_SCHEDULER, { every: sweepEvery }, { name: "sweep", opts }),
+    ]);
   await schedule();
   const guard = setInterval(() => void schedule().catch(() => undefined), every);
   guard.unref();
-  const worker = new Worker<Record<string, never>, MaintenanceResult>(MAINTENANCE_QUEUE, () => maintain(deps), {
+  const processor = async (job: { name: string }): Promise<MaintenanceResult> =>
+    job.name === "sweep" ? { moved: 0, continued: 0, expired: await sweepOrphans(deps) } : maintain(deps);
+  const worker = new Worker<Record<string, never>, MaintenanceResult>(MAINTENANCE_QUEUE, processor, {
     connection,
     concurrency: 1,
     ...prefix,

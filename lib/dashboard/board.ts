@@ -2,6 +2,8 @@ import type { BoardLane } from "../config/roster";
 import { OPEN, type RunStateName } from "../engine/run-state";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
+import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
+import { anyWorkerAlive } from "../store/workers";
 import { waitsFor } from "./run-status";
 
 /**
@@ -141,6 +143,8 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
     params,
   );
 
+  // what a Queued Run waits for depends on whether any worker runs: asked only when one shows
+  const workerRunning = rows.some((r) => r.run_state === "Queued") ? await anyWorkerAlive(db, WORKER_STALE_AFTER_MS) : true;
   for (const r of rows) {
     const view = views[r.lane];
     if (!view) continue;
@@ -154,6 +158,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
         pullRequestNumber: r.pull_request_number,
         latestFailedAttemptId: latestFailed,
         resolvedFailureAttemptId: r.resolved_failure_attempt_id,
+        workerRunning,
       };
       run = {
         id: r.run_id,

@@ -2,15 +2,17 @@ import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusal
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { approvalSentence } from "../triggers/actor";
+import { ENGINE_FAILED_REASON, ENGINE_FAILURES_BEFORE_PARKING } from "../store/engine-failures";
 import { configFileUrl } from "./links";
 
 /**
  * Needs you: everything waiting on a person in the repositories in scope, newest first —
- * approvals, failed Runs nobody resolved, cycle budget asks, config errors (the repository's
- * file or one Loop), poll failures and quota refusals. Each entry names its action.
+ * approvals, failed Runs nobody resolved, Runs parked by engine failures, cycle budget asks,
+ * config errors (the repository's file or one Loop), poll failures and quota refusals. Each
+ * entry names its action.
  */
 
-export type NeedKind = "approval" | "failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error" | "quota";
+export type NeedKind = "approval" | "failure" | "engine_failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error" | "quota";
 
 export interface Need {
   kind: NeedKind;
@@ -28,6 +30,7 @@ export interface Need {
   action:
     | { kind: "approve"; runId: string }
     | { kind: "retry_or_resolve"; runId: string }
+    | { kind: "retry_or_cancel"; runId: string }
     | { kind: "reset_budget"; itemKey: string }
     | { kind: "fix_config"; url: string }
     | { kind: "check_polling"; repo: string }
@@ -43,28 +46,34 @@ export interface NeedsYou {
 /** How many of each kind are listed at most; the counts are exact. */
 export const NEEDS_LIMIT = 100;
 
+/** A Waiting Run parked by engine failures ($2: the reason), and one that waits for its approval. */
+const ENGINE_PARKED = `${inPhase("r", "Waiting")} AND r.waiting_reason IS NOT DISTINCT FROM $2`;
+const AWAITS_APPROVAL = `${inPhase("r", "Waiting")} AND r.waiting_reason IS DISTINCT FROM $2`;
+
 const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM
   (SELECT a.id FROM attempts a WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1)`;
 
 /** The count per kind, in one round trip (the navigation shows it on every page). */
 export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {
-  const zero = { approval: 0, failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
+  const zero = { approval: 0, failure: 0, engine_failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
   if (!repos.length) return zero;
   const quota = countQuotaRefusals(db, { repos });
   const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota">, string>>(
     `SELECT
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${inPhase("r", "Waiting")}) AS approval,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${AWAITS_APPROVAL}) AS approval,
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${ENGINE_PARKED}) AS engine_failure,
        (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL) AS budget_ask,
        (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.config_error IS NOT NULL) AS config_error,
        (SELECT count(*) FROM loop_runtime l WHERE l.repo = ANY($1) AND l.error IS NOT NULL) AS loop_error,
        (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.poll_error IS NOT NULL) AS poll_error`,
-    [repos],
+    [repos, ENGINE_FAILED_REASON],
   );
   const row = rows[0]!;
   const counts = {
     approval: Number(row.approval),
     failure: Number(row.failure),
+    engine_failure: Number(row.engine_failure),
     budget_ask: Number(row.budget_ask),
     config_error: Number(row.config_error),
     loop_error: Number(row.loop_error),
@@ -85,21 +94,25 @@ const aboutRun = (r: { id: string; repo: string; loop: string; item_key: string;
   loop: r.loop,
 });
 
+/** What a Run parked by engine failures says: Atelier failed it, not the agent. */
+const engineFailureSentence = (error: string, times: number) =>
+  `Atelier failed moving this Run ${times} times (an engine failure, not the agent's); the last error: ${error}. Retry once it is fixed, or cancel.`;
+
 export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
   const counts = await countNeeds(db, repos);
   const { total, ...byKind } = counts;
   if (!repos.length) return { needs: [], counts: byKind, total };
-  const [approvals, failures, asks, repoErrors, loopErrors, refusals] = await Promise.all([
+  const [approvals, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title,
               e.submission->'approvalReason' AS approval_reason
          FROM runs r LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
-        WHERE r.repo = ANY($1) AND ${inPhase("r", "Waiting")}
+        WHERE r.repo = ANY($1) AND ${AWAITS_APPROVAL}
         ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
-      [repos],
+      [repos, ENGINE_FAILED_REASON],
     ),
     db.pool.query(
-      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, i.title, f.failure_kind, f.failure_category, f.failure_message
+      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, i.title, r.engine_error, r.engine_failures, f.failure_kind, f.failure_category, f.failure_message
          FROM runs r
          LEFT JOIN items i ON i.key = r.item_key
          LEFT JOIN LATERAL (SELECT a.failure_kind, a.failure_category, a.failure_message FROM attempts a
@@ -107,6 +120,13 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
         WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}
         ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
       [repos],
+    ),
+    db.pool.query(
+      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.engine_failures, r.engine_error, i.title
+         FROM runs r LEFT JOIN items i ON i.key = r.item_key
+        WHERE r.repo = ANY($1) AND ${ENGINE_PARKED}
+        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+      [repos, ENGINE_FAILED_REASON],
     ),
     db.pool.query(
       `SELECT b.item_key, b.repo, b.ask, b.asked_at, b.generation, i.number, i.title
@@ -146,8 +166,17 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       kind: "failure",
       id: `failure:${r.id}`,
       ...aboutRun(r),
-      detail: [kind, r.failure_message].filter(Boolean).join(": ") || "The Run failed.",
+      detail: r.engine_error && r.engine_failures >= ENGINE_FAILURES_BEFORE_PARKING ? engineFailureSentence(r.engine_error, r.engine_failures) : [kind, r.failure_message].filter(Boolean).join(": ") || "The Run failed.",
       action: { kind: "retry_or_resolve", runId: r.id },
+    });
+  }
+  for (const r of parked.rows) {
+    needs.push({
+      kind: "engine_failure",
+      id: `engine:${r.id}`,
+      ...aboutRun(r),
+      detail: engineFailureSentence(r.engine_error ?? "unknown", r.engine_failures),
+      action: { kind: "retry_or_cancel", runId: r.id },
     });
   }
   for (const r of asks.rows) {

@@ -4,6 +4,8 @@ import type { Db } from "../store/db";
 import type { EventActor, Submission } from "../store/record-and-claim";
 import { approvalSentence } from "../triggers/actor";
 import { issueUrl, pullRequestUrl } from "./links";
+import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
+import { anyWorkerAlive } from "../store/workers";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
 
 /** Everything the Run page shows, from three indexed queries. */
@@ -156,6 +158,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     latestAttempt: latest ? { id: latest.id, state: latest.state, number: latest.number } : null,
     latestFailedAttemptId: latestFailed?.id ?? null,
     resolvedFailureAttemptId: r.resolved_failure_attempt_id as string | null,
+    workerRunning: r.state === "Queued" ? await anyWorkerAlive(db, WORKER_STALE_AFTER_MS) : true,
   };
 
   return {

@@ -1,4 +1,5 @@
 import { allows, type RunStateName } from "../engine/run-state";
+import { isParkedByEngineFailures } from "../store/engine-failures";
 
 /**
  * Small named questions about a Run for the dashboard: what it waits for, and which operator
@@ -16,6 +17,8 @@ export interface RunFacts {
   /** The newest failed Attempt's id, if any. */
   latestFailedAttemptId: string | null;
   resolvedFailureAttemptId: string | null;
+  /** Whether the worker registry knows a live worker (absent: assumed). */
+  workerRunning?: boolean;
 }
 
 /** The Run's latest failure is not handled yet (no resolve after it). */
@@ -29,9 +32,10 @@ export function waitsFor(run: Pick<RunFacts, "state" | "waitingReason" | "pullRe
     case "Pending":
       return "admission";
     case "Waiting":
+      if (isParkedByEngineFailures(run.state, run.waitingReason)) return "an operator: Atelier failed moving it; retry or cancel";
       return run.waitingReason === "approval" || !run.waitingReason ? "an operator's approval" : run.waitingReason;
     case "Queued":
-      return "a free worker slot";
+      return run.workerRunning === false ? "a worker, and no worker is running" : "a free worker slot";
     case "Running":
       return "the agent to finish";
     case "Failed":
@@ -48,8 +52,9 @@ export function waitsFor(run: Pick<RunFacts, "state" | "waitingReason" | "pullRe
 /** The operator actions this Run's state allows; `canIntervene` says whether its Agent takes input. */
 export function availableActions(run: RunFacts, canIntervene: boolean): RunAction[] {
   const out: RunAction[] = [];
-  if (allows("approve", run.state)) out.push("approve");
-  if (allows("retry", run.state)) out.push("retry");
+  const parked = isParkedByEngineFailures(run.state, run.waitingReason);
+  if (allows("approve", run.state) && !parked) out.push("approve");
+  if (allows("retry", run.state) || (parked && allows("retryParked", run.state))) out.push("retry");
   if (allows("editAndRetry", run.state)) out.push("edit-and-retry");
   if (allows("resolveFailure", run.state) && hasUnresolvedFailure(run)) out.push("resolve-failure");
   if (canIntervene && run.state === "Running" && run.latestAttempt?.state === "Running") out.push("intervene");

@@ -51,6 +51,12 @@ export const FROM = {
   resolveFailure: ["Failed"],
   /** edits the task of a failed Run, then retries it */
   editAndRetry: ["Failed"],
+  /** parks a Run whose job kept failing inside Atelier (before any Attempt): Waiting, reason engine_failed */
+  parkEngineFailure: STARTABLE,
+  /** the same, for a Run between Attempts: it fails, with the engine's error */
+  failEngineFailure: ["Running"],
+  /** an operator retries a Run parked by engine failures */
+  retryParked: ["Waiting"],
 } as const satisfies Record<string, readonly RunStateName[]>;
 
 /** Parks a Pending Run on its Loop's approval gate. */
@@ -64,6 +70,10 @@ export const continueRunning = (_s: Running): Running => ({ tag: "Running" });
 export const succeed = (_s: Running): Succeeded => ({ tag: "Succeeded" });
 /** The last Attempt failed and no automatic retry applies. */
 export const fail = (_s: Running): Failed => ({ tag: "Failed" });
+/** The Run's job kept failing inside Atelier before any Attempt: parked until an operator retries. */
+export const parkEngineFailure = (_s: Startable): Waiting => ({ tag: "Waiting" });
+/** An operator retries a parked Run: it waits for a worker slot again. */
+export const retryParked = (_s: Waiting): Queued => ({ tag: "Queued" });
 /** Operator retry: Attempt n+1 of the same Run. */
 export const retry = (_s: Failed): Running => ({ tag: "Running" });
 export const cancel = (_s: Open, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });

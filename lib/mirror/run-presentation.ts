@@ -1,5 +1,6 @@
 import type { FailureCategory } from "../engine/failure";
 import { describeQuotaWaitingReason } from "../metering/waiting-reason";
+import { ENGINE_FAILED_REASON } from "../store/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
 
 /**
@@ -25,6 +26,7 @@ export const isAwaitingApproval = (s: Pick<RunSnapshot, "state" | "waitingReason
  */
 export function heldReason(s: Pick<RunSnapshot, "waitingReason">): string | null {
   if (!s.waitingReason || s.waitingReason === APPROVAL_REASON) return null;
+  if (s.waitingReason === ENGINE_FAILED_REASON) return "Atelier failed moving this Run several times (an engine failure, not the agent's); an operator can retry or cancel it.";
   return describeQuotaWaitingReason(s.waitingReason) ?? `Held: ${s.waitingReason}.`;
 }
 

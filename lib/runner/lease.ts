@@ -156,6 +156,11 @@ export async function leaseHolder(redis: Redis, key: string): Promise<string | n
   return redis.get(key);
 }
 
+/** Deletes a lease key only while `token` holds it (its holder is known dead): true when it was deleted. */
+export async function releaseLeaseOf(redis: Redis, key: string, token: string): Promise<boolean> {
+  return Number(await runScript(redis, RELEASE_SCRIPT, key, token)) === 1;
+}
+
 /** The holders of many lease keys at once (null where nobody holds it). */
 export async function leaseHolders(redis: Redis, keys: readonly string[]): Promise<(string | null)[]> {
   if (keys.length === 0) return [];

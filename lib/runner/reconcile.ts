@@ -2,6 +2,7 @@ import type { Redis } from "ioredis";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
 import { expireAttempt } from "../store/attempts";
 import { inPhase } from "../store/run-phase";
+import { workerDeadSql } from "../store/workers";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
 import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
@@ -56,44 +57,65 @@ export interface SweepDeps extends ContinueDeps {
   leaseTtlMs: number;
   /** How long a missing lease must stay missing before its Attempt is closed (default one TTL). */
   confirmMs?: number;
+  /** How long a silent worker counts as alive in the registry (default one lease TTL). */
+  staleAfterMs?: number;
+}
+
+/** Why the sweep closed an Attempt: its worker is dead in the registry, or its lease stayed missing. */
+const workerDied = (workerId: string) =>
+  `The worker running this Attempt (${workerId}) stopped heartbeating and its lease expired: it died, and the Attempt is retried by a live worker.`;
+
+/**
+ * Closes an open Attempt nobody will report on as an InfraFailure (lease_lost), and moves its
+ * Run on: moved again, or, when that was its third Attempt, failed with the queued Events given
+ * their turn. False when it had closed meanwhile.
+ */
+export async function closeOrphan(deps: ContinueDeps, attemptId: string, message?: string): Promise<boolean> {
+  const result = await expireAttempt(deps.db, attemptId, message);
+  if (!result) return false;
+  (deps.log ?? SILENT_LOG).warn({ attempt_id: attemptId, decision: result.decision.tag }, "closed an Attempt whose worker stopped holding its lease");
+  if (result.decision.tag === "RetryAttempt") {
+    await deps.workQueue.moveRun(result.run.id, { receivedAt: result.run.received_at });
+  } else {
+    await continueWithNewest(deps, { loop: result.run.loop, itemKey: result.run.item_key });
+  }
+  return true;
 }
 
 /**
  * Orphan sweep: a Running Attempt older than one TTL whose Run's lease is not held by its
- * token is checked again one TTL later (a live holder whose key Redis lost — FLUSHALL — sets
- * it again within a third of the TTL); still not held, it closes as an InfraFailure
- * (lease_lost), and its Run is moved again or, when that was its third Attempt, fails and
- * gives the queued Events their turn. Returns the Attempts closed.
+ * token is closed as an InfraFailure (lease_lost) and its Run goes on. When the registry says
+ * its worker is dead (no heartbeat for the stale window), that is closed at once: a dead
+ * worker sets no key again. Otherwise it is checked again one TTL later (a live holder whose
+ * key Redis lost — FLUSHALL — sets it again within a third of the TTL). Returns the Attempts
+ * closed.
  */
 export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
-  const log = deps.log ?? SILENT_LOG;
   const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
-  const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null }>(
+  const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null; worker_id: string | null; worker_dead: boolean }>(
     // a Running Attempt is the latest of a Running Run (the start and every close write both)
-    `SELECT a.id, a.run_id, a.lease_token FROM runs r JOIN attempts a ON a.run_id = r.id
+    `SELECT a.id, a.run_id, a.lease_token, a.worker_id, ${workerDeadSql("w", "$2")} AS worker_dead
+       FROM runs r JOIN attempts a ON a.run_id = r.id LEFT JOIN workers w ON w.id = a.worker_id
       WHERE ${inPhase("r", "Active")} AND a.state = 'Running' AND a.started_at < now() - make_interval(secs => $1::float8 / 1000)`,
-    [deps.leaseTtlMs],
+    [deps.leaseTtlMs, deps.staleAfterMs ?? deps.leaseTtlMs],
   );
   const unheld = async (candidates: typeof rows) => {
     const holders = await leaseHolders(deps.redis, candidates.map((a) => names.lease(a.run_id)));
     return candidates.filter((a, i) => holders[i] !== a.lease_token);
   };
-  let suspects = await unheld(rows);
-  if (suspects.length === 0) return [];
-  await new Promise((resolve) => setTimeout(resolve, deps.confirmMs ?? deps.leaseTtlMs));
-  suspects = await unheld(suspects);
-
+  const suspects = await unheld(rows);
   const expired: string[] = [];
-  for (const a of suspects) {
-    const result = await expireAttempt(deps.db, a.id);
-    if (!result) continue; // it closed meanwhile
-    expired.push(a.id);
-    log.warn({ attempt_id: a.id, decision: result.decision.tag }, "closed an Attempt whose worker stopped holding its lease");
-    if (result.decision.tag === "RetryAttempt") {
-      await deps.workQueue.moveRun(result.run.id, { receivedAt: result.run.received_at });
-    } else {
-      await continueWithNewest(deps, { loop: result.run.loop, itemKey: result.run.item_key });
-    }
+  for (const a of suspects.filter((s) => s.worker_dead)) {
+    if (await closeOrphan(deps, a.id, workerDied(a.worker_id ?? "unknown"))) expired.push(a.id);
+  }
+  const unsure = suspects.filter((s) => !s.worker_dead);
+  if (unsure.length === 0) return expired;
+  await new Promise((resolve) => setTimeout(resolve, deps.confirmMs ?? deps.leaseTtlMs));
+  const confirmed = await unheld(unsure);
+  // a worker that could not record an outcome (the database away) left its reason
+  const reasons = confirmed.length ? await deps.redis.mget(...confirmed.map((a) => names.unrecordedOutcome(a.id))) : [];
+  for (const [i, a] of confirmed.entries()) {
+    if (await closeOrphan(deps, a.id, reasons[i] ?? undefined)) expired.push(a.id);
   }
   return expired;
 }

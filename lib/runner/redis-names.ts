@@ -12,6 +12,8 @@ export interface RedisNames {
   cancelChannel: string;
   /** Operator interventions: `{ runId, auditId }`; the worker running it writes the audited text to the agent's stdin. */
   interveneChannel: string;
+  /** Why an Attempt's outcome was not recorded (the database was away): the sweep's reason when it closes it. */
+  unrecordedOutcome(attemptId: string): string;
   /** A key set once the schedulers are in Redis: gone means Redis lost its data (rebuild-guard.ts). */
   rebuiltMarker: string;
 }
@@ -19,6 +21,7 @@ export interface RedisNames {
 export function redisNames(prefix: string = DEFAULT_KEY_PREFIX): RedisNames {
   return {
     lease: (runId) => `${prefix}lease:run:${runId}`,
+    unrecordedOutcome: (attemptId) => `${prefix}unrecorded:${attemptId}`,
     cancelChannel: `${prefix}cancel`,
     interveneChannel: `${prefix}intervene`,
     rebuiltMarker: `${prefix}rebuilt`,

@@ -6,6 +6,7 @@ import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type Usage } from "../store/attempts";
 import type { RunRow } from "../store/run-rows";
 import { watchAttemptRow } from "./attempt-watch";
+import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
 import type { LocalAttempt } from "./local-attempts";
@@ -25,8 +26,12 @@ import { TranscriptWriter } from "./transcript-writer";
 export type AttemptEnd =
   | { tag: "Recorded"; finish: FinishResult }
   | { tag: "Canceled" }
-  /** This worker no longer owns the Attempt: its lease holder or the orphan sweep decides. */
-  | { tag: "Abandoned"; reason: "lease_lost" | "stopping" };
+  /**
+   * This worker no longer owns the Attempt: its lease holder or the orphan sweep decides.
+   * `database_away`: the outcome could not be written within the Attempt's budget; the sweep
+   * closes it with that reason (left in Redis).
+   */
+  | { tag: "Abandoned"; reason: "lease_lost" | "stopping" | "database_away" };
 
 function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
   return {
@@ -54,6 +59,21 @@ async function defaultBranchOf(ctx: RunnerContext, repo: string, access: Reposit
     [repo.toLowerCase()],
   );
   return rows[0]?.default_branch ?? "main";
+}
+
+/** A write held through a database outage (hold-through-outage.ts), for this Attempt. */
+type Hold = <T>(write: () => Promise<T>) => Promise<T>;
+
+/**
+ * How this Attempt holds its writes while Postgres is away: until its agent's budget
+ * (max_attempt_minutes from its start) runs out, at least one lease TTL, while it keeps the lease.
+ */
+function holdFor(ctx: RunnerContext, run: RunRow, attempt: AttemptRef, startedAt: number, signal: AbortSignal): Hold {
+  const minutes = rosterAgent(ctx.config.roster, run.agent)?.maxAttemptMinutes ?? 0;
+  const until = Math.max(startedAt + minutes * 60_000, Date.now() + ctx.config.leaseTtlMs);
+  const onHeld = (err: unknown, retryInMs: number) =>
+    ctx.log.warn({ attemptId: attempt.id, retryInMs, err: message(err) }, "the database is away: holding the Attempt's outcome");
+  return (write) => holdThroughOutage(ctx.deps.db, write, { until, signal, onHeld });
 }
 
 type Produced = { outcome: AttemptOutcome; access: RepositoryAccess | null; base: string | null };
@@ -130,6 +150,7 @@ async function publish(
   attempt: AttemptRef,
   produced: Produced & { outcome: Extract<AttemptOutcome, { tag: "Succeeded" }> },
   transcript: TranscriptWriter,
+  hold: Hold,
 ): Promise<{ pr: PublishedPullRequest | null } | { failure: Failure }> {
   const { outcome, access, base } = produced;
   // a retry after a push whose pull request failed has nothing new to push, but a branch to propose
@@ -140,7 +161,7 @@ async function publish(
   // GitHub takes at most 65,536 characters, footer included
   const body = `${(outcome.pullRequest?.body ?? outcome.summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
   try {
-    const pr = await ctx.deps.github.publishPullRequest({
+    const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,
       head: outcome.harvest.branch,
       base,
@@ -150,7 +171,7 @@ async function publish(
       loop: run.loop,
       itemNumber: run.number,
       token: access.token,
-    });
+    }));
     if (pr) transcript.system(`pull request #${pr.number}${pr.url ? ` ${pr.url}` : ""}`);
     return { pr };
   } catch (err) {
@@ -198,8 +219,9 @@ export async function runBegunAttempt(
 
   let result: AttemptResult;
   const { outcome } = produced;
+  const hold = holdFor(ctx, run, attempt, startedAt, leaseLost);
   if (outcome.tag === "Succeeded") {
-    const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript);
+    const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript, hold);
     if ("failure" in published) {
       transcript.system(published.failure.message);
       result = { tag: "Failed", failure: published.failure, usage: toUsage(outcome.usage, startedAt) };
@@ -220,11 +242,23 @@ export async function runBegunAttempt(
   // the lines not stored yet go with the outcome, in its statement
   const tail = await transcript.takeTail();
   try {
-    return { tag: "Recorded", finish: await finishAttempt(db, attempt, result, tail) };
+    return { tag: "Recorded", finish: await hold(() => finishAttempt(db, attempt, result, tail)) };
   } catch (err) {
+    if (err instanceof DatabaseAwayError) return abandonUnrecorded(ctx, attempt, err);
     if (!(err instanceof ConflictError) || err.token !== "lease_lost") throw err;
     // closed meanwhile: by an operator's cancel, or by the sweep after this worker lost its lease
     const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attempt.id]);
     return rows[0]?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
   }
 }
+
+/** The outcome could not be written in time: the reason is left for the sweep that closes the Attempt. */
+async function abandonUnrecorded(ctx: RunnerContext, attempt: AttemptRef, err: DatabaseAwayError): Promise<AttemptEnd> {
+  const reason = `The Attempt finished but its outcome could not be recorded: ${err.message}. It is retried.`;
+  ctx.log.error({ attemptId: attempt.id, heldMs: err.heldMs }, reason);
+  await ctx.deps.redis.set(ctx.names.unrecordedOutcome(attempt.id), reason, "PX", UNRECORDED_NOTE_MS).catch(() => undefined);
+  return { tag: "Abandoned", reason: "database_away" };
+}
+
+/** How long the reason of an unrecorded outcome waits in Redis for the sweep. */
+const UNRECORDED_NOTE_MS = 24 * 3_600_000;

@@ -4,6 +4,7 @@ import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
 import type { StartBasis } from "../store/run-snapshot";
+import { countingEngineFailures } from "./engine-failure";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
 import type { RunnerContext } from "./runner-context";
@@ -129,7 +130,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
         },
       });
     },
-    moveRun: (runId, opened) => moveRun(context, runId, opened),
+    moveRun: (runId, opened) => countingEngineFailures(context, runId, () => moveRun(context, runId, opened)),
     async drain(opts = {}) {
       context.slots.close();
       const drained = await settle(opts.timeoutMs ?? longestAttemptMs(full.roster) + 60_000);

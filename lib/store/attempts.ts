@@ -328,8 +328,11 @@ export async function cancelOpenAttempt(sql: Sql, runId: string): Promise<string
   return rows[0]?.id ?? null;
 }
 
-/** Closes an Attempt whose lease expired (found by the sweep); the Run goes on or fails. */
-export async function expireAttempt(db: Db, attemptId: string): Promise<{ run: RunRow; decision: RetryDecision } | null> {
+/**
+ * Closes an Attempt whose lease expired or whose worker died (found by the sweep) as an
+ * InfraFailure (`lease_lost`, retryable), with `message` saying why; the Run goes on or fails.
+ */
+export async function expireAttempt(db: Db, attemptId: string, message: string = LEASE_EXPIRED): Promise<{ run: RunRow; decision: RetryDecision } | null> {
   return transaction(db, async (sql) => {
     const { rows } = await sql.query<{ run_id: string; number: number }>(
       `SELECT run_id, number FROM attempts WHERE id = $1 AND state = 'Running'`,
@@ -338,7 +341,7 @@ export async function expireAttempt(db: Db, attemptId: string): Promise<{ run: R
     const row = rows[0];
     if (!row) return null;
     await lockRun(sql, row.run_id);
-    const lost = infraFailure("lease_lost", LEASE_EXPIRED);
+    const lost = infraFailure("lease_lost", message);
     await closeLostAttempt(sql, attemptId, lost);
     const decision = decideAfterFailure(lost, row.number);
     const run =

@@ -3,6 +3,7 @@ import { BadInputError, ConflictError } from "../errors";
 import type { Db } from "./db";
 import { audit } from "./audit";
 import { cancelOpenAttempt } from "./attempts";
+import { isParkedByEngineFailures } from "./engine-failures";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
 import { transaction, type Sql } from "./transaction";
 
@@ -31,13 +32,20 @@ const RESUME_LAST_SESSION = (agent: string) => `, resume_session = (
   SELECT CASE WHEN a.agent IS NOT DISTINCT FROM COALESCE(${agent}, runs.agent) THEN a.session_id END
     FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1)`;
 
+/** An operator's retry forgets the Run's engine failures (lib/store/engine-failures.ts). */
+const RESET_ENGINE_FAILURES = ", engine_failures = 0, engine_error = NULL";
+
 /**
- * Operator retry: Failed → Running; the next Attempt (n+1) starts from the pushed branch and
+ * Operator retry: a Run parked by engine failures before any Attempt, Waiting → Queued; a
+ * Failed one, Failed → Running; the next Attempt (n+1) starts from the pushed branch and
  * resumes the last Attempt's agent session when it reported one.
  */
 export async function retryRun(db: Db, runId: string, actor: string): Promise<RunRow> {
   return transaction(db, async (sql) => {
-    const run = await reopen(sql, runId, RESUME_LAST_SESSION("NULL::text"), [], "retry");
+    const locked = await lockRun(sql, runId);
+    const run = isParkedByEngineFailures(locked.state, locked.waiting_reason)
+      ? await guardedRunUpdate(sql, runId, FROM.retryParked, `state = 'Queued', waiting_reason = NULL${RESET_ENGINE_FAILURES}`, [], "retry")
+      : await reopen(sql, runId, `${RESUME_LAST_SESSION("NULL::text")}${RESET_ENGINE_FAILURES}`, [], "retry");
     await audit(sql, { actor, action: "retry", repo: run.repo, runId });
     return run;
   });

@@ -32,6 +32,19 @@ export function isWorkerAlive(worker: Pick<WorkerRow, "heartbeatAt" | "stoppedAt
   return worker.stoppedAt === null && now.getTime() - worker.heartbeatAt.getTime() < staleAfterMs;
 }
 
+/**
+ * The same predicate in SQL, on the workers row `alias` (which may be missing: a LEFT JOIN), for
+ * the sweep: true only when the registry knows the worker and says it is dead. `staleParam` is
+ * the placeholder of the stale window in ms.
+ */
+export const workerDeadSql = (alias: string, staleParam: string): string =>
+  `(${alias}.id IS NOT NULL AND (${alias}.stopped_at IS NOT NULL OR ${alias}.heartbeat_at <= now() - make_interval(secs => ${staleParam}::float8 / 1000)))`;
+
+/** The workers of `host` other than `selfId` that the registry still counts as running (a restart looks at these). */
+export async function unstoppedWorkersOnHost(db: Db, host: string, selfId: string): Promise<Pick<WorkerRow, "id" | "pid">[]> {
+  return db.prisma.worker.findMany({ where: { host, stoppedAt: null, id: { not: selfId } }, select: { id: true, pid: true } });
+}
+
 /** Registers (or re-registers, after a restart with the same id) a worker; its heartbeat is now. */
 export async function registerWorker(db: Db, worker: WorkerIdentity): Promise<void> {
   const now = new Date();
@@ -60,4 +73,10 @@ export async function liveWorkers(db: Db, staleAfterMs: number): Promise<WorkerR
     where: { stoppedAt: null, heartbeatAt: { gt: new Date(Date.now() - staleAfterMs) } },
     orderBy: { heartbeatAt: "desc" },
   });
+}
+
+/** Whether any worker is alive now: what a Queued Run waits for when none is. */
+export async function anyWorkerAlive(db: Db, staleAfterMs: number): Promise<boolean> {
+  const alive = await db.prisma.worker.findFirst({ where: { stoppedAt: null, heartbeatAt: { gt: new Date(Date.now() - staleAfterMs) } }, select: { id: true } });
+  return alive !== null;
 }

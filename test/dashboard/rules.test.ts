@@ -81,6 +81,8 @@ describe("Run actions shown", () => {
   it("says what a Run waits for", () => {
     expect(waitsFor(facts("Waiting", { waitingReason: "approval" }))).toBe("an operator's approval");
     expect(waitsFor(facts("Queued"))).toBe("a free worker slot");
+    expect(waitsFor(facts("Queued", { workerRunning: true }))).toBe("a free worker slot");
+    expect(waitsFor(facts("Queued", { workerRunning: false }))).toBe("a worker, and no worker is running");
     expect(waitsFor(facts("Failed", { latestFailedAttemptId: "a" }))).toMatch(/retry or resolve/);
     expect(waitsFor(facts("Failed", { latestFailedAttemptId: "a", resolvedFailureAttemptId: "a" }))).toBeNull();
     expect(waitsFor(facts("Succeeded", { pullRequestNumber: 4 }))).toBe("review of pull request #4");

@@ -102,6 +102,13 @@ describe("checkRunView maps a Run to its check run", () => {
     expect(view.output.summary).toContain("concurrency cap");
   });
 
+  it("says a Run parked by engine failures waits for an operator, in words", () => {
+    const view = checkRunView(snap({ state: "Waiting", waitingReason: "engine_failed" }), URL_);
+    expect(view.output.title).toBe("Held");
+    expect(view.output.summary).toContain("an engine failure, not the agent's");
+    expect(view.output.summary).not.toContain("engine_failed");
+  });
+
   it("keeps GitHub's limits on every state: ≤ 3 actions, label ≤ 20, description ≤ 40, identifier ≤ 20", () => {
     for (const state of RUN_STATES) {
       const view = checkRunView(snap({ state, cancelReason: state === "Canceled" ? "OperatorCanceled" : null }), URL_);

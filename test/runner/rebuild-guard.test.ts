@@ -52,4 +52,22 @@ describe("the rebuild guard", () => {
       guard.stop();
     }
   });
+
+  it("costs one Redis round trip, an EXISTS, when nothing is missing", async () => {
+    const guard = await startRebuildGuard(redis, "t:rebuilt-3", async () => undefined, { everyMs: 600_000 });
+    const monitor = await redis.monitor();
+    const seen: string[][] = [];
+    monitor.on("monitor", (_time: string, args: string[]) => seen.push(args));
+    try {
+      expect(await guard.check()).toBe(false);
+      await waitFor("the command to show", async () => seen.length > 0 || null, 10_000);
+      // a moment for anything else the check might have sent
+      await redis.ping();
+      await waitFor("the ping to show", async () => seen.some((a) => a[0]?.toLowerCase() === "ping") || null, 10_000);
+      expect(seen.filter((a) => a[0]?.toLowerCase() !== "ping")).toEqual([["exists", "t:rebuilt-3"]]);
+    } finally {
+      guard.stop();
+      monitor.disconnect();
+    }
+  });
 });

@@ -82,7 +82,7 @@ const startParent = (root: string) => startRunner({ db, prefix, github: world.gi
 const running = (runId: string, workerId: string) =>
   waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId));
 
-const settled = (runId: string, timeoutMs = 20_000) =>
+const settled = (runId: string, timeoutMs = 60_000) =>
   waitFor(`Run ${runId} to settle`, async () => {
     const s = await runState(db, runId);
     return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
@@ -136,7 +136,7 @@ describe("a worker process", () => {
       killAgentsUnder(root);
       rmSync(root, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it("drains on SIGTERM: takes no new job, lets the running Attempt finish, exits 0; another worker takes what is left", async () => {
     const root = childRoot();
@@ -162,7 +162,7 @@ describe("a worker process", () => {
       killAgentsUnder(root);
       rmSync(root, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 
   it("stops at once on a second signal: the agent dies, nothing is written, and the Attempt is recovered as an InfraFailure", async () => {
     const root = childRoot();
@@ -199,7 +199,7 @@ describe("a worker process", () => {
       killAgentsUnder(root);
       rmSync(root, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
 
 async function parent_enqueue(runId: string, receivedAt: Date): Promise<void> {

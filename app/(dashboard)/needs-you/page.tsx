@@ -13,6 +13,7 @@ export const metadata: Metadata = { title: "Needs you" };
 const KIND: Record<NeedKind, { label: string; tone: string }> = {
   approval: { label: "Approval", tone: "bg-amber-100 text-amber-900" },
   failure: { label: "Failed Run", tone: "bg-red-100 text-red-900" },
+  engine_failure: { label: "Engine failure", tone: "bg-red-100 text-red-900" },
   budget_ask: { label: "Cycle budget", tone: "bg-orange-100 text-orange-900" },
   config_error: { label: "Config error", tone: "bg-fuchsia-100 text-fuchsia-900" },
   loop_error: { label: "Loop error", tone: "bg-fuchsia-100 text-fuchsia-900" },
@@ -88,6 +89,15 @@ function NeedAction({ need, canWrite }: { need: Need; canWrite: boolean }) {
         <>
           <ActionButton url={`/api/v1/runs/${a.runId}/retry`} label="Retry" tone="primary" testId="need-retry" />
           <ActionButton url={`/api/v1/runs/${a.runId}/resolve-failure`} label="Resolve" testId="need-resolve" />
+        </>
+      ) : (
+        <ReadOnly />
+      );
+    case "retry_or_cancel":
+      return canWrite ? (
+        <>
+          <ActionButton url={`/api/v1/runs/${a.runId}/retry`} label="Retry" tone="primary" testId="need-retry" />
+          <ActionButton url={`/api/v1/runs/${a.runId}/cancel`} label="Cancel" tone="danger" confirm="Cancel this Run?" testId="need-cancel" />
         </>
       ) : (
         <ReadOnly />

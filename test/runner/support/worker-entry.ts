@@ -2,6 +2,8 @@
 // worker entry wires it, configured by the environment. Run with `node --import tsx`.
 import { createDb } from "../../../lib/store/db";
 import { installShutdownSignals } from "../../../jobs/processors/attempt";
+import { recoverOwnHost } from "../../../lib/runner/own-host-recovery";
+import { startWorkerHeartbeat, workerIdentity } from "../../../lib/runner/worker-heartbeat";
 import { AGENT_ENV, REDIS_URL, startRunner } from "./runner-fixture";
 import { githubFromSettings } from "./sim-world";
 
@@ -12,6 +14,7 @@ const env = (name: string): string => {
 };
 
 const db = createDb(env("TEST_DATABASE_URL"), 4);
+const leaseTtlMs = Number(env("LEASE_TTL_MS"));
 const runner = await startRunner({
   db,
   prefix: env("RUNNER_PREFIX"),
@@ -19,19 +22,28 @@ const runner = await startRunner({
   github: githubFromSettings(JSON.parse(env("GITHUB_SETTINGS")), db),
   workspaceRoot: env("WORKSPACE_ROOT"),
   workerId: env("WORKER_ID"),
-  leaseTtlMs: Number(env("LEASE_TTL_MS")),
+  leaseTtlMs,
   slots: 2,
   redisUrl: REDIS_URL,
   agentEnv: { ...AGENT_ENV, ATELIER_DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? "5" },
 });
+// registered and heartbeating as the worker entry does, three beats per TTL
+const identity = workerIdentity(env("WORKER_ID"), 2, "test");
+const heartbeat = await startWorkerHeartbeat(db, identity, () => runner.host.running, { everyMs: Math.floor(leaseTtlMs / 3) });
+// this host's dead workers' Attempts, closed at once (as the worker entry's recoverAtStart does)
+const recovered = await recoverOwnHost(
+  { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => true, keyPrefix: `${env("RUNNER_PREFIX")}:`, leaseTtlMs },
+  identity,
+);
 installShutdownSignals({
   host: runner.host,
   workers: [runner.worker],
   cleanup: async () => {
+    await heartbeat.stop();
     await runner.queue.close();
     await runner.redis.quit();
     await db.close();
   },
   log: { info: (obj, msg) => process.stdout.write(`${msg} ${JSON.stringify(obj)}\n`) },
 });
-process.stdout.write("worker ready\n");
+process.stdout.write(`worker ready recovered=${JSON.stringify(recovered)}\n`);

@@ -1,0 +1,29 @@
+import { outageOf } from "../errors";
+import { recordEngineFailure } from "../store/engine-failures";
+import { isDatabaseOutage } from "./hold-through-outage";
+import type { MoveOutcome } from "./move-run";
+import type { RunnerContext } from "./runner-context";
+
+/**
+ * A move of a Run that throws is an engine failure (Atelier's own: the agent's failures are
+ * outcomes, never throws): it is counted on the Run with its error and tried again after a
+ * backoff; at the limit the Run is parked for an operator (lib/store/engine-failures.ts).
+ * An outage of Postgres or Redis is no engine failure: it is thrown, and the job is tried again.
+ */
+
+/** The wait before the next move after the nth engine failure: 1 s, 2 s, 4 s… at most a minute. */
+export const engineFailureBackoffMs = (failures: number): number => Math.min(60_000, 1_000 * 2 ** Math.max(0, failures - 1));
+
+export async function countingEngineFailures(ctx: RunnerContext, runId: string, move: () => Promise<MoveOutcome>): Promise<MoveOutcome> {
+  try {
+    return await move();
+  } catch (err) {
+    if (isDatabaseOutage(ctx.deps.db, err) || outageOf(err) !== null) throw err;
+    const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const recorded = await recordEngineFailure(ctx.deps.db, runId, error).catch(() => null);
+    if (!recorded) throw err;
+    ctx.log.error({ runId, failures: recorded.failures, parked: recorded.parked, err: error }, "moving a Run failed inside Atelier");
+    if (recorded.parked) return { tag: "Idle", reason: "engine_failed" };
+    return { tag: "Again", reason: "engine_failure", delayMs: engineFailureBackoffMs(recorded.failures) };
+  }
+}

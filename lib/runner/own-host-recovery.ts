@@ -1,0 +1,45 @@
+import { markWorkerStopped, unstoppedWorkersOnHost, type WorkerIdentity } from "../store/workers";
+import { releaseLeaseOf } from "./lease";
+import { closeOrphan, type SweepDeps } from "./reconcile";
+import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
+
+/**
+ * A worker that starts again on a host after a crash need not wait for its predecessor's
+ * heartbeat to go stale: on one host, a worker whose process is gone is dead for certain. At
+ * start, each worker of this host the registry still counts (another id) whose pid no longer
+ * runs is marked stopped, its leases (still held by its tokens) deleted, and its Running
+ * Attempts closed as InfraFailures at once, so their Runs are retried now rather than one
+ * TTL later. Its agents died with it (the sandbox's die-with-parent).
+ */
+
+/** Whether a process of this pid runs on this host (EPERM: it runs, as someone else). */
+export function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+const diedOnThisHost = (workerId: string, host: string) =>
+  `The worker running this Attempt (${workerId}) died: its process is gone from ${host}, and the worker that started there next closed the Attempt so that it is retried.`;
+
+/** Returns the Attempts closed. */
+export async function recoverOwnHost(deps: SweepDeps, self: Pick<WorkerIdentity, "id" | "host">, runs: (pid: number) => boolean = processRuns): Promise<string[]> {
+  const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
+  const dead = (await unstoppedWorkersOnHost(deps.db, self.host, self.id)).filter((w) => !runs(w.pid));
+  const closed: string[] = [];
+  for (const worker of dead) {
+    await markWorkerStopped(deps.db, worker.id);
+    const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null }>(
+      `SELECT id, run_id, lease_token FROM attempts WHERE worker_id = $1 AND state = 'Running'`,
+      [worker.id],
+    );
+    for (const a of rows) {
+      if (a.lease_token) await releaseLeaseOf(deps.redis, names.lease(a.run_id), a.lease_token);
+      if (await closeOrphan(deps, a.id, diedOnThisHost(worker.id, self.host))) closed.push(a.id);
+    }
+  }
+  return closed;
+}

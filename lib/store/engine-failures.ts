@@ -1,0 +1,54 @@
+import { allows, FROM, type RunStateName } from "../engine/run-state";
+import type { Db } from "./db";
+import { markRunsChanged } from "./run-changed";
+import { guardedRunUpdate } from "./run-rows";
+import { transaction } from "./transaction";
+
+/**
+ * Dead-letter for engine failures: a Run whose job keeps failing inside Atelier (a bug, a row
+ * the engine cannot handle — not an agent's failure, not an outage) is counted, and parked
+ * after a few with its error kept, in Needs you, instead of being retried by every reconcile
+ * forever. Before any Attempt it is parked as Waiting (reason `engine_failed`); between
+ * Attempts (no Attempt open) it fails. An operator's retry resets the count.
+ */
+
+/** How many engine failures of one Run's job before it is parked. */
+export const ENGINE_FAILURES_BEFORE_PARKING = 3;
+/** The Waiting reason of a Run parked by engine failures. */
+export const ENGINE_FAILED_REASON = "engine_failed";
+/** The longest engine error kept. */
+const ERROR_MAX = 2_000;
+
+/** The Run waits for an operator because its job kept failing inside Atelier. */
+export const isParkedByEngineFailures = (state: RunStateName, waitingReason: string | null): boolean =>
+  state === "Waiting" && waitingReason === ENGINE_FAILED_REASON;
+
+export type EngineFailureResult = { parked: false; failures: number } | { parked: true; failures: number; state: "Waiting" | "Failed" };
+
+/**
+ * Counts one failure of the Run's job and keeps its error; at the limit, parks it (under the
+ * Run's lock, guarded by the source states, never while an Attempt is open). Null: no such Run.
+ */
+export async function recordEngineFailure(db: Db, runId: string, error: string, limit = ENGINE_FAILURES_BEFORE_PARKING): Promise<EngineFailureResult | null> {
+  return transaction(db, async (sql) => {
+    const { rows } = await sql.query<{ failures: number; state: RunStateName; open_attempt: boolean }>(
+      `UPDATE runs SET engine_failures = engine_failures + 1, engine_error = $2, updated_at = now() WHERE id = $1
+       RETURNING engine_failures AS failures, state::text AS state,
+                 EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = runs.id AND a.state = 'Running') AS open_attempt`,
+      [runId, error.slice(0, ERROR_MAX)],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    await markRunsChanged(sql, [runId]);
+    if (row.failures < limit || row.open_attempt) return { parked: false, failures: row.failures };
+    if (allows("parkEngineFailure", row.state)) {
+      await guardedRunUpdate(sql, runId, FROM.parkEngineFailure, `state = 'Waiting', waiting_reason = $3`, [ENGINE_FAILED_REASON], "park");
+      return { parked: true, failures: row.failures, state: "Waiting" };
+    }
+    if (allows("failEngineFailure", row.state)) {
+      await guardedRunUpdate(sql, runId, FROM.failEngineFailure, `state = 'Failed', ended_at = now()`, [], "fail");
+      return { parked: true, failures: row.failures, state: "Failed" };
+    }
+    return { parked: false, failures: row.failures };
+  });
+}

@@ -1,0 +1,94 @@
+import { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMaintenanceWorker, ORPHAN_SWEEP_SCHEDULER, RUN_RECONCILE_SCHEDULER, type MaintenanceWorker, MAINTENANCE_QUEUE } from "../../jobs/processors/maintenance";
+import { bullConnection, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, runJobId, scheduleSchedulerId } from "../../jobs/queues";
+import { rebuildFromPostgres } from "../../jobs/rebuild-redis";
+import { startRebuildGuard } from "../../lib/runner/rebuild-guard";
+import { pollRepository } from "../../lib/triggers/poll-repository";
+import { installRepository, startFixture, type Fixture } from "../github/support/fixture";
+import { issueEvent, openRun } from "../runner/support/runner-fixture";
+
+/**
+ * Invariant 1, scheduler by scheduler: once this instance's Redis data is gone (its keys
+ * deleted — the shared Redis must not be flushed under the other files), the rebuild guard's
+ * rebuild brings back the poll scheduler of the repository, the schedule Loop's, the
+ * installations' reconcile and both maintenance schedulers, and the open Run's job.
+ */
+
+let fx: Fixture;
+let redis: Redis;
+let maintenance: MaintenanceWorker;
+beforeAll(async () => {
+  fx = await startFixture();
+  redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
+});
+afterAll(async () => {
+  await maintenance?.close(true);
+  await maintenance?.queue.obliterate({ force: true }).catch(() => undefined);
+  redis?.disconnect();
+  await fx?.close();
+});
+
+/** Every key of this file's prefix, gone: what a FLUSHALL does to this instance. */
+async function loseRedisData(prefix: string): Promise<number> {
+  let removed = 0;
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}:*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length) removed += await redis.del(...keys);
+  } while (cursor !== "0");
+  return removed;
+}
+
+const CONFIG = `loops:
+  nightly:
+    on: { schedule: { cron: "15 7 * * 1-5", tz: Europe/Paris } }
+    agent: demo
+    prompt: Triage \${{ repository.full_name }}
+`;
+
+describe("the rebuild after Redis lost its data", () => {
+  it("brings back every scheduler and the open Runs' jobs, then finds nothing missing", async () => {
+    const { fullName } = await installRepository(fx, { owner: "rebuild", name: "app", config: CONFIG });
+    await pollRepository(fx.deps, fullName);
+    const deps = { db: fx.db, redis, workQueue: fx.workQueue, recheckCondition: async () => true, keyPrefix: `${fx.prefix}:`, leaseTtlMs: 30_000 };
+    maintenance = await createMaintenanceWorker(bullConnection(), deps, { prefix: fx.prefix });
+    await maintenance.worker.close(); // only its queue and schedulers matter here
+    await fx.workQueue.syncSchedulers();
+    // an open Run whose job Redis will lose
+    const run = await openRun(fx.db, issueEvent(fullName, 1, "h1", "Rebuild me"));
+    await fx.workQueue.moveRun(run.runId, { receivedAt: run.receivedAt });
+
+    let rebuilds = 0;
+    const guard = await startRebuildGuard(redis, `${fx.prefix}:rebuilt`, async () => {
+      rebuilds++;
+      await rebuildFromPostgres({ workQueue: fx.workQueue, maintenance, deps });
+    }, { everyMs: 600_000 });
+    try {
+      expect(await guard.check()).toBe(false);
+      expect(await loseRedisData(fx.prefix)).toBeGreaterThan(0);
+      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(pollSchedulerId(fullName))).toBeFalsy();
+
+      expect(await guard.check()).toBe(true);
+      expect(rebuilds).toBe(1);
+      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(pollSchedulerId(fullName))).toMatchObject({ every: 60_000 });
+      expect(await fx.workQueue.queue(QUEUE_NAMES.schedules).getJobScheduler(scheduleSchedulerId(fullName, "nightly"))).toMatchObject({
+        pattern: "15 7 * * 1-5",
+        tz: "Europe/Paris",
+      });
+      expect(await fx.workQueue.queue(QUEUE_NAMES.installations).getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeTruthy();
+      const maint = maintenance.queue;
+      expect(maint.name).toBe(MAINTENANCE_QUEUE);
+      expect(await maint.getJobScheduler(RUN_RECONCILE_SCHEDULER)).toBeTruthy();
+      expect(await maint.getJobScheduler(ORPHAN_SWEEP_SCHEDULER)).toMatchObject({ every: 10_000 });
+      expect(await fx.workQueue.queue(QUEUE_NAMES.attempts).getJob(runJobId(run.runId))).toBeTruthy();
+
+      // nothing missing: the next look rebuilds nothing
+      expect(await guard.check()).toBe(false);
+      expect(rebuilds).toBe(1);
+    } finally {
+      guard.stop();
+    }
+  });
+});

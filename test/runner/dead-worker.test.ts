@@ -1,0 +1,166 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { createMaintenanceWorker, type MaintenanceWorker } from "../../jobs/processors/maintenance";
+import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { listWorkers } from "../../lib/store/workers";
+import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import { startSimWorld, type SimWorld } from "./support/sim-world";
+import { attemptsOf, issueEvent, openRun, REDIS_URL, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+
+/**
+ * A worker killed with SIGKILL (a real child process, registered and heartbeating): its
+ * Attempt is closed as an InfraFailure because the registry says it is dead — not after the
+ * sweep's second look — and the Run is retried by a live worker; a worker that starts again on
+ * the same host closes its dead predecessor's Attempts at once, long before their lease expires.
+ */
+
+let pdb: PrivateDb;
+let db: PrivateDb["db"];
+const prefix = uniquePrefix("dead");
+const ENTRY = resolve(__dirname, "support/worker-entry.ts");
+let world: SimWorld;
+let children: ChildProcess[] = [];
+let parent: RunnerUnderTest | null = null;
+let maintenance: MaintenanceWorker | null = null;
+const roots: string[] = [];
+const newRoot = () => {
+  const root = mkdtempSync(join(tmpdir(), "atelier-dead-ws-"));
+  roots.push(root);
+  return root;
+};
+
+beforeAll(async () => {
+  pdb = await createPrivateDb("dead");
+  db = pdb.db;
+  world = await startSimWorld(db);
+});
+afterEach(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  children = [];
+  await maintenance?.close(true);
+  maintenance = null;
+  await parent?.close();
+  parent = null;
+  for (const root of roots.splice(0)) {
+    killAgentsUnder(root);
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+afterAll(async () => {
+  await world?.close();
+  await pdb?.drop();
+});
+
+/** Kills what a dead worker left running under its workspace root (should die-with-parent miss one). */
+function killAgentsUnder(root: string): void {
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(root)) process.kill(Number(pid), "SIGKILL");
+    } catch {
+      // gone, or not ours
+    }
+  }
+}
+
+async function spawnWorker(workerId: string, ttlMs: number, demoDelayMs: number) {
+  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
+    cwd: resolve(__dirname, "../.."),
+    env: {
+      ...process.env,
+      TEST_DATABASE_URL: pdb.url,
+      RUNNER_PREFIX: prefix,
+      GITHUB_SETTINGS: JSON.stringify(world.settings),
+      WORKSPACE_ROOT: newRoot(),
+      WORKER_ID: workerId,
+      LEASE_TTL_MS: String(ttlMs),
+      DEMO_DELAY_MS: String(demoDelayMs),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 60_000);
+  return { child, exited, output: () => out };
+}
+
+async function enqueue(runId: string, receivedAt: Date): Promise<void> {
+  const q = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db, pollIntervalSeconds: 60 });
+  await q.moveRun(runId, { receivedAt });
+  await q.close();
+}
+
+const runningOn = (runId: string, workerId: string) =>
+  waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId), 60_000);
+
+const settled = (runId: string, timeoutMs: number) =>
+  waitFor(`Run ${runId} to settle`, async () => {
+    const s = await runState(db, runId);
+    return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
+  }, timeoutMs, 200);
+
+const failureMessage = async (attemptId: string) =>
+  (await db.pool.query<{ failure_message: string }>(`SELECT failure_message FROM attempts WHERE id = $1`, [attemptId])).rows[0]!.failure_message;
+
+describe("a dead worker's Attempts", () => {
+  it("are closed by a live worker's sweep as soon as the registry says the worker is dead, and the Run is retried there", async () => {
+    const TTL = 3_000;
+    const { child, exited } = await spawnWorker("doomed", TTL, 1_000);
+    const repo = await world.addRepo("sigkill");
+    const run = await openRun(db, issueEvent(repo, 31, "h1", "Survive a kill -9"));
+    await enqueue(run.runId, run.receivedAt);
+    const dead = await runningOn(run.runId, "doomed");
+    child.kill("SIGKILL");
+    await exited;
+
+    // the live worker: its attempts worker and its maintenance worker, whose sweep would wait ten
+    // minutes before closing an Attempt the registry does not know dead
+    parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "survivor", leaseTtlMs: TTL });
+    maintenance = await createMaintenanceWorker(
+      bullConnection(REDIS_URL),
+      { db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, confirmMs: 600_000 },
+      { prefix, sweepEveryMs: 500 },
+    );
+
+    expect(await settled(run.runId, 60_000)).toBe("Succeeded");
+    const attempts = await attemptsOf(db, run.runId);
+    expect(attempts.map((a) => [a.number, a.state, a.failure_kind, a.failure_category, a.worker_id])).toEqual([
+      [1, "Failed", "InfraFailure", "lease_lost", "doomed"],
+      [2, "Succeeded", null, null, "survivor"],
+    ]);
+    expect(attempts[0]!.id).toBe(dead.id);
+    expect(await failureMessage(dead.id)).toContain("(doomed) stopped heartbeating");
+    // the dead worker is still registered, and not alive: the registry says what happened
+    expect((await listWorkers(db)).find((w) => w.id === "doomed")).toMatchObject({ stoppedAt: null });
+  }, 180_000);
+
+  it("are closed at once by the next worker of the same host, before their lease would expire", async () => {
+    // a lease that would hold the Run for a minute: only the restart's own-host recovery frees it sooner
+    const TTL = 60_000;
+    const { child, exited } = await spawnWorker("first-life", TTL, 1_000);
+    const repo = await world.addRepo("restart");
+    const run = await openRun(db, issueEvent(repo, 32, "h1", "Survive a restart"));
+    await enqueue(run.runId, run.receivedAt);
+    const dead = await runningOn(run.runId, "first-life");
+    child.kill("SIGKILL");
+    await exited;
+    const diedAt = Date.now();
+
+    const reborn = await spawnWorker("second-life", TTL, 5);
+    expect(reborn.output()).toContain(`recovered=${JSON.stringify([dead.id])}`);
+    expect(await settled(run.runId, 45_000)).toBe("Succeeded");
+    // well inside the dead worker's lease TTL: nothing waited for it to expire
+    expect(Date.now() - diedAt).toBeLessThan(TTL);
+    expect((await attemptsOf(db, run.runId)).map((a) => [a.number, a.state, a.failure_category, a.worker_id])).toEqual([
+      [1, "Failed", "lease_lost", "first-life"],
+      [2, "Succeeded", null, "second-life"],
+    ]);
+    expect(await failureMessage(dead.id)).toContain("its process is gone");
+    expect((await listWorkers(db)).find((w) => w.id === "first-life")?.stoppedAt).not.toBeNull();
+  }, 180_000);
+});

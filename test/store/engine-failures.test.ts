@@ -1,0 +1,56 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { infraFailure } from "../../lib/engine/failure";
+import { finishAttempt } from "../../lib/store/attempts";
+import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/engine-failures";
+import { retryRun } from "../../lib/store/operator-actions";
+import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { beginAttempt } from "../support/attempts";
+import { testDb, uniqueRepo } from "../support/db";
+import { itemEvent } from "../support/events";
+
+/** How engine failures park a Run: counted, then parked by its state — never while an Attempt is open. */
+
+const db = testDb(4);
+afterAll(() => db.close());
+
+const usage = { durationMs: 5, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
+async function openRun(): Promise<string> {
+  const r = await recordAndClaim(db, itemEvent(uniqueRepo("engine"), 1, "h"));
+  if (r.tag !== "Claimed") throw new Error(r.tag);
+  return r.runId;
+}
+const row = async (id: string) =>
+  (await db.pool.query<{ state: string; waiting_reason: string | null; engine_failures: number }>(`SELECT state, waiting_reason, engine_failures FROM runs WHERE id = $1`, [id])).rows[0]!;
+const failTimes = async (runId: string, n: number) => {
+  let last = null;
+  for (let i = 0; i < n; i++) last = await recordEngineFailure(db, runId, `boom ${i}`);
+  return last;
+};
+
+describe("recordEngineFailure", () => {
+  it("parks an unstarted Run as Waiting (engine_failed) at the limit, not before", async () => {
+    const runId = await openRun();
+    expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING - 1)).toEqual({ parked: false, failures: ENGINE_FAILURES_BEFORE_PARKING - 1 });
+    expect((await row(runId)).state).toBe("Pending");
+    expect(await recordEngineFailure(db, runId, "boom")).toEqual({ parked: true, failures: ENGINE_FAILURES_BEFORE_PARKING, state: "Waiting" });
+    expect(await row(runId)).toMatchObject({ state: "Waiting", waiting_reason: "engine_failed" });
+  });
+
+  it("never parks a Run while its Attempt is open; between Attempts it fails, and a retry resets the count", async () => {
+    const runId = await openRun();
+    const begun = await beginAttempt(db, runId, { token: "t1", workerId: "w" });
+    if (begun.tag !== "Started") throw new Error(begun.tag);
+    expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING + 1)).toMatchObject({ parked: false });
+    expect((await row(runId)).state).toBe("Running");
+    // the Attempt fails as an InfraFailure: the Run stays Running for its automatic retry
+    await finishAttempt(db, begun.attempt, { tag: "Failed", failure: infraFailure("transport", "502"), usage });
+    expect(await recordEngineFailure(db, runId, "boom")).toMatchObject({ parked: true, state: "Failed" });
+    expect((await row(runId)).state).toBe("Failed");
+    await retryRun(db, runId, "octocat");
+    expect(await row(runId)).toMatchObject({ state: "Running", engine_failures: 0 });
+  });
+
+  it("answers null for a Run that does not exist", async () => {
+    expect(await recordEngineFailure(db, "no-such-run", "boom")).toBeNull();
+  });
+});
