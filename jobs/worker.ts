@@ -20,6 +20,7 @@ import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
 import { startWorkerHeartbeat, workerIdentity } from "../lib/runner/worker-heartbeat";
 import { getDb } from "../lib/store/db";
+import { joinRunningInstance } from "../lib/supervisor/running-instance";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
 import { BullWorkQueue, bullConnection } from "./queues";
@@ -36,6 +37,9 @@ import { createScheduleWorker } from "./processors/schedule";
 const QUOTA_RECHECK_MS = 5 * 60_000;
 
 const log = createLog("atelier.worker");
+// started by hand beside `npm start` (the sandbox included): take over the settings it chose
+const supervisor = joinRunningInstance(resolve(import.meta.dirname, ".."), process.env);
+if (supervisor) log.info({ supervisor }, "joining the instance `npm start` runs from this directory");
 const db = getDb();
 const instance = await loadInstanceConfig();
 const redis = createRedis();
