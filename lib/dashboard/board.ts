@@ -1,8 +1,9 @@
 import type { BoardLane } from "../config/roster";
-import { OPEN, type RunStateName } from "../engine/run-state";
+import { isRunning, OPEN, type RunStateName } from "../engine/run-state";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
 import { waitsFor } from "./run-status";
+import { lastStepLine } from "./transcript-steps";
 
 /**
  * The Board's read model: the Items of the repositories in scope, in the instance's lanes,
@@ -29,6 +30,10 @@ export interface BoardRun {
   attempt: number | null;
   failureKind: string | null;
   updatedAt: string;
+  /** When the running Attempt started (null unless the Run is Running). */
+  runningSince: string | null;
+  /** What the running Attempt did last, on one line (null unless the Run is Running). */
+  lastStep: string | null;
 }
 
 export interface BoardCard {
@@ -83,6 +88,9 @@ interface Row {
   attempt_number: number | null;
   attempt_state: string | null;
   failure_kind: string | null;
+  attempt_started_at: Date | null;
+  last_stream: string | null;
+  last_text: string | null;
   budget_ask: boolean;
 }
 
@@ -123,6 +131,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
             run.id AS run_id, run.loop AS run_loop, run.state AS run_state, run.waiting_reason, run.pull_request_number,
             run.updated_at AS run_updated_at, run.resolved_failure_attempt_id,
             a.id AS attempt_id, a.number AS attempt_number, a.state AS attempt_state, a.failure_kind,
+            a.started_at AS attempt_started_at, last.stream AS last_stream, last.text AS last_text,
             EXISTS (SELECT 1 FROM cycle_budgets cb WHERE cb.item_key = k.key AND cb.ask IS NOT NULL) AS budget_ask
        FROM ranked k
        LEFT JOIN LATERAL (
@@ -133,9 +142,13 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
           LIMIT 1
        ) run ON true
        LEFT JOIN LATERAL (
-         SELECT at.id, at.number, at.state::text AS state, at.failure_kind
+         SELECT at.id, at.number, at.state::text AS state, at.failure_kind, at.started_at
            FROM attempts at WHERE at.run_id = run.id ORDER BY at.number DESC LIMIT 1
        ) a ON true
+       LEFT JOIN LATERAL (
+         SELECT te.stream, te.text
+           FROM transcript_entries te WHERE run.state = 'Running' AND te.run_id = run.id ORDER BY te.id DESC LIMIT 1
+       ) last ON true
       WHERE k.rn <= $6
       ORDER BY k.lane, k.rn`,
     params,
@@ -165,6 +178,8 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
         attempt: r.attempt_number,
         failureKind: r.failure_kind,
         updatedAt: (r.run_updated_at ?? r.updated_at).toISOString(),
+        runningSince: isRunning(r.run_state) ? (r.attempt_started_at?.toISOString() ?? null) : null,
+        lastStep: isRunning(r.run_state) && r.last_stream !== null && r.last_text !== null ? lastStepLine({ stream: r.last_stream, text: r.last_text }) : null,
       };
     }
     view.cards.push({

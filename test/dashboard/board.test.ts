@@ -4,6 +4,7 @@ import { DEFAULT_BOARD_LANES } from "../../lib/config/roster";
 import { loadBoard } from "../../lib/dashboard/board";
 import { laneOf, laneRules } from "../../lib/dashboard/lanes";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
+import { encodeStep } from "../../lib/executor/adapters/step-entry";
 import type { Db } from "../../lib/store/db";
 import { testDb } from "../support/db";
 import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
@@ -54,6 +55,26 @@ it("puts each Item in the lane the pure rule says, with its open Run before olde
     expect(l.total).toBe(board.lanes.find((b) => b.name === l.name)!.total);
   }
   expect(await loadBoard(db, { repos: [], lanes: DEFAULT_BOARD_LANES })).toMatchObject({ lanes: DEFAULT_BOARD_LANES.map(() => ({ total: 0, cards: [] })) });
+});
+
+it("a running card says since when its Attempt runs and its last step; other cards neither", async () => {
+  await seedItem(db, REPO, 101, { labels: ["agent-working"], state: "open" });
+  const running = await seedRun(db, { repo: REPO, number: 101, state: "Running", attempts: [{ state: "Running" }] });
+  const step = encodeStep({ type: "tool_call", id: "t1", name: "Bash", input: { command: "npm test" }, inputCutBytes: 0 });
+  await db.pool.query(`INSERT INTO transcript_entries (run_id, attempt_id, stream, text) VALUES ($1, $2, 'stdout', 'cloning'), ($1, $2, $3, $4)`, [
+    running,
+    `${running}/agent/1`,
+    step.stream,
+    step.text,
+  ]);
+  await seedItem(db, REPO, 102, { labels: [], state: "open" });
+  await seedRun(db, { repo: REPO, number: 102, state: "Succeeded", attempts: [{ state: "Succeeded" }] });
+
+  const cards = (await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES })).lanes.flatMap((l) => l.cards);
+  const card = cards.find((c) => c.number === 101)!;
+  expect(card.run).toMatchObject({ state: "Running", lastStep: "Bash: npm test" });
+  expect(Date.now() - Date.parse(card.run!.runningSince!)).toBeLessThan(10 * 60_000);
+  expect(cards.find((c) => c.number === 102)!.run).toMatchObject({ state: "Succeeded", runningSince: null, lastStep: null });
 });
 
 it("Needs you gathers approvals, failures, budget asks, config, Loop and poll errors, newest first", async () => {
