@@ -104,10 +104,11 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
   if (!q.repos.length) return { lanes: views, perLane };
 
   const loop = q.loop || null;
-  // The lane as one CASE over the Item's lower-cased labels, right-most lane first; the lane
-  // labels are parameters ($8…), never spliced into the text.
+  // The lane as one CASE (laneOf in lanes.ts): closed Items and closed pull requests of the
+  // current Run, then the lanes that follow the work, then the Item's lower-cased labels,
+  // right-most lane first; the lane labels are parameters ($9…), never spliced into the text.
   const labelled = rules.labels.flatMap((label, idx) => (label ? [{ label, idx }] : [])).reverse();
-  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane];
+  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane, rules.running, rules.review];
   const whens = labelled.map(({ label, idx }) => {
     params.push(label);
     return `WHEN $${params.length}::text = ANY (ll.labels) THEN ${idx}`;
@@ -116,9 +117,21 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
     `WITH scoped AS MATERIALIZED (
        SELECT i.key, i.repo, i.number, i.kind, i.state, i.title, i.author, i.labels, i.draft,
               COALESCE(i.github_updated_at, i.observed_at) AS updated_at,
-              CASE WHEN i.state <> 'open' THEN $3::int ${whens.join(" ")} ELSE $2::int END AS lane
+              CASE WHEN i.state <> 'open' THEN $3::int
+                   WHEN $3::int IS NOT NULL AND pr.state <> 'open' THEN $3::int
+                   WHEN $7::int IS NOT NULL AND cur.state = 'Running' THEN $7::int
+                   WHEN $8::int IS NOT NULL AND pr.state = 'open' THEN $8::int
+                   ${whens.join(" ")} ELSE $2::int END AS lane
          FROM items i
          CROSS JOIN LATERAL (SELECT lower(i.labels::text)::text[] AS labels) ll
+         LEFT JOIN LATERAL (
+           SELECT r.state::text AS state, r.pull_request_number
+             FROM runs r
+            WHERE r.item_key = i.key AND ($4::text IS NULL OR r.loop = $4)
+            ORDER BY (r.state::text = ANY($5::text[])) DESC, r.received_at DESC
+            LIMIT 1
+         ) cur ON true
+         LEFT JOIN items pr ON pr.repo = i.repo AND pr.number = cur.pull_request_number
         WHERE i.repo = ANY($1::text[])
           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.loop = $4 AND r.item_key = i.key))
      ), ranked AS (

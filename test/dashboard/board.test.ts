@@ -77,6 +77,32 @@ it("a running card says since when its Attempt runs and its last step; other car
   expect(cards.find((c) => c.number === 102)!.run).toMatchObject({ state: "Succeeded", runningSince: null, lastStep: null });
 });
 
+it("lanes follow the work: a running Run → In progress, its open pull request → In review, merged or closed → Done, whatever the labels", async () => {
+  const rules = laneRules(DEFAULT_BOARD_LANES);
+  await seedItem(db, REPO, 201, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 201, state: "Running", attempts: [{ state: "Running" }] });
+  await seedItem(db, REPO, 202, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 202, state: "Succeeded", pullRequestNumber: 212 });
+  await seedItem(db, REPO, 212, { labels: [], state: "open" });
+  await seedItem(db, REPO, 203, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 203, state: "Succeeded", pullRequestNumber: 213 });
+  await seedItem(db, REPO, 213, { labels: [], state: "closed" });
+
+  const board = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES });
+  const laneName = (n: number) => board.lanes.find((l) => l.cards.some((c) => c.number === n))?.name;
+  expect([201, 202, 203].map(laneName)).toEqual(["In progress", "In review", "Done"]);
+  expect(board.lanes.flatMap((l) => l.cards).find((c) => c.number === 202)!.run).toMatchObject({ pullRequestNumber: 212 });
+  // the pure rule says the same
+  const ready = { state: "open", labels: ["ready-for-agent"] };
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: true, pullRequestState: null })!]!.name).toBe("In progress");
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: false, pullRequestState: "open" })!]!.name).toBe("In review");
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: false, pullRequestState: "closed" })!]!.name).toBe("Done");
+  // lanes that follow nothing: the labels alone, as before
+  const labelsOnly = DEFAULT_BOARD_LANES.map(({ follows: _follows, ...lane }) => lane);
+  const plain = await loadBoard(db, { repos: [REPO], lanes: labelsOnly });
+  expect([201, 202].map((n) => plain.lanes.find((l) => l.cards.some((c) => c.number === n))?.name)).toEqual(["Ready for agent", "Ready for agent"]);
+});
+
 it("Needs you gathers approvals, failures, budget asks, config, Loop and poll errors, newest first", async () => {
   const repo = `needs-${tag}/app`;
   await seedRepo(db, repo, uniqueInstallationId(), { configError: "line 3: loops.x: unknown key", pollError: "GitHub answered 502" });
