@@ -72,12 +72,12 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
               <h2 className="mb-2 flex items-center justify-between px-1 text-sm font-semibold text-stone-700">
                 <span>
                   {lane.name}
-                  {lane.label ? <span className="ml-1 font-normal text-stone-500">· {lane.label}</span> : null}
+                  {lane.label ? <span className="ml-1 font-normal text-stone-600">· {lane.label}</span> : null}
                 </span>
                 <span className="rounded-full bg-stone-200 px-2 text-xs text-stone-600">{lane.total}</span>
               </h2>
               {lane.cards.length === 0 ? (
-                <p className="px-1 py-4 text-center text-xs text-stone-400">Nothing here</p>
+                <p className="px-1 py-4 text-center text-xs text-stone-600">Nothing here</p>
               ) : (
                 <ul className="flex flex-col gap-2">
                   {lane.cards.map((card) => (
@@ -135,7 +135,7 @@ function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]
               <StateBadge state={run.state} testId="card-run-state" />
               <span className="text-stone-600">{run.loop}</span>
             </Link>
-            {run.attempt ? <span className="text-stone-400">attempt {run.attempt}</span> : null}
+            {run.attempt ? <span className="text-stone-500">attempt {run.attempt}</span> : null}
             {run.pullRequestNumber ? (
               <ExternalLink href={pullRequestUrl(card.repo, run.pullRequestNumber)} className="text-emerald-700 underline">
                 PR #{run.pullRequestNumber}
