@@ -21,6 +21,7 @@ import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
 import { startWorkerHeartbeat, WORKER_STALE_AFTER_MS, workerIdentity } from "../lib/runner/worker-heartbeat";
 import { getDb } from "../lib/store/db";
+import { joinRunningInstance } from "../lib/supervisor/running-instance";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
 import { BullWorkQueue, bullConnection } from "./queues";
@@ -37,9 +38,12 @@ import { rebuildFromPostgres } from "./rebuild-redis";
 /** How often Events blocked by a quota are hinted again, so they open once the limit lifts. */
 const QUOTA_RECHECK_MS = 5 * 60_000;
 
+// started by hand beside `npm start` (the sandbox included): take over the settings it chose
+const supervisor = joinRunningInstance(resolve(import.meta.dirname, ".."), process.env);
 const instance = await loadInstanceConfig();
 // the agents' secrets are masked in the worker's log lines too, beside the instance's own
 const log = createLog("atelier.worker", { secrets: Object.values(instance.agents).flatMap((a) => a.secrets.map((name) => process.env[name])) });
+if (supervisor) log.info({ supervisor }, "joining the instance `npm start` runs from this directory");
 const db = getDb();
 const redis = createRedis();
 const keyPrefix = instanceKeyPrefix();

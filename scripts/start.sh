@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `npm start`: installs what is missing, applies the migrations, builds, and starts the web
-# process and the worker. With no GitHub App configured — none in the environment, none
-# registered from the dashboard's /setup page — it starts the sandbox: the built-in GitHub
-# simulator, seeded with a demo organization, and points Atelier at it.
+# `npm start`: installs what is missing, applies the migrations, then hands over to the
+# supervisor (scripts/supervise.ts), which checks the ports, builds the dashboard when needed
+# and runs the web process and the worker. With no GitHub App configured — none in the
+# environment, none registered from the dashboard's /setup page — it also starts the sandbox:
+# the built-in GitHub simulator, seeded with a demo organization, and points Atelier at it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f .env ] && set -a && . ./.env && set +a
@@ -17,32 +18,8 @@ bash scripts/ensure-services.sh
 bash scripts/ensure-sandbox.sh
 npx tsx scripts/prepare-db.ts
 
-pids=()
-stop() { for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done; wait; }
-trap stop EXIT INT TERM
-
 app_source="$(npx tsx scripts/app-source.ts)"
-if [ "$app_source" = none ]; then
-  export SIM_PORT="${SIM_PORT:-3001}"
-  mkdir -p .atelier
-  export ATELIER_SANDBOX_APP_FILE="$PWD/.atelier/sandbox-app.json"
-  rm -f "$ATELIER_SANDBOX_APP_FILE"
-  echo "atelier: no GitHub App configured — starting the sandbox GitHub simulator on port $SIM_PORT" >&2
-  SIM_APP_FILE="$ATELIER_SANDBOX_APP_FILE" SIM_WEBHOOK_URL="http://127.0.0.1:$PORT/api/github/webhooks" \
-    npx tsx scripts/sim.ts & pids+=($!)
-  for _ in $(seq 1 100); do [ -s "$ATELIER_SANDBOX_APP_FILE" ] && break; sleep 0.2; done
-  [ -s "$ATELIER_SANDBOX_APP_FILE" ] || { echo "atelier: the simulator did not start" >&2; exit 1; }
-fi
-
-if [ ! -f .next/BUILD_ID ] || [ -n "$(find app lib public next.config.js -newer .next/BUILD_ID -print -quit 2>/dev/null)" ]; then
-  echo "atelier: building the dashboard" >&2
-  npx next build >/dev/null
-fi
-
+sandbox=()
+[ "$app_source" = none ] && sandbox=(--sandbox)
 [ "$app_source" = database ] && echo "atelier: using the GitHub App registered from /setup" >&2
-# the worker signs no cookie and no OAuth exchange: it never holds those secrets
-env -u AUTH_SECRET -u NEXTAUTH_SECRET -u GITHUB_CLIENT_SECRET npx tsx jobs/worker.ts & pids+=($!)
-npx next start -p "$PORT" & pids+=($!)
-echo "atelier: dashboard on $ATELIER_PUBLIC_URL" >&2
-[ -n "${SIM_PORT:-}" ] && echo "atelier: sandbox GitHub on http://127.0.0.1:$SIM_PORT/_sim" >&2
-wait -n "${pids[@]}"
+exec node --import tsx scripts/supervise.ts "${sandbox[@]}"

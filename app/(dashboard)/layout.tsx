@@ -18,6 +18,9 @@ export default async function DashboardLayout({ children }: { children: ReactNod
   const needs = viewer ? await getNeedsCount(dashboardContext(), viewer) : 0;
   return (
     <div className="flex min-h-screen flex-col">
+      <a href="#main" className="sr-only rounded bg-stone-900 px-3 py-2 text-sm font-medium text-white focus:not-sr-only focus:absolute focus:left-2 focus:top-2 focus:z-20">
+        Skip to the content
+      </a>
       <header className="sticky top-0 z-10 border-b border-stone-200 bg-stone-50/95 backdrop-blur">
         <div className="mx-auto flex max-w-[1600px] flex-wrap items-center gap-x-4 gap-y-2 px-3 py-2 sm:px-5">
           <Link href="/board" className="text-base font-bold tracking-tight">
@@ -40,7 +43,7 @@ export default async function DashboardLayout({ children }: { children: ReactNod
           ) : null}
         </div>
       </header>
-      <main className="mx-auto w-full max-w-[1600px] flex-1 px-3 py-4 sm:px-5">{children}</main>
+      <main id="main" tabIndex={-1} className="mx-auto w-full max-w-[1600px] flex-1 px-3 py-4 sm:px-5">{children}</main>
     </div>
   );
 }

@@ -61,7 +61,7 @@ export function Problem({ title, message, token }: { title: string; message: str
 
 /** A time, shown in UTC (the same for every reader), with a relative hint. */
 export function Time({ iso, now = Date.now() }: { iso: string | null; now?: number }) {
-  if (!iso) return <span className="text-stone-400">—</span>;
+  if (!iso) return <span className="text-stone-500">—</span>;
   const d = new Date(iso);
   return (
     <time dateTime={iso} title={d.toISOString()} className="whitespace-nowrap">

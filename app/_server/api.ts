@@ -111,3 +111,15 @@ export function query<S extends z.ZodType>(request: Request, schema: S): z.outpu
   }
   return parsed.data;
 }
+
+/** A server-sent events response: never cached or transformed, never buffered by a proxy. */
+export function eventStream(stream: ReadableStream<Uint8Array>): Response {
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-store, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+}

@@ -89,7 +89,7 @@ export default async function DeliveriesPage() {
                       </Link>
                       <span className="block text-xs text-stone-500">{d.repo}</span>
                     </td>
-                    <td className="max-w-[16rem] break-all px-3 py-2 font-mono text-xs">{d.url ?? <span className="text-stone-400">deleted webhook</span>}</td>
+                    <td className="max-w-[16rem] break-all px-3 py-2 font-mono text-xs">{d.url ?? <span className="text-stone-500">deleted webhook</span>}</td>
                     <td className="px-3 py-2">
                       <span className={`inline-flex rounded-full px-2 py-0.5 text-xs font-medium ring-1 ring-inset ${STATUS_TONE[d.status] ?? STATUS_TONE.pending}`}>{d.status}</span>
                       {d.status === "pending" ? (

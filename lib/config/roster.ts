@@ -67,7 +67,14 @@ export interface BoardLane {
   label: string | null;
   /** "closed" lanes hold the closed (and merged) Items. */
   state: "open" | "closed";
+  /**
+   * An open lane that follows the work, whatever the labels: "running" takes the Items whose
+   * Run is running, "review" those whose Run's pull request is open.
+   */
+  follows?: LaneWork;
 }
+
+export type LaneWork = "running" | "review";
 
 export interface InstanceConfig {
   agents: Record<string, AgentSpec>;
@@ -119,8 +126,8 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
 export const DEFAULT_BOARD_LANES: readonly BoardLane[] = Object.freeze([
   { name: "Backlog", label: null, state: "open" },
   { name: "Ready for agent", label: "ready-for-agent", state: "open" },
-  { name: "In progress", label: "agent-working", state: "open" },
-  { name: "In review", label: "in-review", state: "open" },
+  { name: "In progress", label: "agent-working", state: "open", follows: "running" },
+  { name: "In review", label: "in-review", state: "open", follows: "review" },
   { name: "Done", label: null, state: "closed" },
 ] satisfies BoardLane[]);
 
@@ -193,6 +200,7 @@ const laneSchema = z.strictObject({
   name: z.string().min(1, "a lane needs a name"),
   label: z.string().min(1).max(50).nullable().optional(),
   state: z.enum(["open", "closed"]).optional(),
+  follows: z.enum(["running", "review"]).optional(),
 });
 
 const instanceSchema = z.strictObject({
@@ -268,11 +276,18 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
 
   const problems: string[] = [];
   const lanes: BoardLane[] = cfg.board
-    ? cfg.board.lanes.map((l) => ({ name: l.name, label: l.label ?? null, state: l.state ?? "open" }))
+    ? cfg.board.lanes.map((l) => ({ name: l.name, label: l.label ?? null, state: l.state ?? "open", ...(l.follows ? { follows: l.follows } : {}) }))
     : defaults.board.lanes;
   const seenLanes = new Set<string>();
   const seenLabels = new Set<string>();
+  const seenFollows = new Set<LaneWork>();
   lanes.forEach((lane, i) => {
+    if (lane.follows) {
+      const where = `board.lanes.${i}.follows (line ${yaml.lineOf(["board", "lanes", i, "follows"])})`;
+      if (lane.state === "closed") problems.push(`${where}: a closed lane holds the closed Items; only an open lane follows the work`);
+      if (seenFollows.has(lane.follows)) problems.push(`${where}: two lanes follow "${lane.follows}"`);
+      seenFollows.add(lane.follows);
+    }
     if (seenLanes.has(lane.name.toLowerCase())) {
       problems.push(`board.lanes.${i}.name (line ${yaml.lineOf(["board", "lanes", i])}): the lane "${lane.name}" is listed twice`);
     }

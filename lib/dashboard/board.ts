@@ -1,10 +1,11 @@
 import type { BoardLane } from "../config/roster";
-import { OPEN, type RunStateName } from "../engine/run-state";
+import { isRunning, OPEN, type RunStateName } from "../engine/run-state";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
 import { anyWorkerAlive } from "../store/workers";
 import { waitsFor } from "./run-status";
+import { lastStepLine } from "./transcript-steps";
 
 /**
  * The Board's read model: the Items of the repositories in scope, in the instance's lanes,
@@ -31,6 +32,10 @@ export interface BoardRun {
   attempt: number | null;
   failureKind: string | null;
   updatedAt: string;
+  /** When the running Attempt started (null unless the Run is Running). */
+  runningSince: string | null;
+  /** What the running Attempt did last, on one line (null unless the Run is Running). */
+  lastStep: string | null;
 }
 
 export interface BoardCard {
@@ -85,6 +90,9 @@ interface Row {
   attempt_number: number | null;
   attempt_state: string | null;
   failure_kind: string | null;
+  attempt_started_at: Date | null;
+  last_stream: string | null;
+  last_text: string | null;
   budget_ask: boolean;
 }
 
@@ -98,10 +106,11 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
   if (!q.repos.length) return { lanes: views, perLane };
 
   const loop = q.loop || null;
-  // The lane as one CASE over the Item's lower-cased labels, right-most lane first; the lane
-  // labels are parameters ($8…), never spliced into the text.
+  // The lane as one CASE (laneOf in lanes.ts): closed Items and closed pull requests of the
+  // current Run, then the lanes that follow the work, then the Item's lower-cased labels,
+  // right-most lane first; the lane labels are parameters ($9…), never spliced into the text.
   const labelled = rules.labels.flatMap((label, idx) => (label ? [{ label, idx }] : [])).reverse();
-  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane];
+  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane, rules.running, rules.review];
   const whens = labelled.map(({ label, idx }) => {
     params.push(label);
     return `WHEN $${params.length}::text = ANY (ll.labels) THEN ${idx}`;
@@ -110,9 +119,21 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
     `WITH scoped AS MATERIALIZED (
        SELECT i.key, i.repo, i.number, i.kind, i.state, i.title, i.author, i.labels, i.draft,
               COALESCE(i.github_updated_at, i.observed_at) AS updated_at,
-              CASE WHEN i.state <> 'open' THEN $3::int ${whens.join(" ")} ELSE $2::int END AS lane
+              CASE WHEN i.state <> 'open' THEN $3::int
+                   WHEN $3::int IS NOT NULL AND pr.state <> 'open' THEN $3::int
+                   WHEN $7::int IS NOT NULL AND cur.state = 'Running' THEN $7::int
+                   WHEN $8::int IS NOT NULL AND pr.state = 'open' THEN $8::int
+                   ${whens.join(" ")} ELSE $2::int END AS lane
          FROM items i
          CROSS JOIN LATERAL (SELECT lower(i.labels::text)::text[] AS labels) ll
+         LEFT JOIN LATERAL (
+           SELECT r.state::text AS state, r.pull_request_number
+             FROM runs r
+            WHERE r.item_key = i.key AND ($4::text IS NULL OR r.loop = $4)
+            ORDER BY (r.state::text = ANY($5::text[])) DESC, r.received_at DESC
+            LIMIT 1
+         ) cur ON true
+         LEFT JOIN items pr ON pr.repo = i.repo AND pr.number = cur.pull_request_number
         WHERE i.repo = ANY($1::text[])
           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.loop = $4 AND r.item_key = i.key))
      ), ranked AS (
@@ -125,6 +146,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
             run.id AS run_id, run.loop AS run_loop, run.state AS run_state, run.waiting_reason, run.pull_request_number,
             run.updated_at AS run_updated_at, run.resolved_failure_attempt_id,
             a.id AS attempt_id, a.number AS attempt_number, a.state AS attempt_state, a.failure_kind,
+            a.started_at AS attempt_started_at, last.stream AS last_stream, last.text AS last_text,
             EXISTS (SELECT 1 FROM cycle_budgets cb WHERE cb.item_key = k.key AND cb.ask IS NOT NULL) AS budget_ask
        FROM ranked k
        LEFT JOIN LATERAL (
@@ -135,9 +157,13 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
           LIMIT 1
        ) run ON true
        LEFT JOIN LATERAL (
-         SELECT at.id, at.number, at.state::text AS state, at.failure_kind
+         SELECT at.id, at.number, at.state::text AS state, at.failure_kind, at.started_at
            FROM attempts at WHERE at.run_id = run.id ORDER BY at.number DESC LIMIT 1
        ) a ON true
+       LEFT JOIN LATERAL (
+         SELECT te.stream, te.text
+           FROM transcript_entries te WHERE run.state = 'Running' AND te.run_id = run.id ORDER BY te.id DESC LIMIT 1
+       ) last ON true
       WHERE k.rn <= $6
       ORDER BY k.lane, k.rn`,
     params,
@@ -170,6 +196,8 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
         attempt: r.attempt_number,
         failureKind: r.failure_kind,
         updatedAt: (r.run_updated_at ?? r.updated_at).toISOString(),
+        runningSince: isRunning(r.run_state) ? (r.attempt_started_at?.toISOString() ?? null) : null,
+        lastStep: isRunning(r.run_state) && r.last_stream !== null && r.last_text !== null ? lastStepLine({ stream: r.last_stream, text: r.last_text }) : null,
       };
     }
     view.cards.push({

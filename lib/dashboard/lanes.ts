@@ -2,10 +2,12 @@ import type { BoardLane } from "../config/roster";
 import { BadInputError, ConflictError } from "../errors";
 
 /**
- * Pure Board lane rules. An open Item sits in the right-most open lane whose label it carries
- * (labels compare case-insensitively, as on GitHub), else in the first open lane without a
- * label (the catch-all); a closed or merged Item sits in the first closed lane. An Item no lane
- * takes is not on the Board.
+ * Pure Board lane rules. A closed or merged Item — or one whose Run's pull request was merged
+ * or closed — sits in the first closed lane. An open Item whose Run is running sits in the lane
+ * that follows "running", one whose Run's pull request is open in the lane that follows
+ * "review" (when the instance has such lanes); else in the right-most open lane whose label it
+ * carries (labels compare case-insensitively, as on GitHub), else in the first open lane
+ * without a label (the catch-all). An Item no lane takes is not on the Board.
  */
 
 export interface LaneRules {
@@ -15,21 +17,43 @@ export interface LaneRules {
   openCatchAll: number | null;
   /** Index of the closed lane, or null. */
   closed: number | null;
+  /** Index of the lane that follows running Runs, or null. */
+  running: number | null;
+  /** Index of the lane that follows open pull requests of Runs, or null. */
+  review: number | null;
 }
+
+/** Where an Item's work stands: its current Run, and that Run's pull request. */
+export interface ItemWork {
+  runRunning: boolean;
+  /** The state of the Run's pull request as last seen ("open", "closed"), null without one. */
+  pullRequestState: string | null;
+}
+
+export const NO_WORK: ItemWork = Object.freeze({ runRunning: false, pullRequestState: null });
 
 export function laneRules(lanes: readonly BoardLane[]): LaneRules {
   const openCatchAll = lanes.findIndex((l) => l.state === "open" && !l.label);
   const closed = lanes.findIndex((l) => l.state === "closed");
+  const following = (work: string) => {
+    const i = lanes.findIndex((l) => l.state === "open" && l.follows === work);
+    return i >= 0 ? i : null;
+  };
   return {
     labels: lanes.map((l) => (l.state === "open" && l.label ? l.label.toLowerCase() : null)),
     openCatchAll: openCatchAll >= 0 ? openCatchAll : null,
     closed: closed >= 0 ? closed : null,
+    running: following("running"),
+    review: following("review"),
   };
 }
 
 /** The lane index of an Item, or null when no lane takes it (same rule as the Board's SQL). */
-export function laneOf(rules: LaneRules, item: { state: string; labels: readonly string[] }): number | null {
+export function laneOf(rules: LaneRules, item: { state: string; labels: readonly string[] }, work: ItemWork = NO_WORK): number | null {
   if (item.state !== "open") return rules.closed;
+  if (rules.closed !== null && work.pullRequestState !== null && work.pullRequestState !== "open") return rules.closed;
+  if (rules.running !== null && work.runRunning) return rules.running;
+  if (rules.review !== null && work.pullRequestState === "open") return rules.review;
   const have = new Set(item.labels.map((l) => l.toLowerCase()));
   for (let i = rules.labels.length - 1; i >= 0; i--) {
     const label = rules.labels[i];

@@ -50,8 +50,36 @@ export function toolTitle(name: string, input: unknown): string {
     gist = first ? (o[first] as string) : JSON.stringify(input);
   }
   const one = gist.replace(/\s+/g, " ").trim();
-  const line = one ? `${name}: ${one}` : name;
+  return oneLine(one ? `${name}: ${one}` : name);
+}
+
+/** Text on one line of at most TITLE_MAX characters. */
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, " ").trim();
   return line.length > TITLE_MAX ? `${line.slice(0, TITLE_MAX - 1)}…` : line;
+}
+
+/** What a running Run did last, on one line, from its newest transcript entry (its Board card shows it). */
+export function lastStepLine(entry: { stream: string; text: string }): string {
+  const step = decodeStep(entry);
+  if (!step) return oneLine(entry.text);
+  switch (step.type) {
+    case "session":
+      return "session started";
+    case "tool_call":
+      return toolTitle(step.name, step.input);
+    case "tool_result":
+      return oneLine(`${step.name ?? "tool"} ${step.isError ? "failed" : "done"}`);
+    case "retry":
+      return oneLine(`retrying: ${step.message}`);
+    case "error":
+      return oneLine(`error: ${step.message}`);
+    case "text":
+    case "thinking":
+    case "final":
+    case "output":
+      return oneLine(step.text);
+  }
 }
 
 const ms = (from: string, to: string) => Math.max(0, Date.parse(to) - Date.parse(from));

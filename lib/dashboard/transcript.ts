@@ -87,6 +87,8 @@ export class TranscriptWatcher {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly subscribers = new Map<string, Set<Wake>>();
+  /** Woken by every Run change, whichever the Run (the dashboard's live views). */
+  private readonly everyRun = new Set<Wake>();
   private retryTimer: NodeJS.Timeout | null = null;
   /** True while the LISTEN connection is up. */
   listening = false;
@@ -103,8 +105,26 @@ export class TranscriptWatcher {
     return () => {
       set.delete(wake);
       if (!set.size) this.subscribers.delete(runId);
-      if (!this.subscribers.size) void this.disconnect();
+      this.disconnectWhenIdle();
     };
+  }
+
+  /** Wakes `wake` at every Run change announced on `atelier_run_changed`. */
+  subscribeEveryRun(wake: Wake): () => void {
+    this.everyRun.add(wake);
+    void this.ensureConnected();
+    return () => {
+      this.everyRun.delete(wake);
+      this.disconnectWhenIdle();
+    };
+  }
+
+  private hasSubscribers(): boolean {
+    return this.subscribers.size > 0 || this.everyRun.size > 0;
+  }
+
+  private disconnectWhenIdle(): void {
+    if (!this.hasSubscribers()) void this.disconnect();
   }
 
   /** How long a stream may sleep before it looks again by itself. */
@@ -120,6 +140,7 @@ export class TranscriptWatcher {
         client.on("notification", (msg) => {
           if (msg.channel === TRANSCRIPT_CHANNEL) this.transcriptNotifies = true;
           if (msg.payload) for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
+          if (msg.channel === RUN_CHANGED_CHANNEL) for (const wake of this.everyRun) wake();
         });
         client.on("error", () => this.lost(client));
         client.on("end", () => this.lost(client));
@@ -141,10 +162,10 @@ export class TranscriptWatcher {
     this.client = null;
     this.listening = false;
     client.end().catch(() => undefined);
-    if (this.subscribers.size && !this.retryTimer) {
+    if (this.hasSubscribers() && !this.retryTimer) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
-        if (this.subscribers.size) void this.ensureConnected();
+        if (this.hasSubscribers()) void this.ensureConnected();
       }, 1_000);
       this.retryTimer.unref();
     }

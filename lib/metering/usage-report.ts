@@ -89,9 +89,9 @@ WITH u AS (
 SELECT CASE WHEN GROUPING(day) = 0 THEN 'day' WHEN GROUPING(loop) = 0 THEN 'loop' WHEN GROUPING(repo) = 0 THEN 'repo'
             WHEN GROUPING(agent) = 0 THEN 'agent' ELSE 'total' END AS dim,
        day, repo, loop, agent,
-       count(DISTINCT run_id)::int AS runs, count(*)::int AS attempts, sum(ms)::float8 AS ms,
+       count(DISTINCT run_id)::int AS runs, count(*)::int AS attempts, COALESCE(sum(ms), 0)::float8 AS ms,
        COALESCE(sum(cost), 0)::float8 AS cost, COALESCE(sum(cost) FILTER (WHERE cost_estimated), 0)::float8 AS est,
-       sum(tin)::float8 AS tin, sum(tout)::float8 AS tout
+       COALESCE(sum(tin), 0)::float8 AS tin, COALESCE(sum(tout), 0)::float8 AS tout
   FROM u
  GROUP BY GROUPING SETS ((day), (repo), (repo, loop), (agent), ())`;
 

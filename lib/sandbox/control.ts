@@ -173,15 +173,26 @@ export class SimControl {
     const repo = this.repo(input.repo);
     const actor = this.actor(input);
     const files = input.files ?? { [`changes/${input.branch.replace(/\//g, "-")}-${Date.now()}.md`]: `A change on ${input.branch}\n` };
+    const message = input.message ?? `Update ${Object.keys(files).join(", ")}`;
     const result = await this.core.git.commitFiles(repo.gitDir, {
       branch: input.branch,
       files,
-      message: input.message ?? `Update ${Object.keys(files).join(", ")}`,
+      message,
       author: { name: actor.login, email: actor.email ?? `${actor.login}@users.noreply.sim` },
       from: input.from ?? repo.defaultBranch,
     });
     branchMoved(this.core.state, repo, input.branch, result.before, result.after, actor.id);
-    return result;
+    this.core.state.emit({
+      event: "push",
+      action: "",
+      repoId: repo.id,
+      senderId: actor.id,
+      ref: `refs/heads/${input.branch}`,
+      before: result.before,
+      after: result.after,
+      commit: { message, added: result.added, modified: result.modified },
+    });
+    return { before: result.before, after: result.after };
   }
 
   /** Opens a pull request; a missing head branch is first created with one commit. */

@@ -116,6 +116,40 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
       };
       break;
     }
+    case "push": {
+      // GitHub's push payload carries no action
+      const pusher = state.account(event.senderId);
+      const author = { name: pusher.login, email: pusher.email ?? `${pusher.login}@users.noreply.sim`, username: pusher.login };
+      const web = `${ctx.baseUrl}/${state.fullName(repo)}`;
+      const commit = {
+        id: event.after,
+        tree_id: event.after,
+        distinct: true,
+        message: event.commit.message,
+        timestamp: new Date(state.clock.now()).toISOString(),
+        url: `${web}/commit/${event.after}`,
+        author,
+        committer: author,
+        added: event.commit.added,
+        removed: [],
+        modified: event.commit.modified,
+      };
+      const payload = {
+        ref: event.ref,
+        before: event.before,
+        after: event.after,
+        created: /^0+$/.test(event.before),
+        deleted: false,
+        forced: false,
+        base_ref: null,
+        compare: `${web}/compare/${event.before.slice(0, 12)}...${event.after.slice(0, 12)}`,
+        commits: [commit],
+        head_commit: commit,
+        pusher: { name: author.name, email: author.email },
+        ...common,
+      };
+      return { event: event.event, action: event.action, installation, payload };
+    }
     case "check_run": {
       const run = state.checkRuns.get(event.checkRunId);
       if (!run) return null;

@@ -3,7 +3,7 @@ import type { LoopDefinition, TriggerKind } from "../loops/config-schema";
 import { audit } from "../store/audit";
 import type { Db } from "../store/db";
 import { transaction } from "../store/transaction";
-import { storedConfig, type StoredConfig } from "./repository-config";
+import { loopNames, storedConfig, type StoredConfig } from "./repository-config";
 
 /** A Loop of a repository as the dashboard and the API show it. */
 export interface LoopStatus {
@@ -128,9 +128,3 @@ export async function recordLoopFailures(db: Db, repo: string, failures: Readonl
 }
 
 /** The Loop names of a config: the valid ones, then the broken ones, in file order where known. */
-function loopNames(config: StoredConfig | null): string[] {
-  if (!config) return [];
-  const names = config.loops.map((l) => l.name);
-  for (const e of config.errors) if (e.loop !== null && !names.includes(e.loop)) names.push(e.loop);
-  return names;
-}

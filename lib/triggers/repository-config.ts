@@ -133,11 +133,33 @@ export async function ensureConfig(deps: TriggerDeps, repo: RegisteredRepository
   return refreshRepositoryConfig(deps, repo);
 }
 
+/** The Loops a stored config lists: its valid ones, then those it holds an error for. */
+export function loopNames(config: StoredConfig | null): string[] {
+  if (!config) return [];
+  const names = config.loops.map((l) => l.name);
+  for (const e of config.errors) if (e.loop !== null && !names.includes(e.loop)) names.push(e.loop);
+  return names;
+}
+
+/**
+ * A file that no longer reads as a config (YAML that does not parse, not a mapping) has no
+ * Loops: those it had stay listed, each with the file's error, and none of them runs until the
+ * file is fixed.
+ */
+export function keepLoopsOfBrokenFile(before: StoredConfig | null, read: StoredConfig): StoredConfig {
+  const fileError = read.errors.find((e) => e.loop === null);
+  if (!fileError || read.loops.length) return read;
+  const listed = new Set(loopNames(read));
+  const lost = loopNames(before).filter((name) => !listed.has(name));
+  return { ...read, errors: [...read.errors, ...lost.map((loop) => ({ ...fileError, loop }))] };
+}
+
 /** Reads the config from GitHub now and stores it. */
 export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository): Promise<StoredConfig> {
   const before = await storedConfig(deps.db, repo.fullName);
   const tenant = { repo: repo.fullName, installationRepos: await installationRepositories(deps.db, repo.installationId) };
-  const config = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date(), tenant);
+  const read = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date(), tenant);
+  const config = keepLoopsOfBrokenFile(before, read);
   await storeRepositoryConfig(deps.db, repo.fullName, config);
   // one job scheduler per schedule Loop: bring them in line when those Loops changed
   if (scheduleSignature(before) !== scheduleSignature(config)) await deps.workQueue.syncSchedulers();

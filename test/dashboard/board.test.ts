@@ -4,6 +4,7 @@ import { DEFAULT_BOARD_LANES } from "../../lib/config/roster";
 import { loadBoard } from "../../lib/dashboard/board";
 import { laneOf, laneRules } from "../../lib/dashboard/lanes";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
+import { encodeStep } from "../../lib/executor/adapters/step-entry";
 import type { Db } from "../../lib/store/db";
 import { testDb } from "../support/db";
 import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
@@ -54,6 +55,52 @@ it("puts each Item in the lane the pure rule says, with its open Run before olde
     expect(l.total).toBe(board.lanes.find((b) => b.name === l.name)!.total);
   }
   expect(await loadBoard(db, { repos: [], lanes: DEFAULT_BOARD_LANES })).toMatchObject({ lanes: DEFAULT_BOARD_LANES.map(() => ({ total: 0, cards: [] })) });
+});
+
+it("a running card says since when its Attempt runs and its last step; other cards neither", async () => {
+  await seedItem(db, REPO, 101, { labels: ["agent-working"], state: "open" });
+  const running = await seedRun(db, { repo: REPO, number: 101, state: "Running", attempts: [{ state: "Running" }] });
+  const step = encodeStep({ type: "tool_call", id: "t1", name: "Bash", input: { command: "npm test" }, inputCutBytes: 0 });
+  await db.pool.query(`INSERT INTO transcript_entries (run_id, attempt_id, stream, text) VALUES ($1, $2, 'stdout', 'cloning'), ($1, $2, $3, $4)`, [
+    running,
+    `${running}/agent/1`,
+    step.stream,
+    step.text,
+  ]);
+  await seedItem(db, REPO, 102, { labels: [], state: "open" });
+  await seedRun(db, { repo: REPO, number: 102, state: "Succeeded", attempts: [{ state: "Succeeded" }] });
+
+  const cards = (await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES })).lanes.flatMap((l) => l.cards);
+  const card = cards.find((c) => c.number === 101)!;
+  expect(card.run).toMatchObject({ state: "Running", lastStep: "Bash: npm test" });
+  expect(Date.now() - Date.parse(card.run!.runningSince!)).toBeLessThan(10 * 60_000);
+  expect(cards.find((c) => c.number === 102)!.run).toMatchObject({ state: "Succeeded", runningSince: null, lastStep: null });
+});
+
+it("lanes follow the work: a running Run → In progress, its open pull request → In review, merged or closed → Done, whatever the labels", async () => {
+  const rules = laneRules(DEFAULT_BOARD_LANES);
+  await seedItem(db, REPO, 201, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 201, state: "Running", attempts: [{ state: "Running" }] });
+  await seedItem(db, REPO, 202, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 202, state: "Succeeded", pullRequestNumber: 212 });
+  await seedItem(db, REPO, 212, { labels: [], state: "open" });
+  await seedItem(db, REPO, 203, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 203, state: "Succeeded", pullRequestNumber: 213 });
+  await seedItem(db, REPO, 213, { labels: [], state: "closed" });
+
+  const board = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES });
+  const laneName = (n: number) => board.lanes.find((l) => l.cards.some((c) => c.number === n))?.name;
+  expect([201, 202, 203].map(laneName)).toEqual(["In progress", "In review", "Done"]);
+  expect(board.lanes.flatMap((l) => l.cards).find((c) => c.number === 202)!.run).toMatchObject({ pullRequestNumber: 212 });
+  // the pure rule says the same
+  const ready = { state: "open", labels: ["ready-for-agent"] };
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: true, pullRequestState: null })!]!.name).toBe("In progress");
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: false, pullRequestState: "open" })!]!.name).toBe("In review");
+  expect(DEFAULT_BOARD_LANES[laneOf(rules, ready, { runRunning: false, pullRequestState: "closed" })!]!.name).toBe("Done");
+  // lanes that follow nothing: the labels alone, as before
+  const labelsOnly = DEFAULT_BOARD_LANES.map(({ follows: _follows, ...lane }) => lane);
+  const plain = await loadBoard(db, { repos: [REPO], lanes: labelsOnly });
+  expect([201, 202].map((n) => plain.lanes.find((l) => l.cards.some((c) => c.number === n))?.name)).toEqual(["Ready for agent", "Ready for agent"]);
 });
 
 it("Needs you gathers approvals, failures, budget asks, config, Loop and poll errors, newest first", async () => {

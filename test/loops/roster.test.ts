@@ -63,8 +63,8 @@ describe("the built-in default", () => {
         lanes: [
           { name: "Backlog", label: null, state: "open" },
           { name: "Ready for agent", label: "ready-for-agent", state: "open" },
-          { name: "In progress", label: "agent-working", state: "open" },
-          { name: "In review", label: "in-review", state: "open" },
+          { name: "In progress", label: "agent-working", state: "open", follows: "running" },
+          { name: "In review", label: "in-review", state: "open", follows: "review" },
           { name: "Done", label: null, state: "closed" },
         ],
       },
@@ -186,6 +186,10 @@ describe("parseInstanceConfig", () => {
       { name: "Agent", label: "go", state: "open" },
       { name: "Shipped", label: null, state: "closed" },
     ]);
+    const following = parseInstanceConfig("board:\n  lanes:\n    - { name: Todo }\n    - { name: Doing, follows: running }\n    - { name: Review, follows: review }\n");
+    expect(following.board.lanes.map((l) => l.follows ?? null)).toEqual([null, "running", "review"]);
+    expect(() => parseInstanceConfig("board:\n  lanes:\n    - { name: A, follows: running }\n    - { name: B, follows: running }\n")).toThrow(/board.lanes.1.follows \(line \d+\): two lanes follow "running"/);
+    expect(() => parseInstanceConfig("board:\n  lanes:\n    - { name: Done, state: closed, follows: review }\n")).toThrow(/only an open lane follows the work/);
   });
 
   it.each([
@@ -207,7 +211,7 @@ describe("parseInstanceConfig", () => {
     ["board:\n  lanes: []\n", "board.lanes (line 2): the board needs at least one lane"],
     ["board:\n  lanes:\n    - { name: A }\n    - { name: a }\n", 'board.lanes.1.name (line 4): the lane "a" is listed twice'],
     ["board:\n  lanes:\n    - { name: A, label: x }\n    - { name: B, label: X }\n", 'board.lanes.1.label (line 4): the label "X" is used by two lanes'],
-    ["board:\n  lanes:\n    - { name: A, colour: red }\n", "board.lanes.0.colour (line 3): unknown key (allowed here: name, label, state)"],
+    ["board:\n  lanes:\n    - { name: A, colour: red }\n", "board.lanes.0.colour (line 3): unknown key (allowed here: name, label, state, follows)"],
     ["agents: [claude]\n", "agents (line 1):"],
     ["- a\n", "the file must be a map of settings"],
     ["agents:\n  a: [\n", "The YAML does not parse"],

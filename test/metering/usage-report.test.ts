@@ -11,6 +11,11 @@ afterAll(() => db.close());
 const gate = admission();
 
 describe("usage rolled up from Attempts", () => {
+  it("a scope with no Attempt yet is all zeros, not nulls (the Usage page of a new instance)", async () => {
+    const report = await usageReport(db, { repos: ["nobody-here/none"] });
+    expect(report.totals).toEqual({ runs: 0, attempts: 0, minutes: 0, costUsd: 0, estimatedCostUsd: 0, tokensIn: 0, tokensOut: 0 });
+  });
+
   it("sums cost, minutes and Runs per day, repository, Loop and agent, in UTC months", async () => {
     const t = await seedTenant(db);
     const other = await seedRepository(db, t.installationId, t.account, "other");

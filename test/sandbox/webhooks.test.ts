@@ -11,6 +11,7 @@ const REQUIRED: Record<string, string[]> = {
   label: ["created"],
   issue_comment: ["created"],
   check_run: ["created", "completed", "rerequested", "requested_action"],
+  push: [""],
   installation: ["created", "deleted", "suspend", "unsuspend"],
   installation_repositories: ["added", "removed"],
 };

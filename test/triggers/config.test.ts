@@ -5,6 +5,7 @@ import { beginAttempt } from "../support/attempts";
 import { resetCycleBudget } from "../../lib/store/cycle-budget";
 import { listLoops, setLoopPaused } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
+import { markConfigStale } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
 
 let fx: Fixture;
@@ -59,6 +60,33 @@ describe("repository config", () => {
     const { rows } = await fx.db.pool.query(`SELECT config_error FROM repositories WHERE full_name = $1`, [fullName]);
     expect(rows[0].config_error).toMatch(/line \d+: The YAML does not parse/);
     expect(await listLoops(fx.db, fullName)).toEqual([]);
+  });
+
+  it("a file that stops parsing keeps its Loops listed, each with the file's error and running none; fixed, they are back", async () => {
+    const { fullName } = await installRepository(fx, { owner: "cfg-broken", name: "app", config: THREE_LOOPS });
+    await pollRepository(fx.deps, fullName);
+    expect((await listLoops(fx.db, fullName)).map((l) => l.name)).toEqual(["start-dev", "triage", "broken"]);
+
+    await fx.sim.pushCommit({ repo: fullName, branch: "main", files: { ".github/atelier.yml": "loops:\n  start-dev: [unclosed\n" } });
+    await markConfigStale(fx.db, [fullName]);
+    await pollRepository(fx.deps, fullName);
+    const broken = await listLoops(fx.db, fullName);
+    expect(broken.map((l) => [l.name, l.valid])).toEqual([
+      ["start-dev", false],
+      ["triage", false],
+      ["broken", false],
+    ]);
+    for (const l of broken) expect(l.error).toMatch(/The YAML does not parse/);
+
+    await fx.sim.pushCommit({ repo: fullName, branch: "main", files: { ".github/atelier.yml": THREE_LOOPS } });
+    await markConfigStale(fx.db, [fullName]);
+    await pollRepository(fx.deps, fullName);
+    const fixed = await listLoops(fx.db, fullName);
+    expect(fixed.map((l) => [l.name, l.valid, l.error === null])).toEqual([
+      ["start-dev", true, true],
+      ["triage", true, true],
+      ["broken", false, false],
+    ]);
   });
 
   it("falls back to the owner's .github repository, and _extends merges its Loops under the repository's", async () => {

@@ -3,6 +3,8 @@ import Link from "next/link";
 import type { BoardCard } from "../../../lib/dashboard/board";
 import { getBoard } from "../../../lib/dashboard/queries";
 import { boardQuery } from "../../../lib/dashboard/schemas";
+import { Elapsed } from "../../_components/elapsed";
+import { LiveRefresh } from "../../_components/live-refresh";
 import { MoveCard } from "../../_components/move-card";
 import { Empty, ExternalLink, Label, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
 import { issueUrl, pullRequestUrl } from "../../../lib/dashboard/links";
@@ -40,6 +42,7 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
   return (
     <>
       <PageHeader title="Board" subtitle={`${cards} Item${cards === 1 ? "" : "s"} in ${repos.length} repositor${repos.length === 1 ? "y" : "ies"}`}>
+        <LiveRefresh />
         <form method="get" className="flex flex-wrap items-end gap-2 text-sm" aria-label="Filter the Board">
           <FilterSelect name="repo" label="Repository" all="All repositories" value={filter.repo} options={repos} />
           <FilterSelect name="loop" label="Loop" all="All Loops" value={filter.loop} options={loops} />
@@ -69,12 +72,12 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
               <h2 className="mb-2 flex items-center justify-between px-1 text-sm font-semibold text-stone-700">
                 <span>
                   {lane.name}
-                  {lane.label ? <span className="ml-1 font-normal text-stone-500">· {lane.label}</span> : null}
+                  {lane.label ? <span className="ml-1 font-normal text-stone-600">· {lane.label}</span> : null}
                 </span>
                 <span className="rounded-full bg-stone-200 px-2 text-xs text-stone-600">{lane.total}</span>
               </h2>
               {lane.cards.length === 0 ? (
-                <p className="px-1 py-4 text-center text-xs text-stone-400">Nothing here</p>
+                <p className="px-1 py-4 text-center text-xs text-stone-600">Nothing here</p>
               ) : (
                 <ul className="flex flex-col gap-2">
                   {lane.cards.map((card) => (
@@ -132,13 +135,23 @@ function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]
               <StateBadge state={run.state} testId="card-run-state" />
               <span className="text-stone-600">{run.loop}</span>
             </Link>
-            {run.attempt ? <span className="text-stone-400">attempt {run.attempt}</span> : null}
+            {run.attempt ? <span className="text-stone-500">attempt {run.attempt}</span> : null}
             {run.pullRequestNumber ? (
               <ExternalLink href={pullRequestUrl(card.repo, run.pullRequestNumber)} className="text-emerald-700 underline">
                 PR #{run.pullRequestNumber}
               </ExternalLink>
             ) : null}
           </div>
+          {run.runningSince ? (
+            <p className="mt-1 text-stone-600">
+              running for <Elapsed since={run.runningSince} testId="card-elapsed" />
+            </p>
+          ) : null}
+          {run.lastStep ? (
+            <p className="mt-0.5 truncate font-mono text-[11px] text-stone-600" data-testid="card-last-step" title={run.lastStep}>
+              {run.lastStep}
+            </p>
+          ) : null}
           {run.waitsFor ? <p className="mt-1 text-stone-600">Waits for {run.waitsFor}</p> : null}
           {run.state === "Failed" && run.failureKind ? <p className="mt-0.5 text-red-700">{run.failureKind}</p> : null}
         </div>

@@ -1,4 +1,5 @@
 import type { Metadata } from "next";
+import type { LoopView } from "../../../lib/dashboard/loops";
 import { getLoops } from "../../../lib/dashboard/queries";
 import { ActionButton } from "../../_components/action-button";
 import { Empty, PageHeader, Problem, Time } from "../../_components/ui";
@@ -35,9 +36,7 @@ export default async function LoopsPage() {
                   <span className="font-medium">{l.loop}</span>
                   <span className="text-stone-500">{l.repo}</span>
                   {l.trigger ? <span className="rounded bg-stone-100 px-1.5 text-xs text-stone-600">{l.trigger}</span> : null}
-                  <span className={`rounded px-1.5 text-xs font-medium ${l.paused ? "bg-amber-100 text-amber-900" : "bg-emerald-100 text-emerald-900"}`}>
-                    {l.paused ? `paused${l.pausedBy ? ` by ${l.pausedBy}` : ""}` : "active"}
-                  </span>
+                  <LoopState loop={l} />
                 </p>
                 <p className="mt-1 text-xs text-stone-500">
                   Last poll <Time iso={l.lastPolledAt} />
@@ -64,5 +63,19 @@ export default async function LoopsPage() {
         </ul>
       )}
     </>
+  );
+}
+
+/** A Loop's state: an error blocks it (whatever its pause), else paused or active. */
+function LoopState({ loop }: { loop: LoopView }) {
+  const [text, tone] = loop.error
+    ? ["error", "bg-red-100 text-red-900"]
+    : loop.paused
+      ? [`paused${loop.pausedBy ? ` by ${loop.pausedBy}` : ""}`, "bg-amber-100 text-amber-900"]
+      : ["active", "bg-emerald-100 text-emerald-900"];
+  return (
+    <span data-testid="loop-state" className={`rounded px-1.5 text-xs font-medium ${tone}`}>
+      {text}
+    </span>
   );
 }

@@ -3,6 +3,7 @@ import Link from "next/link";
 import type { Need, NeedKind } from "../../../lib/dashboard/needs-you";
 import { getNeedsYou } from "../../../lib/dashboard/queries";
 import { ActionButton } from "../../_components/action-button";
+import { LiveRefresh } from "../../_components/live-refresh";
 import { Empty, ExternalLink, PageHeader, Problem, Time } from "../../_components/ui";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
@@ -36,7 +37,9 @@ export default async function NeedsYouPage() {
   const canWrite = new Set(writable);
   return (
     <>
-      <PageHeader title="Needs you" subtitle={total ? `${total} thing${total === 1 ? "" : "s"} wait${total === 1 ? "s" : ""} for a person, newest first.` : undefined} />
+      <PageHeader title="Needs you" subtitle={total ? `${total} thing${total === 1 ? "" : "s"} wait${total === 1 ? "s" : ""} for a person, newest first.` : undefined}>
+        <LiveRefresh />
+      </PageHeader>
       {needs.length === 0 ? (
         <Empty title="Nothing needs you">Approvals, failed Runs, cycle budget asks and configuration problems show up here.</Empty>
       ) : (

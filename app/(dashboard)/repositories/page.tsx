@@ -50,7 +50,7 @@ export default async function RepositoriesPage() {
                           {r.loops} Loop{r.loops === 1 ? "" : "s"} · polled <Time iso={r.lastPolledAt} />
                         </span>
                       ) : (
-                        <span className="text-xs text-stone-400">not registered yet</span>
+                        <span className="text-xs text-stone-500">not registered yet</span>
                       )}
                       {r.configError ? <span className="w-full text-xs text-fuchsia-800">Config: {r.configError}</span> : null}
                       {r.pollError ? <span className="w-full text-xs text-sky-800">Polling: {r.pollError}</span> : null}

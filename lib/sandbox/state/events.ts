@@ -37,6 +37,17 @@ export type SimEvent =
       after?: string;
     }
   | { event: "label"; action: "created"; repoId: number; label: SimLabel; senderId: number }
+  | {
+      /** A branch moved by a commit of the control API (GitHub's push has no action: "" here). */
+      event: "push";
+      action: "";
+      repoId: number;
+      senderId: number;
+      ref: string;
+      before: string;
+      after: string;
+      commit: { message: string; added: string[]; modified: string[] };
+    }
   | { event: "issue_comment"; action: "created" | "edited"; repoId: number; number: number; commentId: number; senderId: number; changes?: { body: { from: string } } }
   | {
       event: "check_run";

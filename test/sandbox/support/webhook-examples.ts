@@ -27,7 +27,7 @@ export function exampleKeys(event: string, action: string): string[] {
     return [...new Set([...exampleKeys(fromEvent, fromAction), ...(standIn.plus ?? [])])];
   }
   const group = groups.find((g) => g.name === event);
-  const examples = group?.examples.filter((e) => e.action === action) ?? [];
+  const examples = group?.examples.filter((e) => (e.action ?? "") === action) ?? [];
   if (examples.length === 0) throw new Error(`@octokit/webhooks-examples has no ${event}.${action}`);
   const keys = new Set(examples.flatMap((e) => Object.keys(e)));
   if (action === "opened") keys.delete("changes");

@@ -2,7 +2,7 @@ import { runIdParam } from "../../../../../../lib/http/ids";
 import { authorizeTranscript } from "../../../../../../lib/dashboard/queries";
 import { transcriptQuery } from "../../../../../../lib/dashboard/schemas";
 import { readTranscriptPage, streamTranscript } from "../../../../../../lib/dashboard/transcript";
-import { api, query } from "../../../../../_server/api";
+import { api, eventStream, query } from "../../../../../_server/api";
 
 export const dynamic = "force-dynamic";
 
@@ -33,12 +33,5 @@ export const GET = api<{ id: string }>(async ({ request, params, viewer, ctx }) 
     // a reader whose access GitHub revoked stops receiving within REAUTHORIZE_MS
     reauthorize: () => authorizeTranscript(ctx, viewer, id),
   });
-  return new Response(stream, {
-    headers: {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store, no-transform",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
-    },
-  });
+  return eventStream(stream);
 });

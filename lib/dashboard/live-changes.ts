@@ -1,0 +1,69 @@
+import type { Db } from "../store/db";
+import { transcriptWatcher, type TranscriptWatcher } from "./transcript";
+
+/**
+ * The dashboard's live views (Board, Needs you) as server-sent events: a `changed` event soon
+ * after any Run changes (its state, its pull request — every `atelier_run_changed`
+ * notification), a burst coalesced into one. The event carries no id and no data of a Run:
+ * the page reads its own data again with the viewer's rights, so the stream tells a viewer
+ * nothing but that something moved. While the process's LISTEN connection is down the stream
+ * says `changed` every few seconds instead, so a page is never left stale for long.
+ */
+const COALESCE_MS = 150;
+const HEARTBEAT_MS = 15_000;
+const UNLISTENED_POLL_MS = 5_000;
+
+const encoder = new TextEncoder();
+
+export function streamChanges(db: Db, opts: { signal?: AbortSignal; watcher?: TranscriptWatcher } = {}): ReadableStream<Uint8Array> {
+  const watcher = opts.watcher ?? transcriptWatcher(db);
+  let unsubscribe: (() => void) | null = null;
+  const timers = new Set<NodeJS.Timeout>();
+  let pending = false;
+
+  const stop = () => {
+    unsubscribe?.();
+    unsubscribe = null;
+    for (const t of timers) clearInterval(t);
+    timers.clear();
+  };
+
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (chunk: string) => {
+        try {
+          controller.enqueue(encoder.encode(chunk));
+        } catch {
+          stop();
+        }
+      };
+      const changed = () => {
+        if (pending) return;
+        pending = true;
+        const t = setTimeout(() => {
+          timers.delete(t);
+          pending = false;
+          send(`event: changed\ndata: {}\n\n`);
+        }, COALESCE_MS);
+        timers.add(t);
+      };
+      opts.signal?.addEventListener("abort", () => {
+        stop();
+        try {
+          controller.close();
+        } catch {
+          /* already closed */
+        }
+      }, { once: true });
+      unsubscribe = watcher.subscribeEveryRun(changed);
+      send(`retry: 2000\n\n`);
+      timers.add(setInterval(() => send(`: keep-alive\n\n`), HEARTBEAT_MS));
+      timers.add(setInterval(() => {
+        if (!watcher.listening) changed();
+      }, UNLISTENED_POLL_MS));
+    },
+    cancel() {
+      stop();
+    },
+  });
+}

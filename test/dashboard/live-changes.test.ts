@@ -1,0 +1,72 @@
+import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { lastStepLine } from "../../lib/dashboard/transcript-steps";
+import { encodeStep } from "../../lib/executor/adapters/step-entry";
+import type { Db } from "../../lib/store/db";
+import { announceRunsChanged } from "../../lib/store/run-changed";
+import { testDb } from "../support/db";
+import { ORIGIN } from "./support/api-client";
+import { cookieFor, seedUser } from "./support/seed";
+
+// The live views' stream, called as Next.js calls the route: a signed-in viewer hears
+// `changed` soon after a Run changes, and nothing that names the Run; a signed-out one is 401.
+process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
+process.env.AUTH_SECRET = "live-changes-test-secret-0123456789abcdef";
+
+const route = await import("../../app/api/v1/changes/route");
+const tag = randomBytes(3).toString("hex");
+let db: Db;
+let cookie: string;
+
+beforeAll(async () => {
+  db = testDb(2);
+  cookie = cookieFor(await seedUser(db, { id: 900_000_000 + Math.floor(Math.random() * 1e8), login: `live-${tag}`, token: `tok-${tag}` }, process.env.AUTH_SECRET!));
+});
+afterAll(async () => {
+  await db.close();
+});
+
+function open(withCookie: string | null, signal?: AbortSignal): Promise<Response> {
+  const headers = new Headers({ host: new URL(ORIGIN).host });
+  if (withCookie) headers.set("cookie", withCookie);
+  return route.GET(new Request(new URL("/api/v1/changes", ORIGIN), { headers, signal }), { params: Promise.resolve({}) });
+}
+
+it("a signed-out request is refused with its token", async () => {
+  const res = await open(null);
+  expect(res.status).toBe(401);
+  expect(await res.json()).toMatchObject({ error: "signed_out" });
+});
+
+it("a signed-in viewer hears `changed` after a Run changes, and not which Run", async () => {
+  const abort = new AbortController();
+  const res = await open(cookie, abort.signal);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const runId = `run-live-${tag}`;
+  const deadline = Date.now() + 20_000;
+  // the LISTEN connection may still be opening: announce until the event arrives
+  const announcer = setInterval(() => announceRunsChanged(db.pool, [runId]), 500);
+  try {
+    while (!text.includes("event: changed") && Date.now() < deadline) {
+      const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+      if (next && !next.done) text += decoder.decode(next.value);
+    }
+  } finally {
+    clearInterval(announcer);
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+  }
+  expect(text).toContain("event: changed\ndata: {}\n\n");
+  expect(text).not.toContain(runId);
+});
+
+it("a running card's last step is one line, whatever the entry", () => {
+  expect(lastStepLine(encodeStep({ type: "tool_call", id: "t1", name: "Bash", input: { command: "npm   test\n--watch" }, inputCutBytes: 0 }))).toBe("Bash: npm test --watch");
+  expect(lastStepLine(encodeStep({ type: "text", text: "Reading the issue\nthen the code" }))).toBe("Reading the issue then the code");
+  expect(lastStepLine(encodeStep({ type: "tool_result", id: "t1", name: "Edit", output: "", cutBytes: 0, isError: true, exitCode: 1 }))).toBe("Edit failed");
+  expect(lastStepLine({ stream: "stdout", text: "x".repeat(300) })).toHaveLength(120);
+});
