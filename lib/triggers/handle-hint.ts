@@ -5,6 +5,7 @@ import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import type { Hint } from "../work/work-queue";
 import type { TriggerDeps } from "./deps";
 import { evaluateItem, type ItemOutcome } from "./evaluate-item";
+import { judgeComment } from "./comment-trigger";
 import { pausedLoops, recordLoopFailures } from "./loops";
 import { generations, observation, storeObservations, type Observation } from "./observe-item";
 import { ensureConfig } from "./repository-config";
@@ -15,7 +16,7 @@ export type HintOutcome =
 
 /**
  * A Hint: reads that one Item now and judges it through the same path as a poll (projection,
- * content hash, every Loop). It never touches the cursor: the next poll still reads what
+ * content hash, every Loop) — and, when it names a comment, the comments Loops judge that comment. It never touches the cursor: the next poll still reads what
  * changed, so a lost or duplicated Hint changes nothing.
  */
 export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOutcome> {
@@ -32,9 +33,17 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   if (stale.size) return { status: "skipped", ...base, reason: "stale" };
   const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
   const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
-  await recordLoopFailures(deps.db, repo.fullName, outcome.failures);
-  if (outcome.stale) return { status: "skipped", ...base, reason: "stale" };
-  return { status: "evaluated", ...base, opened: outcome.opened, revoked: outcome.revoked, claims: outcome.claims };
+  const answered = hint.comment && !outcome.stale ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
+  const failures = new Map([...outcome.failures, ...(answered?.failures ?? [])]);
+  await recordLoopFailures(deps.db, repo.fullName, failures);
+  if (outcome.stale || answered?.stale) return { status: "skipped", ...base, reason: "stale" };
+  return {
+    status: "evaluated",
+    ...base,
+    opened: [...outcome.opened, ...(answered?.opened ?? [])],
+    revoked: outcome.revoked,
+    claims: [...outcome.claims, ...(answered?.claims ?? [])],
+  };
 }
 
 /**
