@@ -30,6 +30,12 @@ export const pauseLoopBody = z.strictObject({
   paused: z.boolean(),
 });
 
+export const dispatchBody = z.strictObject({
+  repo,
+  loop: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name"),
+  number: z.number().int("an issue or pull request number").min(1).max(2_147_483_647),
+});
+
 export const moveCardBody = z.strictObject({
   repo,
   number: z.number().int().positive(),

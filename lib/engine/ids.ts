@@ -27,6 +27,11 @@ export function commentEventKey(loop: string, repo: string, number: number, comm
   return JSON.stringify(key);
 }
 
+/** Dedup key of an operator's "run this Loop on this Item now": each ask is its own Event. */
+export function dispatchEventKey(loop: string, repo: string, number: number, askId: string): string {
+  return JSON.stringify(["operator-dispatch", loop, repo.toLowerCase(), number, askId]);
+}
+
 /** Dedup key of a schedule Tick. */
 export function tickEventKey(loop: string, repo: string, scheduledAt: Date): string {
   return JSON.stringify([loop, repo.toLowerCase(), scheduledAt.toISOString()]);

@@ -163,6 +163,14 @@ export function evaluateCommentLoops(input: EvaluateCommentInput): CommentDecisi
 }
 
 /**
+ * The prompt of a Loop on an Item that an operator asked for now ("Run Loop X on #N"): the
+ * `if:` is not asked — the person is the ready condition — and no comment is answered.
+ */
+export function renderOnDemand(loop: LoopDefinition, projection: ItemProjection, repository: RepositoryContext, actor: ActorContext | null): string | LoopFailure {
+  return render(loop, { item: buildItemContext(projection, actor), repository, loop: loopContext(loop), comment: null });
+}
+
+/**
  * Evaluates a schedule Loop for one Tick and one repository: the Tick is the Item. A false
  * `if:` skips the Tick (there is nothing to revoke).
  */

@@ -39,8 +39,8 @@ export interface EventActor {
   login: string;
   /** GitHub's role of the actor on the repository when the Event was recorded */
   permission: string;
-  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers */
-  source: "webhook" | "timeline" | "author" | "board" | "comment";
+  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API */
+  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator";
 }
 
 export type ApprovalReason =
