@@ -11,6 +11,7 @@ import { renderPull } from "./render/pull";
 import { requestAction, rerequest } from "./state/checks";
 import { createComment, createIssue, editComment, editIssue } from "./state/issues";
 import { reactionsOf } from "./state/reactions";
+import { submitReview } from "./state/reviews";
 import {
   addInstallationRepo,
   createInstallation,
@@ -170,6 +171,13 @@ export class SimControl {
     const comment = this.core.state.comments.get(input.id);
     if (!comment || comment.repoId !== repo.id) throw new Error(`no comment ${input.id} in ${input.repo}`);
     return renderComment(this.core.render, repo, editComment(this.core.state, repo, comment, input.body, this.actor(input).id));
+  }
+
+  /** Submits a review of a pull request (APPROVE, REQUEST_CHANGES, COMMENT), with line comments. */
+  review(input: ItemRef & { event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string; comments?: { path: string; line: number; body: string }[] }): { id: number; comments: number[] } {
+    const { repo, item } = this.item(input);
+    const { review, comments } = submitReview(this.core.state, repo, item, input, this.actor(input).id);
+    return { id: review.id, comments: comments.map((c) => c.id) };
   }
 
   /** The reactions on a comment, as `login:content`, oldest first. */
@@ -411,6 +419,7 @@ export const CONTROL_METHODS = [
   "comment",
   "editComment",
   "reactions",
+  "review",
   "pushCommit",
   "openPullRequest",
   "setDraft",

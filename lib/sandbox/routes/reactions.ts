@@ -7,6 +7,7 @@ import { renderSimpleUser } from "../render/user";
 import { paginate, type RestContext, type RouteTable } from "../rest";
 import { react, reactionsOf, type SimReaction } from "../state/reactions";
 import { commentOf } from "./issues";
+import { reviewCommentOf } from "./reviews";
 
 type Schemas = components["schemas"];
 
@@ -28,13 +29,21 @@ function listReactions(ctx: RestContext) {
 }
 
 /** POST …/reactions: 201 for a new reaction, 200 for one the caller already left. */
-function postReaction(ctx: RestContext) {
-  const { comment } = commentOf(ctx, "write");
+function reactTo(ctx: RestContext, comment: { id: number }) {
   const { reaction, created } = react(ctx.state, comment, asObject(ctx.body).content, actorId(ctx.state, ctx.caller));
   return { status: created ? 201 : 200, body: renderReaction(ctx.render, reaction) };
 }
 
+const postReaction = (ctx: RestContext) => reactTo(ctx, commentOf(ctx, "write").comment);
+const postReviewCommentReaction = (ctx: RestContext) => reactTo(ctx, reviewCommentOf(ctx, "write").comment);
+const listReviewCommentReactions = (ctx: RestContext) => {
+  const { page, headers } = paginate(ctx, reactionsOf(ctx.state, reviewCommentOf(ctx, "read").comment));
+  return { body: page.map((r) => renderReaction(ctx.render, r)), headers };
+};
+
 export const reactionRoutes: RouteTable = [
   ["GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", { handler: listReactions }],
   ["POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", { handler: postReaction }],
+  ["GET", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", { handler: listReviewCommentReactions }],
+  ["POST", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", { handler: postReviewCommentReaction }],
 ];

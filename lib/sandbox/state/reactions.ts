@@ -9,7 +9,7 @@ export type ReactionContent = (typeof REACTION_CONTENTS)[number];
 export interface SimReaction {
   id: number;
   nodeId: string;
-  /** the issue comment reacted to */
+  /** the issue or review comment reacted to (their ids never collide) */
   commentId: number;
   userId: number;
   content: ReactionContent;
@@ -25,7 +25,7 @@ export function reactionsOf(state: SimState, comment: Pick<SimComment, "id">): S
  * Reacts to a comment as GitHub does: the same user's same content is one reaction (the
  * existing one is returned, `created` false), an unknown content is a 422.
  */
-export function react(state: SimState, comment: SimComment, content: unknown, userId: number): { reaction: SimReaction; created: boolean } {
+export function react(state: SimState, comment: Pick<SimComment, "id">, content: unknown, userId: number): { reaction: SimReaction; created: boolean } {
   if (typeof content !== "string" || !(REACTION_CONTENTS as readonly string[]).includes(content)) {
     throw validationFailed([{ resource: "Reaction", field: "content", code: "invalid", value: content }]);
   }

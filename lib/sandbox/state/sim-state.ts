@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { SimReaction } from "./reactions";
+import type { SimReview, SimReviewComment } from "./reviews";
 import type { SimClock } from "../clock";
 import { notFound } from "../api-error";
 import type {
@@ -47,6 +48,8 @@ export class SimState {
   readonly comments = new Map<number, SimComment>();
   /** Reactions on issue comments, oldest first. */
   readonly reactions: SimReaction[] = [];
+  readonly reviews = new Map<number, SimReview>();
+  readonly reviewComments = new Map<number, SimReviewComment>();
   /** Every Item's events timeline, oldest first. */
   readonly issueEvents: SimIssueEvent[] = [];
   readonly checkRuns = new Map<number, SimCheckRun>();
