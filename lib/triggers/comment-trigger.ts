@@ -8,11 +8,11 @@ import { recordAndClaim, type EventActor } from "../store/record-and-claim";
 import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext, type ItemOutcome } from "./evaluate-item";
-import { isSuperseded, type Observation } from "./observe-item";
+import type { Observation } from "./observe-item";
 import { appBotLogin } from "./own-items";
 
 /** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
-export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures" | "stale">;
+export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">;
 
 /**
  * A comment (or review) written or edited on an Item: the comments Loops judge it. The comment
@@ -20,7 +20,8 @@ export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures" 
  * else — is the actor, the weaker of them (ADR 0009): a stranger's comment waits for a writer's
  * approval. The Event is the comment and its content hash: an edit is a new Event, a
  * redelivery is the same. A matching comment is acknowledged at once with a reaction; the
- * Run's own comment on the Item (the mirror's) then tracks the Run.
+ * Run's own comment on the Item (the mirror's) then tracks the Run. A newer read of the Item
+ * (another Hint's) does not stop it: that read judges the Item, not this comment.
  */
 export async function judgeComment(
   deps: TriggerDeps,
@@ -32,7 +33,7 @@ export async function judgeComment(
   ref: CommentRef,
   sender: string | null,
 ): Promise<CommentOutcome> {
-  const outcome: CommentOutcome = { opened: [], claims: [], failures: new Map(), stale: false };
+  const outcome: CommentOutcome = { opened: [], claims: [], failures: new Map() };
   const watching = loops.filter((l) => l.trigger.kind === "comments" && !paused.has(l.name));
   if (watching.length === 0) return outcome;
   const octokit = deps.github.installationOctokit(repo.installationId);
@@ -56,10 +57,6 @@ export async function judgeComment(
     if (decision.outcome === "error") {
       outcome.failures.set(decision.loop.name, decision.message);
       continue;
-    }
-    if (await isSuperseded(deps.db, item.key, item.readAt)) {
-      outcome.stale = true;
-      return outcome;
     }
     if (!acknowledged) {
       await acknowledgeComment(octokit, repo.fullName, ref);

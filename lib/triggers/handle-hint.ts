@@ -29,20 +29,19 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
     readItem(deps, repo, hint.number),
   ]);
   if (!item) return { status: "skipped", ...base, reason: "gone" };
-  const stale = await storeObservations(deps.db, [item]);
-  if (stale.size) return { status: "skipped", ...base, reason: "stale" };
+  const stale = (await storeObservations(deps.db, [item])).size > 0;
   const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
-  const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
-  const answered = hint.comment && !outcome.stale ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
-  const failures = new Map([...outcome.failures, ...(answered?.failures ?? [])]);
-  await recordLoopFailures(deps.db, repo.fullName, failures);
-  if (outcome.stale || answered?.stale) return { status: "skipped", ...base, reason: "stale" };
+  // a newer read of the Item judges the Item; the comment this Hint names is judged here all the same
+  const outcome = stale ? null : await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
+  const answered = hint.comment ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
+  await recordLoopFailures(deps.db, repo.fullName, new Map([...(outcome?.failures ?? []), ...(answered?.failures ?? [])]));
+  if ((!outcome || outcome.stale) && !answered) return { status: "skipped", ...base, reason: "stale" };
   return {
     status: "evaluated",
     ...base,
-    opened: [...outcome.opened, ...(answered?.opened ?? [])],
-    revoked: outcome.revoked,
-    claims: [...outcome.claims, ...(answered?.claims ?? [])],
+    opened: [...(outcome?.stale ? [] : (outcome?.opened ?? [])), ...(answered?.opened ?? [])],
+    revoked: outcome?.revoked ?? [],
+    claims: [...(outcome?.claims ?? []), ...(answered?.claims ?? [])],
   };
 }
 

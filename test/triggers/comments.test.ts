@@ -146,4 +146,33 @@ describe("a comment that mentions the App starts a comments Loop", () => {
     const runs = await runsAfterSettling(issue.number, 2);
     expect(runs[1]).toMatchObject({ approval_required: true, actor: { login: "stranger", permission: "none", source: "comment" } });
   });
+
+  it("a review that mentions the App, and a review comment on a line, each start the Loop as their kind; the line comment gets the reaction", async () => {
+    const pr = await fx.sim.openPullRequest({ login: "writer", repo, head: "feature/footer", title: "New footer" });
+    fx.sim.review({
+      login: "writer",
+      repo,
+      number: pr.number,
+      event: "REQUEST_CHANGES",
+      body: `@${SLUG} please address these`,
+      comments: [{ path: "footer.html", line: 3, body: "wrong year" }],
+    });
+    const [fromReview] = await runsAfterSettling(pr.number, 1);
+    expect(fromReview!.prompt).toBe(`writer (COLLABORATOR) asked on #${pr.number} (New footer), in a review:\n@${SLUG} please address these\n`);
+    await settled();
+    expect(await runsOn(pr.number)).toHaveLength(1); // the line comment does not mention the App
+
+    // the writer's own line comment, over the REST API with their token
+    const { token } = fx.sim.createUserToken({ login: "writer" });
+    const res = await fetch(`${fx.sim.url}/repos/talk/site/pulls/${pr.number}/comments`, {
+      method: "POST",
+      headers: { authorization: `token ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({ body: `@${SLUG} use the current year here`, path: "footer.html", line: 3, commit_id: pr.head.sha }),
+    });
+    expect(res.status).toBe(201);
+    const data = (await res.json()) as { id: number };
+    const runs = await runsAfterSettling(pr.number, 2);
+    expect(runs[1]!.prompt).toContain(`in a review_comment:\n@${SLUG} use the current year here`);
+    expect(fx.sim.reactions({ id: Number(data.id) })).toEqual([`${SLUG}[bot]:eyes`]);
+  });
 });
