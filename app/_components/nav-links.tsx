@@ -12,6 +12,7 @@ const LINKS = [
   { href: "/deliveries", label: "Deliveries" },
   { href: "/audit", label: "Audit" },
   { href: "/repositories", label: "Repositories" },
+  { href: "/tokens", label: "Tokens" },
 ];
 
 export function NavLinks({ needsCount }: { needsCount: number }) {
