@@ -26,6 +26,10 @@ export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
     app.on(["issues", "pull_request"], async (context) => {
       await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
     });
+    // a comment, a review comment or a review written or edited → a Hint naming it (comments Loops)
+    app.on(["issue_comment", "pull_request_review", "pull_request_review_comment"], async (context) => {
+      await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
     // a declared label was deleted or renamed → poll now, whose preflight recreates it
     app.on("label", async (context) => {
       await onLabelWebhook(deps, context.payload as unknown as Payload);

@@ -58,7 +58,8 @@ export type InstallationJob = { kind: "reconcile" };
  * Job ids. BullMQ refuses a custom id with one ":" (it reserves the form for its own repeat
  * jobs), so ids use "-": a pending job with the same id absorbs a duplicate.
  */
-export const hintJobId = (hint: Pick<Hint, "repo" | "number">): string => `hint-${hint.repo.toLowerCase()}#${hint.number}`;
+export const hintJobId = (hint: Pick<Hint, "repo" | "number" | "comment">): string =>
+  `hint-${hint.repo.toLowerCase()}#${hint.number}${hint.comment ? `-${hint.comment.kind}-${hint.comment.id}` : ""}`;
 export const runJobId = (runId: string): string => `run-${runId}`;
 export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
 export const pollSchedulerId = (repo: string): string => `poll-${repo.toLowerCase()}`;

@@ -13,6 +13,7 @@ const LINKS = [
   { href: "/audit", label: "Audit" },
   { href: "/repositories", label: "Repositories" },
   { href: "/workers", label: "Workers" },
+  { href: "/tokens", label: "Tokens" },
 ];
 
 export function NavLinks({ needsCount }: { needsCount: number }) {

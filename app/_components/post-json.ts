@@ -1,9 +1,9 @@
 /** Sends JSON to the dashboard's API; resolves to the answer's body or throws its sentence. */
-export async function sendJson(url: string, body: unknown = {}, method: "POST" | "PUT" = "POST"): Promise<unknown> {
+export async function sendJson(url: string, body: unknown = {}, method: "POST" | "PUT" | "DELETE" = "POST"): Promise<unknown> {
   const res = await fetch(url, {
     method,
-    headers: { "content-type": "application/json", accept: "application/json" },
-    body: JSON.stringify(body),
+    headers: method === "DELETE" ? { accept: "application/json" } : { "content-type": "application/json", accept: "application/json" },
+    ...(method === "DELETE" ? {} : { body: JSON.stringify(body) }),
     credentials: "same-origin",
   });
   const data = (await res.json().catch(() => null)) as { error?: string; message?: string } | null;

@@ -4,15 +4,17 @@ import type { Viewer } from "../../lib/auth/viewer";
 import type { DashboardContext } from "../../lib/dashboard/services";
 import { AtelierError, BadInputError, toHttpError } from "../../lib/errors";
 import { requireViewer } from "../../lib/auth/authorize";
-import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { requireTokenScope, type TokenScope } from "../../lib/auth/api-tokens";
+import { viewerFromApiRequest } from "../../lib/auth/current-viewer";
 import { hasNul, nulPath } from "../../lib/http/ids";
 import { API_BODY_LIMIT, assertDeclaredLength, readBodyLimited } from "../../lib/http/read-body";
 import { dashboardContext } from "./services";
 
 /**
  * The edge of the JSON API: every /api/v1 handler goes through `api()`, which refuses a body
- * declared over 64 KiB (413) and cross-origin writes, resolves the viewer — a write without one
- * is refused (401) before its body is read —, runs the handler, and maps any error to HTTP once
+ * declared over 64 KiB (413) and cross-origin writes, resolves the viewer (an API token's person,
+ * or the session's) — a write without one is refused (401), a write with a read token (403),
+ * before its body is read —, runs the handler, and maps any error to HTTP once
  * (toHttpError). Handlers only parse, and call one lib service.
  */
 
@@ -21,6 +23,8 @@ export interface ApiCall<P> {
   params: P;
   viewer: Viewer | null;
   ctx: DashboardContext;
+  /** the scope of the API token the request came with; null for a session */
+  scope: TokenScope | null;
 }
 
 type Handler<P> = (call: ApiCall<P>) => Promise<unknown>;
@@ -39,10 +43,11 @@ export function api<P = Record<string, never>>(handler: Handler<P>) {
         throw new BadInputError("invalid_id", "An id in the path is not of the right shape (too long, or with a NUL character).");
       }
       const ctx = dashboardContext();
-      const viewer = await viewerFromCookieHeader(ctx.db, request.headers.get("cookie"));
-      // every write needs someone signed in: refused before a byte of its body is parsed
+      const { viewer, scope } = await viewerFromApiRequest(ctx.db, request.headers);
+      // every write needs someone signed in (and a token of the act scope): refused before a byte of its body is parsed
       if (!SAFE_METHODS.has(request.method.toUpperCase())) requireViewer(viewer);
-      const result = await handler({ request, params, viewer, ctx });
+      requireTokenScope(scope, request.method);
+      const result = await handler({ request, params, viewer, ctx, scope });
       if (result instanceof Response) return result;
       return Response.json(result, { headers: NO_STORE });
     } catch (err) {

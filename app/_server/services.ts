@@ -13,6 +13,8 @@ import { moveBoardCard } from "../../lib/triggers/board-move";
 import { admission } from "../../lib/metering/admission";
 import { operatorDeps } from "../../lib/triggers/operator-deps";
 import { setLoopPaused } from "../../lib/triggers/loops";
+import { createTriggerDeps } from "../../lib/triggers/deps";
+import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { db } from "./db";
 
 /**
@@ -85,6 +87,10 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
       intervene: async (runId, actor, input) => operator.intervene(await deps(), runId, actor, input),
       resetCycleBudget: (itemKey, actor) => resetCycleBudget(database, itemKey, actor),
       setLoopPaused: (repo, loop, paused, actor) => setLoopPaused(database, repo, loop, paused, actor),
+      dispatchLoop: async (input) => {
+        const [app, queue, roster] = await Promise.all([github(), workQueue(), instanceConfig()]);
+        return dispatchLoop(createTriggerDeps({ db: database, github: app, workQueue: queue, roster, admission: gate }), input);
+      },
       moveCard: async (move) => moveBoardCard({ db: database, github: await github(), workQueue: await workQueue() }, move),
     },
     async close() {

@@ -139,12 +139,12 @@ export async function userWithToken(
   sessionToken: string,
   secret: string,
 ): Promise<{ user: StoredUser; token: string | null } | null> {
-  const { rows } = await db.pool.query<UserRow & { token: string | null }>(
-    `SELECT u.id, u.login, u.name, u.avatar_url, u.token
-       FROM sessions s JOIN users u ON u.id = s.user_id
-      WHERE s.session_token = $1 AND s.expires > now()`,
-    [sessionToken],
-  );
+  return userWhere(db, `FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.session_token = $1 AND s.expires > now()`, [sessionToken], secret);
+}
+
+/** The user the rows of `from` (which names users `u`) lead to, with their GitHub token unsealed. */
+export async function userWhere(db: Db, from: string, values: unknown[], secret: string): Promise<{ user: StoredUser; token: string | null } | null> {
+  const { rows } = await db.pool.query<UserRow & { token: string | null }>(`SELECT u.id, u.login, u.name, u.avatar_url, u.token ${from}`, values);
   const row = rows[0];
   if (!row) return null;
   return { user: toUser(row), token: openToken(row.token, secret) };

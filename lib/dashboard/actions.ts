@@ -1,4 +1,4 @@
-import { requireRepoPermission, requireViewer, seesRepository } from "../auth/authorize";
+import { repoRole, requireRepoPermission, requireViewer, seesRepository } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
@@ -41,6 +41,14 @@ export async function setLoopPaused(ctx: DashboardContext, viewer: Viewer | null
   const who = await requireRepoPermission(viewer, input.repo, "write");
   await ctx.services.setLoopPaused(input.repo, input.loop, input.paused, who.login);
   return { ok: true as const, repo: input.repo, loop: input.loop, paused: input.paused };
+}
+
+/** "Run Loop X on #N now": a writer's ask; 201 with the Run, 202 when it queues behind a running one. */
+export async function dispatchLoop(ctx: DashboardContext, viewer: Viewer | null, input: { repo: string; loop: string; number: number }) {
+  const who = await requireRepoPermission(viewer, input.repo, "write");
+  const outcome = await ctx.services.dispatchLoop({ ...input, actor: { login: who.login, permission: await repoRole(who, input.repo) } });
+  if (outcome.tag === "Queued") return { status: 202, body: { ok: true as const, queuedBehind: outcome.behind } };
+  return { status: 201, body: { ok: true as const, run: await runSummary(ctx.db, outcome.runId) } };
 }
 
 export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {

@@ -30,6 +30,20 @@ export const pauseLoopBody = z.strictObject({
   paused: z.boolean(),
 });
 
+export const dispatchBody = z.strictObject({
+  repo,
+  loop: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name"),
+  number: z.number().int("an issue or pull request number").min(1).max(2_147_483_647),
+});
+
+export const createTokenBody = z.strictObject({
+  name: z.string().trim().min(1, "name the token (what it is for)").max(100),
+  scope: z.enum(["read", "act"], "the scope is read or act"),
+  expiresInDays: z.number().int("a whole number of days").min(1).max(365, "a token lives at most 365 days"),
+});
+
+export const tokenIdParam = z.string().regex(/^[a-f0-9]{12}$/, "a token id");
+
 export const moveCardBody = z.strictObject({
   repo,
   number: z.number().int().positive(),

@@ -1,5 +1,6 @@
 import type { Db } from "../store/db";
 import type { BoardMoveInput } from "../triggers/board-move";
+import type { DispatchInput, DispatchOutcome } from "../triggers/dispatch";
 
 /**
  * What the dashboard asks of the rest of Atelier when a person acts. The runner's operator
@@ -24,6 +25,8 @@ export interface OperatorServices {
 
 export interface LoopServices {
   setLoopPaused(repo: string, loop: string, paused: boolean, actor: string): Promise<unknown>;
+  /** "Run Loop X on #N now" (lib/triggers/dispatch.ts): through the admission gate, audited. */
+  dispatchLoop(input: DispatchInput): Promise<DispatchOutcome>;
 }
 
 /** A Board move: the lane labels to add and remove on GitHub, then a Hint to re-read the Item. */

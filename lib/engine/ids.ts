@@ -17,6 +17,21 @@ export function itemEventKey(loop: string, repo: string, number: number, hash: s
   return JSON.stringify(key);
 }
 
+/**
+ * Dedup key of a comment's Event: the Item, the comment (kind and id) and the comment's content
+ * hash, so an edited comment is a new Event and a redelivered one is not.
+ */
+export function commentEventKey(loop: string, repo: string, number: number, comment: { kind: string; id: number; hash: string }, generation: number): string {
+  const key: (string | number)[] = [loop, repo.toLowerCase(), number, comment.kind, comment.id, comment.hash];
+  if (generation > 0) key.push(generation);
+  return JSON.stringify(key);
+}
+
+/** Dedup key of an operator's "run this Loop on this Item now": each ask is its own Event. */
+export function dispatchEventKey(loop: string, repo: string, number: number, askId: string): string {
+  return JSON.stringify(["operator-dispatch", loop, repo.toLowerCase(), number, askId]);
+}
+
 /** Dedup key of a schedule Tick. */
 export function tickEventKey(loop: string, repo: string, scheduledAt: Date): string {
   return JSON.stringify([loop, repo.toLowerCase(), scheduledAt.toISOString()]);

@@ -55,6 +55,32 @@ const pullRequestEvent = loose({
   sender: sender.optional(),
 });
 
+const commentBody = loose({ id, body: text(70_000).nullable().optional() });
+const issueCommentEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  issue: loose({ number: id }),
+  comment: commentBody,
+  sender: sender.optional(),
+});
+const reviewCommentEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  pull_request: loose({ number: id }),
+  comment: commentBody,
+  sender: sender.optional(),
+});
+const reviewEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  pull_request: loose({ number: id }),
+  review: commentBody,
+  sender: sender.optional(),
+});
+
 const labelEvent = loose({ action, installation: installation.optional(), repository });
 
 const pathList = z.array(text(5_000)).max(100_000).optional();
@@ -79,6 +105,9 @@ const SCHEMAS: Record<string, z.ZodType> = {
   installation_repositories: installationRepositoriesEvent,
   issues: issuesEvent,
   pull_request: pullRequestEvent,
+  issue_comment: issueCommentEvent,
+  pull_request_review_comment: reviewCommentEvent,
+  pull_request_review: reviewEvent,
   label: labelEvent,
   push: pushEvent,
   check_run: checkRunEvent,

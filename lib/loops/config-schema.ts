@@ -8,7 +8,7 @@ import { z } from "zod";
  *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
  * loops:
  *   start-dev:
- *     on: issues                      # issues | pull_requests | { schedule: { cron, tz } }
+ *     on: issues                      # issues | pull_requests | comments | { schedule: { cron, tz } }
  *     if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
  *     agent: claude                   # a name from the instance's roster
  *     model: claude-opus-4-1          # optional: one of the models the roster lists for the agent
@@ -49,6 +49,11 @@ export const DEFAULT_TRIGGER_PERMISSION: TriggerPermission = "write";
 export type LoopTrigger =
   | { kind: "issues" }
   | { kind: "pull_requests" }
+  | {
+      kind: "comments";
+      /** true (the default): only a comment that mentions the App (`@<slug>`) is ready */
+      mention: boolean;
+    }
   | {
       kind: "schedule";
       cron: string;
@@ -150,3 +155,4 @@ export const loopSchema = z.strictObject({
 export const LOOP_KEYS = Object.keys(loopSchema.shape);
 export const LABEL_KEYS = Object.keys(labelSchema.shape);
 export const SCHEDULE_KEYS = ["cron", "tz"] as const;
+export const COMMENTS_KEYS = ["mention"] as const;

@@ -9,6 +9,7 @@ import {
   type CompiledTemplate,
   type ExpressionContext,
 } from "./expressions";
+import { buildCommentContext, mentionsApp, type CommentFacts } from "./comment-context";
 import { buildItemContext, buildTickContext, type ActorContext, type TickContext } from "./item-context";
 import { plainTextDeep } from "./plain-text";
 import type { ItemProjection } from "./projection";
@@ -38,6 +39,11 @@ export type LoopDecision =
   | { loop: LoopDefinition; outcome: "submit"; prompt: string }
   | { loop: LoopDefinition; outcome: "revoke" }
   | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | "own_item" }
+  | ({ loop: LoopDefinition } & LoopFailure);
+
+export type CommentDecision =
+  | { loop: LoopDefinition; outcome: "submit"; prompt: string }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | "own_item" | "no_mention" | "condition_false" }
   | ({ loop: LoopDefinition } & LoopFailure);
 
 export type TickDecision =
@@ -109,6 +115,61 @@ export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
   return decisions;
 }
 
+export interface EvaluateCommentInput extends Omit<EvaluateItemInput, "actorOf"> {
+  comment: CommentFacts;
+  /** the App's slug: a Loop that wants a mention (the default) sees only comments with `@<slug>` */
+  appSlug: string | null;
+  /** who wrote (or edited) the comment, as the `item` context's actor */
+  actor: ActorContext | null;
+}
+
+/**
+ * Evaluates the comments Loops for one comment on an Item. A comment is ready when it mentions
+ * the App (unless the Loop says `mention: false`) and the `if:` holds; a comment that does not
+ * match revokes nothing (a later comment is not a change of the earlier one's request).
+ */
+export function evaluateCommentLoops(input: EvaluateCommentInput): CommentDecision[] {
+  const paused = new Set(input.pausedLoops ?? []);
+  const decisions: CommentDecision[] = [];
+  for (const loop of input.loops) {
+    if (loop.trigger.kind !== "comments") continue;
+    if (paused.has(loop.name)) {
+      decisions.push({ loop, outcome: "skip", reason: "paused" });
+      continue;
+    }
+    if (input.ownItem && !loop.allowBotItems) {
+      decisions.push({ loop, outcome: "skip", reason: "own_item" });
+      continue;
+    }
+    if (loop.trigger.mention && !(input.appSlug !== null && mentionsApp(input.comment.body, input.appSlug))) {
+      decisions.push({ loop, outcome: "skip", reason: "no_mention" });
+      continue;
+    }
+    const context: ExpressionContext = {
+      item: buildItemContext(input.projection, input.actor),
+      repository: input.repository,
+      loop: loopContext(loop),
+      comment: buildCommentContext(input.comment),
+    };
+    const matched = decide(loop, context);
+    if (typeof matched !== "boolean") decisions.push({ loop, ...matched });
+    else if (!matched) decisions.push({ loop, outcome: "skip", reason: "condition_false" });
+    else {
+      const prompt = render(loop, context);
+      decisions.push(typeof prompt === "string" ? { loop, outcome: "submit", prompt } : { loop, ...prompt });
+    }
+  }
+  return decisions;
+}
+
+/**
+ * The prompt of a Loop on an Item that an operator asked for now ("Run Loop X on #N"): the
+ * `if:` is not asked — the person is the ready condition — and no comment is answered.
+ */
+export function renderOnDemand(loop: LoopDefinition, projection: ItemProjection, repository: RepositoryContext, actor: ActorContext | null): string | LoopFailure {
+  return render(loop, { item: buildItemContext(projection, actor), repository, loop: loopContext(loop), comment: null });
+}
+
 /**
  * Evaluates a schedule Loop for one Tick and one repository: the Tick is the Item. A false
  * `if:` skips the Tick (there is nothing to revoke).
@@ -158,7 +219,12 @@ function decide(loop: LoopDefinition, context: ExpressionContext): boolean | Loo
  * comments, no invisible characters). The template is the repository's config, kept as written.
  */
 function render(loop: LoopDefinition, context: ExpressionContext): string | LoopFailure {
-  const quoted: ExpressionContext = { ...context, item: plainTextDeep(context.item), repository: plainTextDeep(context.repository) };
+  const quoted: ExpressionContext = {
+    ...context,
+    item: plainTextDeep(context.item),
+    repository: plainTextDeep(context.repository),
+    comment: plainTextDeep(context.comment ?? null),
+  };
   try {
     return renderCompiledTemplate(cached(templates, loop.prompt, compileTemplate), quoted);
   } catch (err) {

@@ -5,17 +5,19 @@ export { buildItemContext, buildTickContext, type ItemContext, type TickContext 
 
 /**
  * Loop expressions in GitHub Actions syntax: `if:` conditions and `${{ }}` prompt templates.
- * Only the names `item`, `repository` and `loop` exist; anything else is refused when the
+ * Only the names `item`, `repository`, `loop` and `comment` (null but for a comments Loop) exist; anything else is refused when the
  * expression is compiled, that is when the config is read, not when an Item comes by.
  */
 
-export const CONTEXT_NAMES = ["item", "repository", "loop"] as const;
+export const CONTEXT_NAMES = ["item", "repository", "loop", "comment"] as const;
 
 /** The values an expression reads: plain JS objects (JSON-like: objects, arrays, primitives, null). */
 export interface ExpressionContext {
   item: unknown;
   repository: unknown;
   loop: unknown;
+  /** the comment a comments Loop answers; absent (null) for every other Loop */
+  comment?: unknown;
 }
 
 export interface CompiledCondition {
@@ -252,7 +254,7 @@ function compileExpression(src: string, inTemplate?: { base: Position; whole: st
     const kind = err.message.split(":")[0] ?? "";
     if (kind === "Unrecognized named-value") {
       return fail(
-        `Unknown name '${token}' at ${described(pos)} of "${oneLine(src)}": the names you can use are item, repository and loop (e.g. item.title, repository.full_name).`,
+        `Unknown name '${token}' at ${described(pos)} of "${oneLine(src)}": the names you can use are item, repository, loop and comment (e.g. item.title, repository.full_name, comment.body).`,
         pos,
       );
     }
@@ -277,7 +279,7 @@ function compileExpression(src: string, inTemplate?: { base: Position; whole: st
 
 function evaluate(ast: Expr, source: string, context: ExpressionContext): data.ExpressionData {
   const dict = new data.Dictionary();
-  for (const name of CONTEXT_NAMES) dict.add(name, toExpressionData(context[name]));
+  for (const name of CONTEXT_NAMES) dict.add(name, toExpressionData(context[name] ?? null));
   try {
     return new Evaluator(ast, dict).evaluate();
   } catch (err) {

@@ -14,6 +14,7 @@ import {
   loopSchema,
   REPOSITORY_FULL_NAME,
   SCHEDULE_KEYS,
+  COMMENTS_KEYS,
   TOP_LEVEL_KEYS,
   type LabelSpec,
   type LoopConfigError,
@@ -285,6 +286,10 @@ function validateLoop(
     }
   }
 
+  if (trigger && trigger.kind !== "comments" && readsComment(condition, raw.prompt)) {
+    problem("config_invalid", ["on"], `${L} reads comment, which only a comments Loop has: write on: comments, or remove comment.… from its if: and prompt:.`);
+  }
+
   let repositories: string[] | null = null;
   if (raw.repositories !== undefined && Array.isArray(raw.repositories)) {
     if (trigger && trigger.kind !== "schedule") {
@@ -356,7 +361,7 @@ function validateLoop(
   };
 }
 
-const ON_HELP = 'write on: issues, on: pull_requests, or on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }';
+const ON_HELP = 'write on: issues, on: pull_requests, on: comments, or on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }';
 
 function validateTrigger(
   name: string,
@@ -371,18 +376,20 @@ function validateTrigger(
   }
   if (typeof on === "string") {
     if (on === "issues" || on === "pull_requests") return { kind: on };
-    problem("config_invalid", ["on"], `${L}: on: ${on} is not a trigger${suggest(on, ["issues", "pull_requests", "schedule"])}; ${ON_HELP}.`);
+    if (on === "comments") return { kind: "comments", mention: true };
+    problem("config_invalid", ["on"], `${L}: on: ${on} is not a trigger${suggest(on, ["issues", "pull_requests", "comments", "schedule"])}; ${ON_HELP}.`);
     return null;
   }
   if (!isRecord(on)) {
     problem("config_invalid", ["on"], `${L}: on: must be a trigger; ${ON_HELP}.`);
     return null;
   }
+  if ("comments" in on && Object.keys(on).length === 1) return validateCommentsTrigger(L, on.comments, problem);
   let ok = true;
   for (const key of Object.keys(on)) {
     if (key !== "schedule") {
       ok = false;
-      problem("config_unknown_key", ["on", key], `${L} has an unknown key "${key}" under on:${suggest(key, ["schedule"])}; ${ON_HELP}.`);
+      problem("config_unknown_key", ["on", key], `${L} has an unknown key "${key}" under on:${suggest(key, ["schedule", "comments"])}; ${ON_HELP}.`);
     }
   }
   const schedule = on.schedule;
@@ -420,6 +427,44 @@ function validateTrigger(
   }
   if (!ok || typeof cron !== "string" || typeof tz !== "string") return null;
   return { kind: "schedule", cron: cron.trim().split(/\s+/).join(" "), tz, repositories: null };
+}
+
+/** `on: { comments: { mention: false } }`: every comment is ready, not only those that mention the App. */
+function validateCommentsTrigger(
+  L: string,
+  comments: unknown,
+  problem: (token: LoopConfigErrorToken, path: Path, message: string) => void,
+): LoopTrigger | null {
+  const HELP = "write on: comments (a comment that mentions the App), or on: { comments: { mention: false } } (every comment)";
+  if (comments === null || comments === undefined) return { kind: "comments", mention: true };
+  if (!isRecord(comments)) {
+    problem("config_invalid", ["on", "comments"], `${L}: on.comments must be a map; ${HELP}.`);
+    return null;
+  }
+  let ok = true;
+  for (const key of Object.keys(comments)) {
+    if (!(COMMENTS_KEYS as readonly string[]).includes(key)) {
+      ok = false;
+      problem("config_unknown_key", ["on", "comments", key], `${L} has an unknown key "${key}" under comments:${suggest(key, [...COMMENTS_KEYS])}: the only key is mention.`);
+    }
+  }
+  const mention = comments.mention ?? true;
+  if (typeof mention !== "boolean") {
+    problem("config_invalid", ["on", "comments", "mention"], `${L}: comments.mention must be true or false; ${HELP}.`);
+    return null;
+  }
+  return ok ? { kind: "comments", mention } : null;
+}
+
+/** Whether the `if:` or a `${{ }}` of the prompt reads the `comment` context (the prompt's plain text does not count). */
+function readsComment(condition: unknown, prompt: unknown): boolean {
+  const sources = typeof condition === "string" ? [condition] : [];
+  try {
+    if (typeof prompt === "string") for (const s of compileTemplate(prompt).segments) if ("source" in s) sources.push(s.source);
+  } catch {
+    // a prompt that does not compile is reported already
+  }
+  return sources.some((s) => /(?<![.\w])comment\b/.test(s));
 }
 
 function unknownTopLevelKey(key: string): string {

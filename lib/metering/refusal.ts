@@ -2,15 +2,16 @@ import { AtelierError, ForbiddenError, QuotaError, RateLimitError } from "../err
 
 /**
  * The admission gate's refusals, in the one order the gate asks them. The first that applies
- * is the answer, so an installation over several limits always reads the earliest token.
+ * is the answer, so an installation over several limits always reads the earliest token (over both
+ * monthly limits, the run quota's).
  */
 export const ADMISSION_ORDER = [
   "installation_suspended",
   "repo_quota_exceeded",
   "concurrency_cap_exceeded",
   "rate_limited",
-  "monthly_cost_cap_exceeded",
   "monthly_run_quota_exceeded",
+  "monthly_cost_cap_exceeded",
 ] as const;
 export type AdmissionToken = (typeof ADMISSION_ORDER)[number];
 

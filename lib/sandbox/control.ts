@@ -9,7 +9,9 @@ import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
 import { renderPull } from "./render/pull";
 import { requestAction, rerequest } from "./state/checks";
-import { createComment, createIssue, editIssue } from "./state/issues";
+import { createComment, createIssue, editComment, editIssue } from "./state/issues";
+import { reactionsOf } from "./state/reactions";
+import { submitReview } from "./state/reviews";
 import {
   addInstallationRepo,
   createInstallation,
@@ -161,6 +163,26 @@ export class SimControl {
   comment(input: ItemRef & { body: string }): Schemas["issue-comment"] {
     const { repo, item } = this.item(input);
     return renderComment(this.core.render, repo, createComment(this.core.state, repo, item, input.body, this.actor(input).id));
+  }
+
+  /** Edits a comment (its author, or a writer): GitHub sends issue_comment edited. */
+  editComment(input: As & { repo: string; id: number; body: string }): Schemas["issue-comment"] {
+    const repo = this.repo(input.repo);
+    const comment = this.core.state.comments.get(input.id);
+    if (!comment || comment.repoId !== repo.id) throw new Error(`no comment ${input.id} in ${input.repo}`);
+    return renderComment(this.core.render, repo, editComment(this.core.state, repo, comment, input.body, this.actor(input).id));
+  }
+
+  /** Submits a review of a pull request (APPROVE, REQUEST_CHANGES, COMMENT), with line comments. */
+  review(input: ItemRef & { event: "APPROVE" | "REQUEST_CHANGES" | "COMMENT"; body?: string; comments?: { path: string; line: number; body: string }[] }): { id: number; comments: number[] } {
+    const { repo, item } = this.item(input);
+    const { review, comments } = submitReview(this.core.state, repo, item, input, this.actor(input).id);
+    return { id: review.id, comments: comments.map((c) => c.id) };
+  }
+
+  /** The reactions on a comment, as `login:content`, oldest first. */
+  reactions(input: { id: number }): string[] {
+    return reactionsOf(this.core.state, { id: input.id }).map((r) => `${this.core.state.account(r.userId).login}:${r.content}`);
   }
 
   // ----- git and pull requests -----
@@ -406,6 +428,9 @@ export const CONTROL_METHODS = [
   "addLabels",
   "removeLabel",
   "comment",
+  "editComment",
+  "reactions",
+  "review",
   "pushCommit",
   "openPullRequest",
   "setDraft",

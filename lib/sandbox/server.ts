@@ -17,6 +17,8 @@ import { checkRoutes } from "./routes/checks";
 import { issueRoutes } from "./routes/issues";
 import { labelRoutes } from "./routes/labels";
 import { pullRoutes } from "./routes/pulls";
+import { reactionRoutes } from "./routes/reactions";
+import { reviewRoutes } from "./routes/reviews";
 import { repoRoutes } from "./routes/repos";
 import { userRoutes } from "./routes/user";
 
@@ -56,7 +58,7 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
   const router = new Router<RestRoute>();
   const oauth = new OAuthServer(core);
   const manifest = new ManifestFlow(core);
-  for (const table of [appRoutes, manifest.routes(), repoRoutes, issueRoutes, labelRoutes, pullRoutes, checkRoutes, userRoutes]) {
+  for (const table of [appRoutes, manifest.routes(), repoRoutes, issueRoutes, reactionRoutes, labelRoutes, reviewRoutes, pullRoutes, checkRoutes, userRoutes]) {
     for (const [method, template, route] of table) router.add(method, template, route);
   }
 

@@ -7,6 +7,7 @@ import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
 import { renderPull } from "./render/pull";
 import { renderRepository } from "./render/repository";
+import { renderReview, renderReviewComment } from "./render/review";
 import { renderSimpleUser } from "./render/user";
 import type { SimEvent } from "./state/events";
 
@@ -149,6 +150,18 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
         ...common,
       };
       return { event: event.event, action: event.action, installation, payload };
+    }
+    case "pull_request_review": {
+      const review = state.reviews.get(event.reviewId);
+      if (!review) return null;
+      body = { review: renderReview(ctx, repo, review), pull_request: renderPull(ctx, repo, state.item(repo, event.number)) };
+      break;
+    }
+    case "pull_request_review_comment": {
+      const comment = state.reviewComments.get(event.commentId);
+      if (!comment) return null;
+      body = { comment: renderReviewComment(ctx, repo, comment), pull_request: renderPull(ctx, repo, state.item(repo, event.number)) };
+      break;
     }
     case "check_run": {
       const run = state.checkRuns.get(event.checkRunId);

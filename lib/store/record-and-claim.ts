@@ -31,6 +31,8 @@ export interface Submission {
   approvalReason?: ApprovalReason | null;
   /** how many Runs led to this Item: 0 for a person's Item, n + 1 for an Item a Run of depth n created */
   chainDepth?: number;
+  /** the comment a comments Loop's Event answers */
+  comment?: { kind: string; id: number; url: string; author: string | null };
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
@@ -38,8 +40,8 @@ export interface EventActor {
   login: string;
   /** GitHub's role of the actor on the repository when the Event was recorded */
   permission: string;
-  /** "board": the App's bot labeled the Item for a person who moved its card on the Board */
-  source: "webhook" | "timeline" | "author" | "board";
+  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API */
+  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator";
 }
 
 export type ApprovalReason =

@@ -1,5 +1,6 @@
-import { itemEventKey } from "../engine/ids";
+import { commentEventKey, itemEventKey } from "../engine/ids";
 import type { RegisteredRepository } from "../github/installations";
+import type { CommentFacts } from "../loops/comment-context";
 import type { LoopDefinition } from "../loops/config-schema";
 import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
 import { evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, type RepositoryContext } from "../loops/evaluate";
@@ -122,7 +123,10 @@ export async function evaluateItem(
   return outcome;
 }
 
-/** The Event of a matching Loop on an Item, with who caused it and the approval that follows. */
+/**
+ * The Event of a matching Loop on an Item, with who caused it and the approval that follows.
+ * A comments Loop's Event is the comment it answers (its id and content hash), not the Item's content.
+ */
 export function itemEvent(
   repo: Pick<RegisteredRepository, "fullName" | "private">,
   loop: LoopDefinition,
@@ -130,16 +134,19 @@ export function itemEvent(
   generation: number,
   prompt: string,
   who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+  comment: (CommentFacts & { hash: string }) | null = null,
 ): EventInput {
   const { approvalRequired, approvalReason } = approvalFor(loop, repo, who.facts?.actor ?? null);
   return {
-    id: itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation),
+    id: comment
+      ? commentEventKey(loop.name, repo.fullName, item.number, comment, generation)
+      : itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation),
     kind: "item",
     loop: loop.name,
     repo: repo.fullName.toLowerCase(),
     itemKey: item.key,
     number: item.number,
-    contentHash: item.hash,
+    contentHash: comment?.hash ?? item.hash,
     generation,
     submission: {
       prompt,
@@ -152,6 +159,7 @@ export function itemEvent(
       authorAssociation: who.facts?.authorAssociation ?? null,
       approvalReason,
       chainDepth: who.depth,
+      ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
     },
   };
 }
@@ -191,7 +199,7 @@ export async function openWork(db: Db, repo: string): Promise<(loop: string, ite
   return (loop, itemKey) => pairs.has(`${loop}\u0000${itemKey}`);
 }
 
-/** The Loops that act on Items and are not paused (the cursor is written for these). */
+/** The Loops that act on Items' state and are not paused (the cursor is written for these; comments Loops hear webhooks). */
 export function activeItemLoops(loops: readonly LoopDefinition[], paused: ReadonlySet<string>): LoopDefinition[] {
-  return loops.filter((l) => l.trigger.kind !== "schedule" && !paused.has(l.name));
+  return loops.filter((l) => (l.trigger.kind === "issues" || l.trigger.kind === "pull_requests") && !paused.has(l.name));
 }

@@ -5,6 +5,7 @@ import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import type { Hint } from "../work/work-queue";
 import type { TriggerDeps } from "./deps";
 import { evaluateItem, type ItemOutcome } from "./evaluate-item";
+import { judgeComment } from "./comment-trigger";
 import { pausedLoops, recordLoopFailures } from "./loops";
 import { generations, observation, storeObservations, type Observation } from "./observe-item";
 import { ensureConfig } from "./repository-config";
@@ -15,7 +16,7 @@ export type HintOutcome =
 
 /**
  * A Hint: reads that one Item now and judges it through the same path as a poll (projection,
- * content hash, every Loop). It never touches the cursor: the next poll still reads what
+ * content hash, every Loop) — and, when it names a comment, the comments Loops judge that comment. It never touches the cursor: the next poll still reads what
  * changed, so a lost or duplicated Hint changes nothing.
  */
 export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOutcome> {
@@ -28,13 +29,20 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
     readItem(deps, repo, hint.number),
   ]);
   if (!item) return { status: "skipped", ...base, reason: "gone" };
-  const stale = await storeObservations(deps.db, [item]);
-  if (stale.size) return { status: "skipped", ...base, reason: "stale" };
+  const stale = (await storeObservations(deps.db, [item])).size > 0;
   const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
-  const outcome = await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
-  await recordLoopFailures(deps.db, repo.fullName, outcome.failures);
-  if (outcome.stale) return { status: "skipped", ...base, reason: "stale" };
-  return { status: "evaluated", ...base, opened: outcome.opened, revoked: outcome.revoked, claims: outcome.claims };
+  // a newer read of the Item judges the Item; the comment this Hint names is judged here all the same
+  const outcome = stale ? null : await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
+  const answered = hint.comment ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
+  await recordLoopFailures(deps.db, repo.fullName, new Map([...(outcome?.failures ?? []), ...(answered?.failures ?? [])]));
+  if ((!outcome || outcome.stale) && !answered) return { status: "skipped", ...base, reason: "stale" };
+  return {
+    status: "evaluated",
+    ...base,
+    opened: [...(outcome?.stale ? [] : (outcome?.opened ?? [])), ...(answered?.opened ?? [])],
+    revoked: outcome?.revoked ?? [],
+    claims: [...(outcome?.claims ?? []), ...(answered?.claims ?? [])],
+  };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { applyInstallationWebhook, type InstallationChange } from "../github/installations";
 import type { Log } from "../github/log";
+import type { CommentKind, CommentRef } from "../loops/comment-context";
 import { CONFIG_PATH } from "../loops/config-schema";
 import type { Db } from "../store/db";
 import type { Hint, WorkQueue } from "../work/work-queue";
@@ -17,16 +18,32 @@ interface RepositoryPayload {
   default_branch?: string;
 }
 
-/** The Hint an `issues` or `pull_request` delivery asks for, or null. */
+/** The Hint an `issues`, `pull_request` or comment delivery asks for, or null. */
 export function hintFromWebhook(event: string, payload: Record<string, unknown>): Hint | null {
   const installationId = (payload.installation as { id?: number } | undefined)?.id;
   const repo = (payload.repository as RepositoryPayload | undefined)?.full_name;
   let number: number | undefined;
-  if (event === "issues") number = (payload.issue as { number?: number } | undefined)?.number;
+  if (event === "issues" || event === "issue_comment") number = (payload.issue as { number?: number } | undefined)?.number;
   else if (event === "pull_request") number = (payload.number as number | undefined) ?? (payload.pull_request as { number?: number } | undefined)?.number;
+  else if (event === "pull_request_review" || event === "pull_request_review_comment") number = (payload.pull_request as { number?: number } | undefined)?.number;
   if (typeof installationId !== "number" || !repo || typeof number !== "number") return null;
   const sender = (payload.sender as { login?: unknown } | undefined)?.login;
-  return { installationId, repo: repo.toLowerCase(), number, ...(typeof sender === "string" && sender ? { sender } : {}) };
+  const comment = commentRefOf(event, payload);
+  return { installationId, repo: repo.toLowerCase(), number, ...(typeof sender === "string" && sender ? { sender } : {}), ...(comment ? { comment } : {}) };
+}
+
+/** The comment deliveries that may start a comments Loop: a comment written or edited, a review submitted or edited. */
+const COMMENT_EVENTS: Record<string, { kind: CommentKind; key: string; actions: readonly string[] }> = {
+  issue_comment: { kind: "issue_comment", key: "comment", actions: ["created", "edited"] },
+  pull_request_review_comment: { kind: "review_comment", key: "comment", actions: ["created", "edited"] },
+  pull_request_review: { kind: "review", key: "review", actions: ["submitted", "edited"] },
+};
+
+function commentRefOf(event: string, payload: Record<string, unknown>): CommentRef | null {
+  const spec = COMMENT_EVENTS[event];
+  if (!spec || !spec.actions.includes(String(payload.action))) return null;
+  const id = (payload[spec.key] as { id?: unknown } | undefined)?.id;
+  return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? { kind: spec.kind, id } : null;
 }
 
 /** An Item changed on GitHub: re-read it now (the poll would see it later anyway). */

@@ -1,3 +1,4 @@
+import type { CommentRef } from "../loops/comment-context";
 import type { OpenedRun } from "../store/run-snapshot";
 
 /**
@@ -12,6 +13,8 @@ export interface Hint {
   number: number;
   /** The login of the webhook's sender (who labeled, opened, edited): one of the candidates for the Event's actor. */
   sender?: string;
+  /** The comment the webhook was about (created or edited): the comments Loops judge it. */
+  comment?: CommentRef;
 }
 
 export interface WorkQueue {

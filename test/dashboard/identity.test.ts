@@ -52,6 +52,7 @@ const services: DashboardServices = {
   intervene: unused,
   resetCycleBudget: unused,
   setLoopPaused: unused,
+  dispatchLoop: unused,
   moveCard: unused,
 };
 

@@ -195,7 +195,7 @@ describe("compileCondition and evaluateCondition", () => {
   it("refuses a name other than item, repository and loop, when compiling", () => {
     const err = syntaxError(() => compileCondition("item.state == 'open' && github.event_name == 'push'"));
     expect(err.message).toBe(
-      `Unknown name 'github' at line 1, column 25 of "item.state == 'open' && github.event_name == 'push'": the names you can use are item, repository and loop (e.g. item.title, repository.full_name).`,
+      `Unknown name 'github' at line 1, column 25 of "item.state == 'open' && github.event_name == 'push'": the names you can use are item, repository, loop and comment (e.g. item.title, repository.full_name, comment.body).`,
     );
     expect([err.line, err.column]).toEqual([1, 25]);
     for (const name of ["env", "secrets", "steps", "inputs", "vars", "runner", "job", "matrix"]) {

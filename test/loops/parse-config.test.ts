@@ -205,7 +205,7 @@ agents:
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_bad_expression", line: 4, path: "loops.start-dev.if" });
     expect(e.message).toContain('Loop "start-dev", if: Unknown name \'github\' at line 1, column 52');
-    expect(e.message).toContain("the names you can use are item, repository and loop");
+    expect(e.message).toContain("the names you can use are item, repository, loop and comment");
   });
 
   it("a syntax error in if:", () => {
@@ -321,7 +321,7 @@ agents:
     expect(config.errors.map((e) => e.message)).toEqual([
       'Loop "empty-ish" has no agent: name one of the roster\'s agents (claude, codex, demo).',
       'Loop "empty-ish" has no prompt: prompt: must be the text given to the agent (not empty).',
-      'Loop "empty-ish" has no on: write on: issues, on: pull_requests, or on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }.',
+      'Loop "empty-ish" has no on: write on: issues, on: pull_requests, on: comments, or on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }.',
     ]);
   });
 

@@ -109,19 +109,20 @@ describe("one admission gate, in a fixed order", () => {
     await observe(3);
     await setLimits(db, inst, { open_rate_per_minute: 0 });
     await observe(4);
-    await setLimits(db, inst, { monthly_cost_usd: 0 });
-    await observe(5);
-    expect(await waitingReason(c)).toBeNull();
+    // over both monthly limits, the run quota answers first (the start never asks it)
     await setLimits(db, inst, { monthly_runs: 0 });
+    await observe(5);
+    await setLimits(db, inst, { monthly_cost_usd: 0 });
     await observe(6);
+    expect(await waitingReason(c)).toBeNull();
 
     expect(steps).toEqual([
       { api: "installation_suspended", open: "installation_suspended", start: "installation_suspended" },
       { api: "repo_quota_exceeded", open: "repo_quota_exceeded", start: "concurrency_cap_exceeded" },
       { api: "concurrency_cap_exceeded", open: "rate_limited", start: "concurrency_cap_exceeded" },
       { api: "rate_limited", open: "rate_limited", start: "monthly_cost_cap_exceeded" },
+      { api: "monthly_run_quota_exceeded", open: "monthly_run_quota_exceeded", start: "monthly_cost_cap_exceeded" },
       { api: "monthly_cost_cap_exceeded", open: "monthly_cost_cap_exceeded", start: "monthly_cost_cap_exceeded" },
-      { api: "monthly_run_quota_exceeded", open: "monthly_run_quota_exceeded", start: null },
       { api: null, open: "Claimed", start: null },
     ]);
     // only the admitted open counted

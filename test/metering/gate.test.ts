@@ -62,7 +62,7 @@ describe("the admission gate's fixed order", () => {
       open.push(r.token);
       lift(f, r.token);
     }
-    expect(open).toEqual(["installation_suspended", "repo_quota_exceeded", "rate_limited", "monthly_cost_cap_exceeded", "monthly_run_quota_exceeded"]);
+    expect(open).toEqual(["installation_suspended", "repo_quota_exceeded", "rate_limited", "monthly_run_quota_exceeded", "monthly_cost_cap_exceeded"]);
 
     const start: string[] = [];
     const g = everythingReached();

@@ -27,7 +27,7 @@ describe("the App manifest", () => {
       public: false,
       default_permissions: { issues: "write", pull_requests: "write", contents: "write", checks: "write", metadata: "read", members: "read" },
     });
-    expect(m.default_events).toEqual(["issues", "issue_comment", "pull_request", "label", "check_run", "push"]);
+    expect(m.default_events).toEqual(["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "label", "check_run", "push"]);
     expect(APP_EVENTS).not.toContain("installation");
   });
 

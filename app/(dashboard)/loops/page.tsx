@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import type { LoopView } from "../../../lib/dashboard/loops";
 import { getLoops } from "../../../lib/dashboard/queries";
 import { ActionButton } from "../../_components/action-button";
+import { DispatchForm } from "../../_components/dispatch-form";
 import { Empty, PageHeader, Problem, Time } from "../../_components/ui";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
@@ -24,7 +25,7 @@ export default async function LoopsPage() {
   const canWrite = new Set(writable);
   return (
     <>
-      <PageHeader title="Loops" subtitle="A paused Loop opens no new Run; Runs already open continue." />
+      <PageHeader title="Loops" subtitle="A paused Loop opens no new Run; Runs already open continue. Run now starts a Loop on an issue or pull request whatever its if: says." />
       {loops.length === 0 ? (
         <Empty title="No Loops">A repository declares its Loops in .github/atelier.yml.</Empty>
       ) : (
@@ -50,13 +51,16 @@ export default async function LoopsPage() {
                 {l.pollError ? <p className="mt-1 text-sm text-sky-800">Polling fails: {l.pollError}</p> : null}
               </div>
               {canWrite.has(l.repo) ? (
-                <ActionButton
-                  url="/api/v1/loops/pause"
-                  body={{ repo: l.repo, loop: l.loop, paused: !l.paused }}
-                  label={l.paused ? "Unpause" : "Pause"}
-                  tone={l.paused ? "primary" : "neutral"}
-                  testId="loop-toggle"
-                />
+                <div className="flex flex-wrap items-center gap-3">
+                  {l.trigger && l.trigger !== "schedule" ? <DispatchForm repo={l.repo} loop={l.loop} /> : null}
+                  <ActionButton
+                    url="/api/v1/loops/pause"
+                    body={{ repo: l.repo, loop: l.loop, paused: !l.paused }}
+                    label={l.paused ? "Unpause" : "Pause"}
+                    tone={l.paused ? "primary" : "neutral"}
+                    testId="loop-toggle"
+                  />
+                </div>
               ) : null}
             </li>
           ))}

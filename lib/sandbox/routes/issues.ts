@@ -111,7 +111,7 @@ function postComment(ctx: RestContext) {
   return { status: 201, body: renderComment(ctx.render, repo, comment) satisfies Schemas["issue-comment"] };
 }
 
-function commentOf(ctx: RestContext, level: "read" | "write") {
+export function commentOf(ctx: RestContext, level: "read" | "write") {
   const repo = repoOf(ctx, { permission: ["issues", "pull_requests"], level, role: "read" });
   const comment = ctx.state.comments.get(numberParam(ctx, "comment_id"));
   if (!comment || comment.repoId !== repo.id) throw new GitHubApiError(404, "Not Found");

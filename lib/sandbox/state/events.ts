@@ -49,6 +49,8 @@ export type SimEvent =
       commit: { message: string; added: string[]; modified: string[] };
     }
   | { event: "issue_comment"; action: "created" | "edited"; repoId: number; number: number; commentId: number; senderId: number; changes?: { body: { from: string } } }
+  | { event: "pull_request_review"; action: "submitted"; repoId: number; number: number; reviewId: number; senderId: number }
+  | { event: "pull_request_review_comment"; action: "created"; repoId: number; number: number; commentId: number; senderId: number }
   | {
       event: "check_run";
       action: "created" | "completed" | "rerequested" | "requested_action";

@@ -1,4 +1,6 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
+import type { SimReaction } from "./reactions";
+import type { SimReview, SimReviewComment } from "./reviews";
 import type { SimClock } from "../clock";
 import { notFound } from "../api-error";
 import type {
@@ -23,7 +25,7 @@ const DEFAULT_APP_PERMISSIONS = {
   checks: "write",
 } as const;
 
-export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "label", "check_run", "push"];
+export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "label", "check_run", "push"];
 
 function nodeId(kind: string, id: number): string {
   return Buffer.from(`${kind}:${id}`).toString("base64").replace(/=+$/, "");
@@ -44,6 +46,10 @@ export class SimState {
   /** Issues and pull requests, keyed `${repoId}#${number}`. */
   readonly items = new Map<string, SimIssue>();
   readonly comments = new Map<number, SimComment>();
+  /** Reactions on issue comments, oldest first. */
+  readonly reactions: SimReaction[] = [];
+  readonly reviews = new Map<number, SimReview>();
+  readonly reviewComments = new Map<number, SimReviewComment>();
   /** Every Item's events timeline, oldest first. */
   readonly issueEvents: SimIssueEvent[] = [];
   readonly checkRuns = new Map<number, SimCheckRun>();

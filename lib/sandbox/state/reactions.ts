@@ -1,0 +1,38 @@
+import { validationFailed } from "../api-error";
+import type { SimComment } from "../model";
+import type { SimState } from "./sim-state";
+
+/** GitHub's reaction contents. */
+export const REACTION_CONTENTS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"] as const;
+export type ReactionContent = (typeof REACTION_CONTENTS)[number];
+
+export interface SimReaction {
+  id: number;
+  nodeId: string;
+  /** the issue or review comment reacted to (their ids never collide) */
+  commentId: number;
+  userId: number;
+  content: ReactionContent;
+  createdAt: number;
+}
+
+/** The reactions of one issue comment, oldest first. */
+export function reactionsOf(state: SimState, comment: Pick<SimComment, "id">): SimReaction[] {
+  return state.reactions.filter((r) => r.commentId === comment.id);
+}
+
+/**
+ * Reacts to a comment as GitHub does: the same user's same content is one reaction (the
+ * existing one is returned, `created` false), an unknown content is a 422.
+ */
+export function react(state: SimState, comment: Pick<SimComment, "id">, content: unknown, userId: number): { reaction: SimReaction; created: boolean } {
+  if (typeof content !== "string" || !(REACTION_CONTENTS as readonly string[]).includes(content)) {
+    throw validationFailed([{ resource: "Reaction", field: "content", code: "invalid", value: content }]);
+  }
+  const existing = reactionsOf(state, comment).find((r) => r.userId === userId && r.content === content);
+  if (existing) return { reaction: existing, created: false };
+  const id = state.nextId();
+  const reaction: SimReaction = { id, nodeId: state.nodeId("Reaction", id), commentId: comment.id, userId, content: content as ReactionContent, createdAt: state.clock.now() };
+  state.reactions.push(reaction);
+  return { reaction, created: true };
+}

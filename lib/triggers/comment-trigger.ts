@@ -1,0 +1,88 @@
+import { acknowledgeComment, readComment } from "../github/comments";
+import type { RegisteredRepository } from "../github/installations";
+import { commentHash, type CommentFacts, type CommentRef } from "../loops/comment-context";
+import type { LoopDefinition } from "../loops/config-schema";
+import { evaluateCommentLoops, isOwnItem } from "../loops/evaluate";
+import type { Octokit } from "../github/app";
+import { recordAndClaim, type EventActor } from "../store/record-and-claim";
+import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
+import type { TriggerDeps } from "./deps";
+import { itemEvent, repositoryContext, type ItemOutcome } from "./evaluate-item";
+import type { Observation } from "./observe-item";
+import { appBotLogin } from "./own-items";
+
+/** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
+export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">;
+
+/**
+ * A comment (or review) written or edited on an Item: the comments Loops judge it. The comment
+ * is read from GitHub as it is now; its author — and whoever edited it, when that is someone
+ * else — is the actor, the weaker of them (ADR 0009): a stranger's comment waits for a writer's
+ * approval. The Event is the comment and its content hash: an edit is a new Event, a
+ * redelivery is the same. A matching comment is acknowledged at once with a reaction; the
+ * Run's own comment on the Item (the mirror's) then tracks the Run. A newer read of the Item
+ * (another Hint's) does not stop it: that read judges the Item, not this comment.
+ */
+export async function judgeComment(
+  deps: TriggerDeps,
+  repo: RegisteredRepository,
+  loops: readonly LoopDefinition[],
+  paused: ReadonlySet<string>,
+  item: Observation,
+  generation: number,
+  ref: CommentRef,
+  sender: string | null,
+): Promise<CommentOutcome> {
+  const outcome: CommentOutcome = { opened: [], claims: [], failures: new Map() };
+  const watching = loops.filter((l) => l.trigger.kind === "comments" && !paused.has(l.name));
+  if (watching.length === 0) return outcome;
+  const octokit = deps.github.installationOctokit(repo.installationId);
+  const [comment, botLogin] = await Promise.all([readComment(octokit, repo.fullName, item.number, ref), appBotLogin(deps.github)]);
+  // the App's own comments (its Run comments) never start anything
+  if (!comment || (botLogin !== null && comment.author?.toLowerCase() === botLogin.toLowerCase())) return outcome;
+
+  const facts = await commenter(octokit, repo, comment, sender);
+  const decisions = evaluateCommentLoops({
+    loops: watching,
+    projection: item.projection,
+    repository: repositoryContext(repo),
+    comment,
+    appSlug: botLogin?.replace(/\[bot\]$/, "") ?? null,
+    actor: { login: facts.actor.login, permission: facts.actor.permission, authorAssociation: facts.authorAssociation },
+    ownItem: isOwnItem(item.projection, botLogin),
+  });
+  let acknowledged = false;
+  for (const decision of decisions) {
+    if (decision.outcome === "skip") continue;
+    if (decision.outcome === "error") {
+      outcome.failures.set(decision.loop.name, decision.message);
+      continue;
+    }
+    if (!acknowledged) {
+      await acknowledgeComment(octokit, repo.fullName, ref);
+      acknowledged = true;
+    }
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0 }, { ...comment, hash: commentHash(comment) });
+    const result = await recordAndClaim(deps.db, event, deps.admission);
+    outcome.claims.push({ loop: decision.loop.name, result });
+    if (result.tag === "Claimed" && result.opened) {
+      outcome.opened.push(result.runId);
+      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+    }
+  }
+  return outcome;
+}
+
+/**
+ * The comment's actor: its author, or the webhook's sender when someone else edited it and is
+ * weaker. A bot, a deleted user and a 404 have no role.
+ */
+async function commenter(octokit: Octokit, repo: RegisteredRepository, comment: CommentFacts, sender: string | null): Promise<ActorFacts> {
+  const logins = [comment.author, sender].filter((l): l is string => !!l).filter((l, i, all) => all.findIndex((o) => o.toLowerCase() === l.toLowerCase()) === i);
+  let weakest: EventActor = { login: "ghost", permission: "none", source: "comment" };
+  for (const [i, login] of logins.entries()) {
+    const permission = await repositoryRoleOf(octokit, repo.fullName, login);
+    if (i === 0 || roleRank(permission) < roleRank(weakest.permission)) weakest = { login, permission, source: "comment" };
+  }
+  return { actor: weakest, authorAssociation: comment.authorAssociation };
+}
