@@ -11,6 +11,7 @@ const WHOLE_RUN_MS = 15 * 60_000;
 const SETTLE_MS = 100_000;
 const RUNS_PER_SCENARIO = 16;
 const ORG = "chaos-org";
+const WRITER = "chaos-writer";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -93,12 +94,13 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   const count = scenario.runs ?? RUNS_PER_SCENARIO;
   await world.control("createRepo", { owner: ORG, name, files: { ".github/atelier.yml": CHAOS_REPO_CONFIG } });
   await world.control("addRepository", { repo });
+  await world.control("setUserPermission", { repo, login: WRITER, permission: "write" }); // a writer's label starts the agent at once
   const registered = await until(async () => (await world.db.query(`SELECT 1 FROM repositories WHERE full_name = $1`, [repo])).rowCount === 1, Date.now() + 60_000);
   if (!registered) return `CHAOS ${scenario.name} skipped: the repository was not registered within 60 s`;
   const issues: number[] = [];
   const create = async () => {
     for (let i = 0; i < count; i++) {
-      const issue = await world.control<{ number: number }>("createIssue", { repo, title: `Chaos ${i}`, body: "[demo:sleep 15]", labels: ["ready-for-agent"] });
+      const issue = await world.control<{ number: number }>("createIssue", { repo, title: `Chaos ${i}`, body: "[demo:sleep 15]", labels: ["ready-for-agent"], login: WRITER });
       issues.push(issue.number);
     }
   };
@@ -149,12 +151,16 @@ async function main(): Promise<void> {
   console.error("chaos: starting a private Postgres, Redis, the simulator, the web process and two workers");
   const world = await ChaosWorld.start();
   console.error(`chaos: logs in ${world.dir}`);
-  const stopAll = setTimeout(() => {
-    console.error("chaos: the whole run took too long; stopping");
+  const abort = (why: string) => {
+    console.error(`chaos: ${why}; stopping`);
     void world.close().finally(() => process.exit(2));
-  }, WHOLE_RUN_MS);
+  };
+  const stopAll = setTimeout(() => abort("the whole run took too long"), WHOLE_RUN_MS);
+  process.once("SIGINT", () => abort("interrupted"));
+  process.once("SIGTERM", () => abort("terminated"));
   try {
     await world.control("createOrg", { login: ORG });
+    await world.control("createUser", { login: WRITER });
     await world.control("createInstallation", { account: ORG, repos: [] });
     for (const scenario of scenarios) {
       if (Date.now() > endOfRun - SETTLE_MS) {
