@@ -126,4 +126,22 @@ describe("one repository's fault in a batch of the installation's Items", () => 
     // the kept one goes on polling as before
     expect(await pollRepository(deps, kept.fullName)).toMatchObject({ status: "polled" });
   });
+
+  it("an error on one Item's alias fails that Item's read only: the other reads of the same query get their nodes", async () => {
+    fx.sim.createOrg({ login: "alias-error" });
+    await fx.sim.createRepo({ owner: "alias-error", name: "app" });
+    // the installation may read pull requests but not issues: GitHub answers FORBIDDEN on the issue's alias
+    const { id: installationId } = fx.sim.createInstallation({ account: "alias-error", repos: ["app"], permissions: { metadata: "read", pull_requests: "read" } });
+    const pull = openPull(fx.sim, "alias-error/app", { title: "Readable" });
+    const issue = fx.sim.createIssue({ repo: "alias-error/app", title: "Not readable" });
+    const reader = new ItemSliceReader(fx.github, 50, 2_000);
+    fx.sim.resetCounters();
+    const [pullRead, issueRead] = await Promise.allSettled([
+      reader.read(installationId, [{ repo: "alias-error/app", number: pull, kind: "pull_request" }]),
+      reader.read(installationId, [{ repo: "alias-error/app", number: issue.number, kind: "issue" }]),
+    ]);
+    expect(fx.sim.counters.graphql).toBe(1);
+    expect(pullRead).toMatchObject({ status: "fulfilled", value: [{ number: pull, title: "Readable" }] });
+    expect(issueRead).toMatchObject({ status: "rejected", reason: { token: "github_request_failed", message: expect.stringContaining("FORBIDDEN") } });
+  });
 });
