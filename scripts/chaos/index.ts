@@ -3,7 +3,7 @@
 // scenario: CHAOS <scenario> runs= lost= duplicates= stuck= concurrent_agents_max= recovery_s=.
 // Its own Postgres cluster and Redis on private ports; the whole run stays under 15 minutes.
 import { Redis } from "ioredis";
-import { concurrentAttempts, runningAttempts, tally } from "./measure";
+import { agentsAlivePerRunMax, concurrentAttempts, runningAttempts, tally } from "./measure";
 import { CHAOS_REPO_CONFIG, ChaosWorld } from "./world";
 
 const WHOLE_RUN_MS = 15 * 60_000;
@@ -100,7 +100,7 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   const issues: number[] = [];
   const create = async () => {
     for (let i = 0; i < count; i++) {
-      const issue = await world.control<{ number: number }>("createIssue", { repo, title: `Chaos ${i}`, body: "[demo:sleep 15]", labels: ["ready-for-agent"], login: WRITER });
+      const issue = await world.control<{ number: number }>("createIssue", { repo, title: `Chaos ${i}`, body: "[demo:spawn-child] [demo:sleep 15]", labels: ["ready-for-agent"], login: WRITER });
       issues.push(issue.number);
     }
   };
@@ -121,6 +121,7 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   let settledAt: number | null = null;
   const deadline = Math.min(faultEnd + SETTLE_MS, endOfRun);
   while (Date.now() < deadline) {
+    concurrentMax = Math.max(concurrentMax, agentsAlivePerRunMax());
     try {
       concurrentMax = Math.max(concurrentMax, await concurrentAttempts(world.db, repo));
       const now = await tally(world.db, repo, issues);

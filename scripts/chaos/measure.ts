@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { argumentsStartingWith } from "../../test/support/processes";
 
 const TERMINAL = ["Succeeded", "Failed", "Canceled"];
 
@@ -38,4 +39,21 @@ export async function concurrentAttempts(db: pg.Pool, repo: string): Promise<num
 export async function runningAttempts(db: pg.Pool, repo: string): Promise<number> {
   const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.repo = $1 AND a.state = 'Running'`, [repo]);
   return Number(rows[0]?.n ?? 0);
+}
+
+const CHILD_MARKER = "atelier-demo-child:";
+
+/**
+ * The most agents of one Run alive at once, counted on the host (one sample): each Attempt's
+ * demo agent leaves a child marked with its Attempt id (`<runId>/<step>/<n>`) that lives as
+ * long as the agent's process group.
+ */
+export function agentsAlivePerRunMax(): number {
+  const perRun = new Map<string, Set<string>>();
+  for (const arg of argumentsStartingWith(CHILD_MARKER)) {
+    const attemptId = arg.slice(CHILD_MARKER.length);
+    const runId = attemptId.split("/").slice(0, -2).join("/");
+    perRun.set(runId, (perRun.get(runId) ?? new Set()).add(attemptId));
+  }
+  return Math.max(0, ...[...perRun.values()].map((attempts) => attempts.size));
 }
