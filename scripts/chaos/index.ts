@@ -8,7 +8,7 @@ import { CHAOS_REPO_CONFIG, ChaosWorld } from "./world";
 
 const WHOLE_RUN_MS = 15 * 60_000;
 /** How long a scenario waits after its fault for every Run to finish; what is still open then is stuck. */
-const SETTLE_MS = 100_000;
+const SETTLE_MS = 75_000;
 const RUNS_PER_SCENARIO = 16;
 const ORG = "chaos-org";
 const WRITER = "chaos-writer";
