@@ -29,7 +29,8 @@ const TIMEOUT_MS = 10_000;
 
 /**
  * The App's one webhook: deliveries are sent one at a time, in order (or several at once,
- * overlapping, as GitHub may), never retried (like GitHub); each is logged. The control API drops the next ones, redelivers one by id, pauses.
+ * overlapping, as GitHub may), never retried (like GitHub); each is logged. The control API
+ * drops the next ones, redelivers one by id, pauses.
  */
 export class WebhookDispatcher {
   readonly log: Delivery[] = [];
