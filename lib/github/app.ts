@@ -164,7 +164,7 @@ function gate(octokit: Octokit, rateLimits: RateLimits, caller: string): Octokit
     } catch (err) {
       const http = httpStatusOf(err);
       if (http && http.status !== 304) {
-        const limited = rateLimits.observe(caller, resource, http.status, http.headers);
+        const limited = rateLimits.observe(caller, resource, http.status, http.headers, err instanceof Error ? err.message : "");
         if (limited) throw limited;
       } else if (http) {
         rateLimits.observe(caller, resource, http.status, http.headers);

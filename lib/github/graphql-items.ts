@@ -26,16 +26,21 @@ interface GraphqlError {
   path?: (string | number)[];
 }
 
+/** One Item's answer: its node (null when GitHub no longer has it), or why it could not be read. */
+export type ItemSlice = { node: GraphqlItemNode | null } | { error: GitHubRequestError };
+
 /**
  * One GraphQL query for several Items, across repositories: `r0: repository(…) { p12:
  * pullRequest(number: 12) {…} }`. An Item GitHub no longer has (NOT_FOUND on its alias) comes
- * back as null; any other error fails the whole query.
+ * back as a null node. An error on one alias — a repository gone from the installation, an
+ * Item GitHub could not resolve — fails only the Items under that alias; only an error of
+ * the whole query (no path, or an HTTP failure) fails them all.
  */
 export async function fetchItemSlices(
   app: GitHubApp,
   installationId: number,
   refs: readonly ItemSliceRef[],
-): Promise<Map<string, GraphqlItemNode | null>> {
+): Promise<Map<string, ItemSlice>> {
   const byRepo = new Map<string, ItemSliceRef[]>();
   for (const ref of refs) {
     const key = ref.repo.toLowerCase();
@@ -67,24 +72,25 @@ export async function fetchItemSlices(
   app.rateLimits.observeGraphqlBudget(installationCaller(installationId), body.data?.rateLimit);
 
   const missing = new Set<string>();
+  const failed = new Map<string, GitHubRequestError>();
   for (const error of body.errors ?? []) {
-    const path = error.path ?? [];
-    if (error.type === "NOT_FOUND" && path.length === 2) {
-      missing.add(`${String(path[0])}.${String(path[1])}`);
-      continue;
-    }
-    throw new GitHubRequestError(200, "POST /graphql", `${error.type ?? "error"}: ${error.message}`);
+    const path = (error.path ?? []).map(String);
+    const refused = new GitHubRequestError(200, "POST /graphql", `${error.type ?? "error"}: ${error.message}`);
+    if (path.length === 0) throw refused;
+    if (error.type === "NOT_FOUND" && path.length === 2) missing.add(path.join("."));
+    else failed.set(path.slice(0, 2).join("."), refused);
   }
-  const result = new Map<string, GraphqlItemNode | null>();
+  const result = new Map<string, ItemSlice>();
   repos.forEach(([repo, items], i) => {
     const node = body.data?.[`r${i}`];
     for (const ref of items) {
       const alias = `${ref.kind === "issue" ? "i" : "p"}${ref.number}`;
+      const error = failed.get(`r${i}`) ?? failed.get(`r${i}.${alias}`);
       const value = node?.[alias] ?? null;
-      if (value === null && !missing.has(`r${i}.${alias}`)) {
-        throw new GitHubRequestError(200, "POST /graphql", `no data for ${repo}#${ref.number}`);
-      }
-      result.set(sliceKey(repo, ref.number), value);
+      if (error) result.set(sliceKey(repo, ref.number), { error });
+      else if (value === null && !missing.has(`r${i}.${alias}`)) {
+        result.set(sliceKey(repo, ref.number), { error: new GitHubRequestError(200, "POST /graphql", `no data for ${repo}#${ref.number}`) });
+      } else result.set(sliceKey(repo, ref.number), { node: value });
     }
   });
   return result;
@@ -102,7 +108,8 @@ interface Waiter {
  * Coalesces Item reads of one installation into GraphQL queries of up to GRAPHQL_BATCH Items:
  * reads asked within `windowMs` of each other (several repositories polled at once, a burst
  * of Hints) share a query. A group of reads asked together is never split across queries
- * unless it is larger than a query, so groups pack whole.
+ * unless it is larger than a query, so groups pack whole. A read fails only with its own
+ * Items' errors: another repository's in the same query leaves it whole.
  */
 export class ItemSliceReader {
   private readonly pending = new Map<number, Waiter[]>();
@@ -151,8 +158,12 @@ export class ItemSliceReader {
     this.pending.delete(installationId);
     for (const chunk of chunkByDistinct(waiters, this.batchSize)) {
       fetchItemSlices(this.app, installationId, chunk.map((w) => w.ref)).then(
-        (nodes) => {
-          for (const w of chunk) w.resolve(nodes.get(sliceKey(w.ref.repo, w.ref.number)) ?? null);
+        (slices) => {
+          for (const w of chunk) {
+            const slice = slices.get(sliceKey(w.ref.repo, w.ref.number));
+            if (slice && "error" in slice) w.reject(slice.error);
+            else w.resolve(slice?.node ?? null);
+          }
         },
         (err: unknown) => {
           for (const w of chunk) w.reject(err);

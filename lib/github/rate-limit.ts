@@ -1,10 +1,12 @@
 import { metrics } from "../metrics/metrics";
 import { systemClock, sleep, type Clock } from "./clock";
 import { GitHubRateLimitedError } from "./errors";
+import { numberHeader, rateLimitRefusal, SECONDARY_BACKOFF_MS } from "./rate-limit-refusal";
 
 export type RateResource = "core" | "graphql";
 
 type Headers = Record<string, string | number | undefined>;
+const MAX_SECONDARY_BACKOFF_MS = 30 * 60_000;
 
 interface Budget {
   limit: number | null;
@@ -38,6 +40,8 @@ export interface SharedRateBlocks {
  */
 export class RateLimits {
   private readonly budgets = new Map<string, Budget>();
+  /** Secondary limits without `retry-after` met in a row, per caller. */
+  private readonly secondaryStrikes = new Map<string, number>();
 
   constructor(
     private readonly clock: Clock = systemClock,
@@ -74,9 +78,11 @@ export class RateLimits {
 
   /**
    * Reads a response's rate-limit headers. Returns the error to throw when the response is a
-   * rate-limit refusal (403/429 with remaining 0, or with Retry-After), else null.
+   * rate-limit refusal (see rateLimitRefusal), else null. A secondary limit without
+   * `retry-after` blocks the caller for a minute, then twice as long each time it comes back
+   * before a request went through.
    */
-  observe(caller: string, resource: RateResource, status: number, headers: Headers): GitHubRateLimitedError | null {
+  observe(caller: string, resource: RateResource, status: number, headers: Headers, message = ""): GitHubRateLimitedError | null {
     const now = this.clock.now();
     const actual = headerResource(headers) ?? resource;
     const budget = this.budget(caller, actual);
@@ -90,21 +96,30 @@ export class RateLimits {
     }
     if (reset !== null) budget.resetAt = reset * 1000;
     if (remaining === 0 && reset !== null) budget.blockedUntil = Math.max(budget.blockedUntil, reset * 1000);
-    const retryAfter = numberHeader(headers, "retry-after");
-    const refused = status === 403 || status === 429;
-    if (refused && retryAfter !== null) {
+    const refusal = rateLimitRefusal(status, headers, message);
+    if (refusal?.kind === "secondary") {
+      const wait = refusal.retryAfterMs ?? this.secondaryBackoffMs(caller);
       // a secondary limit holds for every resource of the caller
       for (const r of ["core", "graphql"] as const) {
         const b = this.budget(caller, r);
-        b.blockedUntil = Math.max(b.blockedUntil, now + retryAfter * 1000);
+        b.blockedUntil = Math.max(b.blockedUntil, now + wait);
       }
-    } else if (refused && remaining === 0 && reset === null) {
-      budget.blockedUntil = Math.max(budget.blockedUntil, now + 60_000);
+    } else if (refusal?.kind === "primary" && refusal.resetAt === null) {
+      budget.blockedUntil = Math.max(budget.blockedUntil, now + SECONDARY_BACKOFF_MS);
+    } else if (!refusal && status < 400) {
+      this.secondaryStrikes.delete(caller);
     }
     this.share(caller, now);
-    if (!refused || (remaining !== 0 && retryAfter === null)) return null;
+    if (!refusal) return null;
     const until = this.budget(caller, actual).blockedUntil;
     return new GitHubRateLimitedError(new Date(Math.max(until, now + 1000)), actual, now);
+  }
+
+  /** A minute for the first secondary limit without `retry-after`, doubling up to half an hour. */
+  private secondaryBackoffMs(caller: string): number {
+    const strikes = (this.secondaryStrikes.get(caller) ?? 0) + 1;
+    this.secondaryStrikes.set(caller, strikes);
+    return Math.min(MAX_SECONDARY_BACKOFF_MS, SECONDARY_BACKOFF_MS * 2 ** (strikes - 1));
   }
 
   /** GraphQL's `rateLimit { remaining resetAt }`, read from a query's answer. */
@@ -142,13 +157,6 @@ export class RateLimits {
     }
     return budget;
   }
-}
-
-function numberHeader(headers: Headers, name: string): number | null {
-  const value = headers[name];
-  if (value === undefined || value === "") return null;
-  const n = Number(value);
-  return Number.isFinite(n) ? n : null;
 }
 
 function headerResource(headers: Headers): RateResource | null {

@@ -1,4 +1,5 @@
 import { AtelierError } from "../errors";
+import { rateLimitRefusal, SECONDARY_BACKOFF_MS } from "../github/rate-limit-refusal";
 
 /**
  * The slice of an Octokit the mirror uses: `request(route, parameters)`. An installation
@@ -42,16 +43,17 @@ export function githubStatus(err: unknown): number | null {
   return typeof e?.status === "number" ? e.status : null;
 }
 
-const header = (err: unknown, name: string): string | null => {
-  const value = (err as ErrorLike | null)?.response?.headers?.[name];
-  return value === undefined ? null : String(value);
-};
-
-/** A primary or secondary rate limit: 429, or 403 with `retry-after` or `x-ratelimit-remaining: 0`. */
-export function isRateLimited(err: unknown): boolean {
+/** GitHub's rate-limit reading of a failed call (lib/github's one classification), or null. */
+function refusalOf(err: unknown) {
   const status = githubStatus(err);
-  if (status === 429) return true;
-  return status === 403 && (header(err, "retry-after") !== null || header(err, "x-ratelimit-remaining") === "0");
+  if (status === null) return null;
+  const message = err instanceof Error ? err.message : "";
+  return rateLimitRefusal(status, (err as ErrorLike | null)?.response?.headers ?? {}, message);
+}
+
+/** A primary or secondary rate limit, as rateLimitRefusal reads it (a 429 always is). */
+export function isRateLimited(err: unknown): boolean {
+  return refusalOf(err) !== null;
 }
 
 /** Worth trying again later: GitHub was down or slow (5xx), limited us, or the network failed. */
@@ -61,16 +63,16 @@ export function isTransientGitHubError(err: unknown): boolean {
   return status >= 500 || isRateLimited(err);
 }
 
-/** How long GitHub asked us to wait: `retry-after` seconds, or until `x-ratelimit-reset`. */
+/**
+ * How long GitHub asked us to wait: Atelier's own refusal's seconds, `retry-after`, or until
+ * `x-ratelimit-reset`; a secondary limit that names no wait waits a minute.
+ */
 export function retryAfterMs(err: unknown, now: number = Date.now()): number | null {
   const seconds = (err as ErrorLike | null)?.retryAfterSeconds;
   if (typeof seconds === "number" && Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const after = header(err, "retry-after");
-  if (after !== null && Number.isFinite(Number(after))) return Math.max(0, Number(after) * 1000);
-  if (header(err, "x-ratelimit-remaining") === "0") {
-    const reset = Number(header(err, "x-ratelimit-reset"));
-    if (Number.isFinite(reset) && reset > 0) return Math.max(0, reset * 1000 - now);
-  }
+  const refusal = refusalOf(err);
+  if (refusal?.kind === "secondary") return refusal.retryAfterMs ?? SECONDARY_BACKOFF_MS;
+  if (refusal?.kind === "primary" && refusal.resetAt !== null) return Math.max(0, refusal.resetAt - now);
   return null;
 }
 

@@ -5,7 +5,7 @@ import { renderControlPage } from "./control-page";
 import { parseBody, readRaw, redirect, sendHtml, sendJson } from "./http-util";
 import { stateSummary } from "./state-summary";
 
-const NUMERIC = new Set(["number", "checkRunId", "installationId", "ms", "count", "retryAfter", "limit", "status"]);
+const NUMERIC = new Set(["number", "checkRunId", "installationId", "ms", "count", "retryAfter", "limit", "status", "limitStatus", "perMinute"]);
 const LISTS = new Set(["labels", "repos", "repositories"]);
 
 /** An HTML form's strings → the control method's input (numbers, lists, booleans). */

@@ -3,6 +3,7 @@ import { isoSeconds } from "./clock";
 import type { CounterSnapshot } from "./counters";
 import type { SimCore, UnknownRequest } from "./core";
 import type { FailNextInput } from "./faults";
+import type { SecondaryLimitInput } from "./secondary-limit";
 import { REPO_PERMISSIONS, type AppPermissions, type RepoPermission, type SimAccount, type SimInstallation, type SimIssue, type SimRepo } from "./model";
 import { renderInstallation } from "./render/app";
 import { renderComment, renderIssue } from "./render/issue";
@@ -364,6 +365,11 @@ export class SimControl {
     this.core.faults.clear();
   }
 
+  /** Turns on (or off, perMinute null) GitHub's secondary limit on bursts of content-creating requests. */
+  setSecondaryLimit(input: SecondaryLimitInput): void {
+    this.core.secondaryLimit.configure(input);
+  }
+
   /** Sets the hourly limit of a caller: "installation:<id>", "user:<login>", "app", "anonymous". */
   setRateLimit(input: { caller: string; limit: number }): void {
     this.core.rateLimits.setLimit(input.caller, Number(input.limit));
@@ -381,6 +387,12 @@ export class SimControl {
 
   redeliver(input: { id: string }): Delivery {
     return this.core.webhooks.redeliver(input.id);
+  }
+
+  /** How many deliveries may be in flight at once; 2 or more makes related events overlap. */
+  setWebhookConcurrency(input: { count: number }): { maxInFlight: number } {
+    this.core.webhooks.setConcurrency(Number(input.count));
+    return { maxInFlight: this.core.webhooks.maxInFlight };
   }
 
   pauseWebhooks(): void {
@@ -453,10 +465,12 @@ export const CONTROL_METHODS = [
   "now",
   "failNext",
   "clearFailures",
+  "setSecondaryLimit",
   "setRateLimit",
   "setWebhookUrl",
   "dropNextWebhook",
   "redeliver",
+  "setWebhookConcurrency",
   "pauseWebhooks",
   "resumeWebhooks",
   "deliveries",

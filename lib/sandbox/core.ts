@@ -5,6 +5,7 @@ import { GitProcesses } from "./git-process";
 import { GitRepos } from "./git-repos";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { RateLimits } from "./rate-limit";
+import { SecondaryLimit } from "./secondary-limit";
 import type { RenderContext } from "./render/context";
 import type { SimEvent } from "./state/events";
 import { requirePull } from "./state/pulls";
@@ -32,6 +33,7 @@ export class SimCore {
   readonly counters = new RequestCounters();
   readonly rateLimits: RateLimits;
   readonly faults = new Faults();
+  readonly secondaryLimit: SecondaryLimit;
   readonly unknownRequests: UnknownRequest[] = [];
   readonly webhooks: WebhookDispatcher;
   baseUrl = "http://127.0.0.1";
@@ -44,6 +46,7 @@ export class SimCore {
     this.state = new SimState(this.clock);
     this.git = new GitRepos(`${dataDir}/repos`, this.processes, this.clock);
     this.rateLimits = new RateLimits(this.clock);
+    this.secondaryLimit = new SecondaryLimit(this.clock);
     this.webhooks = new WebhookDispatcher(this.clock, () => this.state.app, (line) => this.log(line));
     this.state.onEvent((event) => this.deliver(event));
   }

@@ -1,6 +1,7 @@
 /**
  * Failures on demand: the next N requests matching a method and a path pattern answer 500,
- * 502, or a secondary rate limit (403 + retry-after).
+ * 502, or a secondary rate limit (403 or 429, with `retry-after` or — as GitHub often does —
+ * without it, `x-ratelimit-remaining` still above 0).
  */
 export interface FailNextInput {
   /** HTTP method, or "*" (default) for any. */
@@ -9,8 +10,10 @@ export interface FailNextInput {
   path: string;
   status: 500 | 502 | "secondary-rate-limit";
   count?: number;
-  /** Seconds, for the secondary rate limit (default 60). */
-  retryAfter?: number;
+  /** Seconds, for the secondary rate limit (default 60); null sends no `retry-after`. */
+  retryAfter?: number | null;
+  /** The status of the secondary rate limit: 403 (default) or 429. */
+  limitStatus?: 403 | 429;
 }
 
 export interface FaultRule {
@@ -19,7 +22,8 @@ export interface FaultRule {
   path: string;
   status: FailNextInput["status"];
   remaining: number;
-  retryAfter: number;
+  retryAfter: number | null;
+  limitStatus: 403 | 429;
 }
 
 export function pathPattern(path: string): RegExp {
@@ -42,7 +46,8 @@ export class Faults {
       path: input.path,
       status: input.status,
       remaining: input.count ?? 1,
-      retryAfter: input.retryAfter ?? 60,
+      retryAfter: input.retryAfter === undefined ? 60 : input.retryAfter,
+      limitStatus: input.limitStatus === 429 ? 429 : 403,
     });
   }
 

@@ -6,6 +6,7 @@ import type { SimCore } from "./core";
 import type { SimRepo } from "./model";
 import type { RenderContext } from "./render/context";
 import type { SimState } from "./state/sim-state";
+import { pathByRepositoryId } from "./repository-id-path";
 
 export interface RestContext {
   core: SimCore;
@@ -83,7 +84,7 @@ export function paginate<T>(ctx: RestContext, items: T[]): { page: T[]; headers:
     const query = new URLSearchParams(ctx.query);
     query.set("page", String(n));
     if (!query.has("per_page") && perPage !== 30) query.set("per_page", String(perPage));
-    return `<${ctx.core.baseUrl}${ctx.url.pathname}?${query.toString()}>; rel="${rel}"`;
+    return `<${ctx.core.baseUrl}${pathByRepositoryId(ctx.state, ctx.url.pathname)}?${query.toString()}>; rel="${rel}"`;
   };
   const links: string[] = [];
   if (page > 1) links.push(link(page - 1, "prev"), link(1, "first"));

@@ -6,12 +6,15 @@ import type { SimCore } from "./core";
 import { handleGit, isGitRequest } from "./git-http";
 import { handleGraphql } from "./graphql-handler";
 import { redirect, sendJson } from "./http-util";
+import type { FaultRule } from "./faults";
 import { ManifestFlow } from "./manifest";
 import { OAuthServer } from "./oauth";
 import { rateHeaders } from "./rate-limit";
 import type { RestRoute } from "./rest";
 import { handleRest } from "./rest-handler";
+import { pathByRepositoryName } from "./repository-id-path";
 import { Router } from "./router";
+import { sendSecondaryLimit } from "./secondary-limit";
 import { appRoutes } from "./routes/app";
 import { checkRoutes } from "./routes/checks";
 import { issueRoutes } from "./routes/issues";
@@ -27,30 +30,22 @@ const WEB_ITEM = /^\/([^/_][^/]*)\/([^/]+)(\/(issues|pull)\/(\d+))?\/?$/;
 
 /** The caller's rate-limit headers, for answers that count nothing (faults, unknown routes). */
 function peekRateHeaders(core: SimCore, req: IncomingMessage): Record<string, string> {
-  let key = "anonymous";
-  try {
-    key = authenticate(core.state, req.headers.authorization).key;
-  } catch {
-    // a bad credential reads the anonymous bucket
-  }
-  return rateHeaders(core.rateLimits.bucket(key, "core"));
+  return rateHeaders(core.rateLimits.bucket(callerKey(core, req), "core"));
 }
 
-function failure(core: SimCore, req: IncomingMessage, res: ServerResponse, status: 500 | 502 | "secondary-rate-limit", retryAfter: number): void {
+function callerKey(core: SimCore, req: IncomingMessage): string {
+  try {
+    return authenticate(core.state, req.headers.authorization).key;
+  } catch {
+    return "anonymous"; // a bad credential reads the anonymous bucket
+  }
+}
+
+function failure(core: SimCore, req: IncomingMessage, res: ServerResponse, fault: Pick<FaultRule, "status" | "retryAfter" | "limitStatus">): void {
   core.counters.injectedFailure();
   const headers = peekRateHeaders(core, req);
-  if (status === "secondary-rate-limit") {
-    return sendJson(
-      res,
-      403,
-      {
-        message: "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
-        documentation_url: "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
-      },
-      { ...headers, "retry-after": String(retryAfter) },
-    );
-  }
-  sendJson(res, status, { message: status === 500 ? "Server Error" : "Bad Gateway" }, headers);
+  if (fault.status === "secondary-rate-limit") return sendSecondaryLimit(res, headers, fault.limitStatus, fault.retryAfter);
+  sendJson(res, fault.status, { message: fault.status === 500 ? "Server Error" : "Bad Gateway" }, headers);
 }
 
 /** The simulator's one HTTP server: REST and GraphQL at the root, git, OAuth, manifest, /_sim. */
@@ -65,6 +60,7 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     res.setHeader("date", new Date(core.clock.now()).toUTCString());
     const url = new URL(req.url ?? "/", core.baseUrl);
+    url.pathname = pathByRepositoryName(core.state, url.pathname);
     const path = url.pathname;
     const method = (req.method ?? "GET").toUpperCase();
     if (path === "/_sim" || path.startsWith("/_sim/")) return handleControl(core, control, req, res, url);
@@ -74,7 +70,12 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
     const fault = core.faults.take(method, path);
     if (fault) {
       req.resume();
-      return failure(core, req, res, fault.status, fault.retryAfter);
+      return failure(core, req, res, fault);
+    }
+    const burst = core.secondaryLimit.trip(method, path, () => callerKey(core, req));
+    if (burst) {
+      req.resume();
+      return failure(core, req, res, { status: "secondary-rate-limit", ...burst });
     }
     if (isGitRequest(path)) return handleGit(core, req, res, url);
     if (path === "/graphql" && method === "POST") return handleGraphql(core, req, res);

@@ -28,8 +28,9 @@ export const HOOK_ID = 424242;
 const TIMEOUT_MS = 10_000;
 
 /**
- * The App's one webhook: deliveries are sent one at a time, in order, never retried (like
- * GitHub); each is logged. The control API drops the next ones, redelivers one by id, pauses.
+ * The App's one webhook: deliveries are sent one at a time, in order (or several at once,
+ * overlapping, as GitHub may), never retried (like GitHub); each is logged. The control API
+ * drops the next ones, redelivers one by id, pauses.
  */
 export class WebhookDispatcher {
   readonly log: Delivery[] = [];
@@ -37,6 +38,8 @@ export class WebhookDispatcher {
   private dropNext = 0;
   private paused = false;
   private pumping = false;
+  private concurrency = 1;
+  private mostInFlight = 0;
   private waiters: Array<() => void> = [];
 
   constructor(
@@ -115,13 +118,33 @@ export class WebhookDispatcher {
     return new Promise((resolve) => this.waiters.push(resolve));
   }
 
+  /**
+   * Up to `count` deliveries in flight at once (default 1: one at a time, in order). GitHub
+   * promises no order: with 2 or more, related events (labeled, then edited) overlap.
+   */
+  setConcurrency(count: number): void {
+    if (!Number.isInteger(count) || count < 1) throw new Error(`setWebhookConcurrency wants a positive integer, got ${String(count)}`);
+    this.concurrency = count;
+    void this.pump();
+  }
+
+  /** The most deliveries that were in flight together since the simulator started. */
+  get maxInFlight(): number {
+    return this.mostInFlight;
+  }
+
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
+    const inFlight = new Set<Promise<void>>();
     try {
-      while (!this.paused && this.queue.length > 0) {
-        const delivery = this.queue.shift();
-        if (delivery) await this.send(delivery);
+      while (!this.paused && (this.queue.length > 0 || inFlight.size > 0)) {
+        while (!this.paused && this.queue.length > 0 && inFlight.size < this.concurrency) {
+          const sending: Promise<void> = this.send(this.queue.shift()!).finally(() => inFlight.delete(sending));
+          inFlight.add(sending);
+          this.mostInFlight = Math.max(this.mostInFlight, inFlight.size);
+        }
+        if (inFlight.size > 0) await Promise.race(inFlight);
       }
     } finally {
       this.pumping = false;

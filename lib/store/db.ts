@@ -28,6 +28,11 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
   pool.on("error", () => {
     /* an idle client lost its connection; the pool replaces it */
   });
+  // a client checked out when Postgres goes away (a restart, an outage) emits "error" with no
+  // pool listener left on it: its query fails, the process must not (the pool drops it on release)
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
   return {
     pool,

@@ -17,8 +17,8 @@ describe("LineBuffer", () => {
     const b = new LineBuffer((t) => out.push(t), 30);
     b.push("Continue? ");
     expect(out).toEqual([]);
-    await new Promise((r) => setTimeout(r, 80));
-    expect(out).toEqual(["Continue? "]);
+    // waits on the condition, not on a margin over the 30 ms: a busy machine may run timers late
+    await expect.poll(() => out, { timeout: 10_000 }).toEqual(["Continue? "]);
     b.push("yes\n");
     b.end();
     expect(out).toEqual(["Continue? ", "yes\n"]);

@@ -5,7 +5,8 @@ import { createGitHubApp } from "../../lib/github/app";
 import { GitHubRateLimitedError } from "../../lib/github/errors";
 import { silentLog } from "../../lib/github/log";
 import { redisRateBlocks } from "../../lib/github/redis-rate-blocks";
-import { installRepository, startFixture, type Fixture } from "./support/fixture";
+import { installationCaller } from "../../lib/github/rate-limit";
+import { eventually, installRepository, startFixture, type Fixture } from "./support/fixture";
 
 let fx: Fixture;
 const redis = createRedis();
@@ -32,7 +33,8 @@ it("a rate limit one worker meets holds for every worker of the instance: the ot
   const met = await first.installationOctokit(installationId).request("GET /repos/{owner}/{repo}/issues", repo).catch((e: unknown) => e);
   expect(met).toBeInstanceOf(GitHubRateLimitedError);
 
-  await new Promise((r) => setTimeout(r, 50)); // the block reaches Redis off the request's path
+  // the block reaches Redis off the request's path: wait until it is there
+  await eventually(async () => ((await redisRateBlocks(redis, keyPrefix).blockedUntil(installationCaller(installationId), "core")) > 0 ? true : undefined));
   fx.sim.resetCounters();
   const waited = await second.installationOctokit(installationId).request("GET /repos/{owner}/{repo}", repo).catch((e: unknown) => e);
   expect(waited).toMatchObject({ token: "github_rate_limited", retryAfterSeconds: expect.any(Number) });

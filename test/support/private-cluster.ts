@@ -1,7 +1,8 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { freePort } from "./free-port";
 
@@ -17,7 +18,7 @@ export interface PrivateCluster {
   destroy(): void;
 }
 
-const MIGRATIONS = resolve(__dirname, "../../prisma/migrations");
+const MIGRATIONS = fileURLToPath(new URL("../../prisma/migrations", import.meta.url));
 
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const dir = mkdtempSync(join(tmpdir(), "atelier-pgcluster-"));

@@ -1,22 +1,34 @@
 import { readdirSync, readFileSync } from "node:fs";
 
-/**
- * Processes as the host sees them, by what their command line holds: a sandboxed agent's pids
- * are its own namespace's, so a test names its processes by a marker instead.
- */
-export function pidsWithArgument(marker: string): number[] {
-  const pids: number[] = [];
+/** Every live process's argv (zombies left out), as the host sees them. */
+function liveArgvs(): Array<{ pid: number; argv: string[] }> {
+  const found: Array<{ pid: number; argv: string[] }> = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
       if (/\) [ZX] /.test(stat)) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").some((arg) => arg.includes(marker))) pids.push(Number(entry));
+      found.push({ pid: Number(entry), argv: readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0") });
     } catch {
       // gone meanwhile
     }
   }
-  return pids;
+  return found;
+}
+
+/**
+ * Processes as the host sees them, by what their command line holds: a sandboxed agent's pids
+ * are its own namespace's, so a test names its processes by a marker instead.
+ */
+export function pidsWithArgument(marker: string): number[] {
+  return liveArgvs()
+    .filter((p) => p.argv.some((arg) => arg.includes(marker)))
+    .map((p) => p.pid);
+}
+
+/** The arguments of live processes that start with `prefix` (one scan of /proc). */
+export function argumentsStartingWith(prefix: string): string[] {
+  return liveArgvs().flatMap((p) => p.argv.filter((arg) => arg.startsWith(prefix)));
 }
 
 /** Whether the demo agent's `[demo:spawn-child]` child of an Attempt (or of any Attempt of a Run) is alive. */

@@ -39,6 +39,7 @@ export function validateCheckRun(run: Pick<SimCheckRun, "status" | "conclusion" 
   if ((run.output.summary ?? "").length > 65535) errors.push(invalid("output.summary", "summary is too long (maximum is 65535 characters)"));
   if ((run.output.text ?? "").length > 65535) errors.push(invalid("output.text", "text is too long (maximum is 65535 characters)"));
   if ((run.output.title !== null || run.output.text !== null) && run.output.summary === null) errors.push({ resource: "CheckRun", field: "output.summary", code: "missing_field" });
+  if ((run.output.summary !== null || run.output.text !== null) && !run.output.title) errors.push({ resource: "CheckRun", field: "output.title", code: "missing_field" });
   if (errors.length) throw validationFailed(errors, "Invalid request.");
 }
 

@@ -1,0 +1,97 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pg from "pg";
+import { startPrivateCluster, type PrivateCluster } from "../../test/support/private-cluster";
+import { startPrivateRedis, type PrivateRedis } from "../../test/support/private-redis";
+import { Child } from "./processes";
+
+const SIM_PORT = 39_101;
+const WEB_PORT = 39_102;
+
+/** The instance's config: the demo agent, 16 slots a worker, a short poll. */
+const INSTANCE_CONFIG = `poll_interval_seconds: 10
+max_concurrent_attempts: 16
+`;
+
+/** The chaos repositories' Loop: no approval, the demo agent, the issue's body in the prompt (it holds the demo's sleep). */
+export const CHAOS_REPO_CONFIG = `labels:
+  - { name: ready-for-agent, color: 0e8a16 }
+loops:
+  start-dev:
+    on: issues
+    if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
+    agent: demo
+    max_cycles: 3
+    prompt: |
+      Implement issue #\${{ item.number }}: \${{ item.title }}
+      \${{ item.body }}
+`;
+
+/**
+ * Everything a chaos run breaks, of its own: a Postgres cluster and a Redis on private ports,
+ * the GitHub simulator, the web process (webhook receiver) and two worker processes.
+ */
+export class ChaosWorld {
+  readonly dir = mkdtempSync(join(tmpdir(), "atelier-chaos-"));
+  readonly simUrl = `http://127.0.0.1:${SIM_PORT}`;
+  readonly workers: Child[];
+  readonly web: Child;
+  readonly sim: Child;
+  db!: pg.Pool;
+
+  private constructor(
+    readonly postgres: PrivateCluster,
+    readonly redis: PrivateRedis,
+  ) {
+    const appFile = join(this.dir, "sandbox-app.json");
+    const configFile = join(this.dir, "atelier.config.yml");
+    writeFileSync(configFile, INSTANCE_CONFIG);
+    const env = (extra: Record<string, string>) => (): NodeJS.ProcessEnv => ({
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      CHECKPOINT_DISABLE: "1",
+      DATABASE_URL: this.postgres.url,
+      REDIS_URL: this.redis.url,
+      ATELIER_SANDBOX_APP_FILE: appFile,
+      ATELIER_CONFIG: configFile,
+      ATELIER_PUBLIC_URL: `http://127.0.0.1:${WEB_PORT}`,
+      ATELIER_DEMO_DELAY_MS: "200",
+      ...extra,
+    });
+    this.sim = new Child("simulator", "scripts/sim.ts", env({ SIM_PORT: String(SIM_PORT), SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: `http://127.0.0.1:${WEB_PORT}/api/github/webhooks` }), join(this.dir, "sim.log"), /App credentials written/);
+    this.web = new Child("web", "scripts/chaos/web-entry.ts", env({ CHAOS_WEB_PORT: String(WEB_PORT) }), join(this.dir, "web.log"), /web ready/);
+    this.workers = [1, 2].map((n) => {
+      const workspace = join(this.dir, `workspace-${n}`);
+      mkdirSync(workspace, { recursive: true });
+      return new Child(`worker-${n}`, "jobs/worker.ts", env({ ATELIER_WORKSPACE: workspace }), join(this.dir, `worker-${n}.log`), /worker started/);
+    });
+  }
+
+  static async start(): Promise<ChaosWorld> {
+    const [postgres, redis] = await Promise.all([startPrivateCluster(), startPrivateRedis()]);
+    const world = new ChaosWorld(postgres, redis);
+    world.db = new pg.Pool({ connectionString: postgres.url, max: 2 });
+    world.db.on("error", () => undefined); // the cluster is stopped on purpose
+    await world.sim.start();
+    await world.web.start();
+    for (const worker of world.workers) await worker.start();
+    return world;
+  }
+
+  /** POST /_sim/control/<method>: the simulator's control API. */
+  async control<T = unknown>(method: string, input: Record<string, unknown> = {}): Promise<T> {
+    const response = await fetch(`${this.simUrl}/_sim/control/${method}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input) });
+    if (!response.ok) throw new Error(`sim ${method}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as T;
+  }
+
+  async close(): Promise<void> {
+    for (const worker of this.workers) await worker.stop().catch(() => undefined);
+    await this.web.kill();
+    await this.sim.kill();
+    await this.db.end().catch(() => undefined);
+    await this.redis.stop().catch(() => undefined);
+    this.postgres.destroy();
+  }
+}
