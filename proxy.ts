@@ -28,6 +28,8 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
 }
 
 export const config = {
-  // everything but Next's static files (immutable, served as they are)
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  // everything but Next's static files (immutable, served as they are) and the webhook
+  // receiver: for a request the Proxy sees, Next.js copies the body in memory (up to 10 MB,
+  // cut beyond), which a forged 60 MB delivery must not cost; that route sets its own headers
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/github/webhooks).*)" }],
 };

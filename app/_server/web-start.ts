@@ -20,6 +20,7 @@ export async function startWebProcess(): Promise<void> {
   }
   try {
     await webhookReceiver();
+    log.info("the webhook receiver is ready");
   } catch (err) {
     log.warn({ err: err instanceof Error ? err.message : String(err) }, "the webhook receiver could not be built at start; the first delivery tries again");
   }

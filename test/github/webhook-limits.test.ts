@@ -1,11 +1,12 @@
 import { sign } from "@octokit/webhooks-methods";
 import { randomUUID } from "node:crypto";
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
 import type { Simulator } from "../../lib/sandbox/index";
 import { webhookRouteUnderTest } from "./support/route-under-test";
+import { sendBody } from "./support/send-body";
 import { getDb } from "../../lib/store/db";
 
 // Limits before work (THREATS.md, attack 18): the Next route handler itself, configured as in
@@ -125,37 +126,8 @@ describe("the plain Node receiver (nodeWebhookHandler), over real HTTP", () => {
   });
   afterAll(() => new Promise<void>((ok) => server.close(() => ok())));
 
-  /** Sends `total` bytes made as the socket drains; stops at the answer. */
-  function send(total: number, headers: Record<string, string>): Promise<{ status: number; sent: number; body: string }> {
-    return new Promise((resolve, reject) => {
-      let sent = 0;
-      let done = false;
-      const req = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": randomUUID(), ...headers } });
-      req.on("response", (res) => {
-        done = true;
-        let body = "";
-        res.on("data", (c: Buffer) => (body += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, sent, body }));
-        res.on("error", () => resolve({ status: res.statusCode ?? 0, sent, body }));
-      });
-      // a server that refuses a body in mid-flight closes the connection: the client may see the
-      // reset before it reads the 413 (status 0 then), a race of TCP itself
-      req.on("error", (err: NodeJS.ErrnoException) => {
-        if (done) return;
-        if (err.code === "ECONNRESET" || err.code === "EPIPE") resolve({ status: 0, sent, body: "" });
-        else reject(err);
-      });
-      const pump = () => {
-        while (!done && sent < total) {
-          const chunk = Buffer.alloc(Math.min(CHUNK, total - sent), 0x20);
-          sent += chunk.length;
-          if (!req.write(chunk)) return void req.once("drain", pump);
-        }
-        if (!done) req.end();
-      };
-      pump();
-    });
-  }
+  const send = (total: number, headers: Record<string, string>) =>
+    sendBody(url, total, { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": randomUUID(), ...headers });
 
   it("a declared 60 MB is refused 413 unread; the process grows by < 20 MB", async () => {
     const before = process.memoryUsage().rss;

@@ -19,7 +19,8 @@ export interface PrivateCluster {
 
 const MIGRATIONS = resolve(__dirname, "../../prisma/migrations");
 
-async function freePort(): Promise<number> {
+/** A TCP port nothing listens on now, on 127.0.0.1. */
+export async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.once("error", fail);

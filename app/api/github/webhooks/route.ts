@@ -6,6 +6,7 @@ import { toHttpError } from "../../../../lib/errors";
 import { createLog } from "../../../../lib/github/log";
 import { readSignedBody } from "../../../../lib/github/read-signed-body";
 import { refuseBeforeBody, signatureMismatch } from "../../../../lib/github/receive-webhook";
+import { newNonce, securityHeaders, servedOverHttps } from "../../../../lib/http/security-headers";
 import { webhookReceiver, type Receiver } from "../../../_server/webhook-receiver";
 
 export const runtime = "nodejs";
@@ -13,10 +14,12 @@ export const dynamic = "force-dynamic";
 
 const edgeLog = createLog("atelier.webhooks");
 
-const json = (answer: { status: number; headers: Record<string, string>; body: unknown }): Response =>
-  Response.json(answer.body, { status: answer.status, headers: answer.headers });
+type Answer = { status: number; headers: Record<string, string>; body: unknown };
 
 export async function POST(request: Request): Promise<Response> {
+  // the Proxy does not see this route (proxy.ts): its answers carry the same headers from here
+  const guard = securityHeaders({ nonce: newNonce(), https: servedOverHttps(request.url, request.headers) });
+  const json = (answer: Answer): Response => Response.json(answer.body, { status: answer.status, headers: { ...guard, ...answer.headers } });
   const headers: Record<string, string> = {};
   request.headers.forEach((value, name) => {
     headers[name.toLowerCase()] = value;
