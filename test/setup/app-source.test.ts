@@ -38,7 +38,7 @@ it("npm start runs the sandbox only when no App is in the environment and none w
   );
   expect(await appSource()).toBe("database");
   expect(await appSource({ GITHUB_APP_ID: "7" })).toBe("env");
-}, 60_000);
+}, 240_000);
 
 it("with no App, a public URL that is not local stops the start with one sentence instead of running the simulator", async () => {
   await pdb.db.pool.query(`DELETE FROM app_credentials`);
@@ -46,7 +46,7 @@ it("with no App, a public URL that is not local stops the start with one sentenc
   await expect(refused).rejects.toMatchObject({ code: 1, stdout: "", stderr: expect.stringContaining("is not local, so the sandbox simulator does not start") });
   expect(await appSource({ ATELIER_PUBLIC_URL: "https://atelier.example.com", ATELIER_SANDBOX: "1" })).toBe("sandbox");
   expect(await appSource({ ATELIER_PUBLIC_URL: "https://atelier.example.com", ATELIER_SANDBOX: "0" })).toBe("setup");
-}, 90_000);
+}, 240_000);
 
 it("stored credentials that do not validate stop the start with the reason", async () => {
   await pdb.db.pool.query(
@@ -54,4 +54,4 @@ it("stored credentials that do not validate stop the start with the reason", asy
      VALUES (1, 42, 'atelier-test', 'not a key', 'whsec', 'Iv1.x', 'cs', 'https://github.com/apps/atelier-test', 'https://api.github.com')`,
   );
   await expect(appSource()).rejects.toMatchObject({ stderr: expect.stringContaining("app_credentials.private_key") });
-}, 60_000);
+}, 240_000);
