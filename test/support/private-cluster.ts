@@ -19,8 +19,7 @@ export interface PrivateCluster {
 
 const MIGRATIONS = resolve(__dirname, "../../prisma/migrations");
 
-/** A TCP port nothing listens on now, on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((ok, fail) => {
     const srv = createServer();
     srv.once("error", fail);
