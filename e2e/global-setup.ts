@@ -1,9 +1,13 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, statSync, readdirSync } from "node:fs";
-import { createServer } from "node:net";
-import { join, resolve } from "node:path";
+import { existsSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, readdirSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { parse, stringify } from "yaml";
+import { CLAUDE_BIN } from "../test/executor/adapters/real-cli";
+import { startFakeAnthropic } from "../test/support/fake-anthropic";
+import { freePort } from "../test/support/free-port";
+import { CLAUDE_SCRIPT } from "./real-agent-script";
 
 /**
  * The stack the browser tests run against, started once:
@@ -14,7 +18,9 @@ import pg from "pg";
  *  - the GitHub simulator (scripts/sim.ts, the demo world), on a free port;
  *  - the dashboard: `next build` when the sources are newer than the build, then `next start`
  *    on a free port, browsed as http://localhost:PORT (next-auth 5 redirects by request host);
- *  - the worker (jobs/worker.ts), when it exists;
+ *  - the worker (jobs/worker.ts), when it exists, with the instance config e2e/atelier.e2e.yml
+ *    plus a `claude` agent: the real Claude Code CLI, in its sandbox, against a scripted
+ *    Messages API on a loopback port (e2e/real-agent-script.ts);
  *  - for the setup page, a second dashboard with no App yet (its own database, E2E_SETUP_URL)
  *    and a simulator of its own (E2E_SETUP_SIM_URL).
  * Specs read E2E_BASE_URL, E2E_SIM_URL and E2E_DATABASE_URL. Logs: test-results/e2e-stack/.
@@ -22,17 +28,6 @@ import pg from "pg";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const LOGS = join(ROOT, "test-results", "e2e-stack");
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const server = createServer();
-    server.once("error", rej);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => res(port));
-    });
-  });
-}
 
 async function waitFor(what: string, probe: () => Promise<boolean>, child: ChildProcess, timeoutMs: number, log: string): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -70,6 +65,25 @@ function needsBuild(): boolean {
   return Math.max(...sources, ...files) > built;
 }
 
+/** e2e/atelier.e2e.yml with the real Claude Code CLI as agent `claude`, its model API the fake one. */
+function instanceConfig(modelApiUrl: string): string {
+  const config = parse(readFileSync(join(ROOT, "e2e", "atelier.e2e.yml"), "utf8")) as { agents: Record<string, unknown> };
+  const claude = realpathSync(CLAUDE_BIN);
+  config.agents.claude = {
+    kind: "claude",
+    command: [claude],
+    model: "claude-sonnet-4-5",
+    secrets: ["ANTHROPIC_API_KEY"],
+    env: { ANTHROPIC_BASE_URL: modelApiUrl },
+    egress: [`127.0.0.1:${new URL(modelApiUrl).port}`],
+    read_only_paths: [dirname(dirname(claude))],
+    max_attempt_minutes: 3,
+  };
+  const file = join(LOGS, "atelier.e2e.yml");
+  writeFileSync(file, stringify(config));
+  return file;
+}
+
 async function freshDatabase(url: string): Promise<void> {
   const admin = new URL(url);
   admin.pathname = "/postgres";
@@ -91,6 +105,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   await redis.flushdb();
   await redis.quit();
 
+  const modelApi = await startFakeAnthropic(CLAUDE_SCRIPT);
   const [webPort, simPort] = [await freePort(), await freePort()];
   const appFile = join(LOGS, "sandbox-app.json");
   const env: NodeJS.ProcessEnv = {
@@ -101,7 +116,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     DATABASE_URL: databaseUrl,
     REDIS_URL: redisUrl,
     AUTH_SECRET: process.env.E2E_AUTH_SECRET ?? "e2e-auth-secret-0123456789abcdef0123456789",
-    ATELIER_CONFIG: join(ROOT, "e2e", "atelier.e2e.yml"),
+    ATELIER_CONFIG: instanceConfig(modelApi.url),
+    ANTHROPIC_API_KEY: "sk-ant-api03-e2e-test-key-0123456789",
     ATELIER_SANDBOX_APP_FILE: appFile,
     ATELIER_PUBLIC_URL: `http://localhost:${webPort}`,
     ATELIER_WORKSPACE: join(LOGS, "workspaces"),
@@ -121,6 +137,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
       }
     }
     await new Promise((r) => setTimeout(r, 300));
+    await modelApi.close();
   };
 
   try {

@@ -2,6 +2,7 @@
 
 import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
+import { appendToWindow, type TranscriptWindow } from "../../lib/dashboard/transcript-window";
 import { STEP_STREAM } from "../../lib/executor/adapters/step-entry";
 import { TranscriptStepsView } from "./transcript-steps-view";
 
@@ -19,6 +20,9 @@ interface Progress {
   pullRequestUrl: string | null;
 }
 
+/** Entries that arrive together are shown together: one render per this many ms, not one per entry. */
+const RENDER_EVERY_MS = 100;
+
 const STREAM_TONE: Record<string, string> = {
   stdout: "text-stone-100",
   stderr: "text-red-300",
@@ -27,11 +31,14 @@ const STREAM_TONE: Record<string, string> = {
 /**
  * The Run's transcript, streamed live from /api/v1/runs/[id]/transcript (server-sent events).
  * When the Run's state or pull request changes, the page's server data is refreshed so the
- * state, the actions and the links follow.
+ * state, the actions and the links follow. The page keeps the newest entries only
+ * (lib/dashboard/transcript-window.ts) and says how many earlier ones it no longer shows: the
+ * JSON pages of the same API hold them all.
  */
 export function LiveTranscript({ runId, initialState }: { runId: string; initialState: string }) {
   const router = useRouter();
-  const [entries, setEntries] = useState<Entry[]>([]);
+  const [shown, setShown] = useState<TranscriptWindow<Entry>>({ entries: [], dropped: 0 });
+  const entries = shown.entries;
   const [progress, setProgress] = useState<Progress | null>(null);
   const [status, setStatus] = useState<"connecting" | "live" | "ended" | "reconnecting">("connecting");
   const [problem, setProblem] = useState<string | null>(null);
@@ -41,10 +48,18 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
 
   useEffect(() => {
     const source = new EventSource(`/api/v1/runs/${encodeURIComponent(runId)}/transcript`);
+    let pending: Entry[] = [];
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const show = () => {
+      timer = null;
+      const batch = pending;
+      pending = [];
+      setShown((w) => appendToWindow(w, batch));
+    };
     source.addEventListener("open", () => setStatus("live"));
     source.addEventListener("entry", (e) => {
-      const entry = JSON.parse((e as MessageEvent).data) as Entry;
-      setEntries((list) => (list.length && Number(list[list.length - 1]!.id) >= Number(entry.id) ? list : [...list, entry]));
+      pending.push(JSON.parse((e as MessageEvent).data) as Entry);
+      timer ??= setTimeout(show, RENDER_EVERY_MS);
     });
     source.addEventListener("run", (e) => {
       const p = JSON.parse((e as MessageEvent).data) as Progress;
@@ -56,6 +71,8 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
       }
     });
     source.addEventListener("end", () => {
+      if (timer) clearTimeout(timer);
+      show();
       setStatus("ended");
       source.close();
     });
@@ -67,7 +84,10 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
       if (source.readyState === EventSource.CLOSED) setStatus("ended");
       else setStatus("reconnecting");
     });
-    return () => source.close();
+    return () => {
+      if (timer) clearTimeout(timer);
+      source.close();
+    };
   }, [runId, router]);
 
   useEffect(() => {
@@ -102,6 +122,15 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
         data-testid="transcript"
         className="max-h-[28rem] min-h-32 overflow-auto bg-stone-950 p-3 font-mono text-xs leading-relaxed"
       >
+        {shown.dropped > 0 ? (
+          <p data-testid="transcript-dropped" className="mb-2 text-stone-400">
+            {shown.dropped.toLocaleString("en-US")} earlier entries are not shown here;{" "}
+            <a className="underline" href={`/api/v1/runs/${encodeURIComponent(runId)}/transcript?limit=500`}>
+              the whole transcript, in pages
+            </a>
+            .
+          </p>
+        ) : null}
         {entries.length === 0 ? (
           <p className="text-stone-500">{status === "ended" ? "This Run has no transcript." : "Waiting for the agent's output…"}</p>
         ) : entries.some((e) => e.stream === STEP_STREAM) ? (

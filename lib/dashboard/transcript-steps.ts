@@ -130,9 +130,13 @@ export function groupTranscript(entries: readonly StoredEntry[]): DisplayStep[] 
       case "error":
         out.push({ kind: "error", ...base, status: step.status, message: step.message });
         break;
-      case "final":
+      case "final": {
+        // the agent's last message is its final answer: shown once, as the answer
+        const last = out.at(-1);
+        if (last?.kind === "message" && !last.thinking && last.text.trim() === step.text.trim()) out.pop();
         out.push({ kind: "final", ...base, text: step.text, isError: step.isError });
         break;
+      }
     }
   }
   return out;

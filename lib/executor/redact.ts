@@ -18,6 +18,8 @@ const MIN_TOKEN_BODY = 20;
 /** A token body longer than this is cut there (it cannot be held back forever). */
 const MAX_TOKEN_BODY = 255;
 
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
 const isTokenChar = (c: string | undefined) => c !== undefined && /[A-Za-z0-9_]/.test(c);
 
 type Match = { tag: "match"; length: number } | { tag: "partial" } | null;
@@ -30,14 +32,20 @@ export interface RedactingStream {
 }
 
 export class Redactor {
-  /** Longest first, so the longest secret wins at a position. */
+  /** The values as given (`with` adds to these, not to their forms). */
+  private readonly values: string[];
+  /** Every form of every value, longest first, so the longest secret wins at a position. */
   private readonly secrets: string[];
   private readonly firstChars: Set<string>;
+  /** Finds, natively, the next place where a whole secret or a token prefix starts. */
+  private readonly finder: RegExp;
+  /** The longest a secret or a token prefix is: only this close to a chunk's end can one be cut off. */
+  private readonly longest: number;
 
   constructor(secrets: Iterable<string | null | undefined>) {
+    this.values = [...new Set([...secrets].filter((s): s is string => Boolean(s)))];
     const all = new Set<string>();
-    for (const secret of secrets) {
-      if (!secret) continue;
+    for (const secret of this.values) {
       if (secret.length >= MIN_SECRET_LENGTH) for (const form of secretForms(secret)) all.add(form);
       // A multi-line secret (a private key) is also masked line by line.
       if (secret.includes("\n")) {
@@ -46,11 +54,13 @@ export class Redactor {
     }
     this.secrets = [...all].sort((a, b) => b.length - a.length);
     this.firstChars = new Set(this.secrets.map((s) => s[0] as string));
+    this.finder = new RegExp([...this.secrets, ...TOKEN_PREFIXES].map(escapeRegExp).join("|"), "g");
+    this.longest = Math.max(0, ...this.secrets.map((s) => s.length), ...TOKEN_PREFIXES.map((p) => p.length));
   }
 
   /** A Redactor that also masks these values. */
   with(secrets: Iterable<string | null | undefined>): Redactor {
-    return new Redactor([...this.secrets, ...secrets]);
+    return new Redactor([...this.values, ...secrets]);
   }
 
   /** Redacts a complete text. */
@@ -86,28 +96,42 @@ export class Redactor {
     let out = "";
     let runStart = 0;
     let i = 0;
+    const tailFrom = final ? text.length : Math.max(0, text.length - this.longest);
     while (i < text.length) {
-      const c = text[i] as string;
-      const before = i > 0 ? text[i - 1] : prevChar;
-      if (!this.firstChars.has(c) && !(c === "g" && !isTokenChar(before))) {
-        i++;
-        continue;
-      }
-      const m = this.matchAt(text, i, final, before);
+      const at = this.nextCandidate(text, i, tailFrom);
+      if (at >= text.length) break;
+      const before = at > 0 ? text[at - 1] : prevChar;
+      const m = this.matchAt(text, at, final, before);
       if (m === null) {
-        i++;
+        i = at + 1;
         continue;
       }
-      out += text.slice(runStart, i);
+      out += text.slice(runStart, at);
       if (m.tag === "partial") {
-        return { out, rest: text.slice(i), last: i > 0 ? (text[i - 1] as string) : prevChar };
+        return { out, rest: text.slice(at), last: at > 0 ? (text[at - 1] as string) : prevChar };
       }
       out += REDACTED;
-      i += m.length;
+      i = at + m.length;
       runStart = i;
     }
     out += text.slice(runStart);
     return { out, rest: "", last: text.at(-1) ?? prevChar };
+  }
+
+  /**
+   * The next position from `i` where a secret or a token may start: where the finder sees a
+   * whole one, or earlier, in the tail from `tailFrom` (where the chunk's end may cut one off),
+   * any position whose character begins one.
+   */
+  private nextCandidate(text: string, i: number, tailFrom: number): number {
+    this.finder.lastIndex = i;
+    const found = this.finder.exec(text);
+    const whole = found ? found.index : text.length;
+    for (let j = Math.max(i, tailFrom); j < whole; j++) {
+      const c = text[j] as string;
+      if (this.firstChars.has(c) || c === "g") return j;
+    }
+    return whole;
   }
 
   private matchAt(text: string, i: number, final: boolean, before: string | undefined): Match {

@@ -115,9 +115,11 @@ function lastNonEmptyLine(text: string): string | null {
   return null;
 }
 
+/** Why a spawn failed; the program is the one the error names (the sandbox's, when it runs one). */
 function describeSpawnError(err: NodeJS.ErrnoException, file: string, cwd: string): string {
-  if (err.code === "ENOENT") return `command not found: ${file} (or the working directory ${cwd} is missing)`;
-  if (err.code === "EACCES") return `permission denied running ${file}`;
+  const program = err.path ?? file;
+  if (err.code === "ENOENT") return `command not found: ${program} (or the working directory ${cwd} is missing)`;
+  if (err.code === "EACCES") return `permission denied running ${program}`;
   return `${err.code ?? "error"}: ${err.message}`;
 }
 

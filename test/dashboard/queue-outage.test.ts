@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import type { Db } from "../../lib/store/db";
 import { testDb } from "../support/db";
+import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { call, type RouteHandler } from "./support/api-client";
 import { FakeGitHub } from "./support/fake-github";
 import { cookieFor, seedItem, seedRepo, seedRun, seedUser, uniqueInstallationId } from "./support/seed";
@@ -21,53 +20,14 @@ const github = new FakeGitHub();
 const admin = { id: Math.floor(Math.random() * 1e9), login: `admin-${tag}`, token: `tok-a-${tag}` };
 let db: Db;
 let cookie = "";
-let port = 0;
-let redis: ChildProcess | null = null;
+let redis: PrivateRedis;
 let approve: { POST: RouteHandler<{ id: string }> };
 let close: () => Promise<void> = async () => undefined;
 
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.once("error", fail);
-    srv.listen(0, "127.0.0.1", () => {
-      const p = (srv.address() as { port: number }).port;
-      srv.close(() => ok(p));
-    });
-  });
-}
-
-async function startRedis(): Promise<void> {
-  redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
-  const { Redis } = await import("ioredis");
-  const probe = new Redis({ port, host: "127.0.0.1", lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on("error", () => undefined);
-  for (let i = 0; ; i++) {
-    try {
-      await probe.connect();
-      await probe.ping();
-      break;
-    } catch (err) {
-      if (i > 200) throw err;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-  probe.disconnect();
-}
-
-async function stopRedis(): Promise<void> {
-  const child = redis;
-  redis = null;
-  if (!child) return;
-  child.kill("SIGKILL");
-  await new Promise((r) => child.once("exit", r));
-}
-
 beforeAll(async () => {
-  port = await freePort();
-  await startRedis();
+  redis = await startPrivateRedis();
   process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
-  process.env.REDIS_URL = `redis://127.0.0.1:${port}`;
+  process.env.REDIS_URL = redis.url;
   process.env.AUTH_SECRET = "queue-outage-test-secret-0123456789";
   db = testDb(2);
   await github.start();
@@ -92,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await close();
-  await stopRedis();
+  await redis.stop();
   setInstanceConfigForTests(undefined);
   await github.stop();
   await db.close();
@@ -111,13 +71,13 @@ describe("Redis unreachable", () => {
     const first = await post(await waitingRun());
     expect(first.status, JSON.stringify(first.body)).toBe(200);
 
-    await stopRedis();
+    await redis.stop();
     const down = await post(await waitingRun());
     expect(down.status, JSON.stringify(down.body)).toBe(503);
     expect(down.body.error).toBe("queue_unavailable");
     expect(Number(down.headers.get("retry-after"))).toBeGreaterThan(0);
 
-    await startRedis();
+    await redis.start();
     const id = await waitingRun();
     await expect.poll(async () => (await post(id)).status, { timeout: 60_000, interval: 500 }).toBe(200);
   }, 180_000);

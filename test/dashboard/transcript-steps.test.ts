@@ -21,7 +21,8 @@ describe("groupTranscript", () => {
       ...steps.map(encodeStep),
     ]);
     const view = groupTranscript(entries);
-    expect(view.map((s) => s.kind)).toEqual(["lines", "session", "message", "tool", "message", "final"]);
+    // the last message is the final answer, shown once
+    expect(view.map((s) => s.kind)).toEqual(["lines", "session", "message", "tool", "final"]);
     expect(view[0]).toMatchObject({ kind: "lines", lines: [{ stream: "system", text: "starting agent claude" }] });
     const tool = view[3] as Extract<(typeof view)[number], { kind: "tool" }>;
     expect(tool.name).toBe("Bash");

@@ -122,4 +122,14 @@ describe("Redactor", () => {
       instanceSecretValues({ AUTH_SECRET: "auth-secret-1", GITHUB_WEBHOOK_SECRET: "hook-secret-2", DATABASE_URL: "postgresql://u:p%40ss-word@h/db", REDIS_URL: "redis://127.0.0.1:6379", PATH: "/usr/bin" }),
     ).toEqual(["auth-secret-1", "hook-secret-2", "p@ss-word"]);
   });
+
+  it("adds values with `with`, not the forms of their forms: a secret's base64 of its base64 is not a secret", () => {
+    const secret = "value-of-a-secret-0123";
+    const twice = Buffer.from(Buffer.from(secret).toString("base64")).toString("base64");
+    const hexOfHex = Buffer.from(Buffer.from(secret).toString("hex")).toString("hex");
+    const r = new Redactor([secret]).with(["another-secret-4567"]).with([]);
+    expect(r.redact(`${twice} ${hexOfHex}`)).toBe(`${twice} ${hexOfHex}`);
+    expect(r.redact(`${secret} another-secret-4567`)).toBe("*** ***");
+    expect(r.redact(Buffer.from(secret).toString("base64"))).toMatch(/^\*\*\*/);
+  });
 });

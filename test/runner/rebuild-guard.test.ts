@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { redisOptions } from "../../lib/config/redis";
 import { startRebuildGuard } from "../../lib/runner/rebuild-guard";
-import { startPrivateRedis, type PrivateRedis } from "./support/private-redis";
+import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { waitFor } from "./support/runner-fixture";
 
 /** Invariant 1 after a FLUSHALL: a worker notices its marker gone and rebuilds from Postgres. */

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
-import { startPrivateRedis, type PrivateRedis } from "./support/private-redis";
+import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { reconcile } from "../../lib/runner/reconcile";
 import { finishAttempt } from "../../lib/store/attempts";
 import { beginAttempt } from "../support/attempts";

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import pg from "pg";
+import { freePort } from "./free-port";
 
 /**
  * A Postgres cluster of the test's own (initdb in a temporary directory, its own port), for the
@@ -18,17 +18,6 @@ export interface PrivateCluster {
 }
 
 const MIGRATIONS = resolve(__dirname, "../../prisma/migrations");
-
-async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const srv = createServer();
-    srv.once("error", fail);
-    srv.listen(0, "127.0.0.1", () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => ok(port));
-    });
-  });
-}
 
 export async function startPrivateCluster(): Promise<PrivateCluster> {
   const dir = mkdtempSync(join(tmpdir(), "atelier-pgcluster-"));

@@ -1,8 +1,9 @@
 import { lookup } from "node:dns/promises";
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
-import { chmod, rm } from "node:fs/promises";
-import { join } from "node:path";
+import { constants } from "node:fs";
+import { chmod, open, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { classifyAddress } from "../../outbound/address-class";
 import { egressAllows, isLoopbackRule, type EgressRule } from "./policy";
 
@@ -36,15 +37,28 @@ export interface EgressOptions {
   connectTimeoutMs?: number;
 }
 
+/**
+ * A unix socket's path may hold 107 bytes; an Attempt's run directory under a deep workspace
+ * is longer, and the kernel would bind a cut-off path. A longer path is bound through the
+ * directory's descriptor (/proc/self/fd/N/name), which names the same place in a few bytes.
+ */
+const MAX_SOCKET_PATH = 100;
+
 async function listenUnix(server: Server, path: string): Promise<void> {
   await rm(path, { force: true });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(path, () => {
-      server.off("error", reject);
-      resolve();
+  const dir = Buffer.byteLength(path) > MAX_SOCKET_PATH ? await open(dirname(path), constants.O_RDONLY | constants.O_DIRECTORY) : null;
+  try {
+    const address = dir ? `/proc/self/fd/${dir.fd}/${basename(path)}` : path;
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(address, () => {
+        server.off("error", reject);
+        resolve();
+      });
     });
-  });
+  } finally {
+    await dir?.close();
+  }
   // the agent's uid must be able to connect; the directory is the agent's only way to it
   await chmod(path, 0o666);
 }

@@ -126,6 +126,8 @@ export interface StartRunnerOptions {
   agentEnv?: NodeJS.ProcessEnv;
   /** The executor (default: the real one). */
   execute?: Executor;
+  /** The transcript's cap (default: the roster's default). */
+  transcriptMaxBytes?: number;
 }
 
 /** A runner host with its BullMQ attempts worker and queue, as the worker process wires them. */
@@ -151,7 +153,7 @@ export async function startRunner(o: StartRunnerOptions): Promise<RunnerUnderTes
       roster: { agents: o.roster ?? agents(), maxConcurrentAttempts: o.slots ?? 2 },
       agentEnv: o.agentEnv ?? AGENT_ENV,
       killGraceMs: 500,
-      transcript: { flushMs: 50 },
+      transcript: { flushMs: 50, ...(o.transcriptMaxBytes ? { maxBytes: o.transcriptMaxBytes } : {}) },
     },
   );
   await host.start();
