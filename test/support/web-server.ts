@@ -1,7 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { freePort } from "./private-cluster";
+import { freePort } from "./free-port";
 
 /**
  * The web process itself (`next start` of this checkout's build, made when missing), with an
