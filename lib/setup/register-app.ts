@@ -63,7 +63,7 @@ export interface SetupAccess {
 export const setupInSandbox = () =>
   new ConflictError(
     "setup_unavailable_in_sandbox",
-    "Atelier is running its sandbox (the built-in GitHub simulator): stop it and start Atelier with ATELIER_PUBLIC_URL set to its real address to register a GitHub App.",
+    "Atelier is running its sandbox (the built-in GitHub simulator), so no GitHub App is registered here: start Atelier with ATELIER_SANDBOX=0 to register one from /setup.",
   );
 
 /** Whether Atelier may be set up now by this person; throws the refusal otherwise (nothing spent). */
