@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
@@ -7,6 +7,7 @@ import { parse, stringify } from "yaml";
 import { CLAUDE_BIN } from "../test/executor/adapters/real-cli";
 import { startFakeAnthropic } from "../test/support/fake-anthropic";
 import { freePort } from "../test/support/free-port";
+import { needsBuild } from "../test/support/next-build";
 import { CLAUDE_SCRIPT } from "./real-agent-script";
 
 /**
@@ -44,25 +45,6 @@ function start(name: string, args: string[], env: NodeJS.ProcessEnv): { child: C
   const out = openSync(log, "w");
   const child = spawn("npx", args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
   return { child, log };
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === "node_modules" || entry.name === "generated" || entry.name.startsWith(".")) continue;
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestMtime(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function needsBuild(): boolean {
-  const id = join(ROOT, ".next", "BUILD_ID");
-  if (!existsSync(id)) return true;
-  const built = statSync(id).mtimeMs;
-  const sources = ["app", "lib", "jobs", "public"].filter((d) => existsSync(join(ROOT, d))).map((d) => newestMtime(join(ROOT, d)));
-  const files = ["next.config.js", "postcss.config.mjs", "probot.config.ts"].filter((f) => existsSync(join(ROOT, f))).map((f) => statSync(join(ROOT, f)).mtimeMs);
-  return Math.max(...sources, ...files) > built;
 }
 
 /** e2e/atelier.e2e.yml with the real Claude Code CLI as agent `claude`, its model API the fake one. */
@@ -155,7 +137,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     };
     const simUrl = await simulator("simulator", simPort, appFile, webPort);
 
-    if (needsBuild() || process.env.E2E_BUILD === "1") {
+    if (needsBuild(ROOT) || process.env.E2E_BUILD === "1") {
       const build = join(LOGS, "next-build.log");
       try {
         execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, stdio: ["ignore", openSync(build, "w"), openSync(build, "a")] });

@@ -1,10 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { freePort } from "./free-port";
+import { needsBuild } from "./next-build";
 
 /**
- * The web process itself (`next start` of this checkout's build, made when missing), with an
+ * The web process itself (`next start` of this checkout's build, made when missing or older
+ * than its sources), with an
  * environment of the test's own, for the tests that must watch the real server: its status
  * codes under an outage, its memory under a large request.
  */
@@ -48,7 +50,7 @@ function rssOf(pid: number): number {
 }
 
 export async function startWebServer(env: NodeJS.ProcessEnv, ready = "/signin"): Promise<WebServer> {
-  if (!existsSync(join(ROOT, ".next", "BUILD_ID"))) {
+  if (needsBuild(ROOT)) {
     execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, stdio: "ignore" });
   }
   const port = await freePort();
