@@ -1,21 +1,35 @@
 // Next.js's Proxy (the successor of middleware): runs before every page and route. It sets the
 // security headers of lib/http/security-headers.ts on the answer, and hands the request's CSP
-// (with its fresh nonce) to Next.js, which puts the nonce on the scripts it renders.
+// (with its fresh nonce) to Next.js, which puts the nonce on the scripts it renders. A page
+// (not the API, which answers its own 503s) asked for while Postgres is unreachable is answered
+// 503 `database_unavailable` with Retry-After before it renders.
 import { NextResponse, type NextRequest } from "next/server";
+import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
+import { databaseReachable } from "./lib/store/database-reachable";
 
-export function proxy(request: NextRequest): NextResponse {
+const isPage = (pathname: string): boolean => !pathname.startsWith("/api/") && !pathname.startsWith("/_next/");
+
+export async function proxy(request: NextRequest): Promise<NextResponse> {
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https: servedOverHttps(request.url, request.headers), dev: process.env.NODE_ENV === "development" });
-  const forwarded = new Headers(request.headers);
-  forwarded.set("x-nonce", nonce);
-  forwarded.set("content-security-policy", headers["content-security-policy"]!);
-  const response = NextResponse.next({ request: { headers: forwarded } });
+  let response: NextResponse;
+  if (isPage(request.nextUrl.pathname) && !(await databaseReachable())) {
+    const outage = databaseOutagePage();
+    response = new NextResponse(outage.html, { status: outage.status, headers: outage.headers });
+  } else {
+    const forwarded = new Headers(request.headers);
+    forwarded.set("x-nonce", nonce);
+    forwarded.set("content-security-policy", headers["content-security-policy"]!);
+    response = NextResponse.next({ request: { headers: forwarded } });
+  }
   for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
   return response;
 }
 
 export const config = {
-  // everything but Next's static files (immutable, served as they are)
-  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico).*)" }],
+  // everything but Next's static files (immutable, served as they are) and the webhook
+  // receiver: for a request the Proxy sees, Next.js copies the body in memory (up to 10 MB,
+  // cut beyond), which a forged 60 MB delivery must not cost; that route sets its own headers
+  matcher: [{ source: "/((?!_next/static|_next/image|favicon.ico|api/github/webhooks).*)" }],
 };

@@ -175,6 +175,9 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     children.push(setupWeb.child);
     const setupUrl = `http://localhost:${setupPort}`;
     await waitFor("the setup dashboard", async () => (await fetch(`${setupUrl}/setup`)).ok, setupWeb.child, 60_000, setupWeb.log);
+    // the one-time setup token the web process prints as it starts, as an operator reads it
+    await waitFor("the setup token", async () => /\/setup\?token=\S+/.test(readFileSync(setupWeb.log, "utf8")), setupWeb.child, 60_000, setupWeb.log);
+    process.env.E2E_SETUP_TOKEN = /\/setup\?token=(\S+)/.exec(readFileSync(setupWeb.log, "utf8"))![1];
 
     process.env.E2E_BASE_URL = baseUrl;
     process.env.E2E_SIM_URL = simUrl;

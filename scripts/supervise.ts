@@ -1,8 +1,9 @@
 /**
  * The end of `npm start` (scripts/start.sh installs, migrates and says whether the sandbox
- * applies with --sandbox): checks the ports before anything starts, builds the dashboard when
- * its sources are newer than the build, then supervises the simulator (sandbox only), the
- * dashboard and the worker (lib/supervisor/supervise.ts says how).
+ * applies with --sandbox, or --setup: no App yet, the dashboard only): checks the ports before
+ * anything starts, builds the dashboard when its sources are newer than the build, then
+ * supervises the simulator (sandbox only), the dashboard and the worker (not in setup)
+ * (lib/supervisor/supervise.ts says how).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
@@ -15,6 +16,7 @@ import { createSupervisor, type ChildSpec } from "../lib/supervisor/supervise";
 const root = resolve(import.meta.dirname, "..");
 const say = (line: string) => console.error(line);
 const sandbox = process.argv.includes("--sandbox");
+const setup = process.argv.includes("--setup");
 const port = Number(process.env.PORT || 3000);
 const simPort = Number(process.env.SIM_PORT || 3001);
 const publicUrl = process.env.ATELIER_PUBLIC_URL || `http://localhost:${port}`;
@@ -73,15 +75,17 @@ specs.push({
 // the worker signs no cookie and no OAuth exchange: it never holds those secrets
 const workerEnv = { ...env };
 for (const secret of ["AUTH_SECRET", "NEXTAUTH_SECRET", "GITHUB_CLIENT_SECRET"]) delete workerEnv[secret];
-specs.push({
-  label: "the worker",
-  command: node,
-  args: ["--import", "tsx", "jobs/worker.ts"],
-  env: workerEnv,
-  onExit: "restart",
-  // its drain waits for the running Attempts; a second Ctrl-C stops them at once
-  stopGraceMs: 30 * 60_000,
-});
+if (!setup) {
+  specs.push({
+    label: "the worker",
+    command: node,
+    args: ["--import", "tsx", "jobs/worker.ts"],
+    env: workerEnv,
+    onExit: "restart",
+    // its drain waits for the running Attempts; a second Ctrl-C stops them at once
+    stopGraceMs: 30 * 60_000,
+  });
+}
 
 const supervisor = createSupervisor(specs, { cwd: root, say, onStopped: () => removeRunningInstance(root) });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => supervisor.stop(signal));

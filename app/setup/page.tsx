@@ -3,8 +3,10 @@ import type { ReactNode } from "react";
 import { gitHubEnv } from "../../lib/auth/github-env";
 import { DEFAULT_APP_NAME } from "../../lib/setup/manifest";
 import { publicUrl } from "../../lib/setup/public-url";
-import { setupStatus } from "../../lib/setup/register-app";
+import { setupInSandbox, setupStatus } from "../../lib/setup/register-app";
+import { isSetupToken, setupTokenRequired } from "../../lib/setup/setup-token";
 import { db } from "../_server/db";
+import { pageViewer } from "../_server/viewer";
 
 export const metadata: Metadata = { title: "Set up the GitHub App" };
 export const dynamic = "force-dynamic";
@@ -17,8 +19,24 @@ function Card({ children }: { children: ReactNode }) {
   );
 }
 
+/** A refusal of the setup page, with its token. */
+function Refused({ error }: { error: { token: string; message: string } }) {
+  return (
+    <Card>
+      <h1 className="text-xl font-semibold tracking-tight">Set up the GitHub App</h1>
+      <p role="alert" data-testid="setup-refused" className="mt-2 text-sm text-stone-700">
+        {error.message}
+      </p>
+      <p className="mt-2 text-xs text-stone-500">
+        <code>{error.token}</code>
+      </p>
+    </Card>
+  );
+}
+
 /**
- * With no GitHub App, offers to register one from Atelier's manifest (on github.com or a
+ * With no GitHub App, offers its operator (the holder of the setup token printed at start, or
+ * a signed-in instance admin) to register one from Atelier's manifest (on github.com or a
  * GitHub Enterprise Server); once registered, shows where to install it. The App's key and
  * secrets are never shown.
  */
@@ -54,6 +72,10 @@ export default async function SetupPage({ searchParams }: { searchParams: Promis
     );
   }
 
+  if (status.sandbox) return <Refused error={setupInSandbox()} />;
+  const token = typeof sp.token === "string" ? sp.token : null;
+  if (!(await pageViewer())?.admin && !(await isSetupToken(db(), token))) return <Refused error={setupTokenRequired()} />;
+
   const suggestedServer = gitHubEnv().webUrl;
   return (
     <Card>
@@ -62,10 +84,8 @@ export default async function SetupPage({ searchParams }: { searchParams: Promis
         Atelier needs a GitHub App. GitHub creates it from Atelier&apos;s manifest: its webhook goes to {publicUrl()}/api/github/webhooks, and it asks for
         issues, pull requests, contents and checks (write), metadata and members (read).
       </p>
-      {status.sandbox ? (
-        <p className="mt-2 rounded-md bg-amber-50 p-2 text-sm text-amber-900">Until then, Atelier runs against its built-in sandbox simulator.</p>
-      ) : null}
       <form method="post" action="/api/setup/start" className="mt-4 space-y-3 text-sm">
+        {token ? <input type="hidden" name="token" value={token} /> : null}
         <fieldset className="space-y-1">
           <legend className="font-medium">Where</legend>
           <label className="flex items-center gap-2">

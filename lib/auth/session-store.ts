@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../store/db";
 import { openToken, sealToken } from "./token-box";
 
@@ -39,6 +39,13 @@ interface UserRow {
 }
 
 const toUser = (r: UserRow): StoredUser => ({ id: r.id, login: r.login, name: r.name, avatarUrl: r.avatar_url });
+
+/**
+ * What the `sessions` table keeps of a session token: its SHA-256 (hex), never the token the
+ * browser holds, so a database dump opens no session. Migration 20261201310000 hashed the
+ * rows stored before.
+ */
+const stored = (sessionToken: string): string => createHash("sha256").update(sessionToken, "utf8").digest("hex");
 
 /** 30 days, like GitHub's own "remember me". */
 export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 60 * 60;
@@ -93,7 +100,7 @@ export async function storeUserToken(db: Db, userId: string, token: string | nul
 
 export async function createSession(db: Db, session: StoredSession): Promise<StoredSession> {
   await db.pool.query(`INSERT INTO sessions (session_token, user_id, expires) VALUES ($1, $2, $3)`, [
-    session.sessionToken,
+    stored(session.sessionToken),
     session.userId,
     session.expires,
   ]);
@@ -114,7 +121,7 @@ export async function getSessionAndUser(db: Db, sessionToken: string): Promise<{
     `SELECT u.id, u.login, u.name, u.avatar_url, s.expires
        FROM sessions s JOIN users u ON u.id = s.user_id
       WHERE s.session_token = $1 AND s.expires > now()`,
-    [sessionToken],
+    [stored(sessionToken)],
   );
   const row = rows[0];
   if (!row) return null;
@@ -124,13 +131,13 @@ export async function getSessionAndUser(db: Db, sessionToken: string): Promise<{
 export async function updateSession(db: Db, sessionToken: string, expires: Date | undefined): Promise<StoredSession | null> {
   const { rows } = await db.pool.query<{ user_id: string; expires: Date }>(
     `UPDATE sessions SET expires = COALESCE($2, expires) WHERE session_token = $1 RETURNING user_id, expires`,
-    [sessionToken, expires ?? null],
+    [stored(sessionToken), expires ?? null],
   );
   return rows[0] ? { sessionToken, userId: rows[0].user_id, expires: rows[0].expires } : null;
 }
 
 export async function deleteSession(db: Db, sessionToken: string): Promise<void> {
-  await db.pool.query(`DELETE FROM sessions WHERE session_token = $1`, [sessionToken]);
+  await db.pool.query(`DELETE FROM sessions WHERE session_token = $1`, [stored(sessionToken)]);
 }
 
 /** The signed-in user of a session token, with their GitHub token (server side only). */
@@ -139,7 +146,7 @@ export async function userWithToken(
   sessionToken: string,
   secret: string,
 ): Promise<{ user: StoredUser; token: string | null } | null> {
-  return userWhere(db, `FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.session_token = $1 AND s.expires > now()`, [sessionToken], secret);
+  return userWhere(db, `FROM sessions s JOIN users u ON u.id = s.user_id WHERE s.session_token = $1 AND s.expires > now()`, [stored(sessionToken)], secret);
 }
 
 /** The user the rows of `from` (which names users `u`) lead to, with their GitHub token unsealed. */

@@ -1,7 +1,9 @@
 import { createPrivateKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { BadInputError } from "../errors";
+import { isPlainCredential, openCredential, sealCredential } from "../setup/credential-box";
 import type { Db } from "../store/db";
+import { secretKey } from "./secret-key";
 
 /**
  * The GitHub App Atelier acts as: its id, private key, webhook secret and API base URL. They
@@ -107,23 +109,38 @@ export async function settingsFromSandboxFile(path: string): Promise<GitHubAppSe
   );
 }
 
-/** The App stored by the manifest flow, or null when none was stored. */
-export async function settingsFromDatabase(db: Db): Promise<GitHubAppSettings | null> {
+/**
+ * The App stored by the manifest flow, or null when none was stored. Its key and secrets are
+ * sealed under `key`; a row stored before sealing existed is sealed in place on this read.
+ */
+export async function settingsFromDatabase(db: Db, key: string = secretKey()): Promise<GitHubAppSettings | null> {
   const row = await db.prisma.appCredential.findUnique({ where: { id: 1 } });
   if (!row) return null;
+  if (isPlainCredential(row.privateKey)) await sealStoredCredentials(db, row, key);
   return validateSettings(
     {
       appId: String(row.appId),
-      privateKey: row.privateKey,
-      webhookSecret: row.webhookSecret,
+      privateKey: openCredential(row.privateKey, key, "app_credentials.private_key"),
+      webhookSecret: openCredential(row.webhookSecret, key, "app_credentials.webhook_secret"),
       baseUrl: row.baseUrl,
       clientId: row.clientId,
-      clientSecret: row.clientSecret,
+      clientSecret: openCredential(row.clientSecret, key, "app_credentials.client_secret"),
       webUrl: new URL(row.htmlUrl).origin,
     },
     "database",
     { appId: "app_credentials.app_id", privateKey: "app_credentials.private_key", webhookSecret: "app_credentials.webhook_secret", baseUrl: "app_credentials.base_url" },
   );
+}
+
+/** Seals the credentials of a row stored in plain text (before sealing existed), in place. */
+async function sealStoredCredentials(db: Db, row: { privateKey: string; webhookSecret: string; clientSecret: string }, key: string): Promise<void> {
+  const sealed = {
+    privateKey: sealCredential(row.privateKey, key),
+    webhookSecret: isPlainCredential(row.webhookSecret) ? sealCredential(row.webhookSecret, key) : row.webhookSecret,
+    clientSecret: isPlainCredential(row.clientSecret) ? sealCredential(row.clientSecret, key) : row.clientSecret,
+  };
+  await db.prisma.appCredential.updateMany({ where: { id: 1, privateKey: row.privateKey }, data: sealed });
+  Object.assign(row, sealed);
 }
 
 interface RawSettings {

@@ -82,6 +82,16 @@ function signatureRefusal(signature: string): UnauthorizedError {
   );
 }
 
+/** The 401 of a delivery whose signature does not match the webhook secret, with its log line. */
+export function signatureMismatch(headers: Record<string, string | undefined>, log: Log): WebhookAnswer {
+  const signature = headers["x-hub-signature-256"] ?? "";
+  log.warn(
+    { delivery_id: headers["x-github-delivery"] || null, event: headers["x-github-event"] || null, signed: signature !== "" },
+    "webhook refused: its X-Hub-Signature-256 does not match the webhook secret. If GitHub sent it, set GITHUB_WEBHOOK_SECRET to the App's webhook secret (App settings → Webhook secret).",
+  );
+  return answer(signatureRefusal(signature));
+}
+
 /**
  * Receives one webhook delivery: the HMAC signature is checked before anything else (a bad
  * one is refused with 401 and leaves nothing but a log line); then the delivery is logged by
@@ -103,13 +113,7 @@ async function receive(deps: WebhookReceiverDeps, request: WebhookRequest): Prom
   const id = request.headers["x-github-delivery"] ?? "";
   const event = request.headers["x-github-event"] ?? "";
   const signature = request.headers["x-hub-signature-256"] ?? "";
-  if (!(await signatureMatches(deps.secret, request.body, signature))) {
-    deps.log.warn(
-      { delivery_id: id || null, event: event || null, signed: signature !== "" },
-      "webhook refused: its X-Hub-Signature-256 does not match the webhook secret. If GitHub sent it, set GITHUB_WEBHOOK_SECRET to the App's webhook secret (App settings → Webhook secret).",
-    );
-    return answer(signatureRefusal(signature));
-  }
+  if (!signatureMatches(deps.secret, request.body, signature)) return signatureMismatch(request.headers, deps.log);
   if (!id || !event) {
     return answer(new BadInputError("webhook_headers_missing", "A webhook delivery needs the X-GitHub-Delivery and X-GitHub-Event headers."));
   }
@@ -163,11 +167,15 @@ async function receive(deps: WebhookReceiverDeps, request: WebhookRequest): Prom
 }
 
 /** HMAC-SHA256 of the raw body, compared in constant time; an empty body has a signature too. */
-async function signatureMatches(secret: string, body: string, signature: string): Promise<boolean> {
-  if (!SIGNATURE_SHAPE.test(signature) || !secret) return false;
-  const expected = createHmac("sha256", secret).update(body, "utf8").digest();
+function signatureMatches(secret: string, body: string, signature: string): boolean {
+  return Boolean(secret) && digestMatches(createHmac("sha256", secret).update(body, "utf8").digest(), signature);
+}
+
+/** Whether an HMAC-SHA256 digest is the one `X-Hub-Signature-256` names (constant time). */
+export function digestMatches(digest: Buffer, signature: string): boolean {
+  if (!SIGNATURE_SHAPE.test(signature)) return false;
   const given = Buffer.from(signature.slice("sha256=".length), "hex");
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return given.length === digest.length && timingSafeEqual(given, digest);
 }
 
 function ok(id: string, status: DeliveryStatus): WebhookAnswer {

@@ -58,12 +58,29 @@ export function parseWebhookUrl(text: string): URL {
 /** The URL's host without IPv6 brackets. */
 export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/, "$1");
 
+/** Who asks for a host's addresses, for the refusal: its tokens' stem, its noun, what to set instead. */
+export interface AddressSubject {
+  /** `<stem>_private`, `<stem>_unresolvable`. */
+  stem: string;
+  /** "The webhook host". */
+  noun: string;
+  /** The sentence's end: where only public addresses are reached, and the setting that allows the others. */
+  advice: string;
+}
+
+const WEBHOOK_TARGET: AddressSubject = {
+  stem: "webhook_target",
+  noun: "The webhook host",
+  advice: "Atelier sends webhooks only to public addresses unless the instance sets allow_private_webhook_targets.",
+};
+
 /**
  * The addresses a host stands for, each one allowed by the policy; BadInputError
  * `webhook_target_private` when any is not (a name with one internal address is refused
- * whole), `webhook_target_unresolvable` when the name does not resolve.
+ * whole), `webhook_target_unresolvable` when the name does not resolve (other stems for other
+ * subjects).
  */
-export async function checkedAddresses(host: string, policy: TargetPolicy): Promise<ResolvedAddress[]> {
+export async function checkedAddresses(host: string, policy: TargetPolicy, subject: AddressSubject = WEBHOOK_TARGET): Promise<ResolvedAddress[]> {
   let addresses: ResolvedAddress[];
   const literal = isIP(host);
   if (literal) {
@@ -72,17 +89,17 @@ export async function checkedAddresses(host: string, policy: TargetPolicy): Prom
     try {
       addresses = await (policy.resolve ?? systemResolver)(host);
     } catch (err) {
-      throw new BadInputError("webhook_target_unresolvable", `The webhook host ${host} does not resolve (${(err as Error).message}).`, { host });
+      throw new BadInputError(`${subject.stem}_unresolvable`, `${subject.noun} ${host} does not resolve (${(err as Error).message}).`, { host });
     }
-    if (!addresses.length) throw new BadInputError("webhook_target_unresolvable", `The webhook host ${host} has no address.`, { host });
+    if (!addresses.length) throw new BadInputError(`${subject.stem}_unresolvable`, `${subject.noun} ${host} has no address.`, { host });
   }
   if (policy.allowPrivate) return addresses;
   for (const a of addresses) {
     const cls = classifyAddress(a.address);
     if (cls !== "public") {
       throw new BadInputError(
-        "webhook_target_private",
-        `The webhook host ${host} is ${a.address === host ? "" : `at ${a.address}, `}a ${cls} address; Atelier sends webhooks only to public addresses unless the instance sets allow_private_webhook_targets.`,
+        `${subject.stem}_private`,
+        `${subject.noun} ${host} is ${a.address === host ? "" : `at ${a.address}, `}a ${cls} address; ${subject.advice}`,
         { host, address: a.address, class: cls },
       );
     }

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { CONTROL_METHODS, type ControlMethod, type SimControl } from "./control";
 import type { SimCore } from "./core";
+import { controlRefusal } from "./control-guard";
 import { renderControlPage } from "./control-page";
 import { parseBody, readRaw, redirect, sendHtml, sendJson } from "./http-util";
 import { stateSummary } from "./state-summary";
@@ -47,6 +48,11 @@ function avatar(id: string): string {
 export async function handleControl(core: SimCore, control: SimControl, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const path = url.pathname.replace(/\/+$/, "") || "/_sim";
   const method = req.method ?? "GET";
+  const refusal = controlRefusal(method, req.headers, core.baseUrl);
+  if (refusal) {
+    req.resume();
+    return sendJson(res, 403, { message: refusal });
+  }
   if (method === "GET" && path === "/_sim") return sendHtml(res, 200, renderControlPage(core, url.searchParams.get("message")));
   if (method === "GET" && path === "/_sim/state") return sendJson(res, 200, stateSummary(core));
   if (method === "GET" && path === "/_sim/deliveries") return sendJson(res, 200, control.deliveries());

@@ -1,6 +1,7 @@
 import { ConflictError } from "../errors";
 import type { Db } from "../store/db";
 import type { GitHubHost } from "./github-host";
+import { sealCredential } from "./credential-box";
 import type { AppConversion } from "./manifest-conversion";
 import { installUrl } from "./manifest";
 
@@ -37,17 +38,19 @@ export const alreadyRegistered = () =>
 
 /**
  * Stores the App's credentials (the one row of app_credentials). The key and secrets go to
- * Postgres only; a second registration is refused, so the first App's credentials are never
- * overwritten by a replayed code.
+ * Postgres only, sealed under `key` (ATELIER_SECRET_KEY); a second registration is refused, so
+ * the first App's credentials are never overwritten by a replayed code. Any setup token left
+ * is spent with it.
  */
-export async function storeAppCredentials(db: Db, app: AppConversion, host: GitHubHost): Promise<AppRegistration> {
+export async function storeAppCredentials(db: Db, app: AppConversion, host: GitHubHost, key: string): Promise<AppRegistration> {
   const { rows } = await db.pool.query<Row>(
     `INSERT INTO app_credentials (id, app_id, slug, private_key, webhook_secret, client_id, client_secret, html_url, base_url)
      VALUES (1, $1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING
      RETURNING app_id, slug, html_url, base_url, created_at`,
-    [app.id, app.slug, app.pem, app.webhook_secret, app.client_id, app.client_secret, app.html_url, host.apiUrl],
+    [app.id, app.slug, sealCredential(app.pem, key), sealCredential(app.webhook_secret, key), app.client_id, sealCredential(app.client_secret, key), app.html_url, host.apiUrl],
   );
   if (!rows[0]) throw alreadyRegistered();
+  await db.pool.query(`DELETE FROM setup_token`);
   return toRegistration(rows[0]);
 }
 

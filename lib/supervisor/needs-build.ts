@@ -3,7 +3,7 @@ import { join } from "node:path";
 
 /** Directories and files whose change makes the dashboard's production build stale. */
 const SOURCE_DIRS = ["app", "lib", "jobs", "public"];
-const SOURCE_FILES = ["next.config.js", "postcss.config.mjs", "probot.config.ts", "proxy.ts"];
+const SOURCE_FILES = ["next.config.js", "postcss.config.mjs", "probot.config.ts", "proxy.ts", "instrumentation.ts"];
 
 function newestMtime(dir: string): number {
   let newest = 0;

@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { authSecret, keptSecret } from "../../lib/auth/auth-secret";
+import { authSecret } from "../../lib/auth/auth-secret";
+import { keptSecret } from "../../lib/config/kept-secret";
 
 const dir = mkdtempSync(join(tmpdir(), "atelier-auth-secret-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

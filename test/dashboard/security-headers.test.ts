@@ -19,10 +19,10 @@ const directive = (csp: string, name: string) => csp.split(";").map((d) => d.tri
 
 describe("security headers", () => {
   for (const path of ["/board", "/api/v1/me"]) {
-    it(`${path}: a nonce CSP with no inline scripts, no framing, nosniff, same-origin referrer; no HSTS over http`, () => {
+    it(`${path}: a nonce CSP with no inline scripts, no framing, nosniff, same-origin referrer; no HSTS over http`, async () => {
       delete process.env.ATELIER_PUBLIC_URL;
       delete process.env.AUTH_URL;
-      const res = through(`http://localhost:3000${path}`);
+      const res = await through(`http://localhost:3000${path}`);
       const csp = res.headers.get("content-security-policy") ?? "";
       const script = directive(csp, "script-src");
       expect(script).toMatch(/'nonce-[A-Za-z0-9+/=]{20,}'/);
@@ -40,29 +40,29 @@ describe("security headers", () => {
     });
   }
 
-  it("a fresh nonce for every request", () => {
-    const a = through("http://localhost:3000/board").headers.get("content-security-policy");
-    const b = through("http://localhost:3000/board").headers.get("content-security-policy");
+  it("a fresh nonce for every request", async () => {
+    const a = (await through("http://localhost:3000/board")).headers.get("content-security-policy");
+    const b = (await through("http://localhost:3000/board")).headers.get("content-security-policy");
     expect(a).not.toBe(b);
   });
 
-  it("HSTS only when the dashboard is served over https", () => {
+  it("HSTS only when the dashboard is served over https", async () => {
     process.env.ATELIER_PUBLIC_URL = "https://atelier.example.com";
-    expect(through("http://localhost:3000/board").headers.get("strict-transport-security")).toMatch(/^max-age=\d+/);
+    expect((await through("http://localhost:3000/board")).headers.get("strict-transport-security")).toMatch(/^max-age=\d+/);
     process.env.ATELIER_PUBLIC_URL = "http://localhost:3000";
-    expect(through("http://localhost:3000/board").headers.get("strict-transport-security")).toBeNull();
+    expect((await through("http://localhost:3000/board")).headers.get("strict-transport-security")).toBeNull();
     // a client's X-Forwarded-Proto is not believed without ATELIER_TRUST_PROXY
     delete process.env.ATELIER_PUBLIC_URL;
-    expect(through("http://localhost:3000/board", { "x-forwarded-proto": "https" }).headers.get("strict-transport-security")).toBeNull();
+    expect((await through("http://localhost:3000/board", { "x-forwarded-proto": "https" })).headers.get("strict-transport-security")).toBeNull();
     process.env.ATELIER_TRUST_PROXY = "1";
-    expect(through("http://localhost:3000/board", { "x-forwarded-proto": "https" }).headers.get("strict-transport-security")).not.toBeNull();
+    expect((await through("http://localhost:3000/board", { "x-forwarded-proto": "https" })).headers.get("strict-transport-security")).not.toBeNull();
   });
 });
 
 describe("X-Forwarded-Host", () => {
   const write = (extra: Record<string, string>) => new Headers({ host: "atelier.internal:3000", origin: "http://evil.example", ...extra });
 
-  it("is not trusted by the CSRF check unless ATELIER_TRUST_PROXY=1", () => {
+  it("is not trusted by the CSRF check unless ATELIER_TRUST_PROXY=1", async () => {
     // a cross-site page that sets X-Forwarded-Host to its own host is still refused
     expect(() => assertSameOrigin("POST", write({ "x-forwarded-host": "evil.example" }), {})).toThrow(/did not come from this dashboard/);
     // behind a proxy the operator declared, its X-Forwarded-Host names the dashboard

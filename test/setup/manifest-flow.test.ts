@@ -8,12 +8,15 @@ import { APP_EVENTS, appManifest, manifestFormAction } from "../../lib/setup/man
 import { completeAppRegistration, setupStatus, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { manifestPostPage } from "../../lib/setup/setup-pages";
 import { openSetupState, sealSetupState, setupCookieOf } from "../../lib/setup/setup-state";
+import { issueSetupToken } from "../../lib/setup/setup-token";
 import { testDb } from "../support/db";
 import { resolveGitHubEnv } from "../../lib/auth/github-env";
 
 const db = testDb();
 const PUBLIC_URL = "https://atelier.example.com";
 const SECRET = "a-test-secret-of-enough-length-0123456789";
+const KEY = "a-test-secret-key-for-the-app-credentials";
+process.env.ATELIER_SECRET_KEY = KEY;
 
 describe("the App manifest", () => {
   it("points GitHub at this Atelier and asks for what it needs, without the events every App gets anyway", () => {
@@ -44,13 +47,13 @@ describe("the App manifest", () => {
   });
 
   it("escapes the manifest into the page that posts it", () => {
-    const page = manifestPostPage({ action: "https://github.com/settings/apps/new?state=s", manifest: appManifest(PUBLIC_URL, `A"<b>`), cookie: "c" });
+    const page = manifestPostPage({ action: "https://github.com/settings/apps/new?state=s", manifest: appManifest(PUBLIC_URL, `A"<b>`), cookie: "c", host: GITHUB_COM });
     expect(page).toContain('name="manifest" value="{&quot;name&quot;:&quot;A\\&quot;&lt;b&gt;&quot;');
     expect(page).not.toContain("<b>");
   });
 
   it("carries the request's CSP nonce on its one inline script, and only a nonce-shaped one", () => {
-    const started = { action: "https://github.com/settings/apps/new?state=s", manifest: appManifest(PUBLIC_URL, "A"), cookie: "c" };
+    const started = { action: "https://github.com/settings/apps/new?state=s", manifest: appManifest(PUBLIC_URL, "A"), cookie: "c", host: GITHUB_COM };
     expect(manifestPostPage(started, "abcDEF123+/=xyz0")).toContain('<script nonce="abcDEF123+/=xyz0">');
     expect(manifestPostPage(started, '"><script>alert(1)</script>')).toContain("<script>document");
     expect(manifestPostPage(started)).toContain("<script>document");
@@ -75,7 +78,7 @@ describe("registering the App with the sandbox simulator", () => {
     sim = await startSimulator({ seed: "demo" });
     // the only test that touches app_credentials
     await db.pool.query(`DELETE FROM app_credentials`);
-    deps = { db, secret: SECRET, publicUrl: PUBLIC_URL, env: { GITHUB_WEB_URL: sim.url, GITHUB_API_URL: sim.url } };
+    deps = { db, secret: SECRET, secretKey: KEY, publicUrl: PUBLIC_URL, env: { GITHUB_WEB_URL: sim.url, GITHUB_API_URL: sim.url } };
   });
   afterAll(async () => {
     await db.pool.query(`DELETE FROM app_credentials`);
@@ -85,7 +88,7 @@ describe("registering the App with the sandbox simulator", () => {
 
   it("ends with stored credentials that mint an installation token, and refuses a second registration", async () => {
     expect(await setupStatus(db, deps.env)).toEqual({ tag: "NotRegistered", sandbox: false });
-    const started = await startAppRegistration(deps, { githubUrl: sim.url, name: "Atelier Test" });
+    const started = await startAppRegistration(deps, { githubUrl: sim.url, name: "Atelier Test" }, { viewer: null, token: await issueSetupToken(db) });
     expect(started.action.startsWith(`${sim.url}/settings/apps/new?state=`)).toBe(true);
 
     // the browser posts the manifest form; GitHub creates the App and redirects back with a code
@@ -112,7 +115,7 @@ describe("registering the App with the sandbox simulator", () => {
     expect(sim.state.app.webhookUrl).toBe(`${PUBLIC_URL}/api/github/webhooks`);
 
     // what Atelier reads at its next start works against GitHub
-    const settings = await settingsFromDatabase(db);
+    const settings = await settingsFromDatabase(db, KEY);
     expect(settings).toMatchObject({ appId: sim.app.id, baseUrl: sim.url, source: "database" });
     const app = createGitHubApp(settings!, { log: silentLog });
     const installationId = sim.state.installationForRepo(sim.state.repoByFullName("demo-org/webapp"))!.id;
@@ -126,7 +129,7 @@ describe("registering the App with the sandbox simulator", () => {
     expect(signIn).toEqual({ webUrl: new URL(registration.htmlUrl).origin, apiUrl: sim.url, clientId: sim.app.clientId, clientSecret: sim.app.clientSecret });
 
     expect((await setupStatus(db, deps.env)).tag).toBe("Registered");
-    await expect(startAppRegistration(deps, {})).rejects.toMatchObject({ token: "app_already_registered" });
+    await expect(startAppRegistration(deps, {}, { viewer: null, token: await issueSetupToken(db) })).rejects.toMatchObject({ token: "app_already_registered" });
   });
 
   it("works through the setup routes: the form's cookie comes back with GitHub's redirect", async () => {
@@ -136,7 +139,8 @@ describe("registering the App with the sandbox simulator", () => {
     const { POST } = await import("../../app/api/setup/start/route");
     const { GET } = await import("../../app/api/setup/callback/route");
 
-    const form = new URLSearchParams({ github: "enterprise", enterpriseUrl: sim.url, organization: "demo-org", name: "Atelier Routes" });
+    const token = await issueSetupToken(db);
+    const form = new URLSearchParams({ github: "enterprise", enterpriseUrl: sim.url, organization: "demo-org", name: "Atelier Routes", token });
     const page = await POST(new Request(`${PUBLIC_URL}/api/setup/start`, { method: "POST", body: form, headers: { "sec-fetch-site": "same-origin" } }));
     expect(page.status).toBe(200);
     const html = await page.text();

@@ -1,13 +1,14 @@
 import { authSecret } from "../../../lib/auth/auth-secret";
+import { secretKey } from "../../../lib/config/secret-key";
 import { toHttpError } from "../../../lib/errors";
 import type { SetupDeps } from "../../../lib/setup/register-app";
 import { publicUrl } from "../../../lib/setup/public-url";
 import { setupProblemPage } from "../../../lib/setup/setup-pages";
 import { db } from "../../_server/db";
 
-/** What the setup routes need: the database, the cookie-signing secret, the public URL. */
+/** What the setup routes need: the database, the cookie-signing secret, the credentials' key, the public URL. */
 export function setupDeps(): SetupDeps {
-  return { db: db(), secret: authSecret(), publicUrl: publicUrl() };
+  return { db: db(), secret: authSecret(), secretKey: secretKey(), publicUrl: publicUrl() };
 }
 
 export const HTML = { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" };

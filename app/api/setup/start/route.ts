@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { assertSameOrigin } from "../../../../lib/auth/csrf";
+import { viewerFromCookieHeader } from "../../../../lib/auth/current-viewer";
 import { BadInputError } from "../../../../lib/errors";
 import { startAppRegistration } from "../../../../lib/setup/register-app";
 import { manifestPostPage } from "../../../../lib/setup/setup-pages";
@@ -13,20 +14,29 @@ const form = z.strictObject({
   enterpriseUrl: z.string().max(500).optional(),
   organization: z.string().max(39).optional(),
   name: z.string().max(100).optional(),
+  token: z.string().max(200).optional(),
 });
 
-/** The setup form: builds the manifest and hands it to GitHub's new-App page. */
+/**
+ * The setup form: builds the manifest and hands it to GitHub's new-App page — for the holder of
+ * the setup token (a hidden field of the form) or a signed-in instance admin only.
+ */
 export async function POST(request: Request): Promise<Response> {
   try {
     assertSameOrigin(request.method, request.headers);
     const parsed = form.safeParse(Object.fromEntries(await request.formData()));
     if (!parsed.success) throw new BadInputError("invalid_form", `The setup form is not valid: ${parsed.error.issues.map((i) => i.message).join("; ")}.`);
     const deps = setupDeps();
-    const started = await startAppRegistration(deps, {
-      githubUrl: parsed.data.github === "enterprise" ? (parsed.data.enterpriseUrl ?? "") : null,
-      organization: parsed.data.organization ?? null,
-      name: parsed.data.name ?? null,
-    });
+    const viewer = await viewerFromCookieHeader(deps.db, request.headers.get("cookie"));
+    const started = await startAppRegistration(
+      deps,
+      {
+        githubUrl: parsed.data.github === "enterprise" ? (parsed.data.enterpriseUrl ?? "") : null,
+        organization: parsed.data.organization ?? null,
+        name: parsed.data.name ?? null,
+      },
+      { viewer, token: parsed.data.token ?? null },
+    );
     return new Response(manifestPostPage(started, request.headers.get("x-nonce")), { headers: { ...HTML, "set-cookie": setupCookieHeader(started.cookie, deps.publicUrl) } });
   } catch (err) {
     return setupProblem(err);

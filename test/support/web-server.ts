@@ -1,0 +1,95 @@
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { freePort } from "./free-port";
+import { needsBuild } from "../../lib/supervisor/needs-build";
+
+/**
+ * The web process itself (`next start` of this checkout's build, made when missing or older
+ * than its sources), with an
+ * environment of the test's own, for the tests that must watch the real server: its status
+ * codes under an outage, its memory under a large request.
+ */
+export interface WebServer {
+  url: string;
+  /** The pids of the server process and its children (Next may fork its server). */
+  pids(): number[];
+  /** Resident memory of the server process and its children, in bytes. */
+  rss(): number;
+  /** What the process printed (stdout and stderr) so far. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+const ROOT = resolve(__dirname, "../..");
+
+function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
+  return all;
+}
+
+function rssOf(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    return Number(kb ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+export async function startWebServer(env: NodeJS.ProcessEnv, ready = "/signin"): Promise<WebServer> {
+  if (needsBuild(ROOT)) {
+    execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, stdio: "ignore" });
+  }
+  const port = await freePort();
+  const url = `http://localhost:${port}`;
+  const child: ChildProcess = spawn(process.execPath, [join(ROOT, "node_modules/next/dist/bin/next"), "start", "-p", String(port)], {
+    cwd: ROOT,
+    env: { ...env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1", PORT: String(port), ATELIER_PUBLIC_URL: url },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  for (const stream of [child.stdout!, child.stderr!]) stream.on("data", (c: Buffer) => (output += c.toString()));
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`next start exited ${child.exitCode}: ${output}`);
+    try {
+      await fetch(`${url}${ready}`, { redirect: "manual" });
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`next start did not answer within 120 s: ${output}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+  const pids = () => descendants(child.pid!);
+  return {
+    url,
+    pids,
+    rss: () => pids().reduce((sum, pid) => sum + rssOf(pid), 0),
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      for (const pid of pids().reverse()) {
+        try {
+          process.kill(pid, "SIGTERM");
+        } catch {
+          // already gone
+        }
+      }
+      await exited;
+    },
+  };
+}
