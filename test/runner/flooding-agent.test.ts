@@ -68,8 +68,8 @@ describe("an agent printing 50 MB", () => {
     expect(Number(keptSaid)).toBe(kept);
     expect(Number(keptSaid) + Number(cutSaid)).toBe(FLOOD);
 
-    const page = await readTranscriptPage(db, run.runId, { limit: 50 });
-    expect(page.entries).toHaveLength(50);
+    const page = await readTranscriptPage(db, run.runId, { limit: 5 });
+    expect(page.entries).toHaveLength(5);
     expect(page.next).not.toBeNull();
   }, 200_000);
 });
