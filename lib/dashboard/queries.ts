@@ -8,6 +8,7 @@ import { loadLoops, type LoopView } from "./loops";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
 import { authorizeRun } from "./run-access";
+import { loadRunPage, runAgents, type RunListFilter, type RunPage } from "./runs-list";
 import { loadRunDetail, type RunDetail } from "./run-detail";
 import { narrow, scopeRepos } from "./scope";
 import type { DashboardContext } from "./services";
@@ -65,6 +66,30 @@ async function loopNames(ctx: ReadContext, repos: string[]): Promise<string[]> {
     [repos],
   );
   return rows.map((r) => r.loop);
+}
+
+export interface RunsListPage extends RunPage {
+  /** the filters' choices: the visible repositories, their Loops and agents */
+  repos: string[];
+  loops: string[];
+  agents: string[];
+}
+
+/** The Runs list: a page of the visible Runs, as filtered, with the filters' choices. */
+export async function getRuns(
+  ctx: ReadContext,
+  viewer: Viewer | null,
+  q: RunListFilter & { repo?: string; cursor?: string; limit?: number } = {},
+): Promise<RunsListPage> {
+  const who = requireViewer(viewer);
+  const scope = await scopeRepos(ctx.db, who);
+  const repos = narrow(scope, q.repo);
+  const [page, loops, agents] = await Promise.all([
+    loadRunPage(ctx.db, repos, { loop: q.loop, agent: q.agent, state: q.state, q: q.q }, { cursor: q.cursor, limit: q.limit }),
+    loopNames(ctx, scope),
+    runAgents(ctx.db, scope),
+  ]);
+  return { ...page, repos: scope, loops, agents };
 }
 
 export async function getRun(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<RunDetail & { canAct: boolean }> {
