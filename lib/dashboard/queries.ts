@@ -4,7 +4,7 @@ import type { Viewer } from "../auth/viewer";
 import { loadAudit } from "./audit";
 import { loadBoard, type Board } from "./board";
 import { loadBudgets, type BudgetView } from "./budgets";
-import { loadLoops, type LoopView } from "./loops";
+import { loadLoops, type LoopView, type RepositoryConfigView } from "./loops";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
 import { authorizeRun } from "./run-access";
@@ -124,10 +124,14 @@ export async function getNeedsCount(ctx: ReadContext, viewer: Viewer | null): Pr
   }
 }
 
-export async function getLoops(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ loops: LoopView[]; writable: string[] }> {
+export async function getLoops(
+  ctx: ReadContext,
+  viewer: Viewer | null,
+  q: { repo?: string } = {},
+): Promise<{ repositories: RepositoryConfigView[]; loops: LoopView[]; writable: string[] }> {
   const who = requireViewer(viewer);
-  const loops = await loadLoops(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
-  return { loops, writable: await writableRepos(who, loops.map((l) => l.repo)) };
+  const { repositories, loops } = await loadLoops(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
+  return { repositories, loops, writable: await writableRepos(who, repositories.map((r) => r.repo)) };
 }
 
 export async function getBudgets(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ budgets: BudgetView[]; writable: string[] }> {

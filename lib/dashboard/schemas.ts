@@ -35,6 +35,8 @@ export const pauseLoopBody = z.strictObject({
   paused: z.boolean(),
 });
 
+export const checkConfigBody = z.strictObject({ repo });
+
 export const dispatchBody = z.strictObject({
   repo,
   loop: loopName,
