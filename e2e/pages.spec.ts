@@ -145,10 +145,13 @@ test("check config now reads .github/atelier.yml at once: a broken Loop stays li
   await section.getByTestId("check-config").click();
   await expect(loop.getByTestId("loop-state")).toHaveText("active");
   await expect(loop.getByTestId("loop-error")).toHaveCount(0);
+});
 
-  // a reader sees the Loops but not the button
+test("a reader sees the Loops and when their config was read, but no check config now", async ({ page }) => {
   await signIn(page, "octo-reader");
   await page.goto("/loops");
-  await expect(section).toBeVisible();
+  const section = page.locator('[data-testid="loops-repo"][data-repo="demo-org/api"]');
+  await expect(section.getByTestId("config-read-at")).toContainText("read");
+  await expect(section.locator('[data-testid="loop"][data-loop="start-dev"]')).toBeVisible();
   await expect(section.getByTestId("check-config")).toHaveCount(0);
 });

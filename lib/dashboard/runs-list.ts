@@ -6,8 +6,9 @@ import type { Db } from "../store/db";
  * The Runs list: the Runs of the repositories in scope, newest first, filtered by Loop, agent
  * and state and searched by Item title, Item number or Run id, a page at a time. Pages are
  * cut by a keyset cursor on (received_at, id) — the position of the last Run shown — so a
- * page deep in a big table costs what the first one does (index runs_repo_received_at_id_idx),
- * and a Run that arrives meanwhile does not shift the pages after it.
+ * page deep in a big table costs what the first one does (index runs_repo_received_at_id_idx,
+ * read backward per repository), and a Run that arrives meanwhile does not shift the pages
+ * after it.
  */
 
 export interface RunListFilter {
@@ -79,18 +80,24 @@ export async function loadRunPage(db: Db, repos: string[], filter: RunListFilter
   const limit = Math.min(200, Math.max(1, page.limit ?? RUNS_PAGE_SIZE));
   if (!repos.length) return { runs: [], next: null };
   const search = searchTerms(filter.q);
+  // per repository, the newest Runs after the cursor in its own index range (a backward scan
+  // of runs_repo_received_at_id_idx that stops at the page's size), then merged: one range of
+  // many repositories cannot be read in order by an index on (repo, received_at, id)
   const { rows } = await db.pool.query(
-    `SELECT r.id, r.repo, r.loop, r.agent, r.number, r.state::text AS state, r.pull_request_number,
-            to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at, r.ended_at, i.title
-       FROM runs r LEFT JOIN items i ON i.key = r.item_key
-      WHERE r.repo = ANY($1)
-        AND ($2::text IS NULL OR r.loop = $2)
-        AND ($3::text IS NULL OR r.agent = $3)
-        AND ($4::text IS NULL OR r.state::text = $4)
-        AND ($5::text IS NULL OR r.number = $6::int OR r.id LIKE $7 || '%'
-             OR i.title ILIKE '%' || replace(replace(replace($5, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%')
-        AND ($8::timestamptz IS NULL OR (r.received_at, r.id) < ($8::timestamptz, $9::text))
-      ORDER BY r.received_at DESC, r.id DESC
+    `SELECT x.* FROM unnest($1::text[]) AS s(repo) CROSS JOIN LATERAL (
+       SELECT r.id, r.repo, r.loop, r.agent, r.number, r.state::text AS state, r.pull_request_number, r.received_at AS at,
+              to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at, r.ended_at, i.title
+         FROM runs r LEFT JOIN items i ON i.key = r.item_key
+        WHERE r.repo = s.repo
+          AND ($2::text IS NULL OR r.loop = $2)
+          AND ($3::text IS NULL OR r.agent = $3)
+          AND ($4::text IS NULL OR r.state::text = $4)
+          AND ($5::text IS NULL OR r.number = $6::int OR r.id LIKE $7 || '%'
+               OR i.title ILIKE '%' || replace(replace(replace($5, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%')
+          AND ($8::timestamptz IS NULL OR (r.received_at, r.id) < ($8::timestamptz, $9::text))
+        ORDER BY r.received_at DESC, r.id DESC
+        LIMIT $10) x
+      ORDER BY x.at DESC, x.id DESC
       LIMIT $10`,
     [repos, filter.loop ?? null, filter.agent ?? null, filter.state ?? null, search.title, search.number, search.idPrefix, after?.at ?? null, after?.id ?? null, limit + 1],
   );
