@@ -19,6 +19,11 @@ export function formatUsd(n: number): string {
   return `${sign}$${trimZeros(a.toFixed(digits))}`;
 }
 
+/** One Attempt's cost, to the hundredth of a cent ($0.4012); below a cent as formatUsd says it. */
+export function formatUsdExact(n: number): string {
+  return Number.isFinite(n) && Math.abs(n) >= 0.01 ? `${n < 0 ? "-" : ""}$${Math.abs(n).toFixed(4)}` : formatUsd(n);
+}
+
 /** Agent time given in minutes: seconds under a minute, minutes under an hour, then hours. */
 export function formatMinutes(minutes: number): string {
   return formatSeconds(minutes * 60);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { chartScale, counted, formatCount, formatDurationMs, formatMinutes, formatUsd, niceCeil, relativeTime } from "../../lib/dashboard/format";
+import { chartScale, counted, formatCount, formatDurationMs, formatMinutes, formatUsd, formatUsdExact, niceCeil, relativeTime } from "../../lib/dashboard/format";
 
 describe("formatUsd", () => {
   it("keeps a cost below a cent (never $0.00 for $0.0004)", () => {
@@ -19,6 +19,15 @@ describe("formatUsd", () => {
     expect(formatUsd(0.0000004)).toBe("< $0.000001");
     expect(formatUsd(-0.0004)).toBe("-$0.0004");
     expect(formatUsd(Number.NaN)).toBe("$0.00");
+  });
+});
+
+describe("formatUsdExact", () => {
+  it("gives one Attempt's cost to the hundredth of a cent, and keeps the digits below a cent", () => {
+    expect(formatUsdExact(0.4012)).toBe("$0.4012");
+    expect(formatUsdExact(12)).toBe("$12.0000");
+    expect(formatUsdExact(0.00004)).toBe("$0.00004");
+    expect(formatUsdExact(0)).toBe("$0.00");
   });
 });
 

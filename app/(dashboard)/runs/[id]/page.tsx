@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { instanceConfig } from "../../../../lib/auth/instance-config";
-import { formatDurationMs } from "../../../../lib/dashboard/format";
+import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/format";
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
 import { ActionButton } from "../../../_components/action-button";
@@ -122,7 +122,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                       ) : null}
                       {a.costUsd ? (
                         <span className="text-stone-500" data-testid="attempt-cost">
-                          · {a.costEstimated ? "~" : ""}${Number(a.costUsd).toFixed(4)}
+                          · {a.costEstimated ? "~" : ""}
+                          {formatUsdExact(Number(a.costUsd))}
                           {a.costExact ? " (exact)" : a.costEstimated ? " (estimated)" : ""}
                         </span>
                       ) : null}
