@@ -86,6 +86,12 @@ test("the Usage page charts cost, agent time and Runs per day, and breaks them d
   const sum = drawn.reduce((s, b) => s + b.value, 0);
   expect(sum).toBeGreaterThanOrEqual(4.85 - 1e-9);
   await expect(page.getByTestId("usage-total-cost")).toHaveText(/^\$\d+\.\d\d$/);
+  // every chart's scale has ticks whose labels differ
+  for (const chart of ["usage-chart-cost", "usage-chart-minutes", "usage-chart-runs"]) {
+    const ticks = await page.getByTestId(chart).getByTestId("chart-tick").allTextContents();
+    expect(new Set(ticks).size, chart).toBe(ticks.length);
+    expect(ticks.length, chart).toBeGreaterThanOrEqual(2);
+  }
 
   await expect(page.getByTestId("usage-by-repo").getByTestId("usage-row").filter({ hasText: REPO })).toBeVisible();
   await expect(page.getByTestId("usage-by-loop")).toContainText("start-dev");

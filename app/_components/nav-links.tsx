@@ -6,6 +6,7 @@ import { usePathname } from "next/navigation";
 const LINKS = [
   { href: "/board", label: "Board" },
   { href: "/needs-you", label: "Needs you" },
+  { href: "/runs", label: "Runs" },
   { href: "/loops", label: "Loops" },
   { href: "/budgets", label: "Budgets" },
   { href: "/usage", label: "Usage" },

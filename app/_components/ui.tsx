@@ -1,5 +1,7 @@
 import type { ReactNode } from "react";
 
+export { Time } from "./relative-time";
+
 /** Presentational pieces shared by the pages (server-safe: no hooks, no state). */
 
 const STATE_TONE: Record<string, string> = {
@@ -57,27 +59,6 @@ export function Problem({ title, message, token }: { title: string; message: str
       {token ? <p className="mt-1 font-mono text-xs text-red-700">{token}</p> : null}
     </div>
   );
-}
-
-/** A time, shown in UTC (the same for every reader), with a relative hint. */
-export function Time({ iso, now = Date.now() }: { iso: string | null; now?: number }) {
-  if (!iso) return <span className="text-stone-500">—</span>;
-  const d = new Date(iso);
-  return (
-    <time dateTime={iso} title={d.toISOString()} className="whitespace-nowrap">
-      {relative(d.getTime(), now)}
-    </time>
-  );
-}
-
-export function relative(t: number, now = Date.now()): string {
-  const s = Math.round((now - t) / 1000);
-  if (s < 0) return "just now";
-  if (s < 60) return `${s}s ago`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  if (s < 30 * 86400) return `${Math.floor(s / 86400)} d ago`;
-  return new Date(t).toISOString().slice(0, 10);
 }
 
 export function ExternalLink({ href, children, className, testId }: { href: string; children: ReactNode; className?: string; testId?: string }) {

@@ -14,6 +14,7 @@ import { admission } from "../../lib/metering/admission";
 import { operatorDeps } from "../../lib/triggers/operator-deps";
 import { setLoopPaused } from "../../lib/triggers/loops";
 import { createTriggerDeps } from "../../lib/triggers/deps";
+import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { db } from "./db";
 
@@ -71,6 +72,10 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
     return app;
   };
   const gate = admission();
+  const triggerDeps = async () => {
+    const [app, queue, roster] = await Promise.all([github(), workQueue(), instanceConfig()]);
+    return createTriggerDeps({ db: database, github: app, workQueue: queue, roster, admission: gate });
+  };
   // the one operator of every door (lib/triggers/operator-deps.ts): the gate and the `if:` re-check
   const deps = async (): Promise<operator.OperatorDeps> => {
     const [queue, roster] = await Promise.all([workQueue(), instanceConfig()]);
@@ -87,10 +92,8 @@ export function createLiveServices(database: Db, options: LiveServicesOptions = 
       intervene: async (runId, actor, input) => operator.intervene(await deps(), runId, actor, input),
       resetCycleBudget: (itemKey, actor) => resetCycleBudget(database, itemKey, actor),
       setLoopPaused: (repo, loop, paused, actor) => setLoopPaused(database, repo, loop, paused, actor),
-      dispatchLoop: async (input) => {
-        const [app, queue, roster] = await Promise.all([github(), workQueue(), instanceConfig()]);
-        return dispatchLoop(createTriggerDeps({ db: database, github: app, workQueue: queue, roster, admission: gate }), input);
-      },
+      dispatchLoop: async (input) => dispatchLoop(await triggerDeps(), input),
+      checkConfig: async (repo, actor) => checkConfigNow(await triggerDeps(), repo, actor),
       moveCard: async (move) => moveBoardCard({ db: database, github: await github(), workQueue: await workQueue() }, move),
     },
     async close() {

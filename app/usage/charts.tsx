@@ -1,3 +1,5 @@
+import { chartScale } from "../../lib/dashboard/format";
+
 /**
  * Charts as inline SVG, rendered on the server: no chart library, no client JavaScript. Every
  * bar carries its label and value (data-*, and a <title> for the hover text).
@@ -8,14 +10,7 @@ export interface Point {
   value: number;
 }
 
-const niceCeil = (n: number): number => {
-  if (n <= 0) return 1;
-  const p = 10 ** Math.floor(Math.log10(n));
-  const m = n / p;
-  return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
-};
-
-/** A column per point (e.g. per day), with a light grid and its scale. */
+/** A column per point (e.g. per day), with a light grid and its scale (ticks whose labels differ). */
 export function ColumnChart({
   title,
   points,
@@ -31,12 +26,15 @@ export function ColumnChart({
 }) {
   const W = 420;
   const H = 150;
-  const left = 48;
+  const left = 64;
   const bottom = 20;
   const top = 8;
   const plotW = W - left - 8;
   const plotH = H - top - bottom;
-  const max = niceCeil(Math.max(0, ...points.map((p) => p.value)));
+  const { max, ticks } = chartScale(
+    points.map((p) => p.value),
+    format,
+  );
   const step = plotW / Math.max(1, points.length);
   const barW = Math.max(2, step * 0.7);
   const total = points.reduce((s, p) => s + p.value, 0);
@@ -55,13 +53,13 @@ export function ColumnChart({
         viewBox={`0 0 ${W} ${H}`}
         className="h-auto w-full"
       >
-        {[0, 0.5, 1].map((f) => {
-          const y = top + plotH - f * plotH;
+        {ticks.map((t) => {
+          const y = top + plotH - (t.value / max) * plotH;
           return (
-            <g key={f}>
+            <g key={t.label} data-testid="chart-tick">
               <line x1={left} x2={W - 8} y1={y} y2={y} stroke="#e7e5e4" strokeWidth={1} />
-              <text x={left - 6} y={y + 4} textAnchor="end" fontSize={11} fill="#78716c">
-                {format(max * f)}
+              <text x={left - 6} y={y + 4} textAnchor="end" fontSize={11} fill="#57534e">
+                {t.label}
               </text>
             </g>
           );

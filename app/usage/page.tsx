@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { counted, formatCount, formatMinutes, formatUsd } from "../../lib/dashboard/format";
 import { monthKey, parseMonthKey } from "../../lib/metering/month";
 import type { CapStatus, UsageTotals } from "../../lib/metering/usage-report";
 import { usageForViewer, usageQuery } from "../../lib/metering/usage-for-viewer";
@@ -16,9 +17,6 @@ export const dynamic = "force-dynamic";
 type Search = Promise<Record<string, string | string[] | undefined>>;
 const one = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v) || undefined;
 
-const usd = (n: number) => `$${n.toFixed(2)}`;
-const minutes = (n: number) => (n < 60 ? `${n.toFixed(n < 10 ? 1 : 0)} min` : `${(n / 60).toFixed(1)} h`);
-const count = (n: number) => (Number.isInteger(n) ? n.toLocaleString("en-US") : n.toFixed(1));
 
 function shiftMonth(key: string, by: number): string {
   const start = parseMonthKey(key)!;
@@ -26,10 +24,10 @@ function shiftMonth(key: string, by: number): string {
 }
 
 const LIMITS: { key: CapStatus["limit"]; label: string; format: (n: number) => string }[] = [
-  { key: "monthly_runs", label: "Runs this month", format: count },
-  { key: "monthly_cost_usd", label: "Cost this month", format: usd },
-  { key: "max_concurrent", label: "Running now", format: count },
-  { key: "open_rate_per_minute", label: "Opens in the last minute", format: (n) => count(Math.round(n * 10) / 10) },
+  { key: "monthly_runs", label: "Runs opened this month", format: formatCount },
+  { key: "monthly_cost_usd", label: "Cost this month", format: formatUsd },
+  { key: "max_concurrent", label: "Runs running now", format: formatCount },
+  { key: "open_rate_per_minute", label: "Runs opened in the last minute", format: (n) => formatCount(Math.round(n * 10) / 10) },
 ];
 
 export default async function UsagePage({ searchParams }: { searchParams: Search }) {
@@ -70,16 +68,16 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
       </PageHeader>
 
       <section aria-label="Totals" className="mb-4 grid grid-cols-2 gap-2 sm:grid-cols-4">
-        <Stat label="Cost" value={usd(r.totals.costUsd)} note={r.totals.estimatedCostUsd > 0 ? `${usd(r.totals.estimatedCostUsd)} of it estimated` : "as the agents reported it"} testId="usage-total-cost" />
-        <Stat label="Agent time" value={minutes(r.totals.minutes)} note={`${r.totals.attempts} Attempt${r.totals.attempts === 1 ? "" : "s"}`} testId="usage-total-minutes" />
-        <Stat label="Runs" value={count(r.totals.runs)} note="with a finished Attempt" testId="usage-total-runs" />
-        <Stat label="Tokens" value={`${count(r.totals.tokensIn)} in`} note={`${count(r.totals.tokensOut)} out`} testId="usage-total-tokens" />
+        <Stat label="Cost" value={formatUsd(r.totals.costUsd)} note={r.totals.estimatedCostUsd > 0 ? `${formatUsd(r.totals.estimatedCostUsd)} of it estimated` : "as the agents reported it"} testId="usage-total-cost" />
+        <Stat label="Agent time" value={formatMinutes(r.totals.minutes)} note={`over ${counted(r.totals.attempts, "finished Attempt")}`} testId="usage-total-minutes" />
+        <Stat label="Runs with a finished Attempt" value={formatCount(r.totals.runs)} note="counted on the day their Attempt ended" testId="usage-total-runs" />
+        <Stat label="Tokens" value={`${formatCount(r.totals.tokensIn)} in`} note={`${formatCount(r.totals.tokensOut)} out`} testId="usage-total-tokens" />
       </section>
 
       <section aria-label="Per day" className="mb-6 grid gap-3 lg:grid-cols-3">
-        <ColumnChart title="Cost per day" testId="usage-chart-cost" format={usd} points={r.days.map((d) => ({ label: d.day, value: d.costUsd }))} />
-        <ColumnChart title="Agent time per day" testId="usage-chart-minutes" color="#0369a1" format={minutes} points={r.days.map((d) => ({ label: d.day, value: d.minutes }))} />
-        <ColumnChart title="Runs per day" testId="usage-chart-runs" color="#7c3aed" format={count} points={r.days.map((d) => ({ label: d.day, value: d.runs }))} />
+        <ColumnChart title="Cost per day" testId="usage-chart-cost" format={formatUsd} points={r.days.map((d) => ({ label: d.day, value: d.costUsd }))} />
+        <ColumnChart title="Agent time per day" testId="usage-chart-minutes" color="#0369a1" format={formatMinutes} points={r.days.map((d) => ({ label: d.day, value: d.minutes }))} />
+        <ColumnChart title="Runs with a finished Attempt, per day" testId="usage-chart-runs" color="#7c3aed" format={formatCount} points={r.days.map((d) => ({ label: d.day, value: d.runs }))} />
       </section>
 
       {r.totals.attempts === 0 ? (
@@ -159,8 +157,10 @@ function Breakdown({ title, rows, total, testId }: { title: string; testId: stri
         <thead className="text-xs text-stone-500">
           <tr>
             <th className="px-3 py-1.5 font-medium" />
-            <th className="px-3 py-1.5 text-right font-medium">Runs</th>
-            <th className="px-3 py-1.5 text-right font-medium">Time</th>
+            <th className="px-3 py-1.5 text-right font-medium" title="Runs with a finished Attempt">
+              Runs finished
+            </th>
+            <th className="px-3 py-1.5 text-right font-medium">Agent time</th>
             <th className="px-3 py-1.5 text-right font-medium">Cost</th>
             <th className="px-3 py-1.5" />
           </tr>
@@ -172,10 +172,10 @@ function Breakdown({ title, rows, total, testId }: { title: string; testId: stri
                 {x.label}
               </td>
               <td className="px-3 py-1.5 text-right">{x.runs}</td>
-              <td className="whitespace-nowrap px-3 py-1.5 text-right">{minutes(x.minutes)}</td>
-              <td className="whitespace-nowrap px-3 py-1.5 text-right" title={x.estimatedCostUsd > 0 ? `${usd(x.estimatedCostUsd)} estimated` : undefined}>
+              <td className="whitespace-nowrap px-3 py-1.5 text-right">{formatMinutes(x.minutes)}</td>
+              <td className="whitespace-nowrap px-3 py-1.5 text-right" title={x.estimatedCostUsd > 0 ? `${formatUsd(x.estimatedCostUsd)} estimated` : undefined}>
                 {x.estimatedCostUsd > 0 ? "≈ " : ""}
-                {usd(x.costUsd)}
+                {formatUsd(x.costUsd)}
               </td>
               <td className="px-3 py-1.5">
                 <Meter kind="share" ratio={total.costUsd > 0 ? x.costUsd / total.costUsd : total.minutes > 0 ? x.minutes / total.minutes : 0} label={`${x.label}: its share`} />

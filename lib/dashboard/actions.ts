@@ -51,6 +51,12 @@ export async function dispatchLoop(ctx: DashboardContext, viewer: Viewer | null,
   return { status: 201, body: { ok: true as const, run: await runSummary(ctx.db, outcome.runId) } };
 }
 
+/** "Check config now": a writer's ask to read the repository's `.github/atelier.yml` at once. */
+export async function checkConfig(ctx: DashboardContext, viewer: Viewer | null, input: { repo: string }) {
+  const who = await requireRepoPermission(viewer, input.repo, "write");
+  return { ok: true as const, ...(await ctx.services.checkConfig(input.repo, who.login)) };
+}
+
 export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {
   const who = requireViewer(viewer);
   const { rows } = await ctx.db.pool.query<{ repo: string }>(`SELECT repo FROM cycle_budgets WHERE item_key = $1`, [input.itemKey]);

@@ -2,13 +2,16 @@ import type { Db } from "../store/db";
 import { listLoopsOf } from "../triggers/loops";
 
 /**
- * The Loops page: every Loop of the repositories in scope (the triggers' own view of each
- * repository's Loops) with its pause, last poll, error, and the repository's poll failure.
+ * The Loops page: each repository in scope with its `.github/atelier.yml` as last read (when,
+ * and the file's own error), and every Loop of it (the triggers' own view of each repository's
+ * Loops, broken ones included) with its pause, last poll, error, and the repository's poll failure.
  */
 export interface LoopView {
   repo: string;
   loop: string;
   trigger: string | null;
+  /** false when the config gives this Loop an error: it does not run until fixed */
+  valid: boolean;
   paused: boolean;
   pausedBy: string | null;
   lastPolledAt: string | null;
@@ -18,22 +21,37 @@ export interface LoopView {
   pollError: string | null;
 }
 
-export async function loadLoops(db: Db, repos: string[]): Promise<LoopView[]> {
-  if (!repos.length) return [];
+export interface RepositoryConfigView {
+  repo: string;
+  /** when `.github/atelier.yml` was last read; null before the first read */
+  readAt: string | null;
+  /** the file's own error (YAML that does not parse, not a mapping…), with its line */
+  configError: string | null;
+}
+
+/** A Loop that does not run because of its config: broken definition or a recorded error. */
+export function isLoopBroken(loop: Pick<LoopView, "valid" | "error">): boolean {
+  return !loop.valid || loop.error !== null;
+}
+
+export async function loadLoops(db: Db, repos: string[]): Promise<{ repositories: RepositoryConfigView[]; loops: LoopView[] }> {
+  if (!repos.length) return { repositories: [], loops: [] };
   const [polls, byRepo] = await Promise.all([
-    db.pool.query<{ full_name: string; last_polled_at: Date | null; poll_error: string | null }>(
-      `SELECT full_name, last_polled_at, poll_error FROM repositories WHERE full_name = ANY($1)`,
+    db.pool.query<{ full_name: string; last_polled_at: Date | null; poll_error: string | null; read_at: string | null; config_error: string | null }>(
+      `SELECT full_name, last_polled_at, poll_error, config->>'readAt' AS read_at, config_error
+         FROM repositories WHERE full_name = ANY($1) ORDER BY full_name`,
       [repos],
     ),
     listLoopsOf(db, repos),
   ]);
   const poll = new Map(polls.rows.map((r) => [r.full_name, r]));
-  return [...byRepo]
-    .flatMap(([repo, loops]) =>
-      loops.map((l) => ({
+  const loops = [...byRepo]
+    .flatMap(([repo, list]) =>
+      list.map((l) => ({
         repo,
         loop: l.name,
         trigger: l.trigger,
+        valid: l.valid,
         paused: l.paused,
         pausedBy: l.pausedBy,
         lastPolledAt: (l.lastPolledAt ?? poll.get(repo)?.last_polled_at ?? null)?.toISOString() ?? null,
@@ -43,4 +61,11 @@ export async function loadLoops(db: Db, repos: string[]): Promise<LoopView[]> {
       })),
     )
     .sort((a, b) => a.repo.localeCompare(b.repo) || a.loop.localeCompare(b.loop));
+  const repositories = polls.rows.map((r) => ({
+    repo: r.full_name,
+    // markConfigStale writes the epoch to make the next poll read again: not a read time
+    readAt: r.read_at && !r.read_at.startsWith("1970-") ? r.read_at : null,
+    configError: r.config_error,
+  }));
+  return { repositories, loops };
 }

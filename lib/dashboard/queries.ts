@@ -4,10 +4,11 @@ import type { Viewer } from "../auth/viewer";
 import { loadAudit } from "./audit";
 import { loadBoard, type Board } from "./board";
 import { loadBudgets, type BudgetView } from "./budgets";
-import { loadLoops, type LoopView } from "./loops";
+import { loadLoops, type LoopView, type RepositoryConfigView } from "./loops";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
 import { authorizeRun } from "./run-access";
+import { loadRunPage, runAgents, type RunListFilter, type RunPage } from "./runs-list";
 import { loadRunDetail, type RunDetail } from "./run-detail";
 import { narrow, scopeRepos } from "./scope";
 import type { DashboardContext } from "./services";
@@ -67,6 +68,30 @@ async function loopNames(ctx: ReadContext, repos: string[]): Promise<string[]> {
   return rows.map((r) => r.loop);
 }
 
+export interface RunsListPage extends RunPage {
+  /** the filters' choices: the visible repositories, their Loops and agents */
+  repos: string[];
+  loops: string[];
+  agents: string[];
+}
+
+/** The Runs list: a page of the visible Runs, as filtered, with the filters' choices. */
+export async function getRuns(
+  ctx: ReadContext,
+  viewer: Viewer | null,
+  q: RunListFilter & { repo?: string; cursor?: string; limit?: number } = {},
+): Promise<RunsListPage> {
+  const who = requireViewer(viewer);
+  const scope = await scopeRepos(ctx.db, who);
+  const repos = narrow(scope, q.repo);
+  const [page, loops, agents] = await Promise.all([
+    loadRunPage(ctx.db, repos, { loop: q.loop, agent: q.agent, state: q.state, q: q.q }, { cursor: q.cursor, limit: q.limit }),
+    loopNames(ctx, scope),
+    runAgents(ctx.db, scope),
+  ]);
+  return { ...page, repos: scope, loops, agents };
+}
+
 export async function getRun(ctx: ReadContext, viewer: Viewer | null, runId: string): Promise<RunDetail & { canAct: boolean }> {
   const { who, repo } = await authorizeRun(ctx.db, viewer, runId, "read");
   const config = await instanceConfig();
@@ -99,10 +124,14 @@ export async function getNeedsCount(ctx: ReadContext, viewer: Viewer | null): Pr
   }
 }
 
-export async function getLoops(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ loops: LoopView[]; writable: string[] }> {
+export async function getLoops(
+  ctx: ReadContext,
+  viewer: Viewer | null,
+  q: { repo?: string } = {},
+): Promise<{ repositories: RepositoryConfigView[]; loops: LoopView[]; writable: string[] }> {
   const who = requireViewer(viewer);
-  const loops = await loadLoops(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
-  return { loops, writable: await writableRepos(who, loops.map((l) => l.repo)) };
+  const { repositories, loops } = await loadLoops(ctx.db, narrow(await scopeRepos(ctx.db, who), q.repo));
+  return { repositories, loops, writable: await writableRepos(who, repositories.map((r) => r.repo)) };
 }
 
 export async function getBudgets(ctx: ReadContext, viewer: Viewer | null, q: { repo?: string } = {}): Promise<{ budgets: BudgetView[]; writable: string[] }> {

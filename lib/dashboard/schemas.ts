@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RUN_STATES } from "../engine/run-state";
 
 /**
  * The API's inputs. Bodies are strict: an unknown field is a 400 `invalid_body`, never
@@ -10,12 +11,16 @@ const repo = z
   .regex(/^[a-z0-9][a-z0-9_.-]{0,38}\/[a-z0-9._-]{1,100}$/i, "a repository is owner/name")
   .transform((s) => s.toLowerCase());
 
+const loopName = z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name");
+
+const agentName = z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "an agent is a name from the roster");
+
 export const emptyBody = z.strictObject({});
 
 export const editAndRetryBody = z
   .strictObject({
     prompt: z.string().min(1, "the prompt cannot be empty").max(100_000).optional(),
-    agent: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "an agent is a name from the roster").optional(),
+    agent: agentName.optional(),
   })
   .refine((b) => b.prompt !== undefined || b.agent !== undefined, { message: "give a new prompt, a new agent, or both" });
 
@@ -26,13 +31,15 @@ export const interveneBody = z.strictObject({
 
 export const pauseLoopBody = z.strictObject({
   repo,
-  loop: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name"),
+  loop: loopName,
   paused: z.boolean(),
 });
 
+export const checkConfigBody = z.strictObject({ repo });
+
 export const dispatchBody = z.strictObject({
   repo,
-  loop: z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name"),
+  loop: loopName,
   number: z.number().int("an issue or pull request number").min(1).max(2_147_483_647),
 });
 
@@ -72,4 +79,15 @@ export const auditQuery = z.strictObject({
 export const transcriptQuery = z.strictObject({
   after: z.string().regex(/^\d{1,18}$/, "after is a transcript entry's id").optional(),
   limit: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+/** The Runs list's filters (each kept in the page's URL) and its keyset cursor. */
+export const runsQuery = z.strictObject({
+  repo: repo.optional(),
+  loop: loopName.optional(),
+  agent: agentName.optional(),
+  state: z.enum(RUN_STATES, `a state is one of ${RUN_STATES.join(", ")}`).optional(),
+  q: z.string().trim().max(200, "a search is at most 200 characters").optional(),
+  cursor: z.string().max(400).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
 });

@@ -1,5 +1,6 @@
 import type { Db } from "../store/db";
 import type { BoardMoveInput } from "../triggers/board-move";
+import type { ConfigCheck } from "../triggers/check-config";
 import type { DispatchInput, DispatchOutcome } from "../triggers/dispatch";
 
 /**
@@ -27,6 +28,8 @@ export interface LoopServices {
   setLoopPaused(repo: string, loop: string, paused: boolean, actor: string): Promise<unknown>;
   /** "Run Loop X on #N now" (lib/triggers/dispatch.ts): through the admission gate, audited. */
   dispatchLoop(input: DispatchInput): Promise<DispatchOutcome>;
+  /** "Check config now" (lib/triggers/check-config.ts): `.github/atelier.yml` read from GitHub at once, audited. */
+  checkConfig(repo: string, actor: string): Promise<ConfigCheck>;
 }
 
 /** A Board move: the lane labels to add and remove on GitHub, then a Hint to re-read the Item. */

@@ -3,6 +3,7 @@ import { claimBench } from "./claim";
 import { engineBench } from "./engine";
 import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
+import { runsListBench } from "./runs-list";
 import { sandboxBench } from "./sandbox";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
@@ -10,6 +11,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   claim: claimBench,
   engine: engineBench,
   board: boardBench,
+  runs_list: runsListBench,
   poll: pollBench,
   sandbox: sandboxBench,
   metrics: metricsBench,

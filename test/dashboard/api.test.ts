@@ -25,6 +25,7 @@ const routes = {
   board: await import("../../app/api/v1/board/route"),
   move: await import("../../app/api/v1/board/move/route"),
   run: await import("../../app/api/v1/runs/[id]/route"),
+  runs: await import("../../app/api/v1/runs/route"),
   approve: await import("../../app/api/v1/runs/[id]/approve/route"),
   retry: await import("../../app/api/v1/runs/[id]/retry/route"),
   editAndRetry: await import("../../app/api/v1/runs/[id]/edit-and-retry/route"),
@@ -403,6 +404,28 @@ describe("reads", () => {
     expect([missing.status, missing.body.error]).toEqual([404, "run_not_found"]);
     const act = await post(routes.approve.POST, `/api/v1/runs/${id}/approve`, { params: { id }, cookie: cookies.stranger });
     expect([act.status, act.body.error]).toEqual([404, "run_not_found"]);
+  });
+
+  it("the Runs list shows each person the Runs of the repositories they can see, and nothing else", async () => {
+    const mine = await runIn("Failed");
+    const hidden = await seedRun(db, { repo: OTHER, number: 1, state: "Failed" });
+    const idsFor = async (who: keyof typeof users, query: Record<string, string> = {}) => {
+      const res = await get(routes.runs.GET, "/api/v1/runs", { cookie: cookies[who], query: { state: "Failed", limit: "200", ...query } });
+      expect(res.status).toBe(200);
+      return (res.body.runs as { id: string }[]).map((r) => r.id);
+    };
+    expect(await idsFor("reader")).toContain(mine);
+    expect(await idsFor("reader")).not.toContain(hidden);
+    expect(await idsFor("writer")).toEqual(expect.arrayContaining([mine, hidden]));
+    expect(await idsFor("writer", { repo: REPO })).not.toContain(hidden);
+    // a repository the reader cannot see, asked by name, is an empty list, not its Runs
+    expect(await idsFor("reader", { repo: OTHER })).toEqual([]);
+    expect(await idsFor("stranger")).toEqual([]);
+    expect(await idsFor("stranger", { q: hidden })).toEqual([]);
+    const signedOut = await get(routes.runs.GET, "/api/v1/runs");
+    expect(signedOut.status).toBe(401);
+    const bad = await get(routes.runs.GET, "/api/v1/runs", { cookie: cookies.reader, query: { state: "Exploded" } });
+    expect([bad.status, bad.body.error]).toEqual([400, "invalid_query"]);
   });
 
   it("needs you lists approvals and failures, newest first, with exact counts", async () => {

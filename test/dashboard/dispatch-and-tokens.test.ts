@@ -5,9 +5,11 @@ import { defaultInstanceConfig } from "../../lib/config/roster";
 import type { DashboardServices } from "../../lib/dashboard/services";
 import { admission } from "../../lib/metering/admission";
 import { setQuota } from "../../lib/metering/quota-settings";
+import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
+import { listLoops } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { installRepository, startFixture, type Fixture } from "../github/support/fixture";
+import { installRepository, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
 import { beginAttempt } from "../support/attempts";
 import { call } from "./support/api-client";
 import { cookieFor, seedUser } from "./support/seed";
@@ -28,6 +30,7 @@ let installationId: number;
 const cookies: Record<string, string> = {};
 type Routes = {
   dispatch: typeof import("../../app/api/v1/loops/dispatch/route");
+  checkConfig: typeof import("../../app/api/v1/loops/check-config/route");
   tokens: typeof import("../../app/api/v1/tokens/route");
   token: typeof import("../../app/api/v1/tokens/[id]/route");
   me: typeof import("../../app/api/v1/me/route");
@@ -65,11 +68,13 @@ beforeAll(async () => {
     setLoopPaused: unused,
     moveCard: unused,
     dispatchLoop: (input) => dispatchLoop({ ...fx.deps, admission: admission() }, input),
+    checkConfig: (name, actor) => checkConfigNow(fx.deps, name, actor),
   };
   const { setDashboardServicesForTests } = await import("../../app/_server/services");
   setDashboardServicesForTests(services);
   routes = {
     dispatch: await import("../../app/api/v1/loops/dispatch/route"),
+    checkConfig: await import("../../app/api/v1/loops/check-config/route"),
     tokens: await import("../../app/api/v1/tokens/route"),
     token: await import("../../app/api/v1/tokens/[id]/route"),
     me: await import("../../app/api/v1/me/route"),
@@ -172,5 +177,39 @@ describe("work on demand over the API", () => {
     expect([suspended.status, suspended.body.error]).toEqual([403, "installation_suspended"]);
     await fx.db.pool.query(`UPDATE installations SET suspended_at = NULL WHERE id = $1`, [installationId]);
     expect((await dispatch(token, next.number)).status).toBe(201);
+  });
+});
+
+describe("check config now", () => {
+  const check = (token: string, body: unknown) => call(routes.checkConfig.POST, "POST", "/api/v1/loops/check-config", { headers: bearer(token), origin: null, body });
+
+  it("reads .github/atelier.yml from GitHub at once, audited: a broken Loop stays listed with its error, then clears when fixed", async () => {
+    const token = await newToken("writer", "act");
+    await fx.sim.pushCommit({ repo, branch: "main", files: { ".github/atelier.yml": "loops:\n  start-dev: [unclosed\n" } });
+    const broken = await check(token, { repo });
+    expect(broken.status).toBe(200);
+    expect(broken.body).toMatchObject({ ok: true, repo, loops: ["start-dev"] });
+    expect((broken.body.errors as unknown[]).length).toBeGreaterThan(0);
+    expect((await listLoops(fx.db, repo)).find((l) => l.name === "start-dev")).toMatchObject({ valid: false, error: expect.any(String) });
+
+    await fx.sim.pushCommit({ repo, branch: "main", files: { ".github/atelier.yml": START_DEV_CONFIG } });
+    const fixed = await check(token, { repo });
+    expect(fixed.body).toMatchObject({ ok: true, loops: ["start-dev"], errors: [] });
+    expect((await listLoops(fx.db, repo)).find((l) => l.name === "start-dev")).toMatchObject({ valid: true, error: null });
+    const { rows } = await fx.db.pool.query(`SELECT actor, repo FROM audit_log WHERE action = 'check_config' ORDER BY id`);
+    expect(rows).toEqual([
+      { actor: "writer", repo },
+      { actor: "writer", repo },
+    ]);
+  });
+
+  it("is refused to a reader (403) and for a repository that is not one (400 or 404), never a 500", async () => {
+    const reader = await check(await newToken("reader", "act"), { repo });
+    expect(reader.status).toBe(403);
+    const writer = await newToken("writer", "act");
+    expect((await check(writer, { repo: "not a repo" })).body).toMatchObject({ error: "invalid_body" });
+    expect((await check(writer, { repo, extra: 1 })).body).toMatchObject({ error: "invalid_body" });
+    const unknown = await check(writer, { repo: "ops/nowhere" });
+    expect([403, 404]).toContain(unknown.status);
   });
 });

@@ -53,6 +53,7 @@ const services: DashboardServices = {
   resetCycleBudget: unused,
   setLoopPaused: unused,
   dispatchLoop: unused,
+  checkConfig: unused,
   moveCard: unused,
 };
 

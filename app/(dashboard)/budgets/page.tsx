@@ -23,24 +23,30 @@ export default async function BudgetsPage() {
   const canWrite = new Set(writable);
   return (
     <>
-      <PageHeader title="Cycle budgets" subtitle="How many Runs each Item may open between resets (max_cycles). An Item that used its budget waits here." />
+      <PageHeader
+        title="Cycle budgets"
+        subtitle="How many Runs each Loop may open on an Item between resets (its max_cycles). An Item that used its budget waits here until someone resets it."
+      />
       {budgets.length === 0 ? (
-        <Empty title="No cycle budgets yet">An Item gets one when a Loop first opens a Run on it.</Empty>
+        <Empty title="No Item has a cycle budget yet">An Item gets one when a Loop with max_cycles first opens a Run on it.</Empty>
       ) : (
         <div className="overflow-x-auto rounded-lg border border-stone-200 bg-white">
           <table data-testid="budgets" className="w-full min-w-[36rem] text-left text-sm">
             <thead className="border-b border-stone-200 text-xs text-stone-500">
               <tr>
                 <th className="px-3 py-2 font-medium">Item</th>
-                <th className="px-3 py-2 font-medium">Generation</th>
-                <th className="px-3 py-2 font-medium">Runs in it</th>
+                <th className="px-3 py-2 font-medium">Loop</th>
+                <th className="px-3 py-2 font-medium" title="how many times the budget was reset">
+                  Cycle
+                </th>
+                <th className="px-3 py-2 font-medium">Runs opened in this cycle</th>
                 <th className="px-3 py-2 font-medium">Status</th>
                 <th className="px-3 py-2" />
               </tr>
             </thead>
             <tbody className="divide-y divide-stone-100">
               {budgets.map((b) => (
-                <tr key={b.itemKey} data-testid="budget" data-ask={b.ask ? "yes" : "no"}>
+                <tr key={`${b.itemKey}\u0000${b.loop}`} data-testid="budget" data-item={`${b.repo}#${b.number ?? ""}`} data-loop={b.loop ?? ""} data-ask={b.ask ? "yes" : "no"}>
                   <td className="px-3 py-2">
                     <span className="font-medium">{b.title ?? b.itemKey}</span>
                     <span className="block text-xs text-stone-500">
@@ -48,10 +54,10 @@ export default async function BudgetsPage() {
                       {b.number ? `#${b.number}` : ""}
                     </span>
                   </td>
+                  <td className="px-3 py-2">{b.loop ?? "—"}</td>
                   <td className="px-3 py-2">{b.generation}</td>
-                  <td className="px-3 py-2">
-                    {b.used}
-                    {b.ask?.maxCycles ? ` / ${b.ask.maxCycles}` : ""}
+                  <td className="px-3 py-2" data-testid="budget-use">
+                    {b.maxCycles !== null ? `${b.used} of ${b.maxCycles}` : b.used}
                   </td>
                   <td className="px-3 py-2 text-xs">
                     {b.ask ? (

@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
 import Link from "next/link";
+import { notFound } from "next/navigation";
 import { instanceConfig } from "../../../../lib/auth/instance-config";
+import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/format";
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
 import { ActionButton } from "../../../_components/action-button";
@@ -20,21 +22,17 @@ const BUTTONS: Partial<Record<RunAction, { label: string; path: string; tone: "p
   cancel: { label: "Cancel Run", path: "cancel", tone: "danger", confirm: "Cancel this Run? A running agent is stopped." },
 };
 
-function duration(ms: number | null): string {
-  if (ms === null) return "—";
-  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
-  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
-
 export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const viewer = await requirePageViewer(`/runs/${id}`);
   const result = await load(() => getRun(dashboardContext(), viewer, id));
+  // a Run that does not exist, or that the viewer cannot see, is a 404 (inside the navigation)
+  if (!result.ok && result.status === 404) notFound();
   if (!result.ok) {
     return (
       <>
         <PageHeader title="Run" subtitle={<span className="font-mono">{id}</span>} />
-        <Problem title={result.status === 404 ? "No such Run" : "This Run cannot be shown"} message={result.message} token={result.token} />
+        <Problem title="This Run cannot be shown" message={result.message} token={result.token} />
       </>
     );
   }
@@ -114,7 +112,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                       <span className="font-medium">#{a.number}</span>
                       <StateBadge state={a.state} />
                       <span className="text-stone-500">
-                        {a.agent ?? run.agent} · <Time iso={a.startedAt} /> · {duration(a.durationMs)}
+                        {a.agent ?? run.agent} · <Time iso={a.startedAt} /> · {formatDurationMs(a.durationMs)}
                       </span>
                       {a.model ? <span className="text-stone-500" data-testid="attempt-model">· {a.model}</span> : null}
                       {a.turns !== null ? (
@@ -124,7 +122,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                       ) : null}
                       {a.costUsd ? (
                         <span className="text-stone-500" data-testid="attempt-cost">
-                          · {a.costEstimated ? "~" : ""}${Number(a.costUsd).toFixed(4)}
+                          · {a.costEstimated ? "~" : ""}
+                          {formatUsdExact(Number(a.costUsd))}
                           {a.costExact ? " (exact)" : a.costEstimated ? " (estimated)" : ""}
                         </span>
                       ) : null}

@@ -1,0 +1,128 @@
+import type { RunStateName } from "../engine/run-state";
+import { BadInputError } from "../errors";
+import type { Db } from "../store/db";
+
+/**
+ * The Runs list: the Runs of the repositories in scope, newest first, filtered by Loop, agent
+ * and state and searched by Item title, Item number or Run id, a page at a time. Pages are
+ * cut by a keyset cursor on (received_at, id) — the position of the last Run shown — so a
+ * page deep in a big table costs what the first one does (index runs_repo_received_at_id_idx,
+ * read backward per repository), and a Run that arrives meanwhile does not shift the pages
+ * after it.
+ */
+
+export interface RunListFilter {
+  loop?: string | null;
+  agent?: string | null;
+  state?: RunStateName | null;
+  /** an Item number (`12`, `#12`), a Run id, or words of an Item's title */
+  q?: string | null;
+}
+
+export interface RunRow {
+  id: string;
+  repo: string;
+  loop: string;
+  agent: string;
+  number: number | null;
+  title: string | null;
+  state: RunStateName;
+  receivedAt: string;
+  endedAt: string | null;
+  pullRequestNumber: number | null;
+}
+
+export interface RunPage {
+  runs: RunRow[];
+  /** the cursor of the next page; null on the last one */
+  next: string | null;
+}
+
+export const RUNS_PAGE_SIZE = 50;
+
+/** The cursor after a Run: its received_at (to the microsecond Postgres keeps) and id, base64url. */
+export function encodeCursor(receivedAt: string, id: string): string {
+  return Buffer.from(JSON.stringify([receivedAt, id])).toString("base64url");
+}
+
+/** A cursor this list wrote, or a 400 `invalid_cursor`. */
+export function decodeCursor(cursor: string): { at: string; id: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    value = null;
+  }
+  if (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    typeof value[0] === "string" &&
+    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d(:?\d\d)?)$/.test(value[0]) &&
+    typeof value[1] === "string" &&
+    /^[\w.:-]{1,200}$/.test(value[1])
+  ) {
+    return { at: value[0], id: value[1] };
+  }
+  throw new BadInputError("invalid_cursor", "The cursor is not one this list gave: start again from the first page.");
+}
+
+/** What a search asks for: an Item number, a Run id (or its start), else words of a title. */
+export function searchTerms(q: string | null | undefined): { number: number | null; idPrefix: string | null; title: string | null } {
+  const text = (q ?? "").trim();
+  if (!text) return { number: null, idPrefix: null, title: null };
+  const number = /^#?\d{1,9}$/.test(text) ? Number(text.replace("#", "")) : null;
+  const idPrefix = /^[0-9a-f]{6,32}$/i.test(text) ? text.toLowerCase() : null;
+  return { number, idPrefix, title: text };
+}
+
+export async function loadRunPage(db: Db, repos: string[], filter: RunListFilter, page: { cursor?: string | null; limit?: number } = {}): Promise<RunPage> {
+  const after = page.cursor ? decodeCursor(page.cursor) : null;
+  const limit = Math.min(200, Math.max(1, page.limit ?? RUNS_PAGE_SIZE));
+  if (!repos.length) return { runs: [], next: null };
+  const search = searchTerms(filter.q);
+  // per repository, the newest Runs after the cursor in its own index range (a backward scan
+  // of runs_repo_received_at_id_idx that stops at the page's size), then merged: one range of
+  // many repositories cannot be read in order by an index on (repo, received_at, id)
+  const { rows } = await db.pool.query(
+    `SELECT x.* FROM unnest($1::text[]) AS s(repo) CROSS JOIN LATERAL (
+       SELECT r.id, r.repo, r.loop, r.agent, r.number, r.state::text AS state, r.pull_request_number, r.received_at AS at,
+              to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at, r.ended_at, i.title
+         FROM runs r LEFT JOIN items i ON i.key = r.item_key
+        WHERE r.repo = s.repo
+          AND ($2::text IS NULL OR r.loop = $2)
+          AND ($3::text IS NULL OR r.agent = $3)
+          AND ($4::text IS NULL OR r.state::text = $4)
+          AND ($5::text IS NULL OR r.number = $6::int OR r.id LIKE $7 || '%'
+               OR i.title ILIKE '%' || replace(replace(replace($5, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%')
+          AND ($8::timestamptz IS NULL OR (r.received_at, r.id) < ($8::timestamptz, $9::text))
+        ORDER BY r.received_at DESC, r.id DESC
+        LIMIT $10) x
+      ORDER BY x.at DESC, x.id DESC
+      LIMIT $10`,
+    [repos, filter.loop ?? null, filter.agent ?? null, filter.state ?? null, search.title, search.number, search.idPrefix, after?.at ?? null, after?.id ?? null, limit + 1],
+  );
+  const runs: RunRow[] = rows.slice(0, limit).map((r) => ({
+    id: r.id,
+    repo: r.repo,
+    loop: r.loop,
+    agent: r.agent,
+    number: r.number,
+    title: r.title,
+    state: r.state,
+    receivedAt: r.received_at,
+    endedAt: r.ended_at?.toISOString() ?? null,
+    pullRequestNumber: r.pull_request_number,
+  }));
+  const last = rows.length > limit ? runs.at(-1)! : null;
+  return { runs, next: last ? encodeCursor(last.receivedAt, last.id) : null };
+}
+
+/** The agents of the Runs in scope, for the filter's choices. */
+export async function runAgents(db: Db, repos: string[]): Promise<string[]> {
+  if (!repos.length) return [];
+  const { rows } = await db.pool.query<{ agent: string }>(
+    `SELECT DISTINCT agent FROM runs WHERE repo = ANY($1) ORDER BY agent`,
+    [repos],
+  );
+  return rows.map((r) => r.agent);
+}
