@@ -12,7 +12,8 @@ const sim = await startSimulator({
   port,
   seed: "demo",
   log: true,
-  ...(process.env.SIM_WEBHOOK_URL ? { webhookUrl: process.env.SIM_WEBHOOK_URL } : {}),
+  // the receiver (the dashboard) starts after the simulator: its deliveries wait for it
+  ...(process.env.SIM_WEBHOOK_URL ? { webhookUrl: process.env.SIM_WEBHOOK_URL, holdWebhooksUntilReceiverListens: true } : {}),
 });
 
 console.log(`GitHub simulator on ${sim.url}`);

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import type { GitHubAppSettings } from "../config/github-app";
 import { SimControl } from "./control";
 import { SimCore } from "./core";
+import { holdUntilReceiverListens } from "./receiver-wait";
 import { seedDemo } from "./seed";
 import { createSimServer } from "./server";
 import type { SimState } from "./state/sim-state";
@@ -19,6 +20,8 @@ export interface SimulatorOptions {
   /** Where the bare git repositories live; default a temp dir removed by close(). */
   dataDir?: string;
   log?: boolean;
+  /** Hold deliveries until the webhook URL answers (`npm start`: the dashboard starts after). */
+  holdWebhooksUntilReceiverListens?: boolean;
 }
 
 export interface SimAppCredentials {
@@ -84,6 +87,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   await mkdir(join(dataDir, "repos"), { recursive: true });
   const core = new SimCore(dataDir, opts.log ?? false);
   if (opts.webhookUrl) core.state.app.webhookUrl = opts.webhookUrl;
+  const stopHolding = opts.holdWebhooksUntilReceiverListens ? holdUntilReceiverListens(core.webhooks, () => core.state.app.webhookUrl) : () => undefined;
   const control = new SimControl(core);
   const server = createSimServer(core, control);
   const host = opts.host ?? "127.0.0.1";
@@ -97,6 +101,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const shutdown = async (): Promise<void> => {
     if (closed) return;
     closed = true;
+    stopHolding();
     await core.webhooks.idle();
     await core.close();
     server.closeAllConnections();
