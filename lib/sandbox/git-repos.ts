@@ -18,6 +18,39 @@ export interface TreeEntry {
 
 const ZERO = "0000000000000000000000000000000000000000";
 
+/** One commit of a push, as GitHub's push webhook lists it. */
+export interface PushedCommit {
+  id: string;
+  message: string;
+  author: CommitAuthor;
+  /** Epoch ms of the author date. */
+  timestamp: number;
+  added: string[];
+  removed: string[];
+  modified: string[];
+}
+
+const FIELD = "\x1f";
+const RECORD = "\x1e";
+
+function parseLog(out: string): PushedCommit[] {
+  return out
+    .split(RECORD)
+    .filter((chunk) => chunk.trim())
+    .map((chunk) => {
+      const [id = "", name = "", email = "", seconds = "0", message = "", files = ""] = chunk.split(FIELD);
+      const commit: PushedCommit = { id: id.trim(), message: message.trim(), author: { name, email }, timestamp: Number(seconds) * 1000, added: [], removed: [], modified: [] };
+      for (const line of files.split("\n")) {
+        const [status = "", path] = line.split("\t");
+        if (!path) continue;
+        if (status === "A") commit.added.push(path);
+        else if (status === "D") commit.removed.push(path);
+        else commit.modified.push(path);
+      }
+      return commit;
+    });
+}
+
 /**
  * The bare repositories on disk (one per simulated repository, under `<root>/<owner>/<name>.git`)
  * and the plumbing the simulator needs: commit files without a work tree, read a file at a
@@ -165,6 +198,18 @@ export class GitRepos {
     if (!self || self.path !== clean) return null;
     if (self.type === "blob") return { kind: "file", entries: [self] };
     return { kind: "dir", entries: parse((await this.git.run(["ls-tree", "-l", commit, "--", `${clean}/`], { cwd: gitDir })).stdout) };
+  }
+
+  /**
+   * The commits a push of `branch` from `before` to `after` brought, oldest first: those
+   * `after` has and `before` had not, or for a new branch those no other branch has (as
+   * GitHub lists them); a merge lists what it changed against its first parent.
+   */
+  async pushedCommits(gitDir: string, branch: string, before: string, after: string): Promise<PushedCommit[]> {
+    const range = before === ZERO ? [after, "--not", `--exclude=${branch}`, "--branches"] : [after, `^${before}`];
+    const format = `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%at${FIELD}%B${FIELD}`;
+    const { stdout } = await this.git.run(["log", "--reverse", "--no-renames", "--diff-merges=first-parent", "--name-status", format, ...range, "--"], { cwd: gitDir });
+    return parseLog(stdout.toString("utf8"));
   }
 
   async blob(gitDir: string, sha: string): Promise<Buffer> {
