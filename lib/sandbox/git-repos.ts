@@ -135,7 +135,7 @@ export class GitRepos {
   async commitFiles(
     gitDir: string,
     input: { branch: string; files: Record<string, string>; message: string; author: CommitAuthor; from?: string },
-  ): Promise<{ before: string; after: string; added: string[]; modified: string[] }> {
+  ): Promise<{ before: string; after: string }> {
     const current = await this.branchSha(gitDir, input.branch);
     const parent = current ?? (input.from ? await this.resolve(gitDir, input.from) : null);
     if (input.from && !current && !parent) throw new Error(`cannot branch ${input.branch} from ${input.from}: no such ref`);
@@ -144,11 +144,7 @@ export class GitRepos {
     try {
       if (parent) await this.git.run(["read-tree", parent], { cwd: gitDir, env });
       else await this.git.run(["read-tree", "--empty"], { cwd: gitDir, env });
-      const added: string[] = [];
-      const modified: string[] = [];
       for (const [path, content] of Object.entries(input.files)) {
-        const known = parent ? (await this.git.run(["cat-file", "-e", `${parent}:${path}`], { cwd: gitDir, okCodes: [1, 128] })).code === 0 : false;
-        (known ? modified : added).push(path);
         const blob = (await this.git.run(["hash-object", "-w", "--stdin"], { cwd: gitDir, input: content, env })).stdout.toString("utf8").trim();
         await this.git.run(["update-index", "--add", "--cacheinfo", `100644,${blob},${path}`], { cwd: gitDir, env });
       }
@@ -157,7 +153,7 @@ export class GitRepos {
         await this.git.run(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", input.message], { cwd: gitDir, env })
       ).stdout.toString("utf8").trim();
       await this.git.run(["update-ref", `refs/heads/${input.branch}`, after, current ?? ZERO], { cwd: gitDir, env });
-      return { before: current ?? ZERO, after, added, modified };
+      return { before: current ?? ZERO, after };
     } finally {
       await rm(index, { force: true });
     }
