@@ -53,7 +53,7 @@ if (sandbox) {
     label: "the sandbox GitHub simulator",
     command: node,
     args: ["--import", "tsx", "scripts/sim.ts"],
-    env: { ...env, SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: `http://127.0.0.1:${port}/api/github/webhooks` },
+    env: { ...env, SIM_APP_FILE: appFile, SIM_DATA_DIR: join(root, ".atelier", "sandbox"), SIM_WEBHOOK_URL: `http://127.0.0.1:${port}/api/github/webhooks` },
     onExit: "stop-all",
     stopGraceMs: 10_000,
     ready: { probe: async () => existsSync(appFile) && statSync(appFile).size > 0, timeoutMs: 60_000 },
