@@ -6,7 +6,7 @@
  * SIM_DATA_DIR, when set, keeps the simulated GitHub there (its git repositories and
  * state.json) across restarts — `npm start` sets it to .atelier/sandbox.
  */
-import { rename, writeFile } from "node:fs/promises";
+import { writeSandboxAppFile } from "../lib/sandbox/app-file";
 import { startSimulator } from "../lib/sandbox/index";
 
 const port = Number(process.env.SIM_PORT ?? 3001);
@@ -26,10 +26,7 @@ console.log(`  REST/GraphQL base URL: ${sim.url}   control page: ${sim.url}/_sim
 console.log(`  App id ${sim.app.id} (${sim.app.slug}), client id ${sim.app.clientId}`);
 const appFile = process.env.SIM_APP_FILE;
 if (appFile) {
-  // Written whole then renamed, so a reader never sees half a file.
-  const partial = `${appFile}.${process.pid}.tmp`;
-  await writeFile(partial, JSON.stringify({ baseUrl: sim.url, webUrl: sim.url, appId: sim.app.id, ...sim.app }, null, 2), { mode: 0o600 });
-  await rename(partial, appFile);
+  await writeSandboxAppFile(sim, appFile);
   console.log(`  App credentials written to ${appFile}`);
 } else {
   console.log("  Set SIM_APP_FILE=<path> to receive the App's credentials (private key, secrets) as JSON.");
