@@ -150,12 +150,30 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
 
     // merge it in the simulator: the card reaches Done
     const prNumber = Number((await pr.textContent())!.replace(/\D/g, ""));
+    // first, the simulator's pages show what Atelier wrote: the issue's tracking comment, the
+    // pull request's check run and its diff
+    const simPage = await page.context().newPage();
+    await expect(async () => {
+      await simPage.goto(`${simUrl}/_sim/${repo}/items/${String(issue.number)}`);
+      await expect(simPage.locator(".comment.bot").first()).toBeVisible({ timeout: 1_000 });
+    }).toPass({ timeout: 60_000, intervals: [1_000, 2_000] });
+    await expect(async () => {
+      await simPage.goto(`${simUrl}/_sim/${repo}/items/${String(prNumber)}`);
+      await expect(simPage.locator(".check-run").first()).toBeVisible({ timeout: 1_000 });
+    }).toPass({ timeout: 60_000, intervals: [1_000, 2_000] });
+    await expect(simPage.getByRole("heading", { name: /^Files changed \(\d+\)$/ })).toBeVisible();
+    await simPage.close();
     await control("mergePullRequest", { repo, number: prNumber, login: "octo-admin" });
     const done = page.locator('[data-testid="lane"][data-lane="Done"]').locator(`[data-item="${repo}#${String(issue.number)}"]`);
     await expect(async () => {
       await page.reload();
       await expect(done).toBeVisible({ timeout: 1_000 });
     }).toPass({ timeout: 90_000, intervals: [1_000, 2_000] });
+
+    // a quiet hour: no delivery failed (the first ones waited for the dashboard), no "fetch failed"
+    const deliveries = (await (await fetch(`${simUrl}/_sim/deliveries`)).json()) as { event: string; action: string; status: string }[];
+    expect(deliveries.filter((d) => d.status === "failed").map((d) => `${d.event}.${d.action}`)).toEqual([]);
+    expect(output).not.toContain("fetch failed");
 
     // Ctrl-C: everything stops, nothing is left
     const groups = groupsBelow(start.pid!);

@@ -11,7 +11,9 @@ import { join, resolve } from "node:path";
 import { busyPortSentence, type NeededPort } from "../lib/supervisor/busy-port";
 import { needsBuild } from "../lib/supervisor/needs-build";
 import { removeRunningInstance, writeRunningInstance } from "../lib/supervisor/running-instance";
+import { staleSandboxSentence } from "../lib/supervisor/stale-sandbox";
 import { createSupervisor, type ChildSpec } from "../lib/supervisor/supervise";
+import { createDb } from "../lib/store/db";
 
 const root = resolve(import.meta.dirname, "..");
 const say = (line: string) => console.error(line);
@@ -48,12 +50,22 @@ if (sandbox) {
   rmSync(appFile, { force: true });
   env.ATELIER_SANDBOX_APP_FILE = appFile;
   env.SIM_PORT = String(simPort);
+  const simDataDir = join(root, ".atelier", "sandbox");
+  const db = createDb(undefined, 1);
+  try {
+    const stale = await staleSandboxSentence(db, join(simDataDir, "state.json"));
+    if (stale) say(stale);
+  } catch {
+    // the database was prepared moments ago; its trouble shows with the dashboard's start
+  } finally {
+    await db.close();
+  }
   say(`atelier: no GitHub App configured — starting the sandbox GitHub simulator on port ${simPort}`);
   specs.push({
     label: "the sandbox GitHub simulator",
     command: node,
     args: ["--import", "tsx", "scripts/sim.ts"],
-    env: { ...env, SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: `http://127.0.0.1:${port}/api/github/webhooks` },
+    env: { ...env, SIM_APP_FILE: appFile, SIM_DATA_DIR: simDataDir, SIM_WEBHOOK_URL: `http://127.0.0.1:${port}/api/github/webhooks` },
     onExit: "stop-all",
     stopGraceMs: 10_000,
     ready: { probe: async () => existsSync(appFile) && statSync(appFile).size > 0, timeoutMs: 60_000 },

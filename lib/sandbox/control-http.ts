@@ -5,6 +5,7 @@ import { controlRefusal } from "./control-guard";
 import { renderControlPage } from "./control-page";
 import { parseBody, readRaw, redirect, sendHtml, sendJson } from "./http-util";
 import { stateSummary } from "./state-summary";
+import { ITEM_PAGE, sendWebPage } from "./web/pages";
 
 const NUMERIC = new Set(["number", "checkRunId", "installationId", "ms", "count", "retryAfter", "limit", "status", "limitStatus", "perMinute"]);
 const LISTS = new Set(["labels", "repos", "repositories"]);
@@ -20,10 +21,22 @@ function fromForm(fields: Record<string, unknown>): Record<string, unknown> {
     else if (LISTS.has(key)) input[key] = value.split(",").map((s) => s.trim()).filter(Boolean);
     else if (key === "draft") input[key] = value === "on" || value === "true";
     else if (key === "mergeable") input[key] = value === "null" ? null : value === "true";
-    else if (key === "file") input.files = { [value]: String(fields.content ?? `Changed at ${new Date().toISOString()}\n`) };
-    else if (key !== "content") input[key] = value;
+    // a textarea sends CRLF line ends: the file gets the LF a person typed
+    else if (key === "file") input.files = { [value]: String(fields.content ?? `Changed at ${new Date().toISOString()}\n`).replace(/\r\n/g, "\n") };
+    else if (key !== "content" && key !== "_back") input[key] = value;
   }
   return input;
+}
+
+/** Where a form comes back to: one of the sandbox's own pages, never elsewhere. */
+function backTo(value: unknown): string {
+  return typeof value === "string" && /^\/_sim(\/|\?|$)/.test(value) && !value.startsWith("//") ? value : "/_sim";
+}
+
+function withMessage(back: string, message: string): string {
+  const url = new URL(back, "http://sim");
+  url.searchParams.set("message", message);
+  return `${url.pathname}${url.search}`;
 }
 
 function isMethod(name: string): name is ControlMethod {
@@ -54,6 +67,7 @@ export async function handleControl(core: SimCore, control: SimControl, req: Inc
     return sendJson(res, 403, { message: refusal });
   }
   if (method === "GET" && path === "/_sim") return sendHtml(res, 200, renderControlPage(core, url.searchParams.get("message")));
+  if (method === "GET" && (path === "/_sim/edit" || ITEM_PAGE.test(path))) return sendWebPage(core, res, url);
   if (method === "GET" && path === "/_sim/state") return sendJson(res, 200, stateSummary(core));
   if (method === "GET" && path === "/_sim/deliveries") return sendJson(res, 200, control.deliveries());
   if (method === "GET" && path === "/_sim/counters") return sendJson(res, 200, control.counters);
@@ -72,16 +86,18 @@ export async function handleControl(core: SimCore, control: SimControl, req: Inc
   if (method === "POST" && action?.[1] && action[2]) {
     const name = action[2];
     const isForm = action[1] === "form";
+    let back = "/_sim";
     if (!isMethod(name)) return sendJson(res, 404, { message: `no control method ${name}`, methods: CONTROL_METHODS });
     try {
       const body = parseBody(await readRaw(req), req.headers["content-type"]) ?? {};
       const input = isForm ? fromForm(body as Record<string, unknown>) : (body as Record<string, unknown>);
+      back = isForm ? backTo((body as Record<string, unknown>)._back) : back;
       const result = await call(control, name, input);
-      if (isForm) return redirect(res, `/_sim?message=${encodeURIComponent(`${name}: done`)}`);
+      if (isForm) return redirect(res, withMessage(back, `${name}: done`));
       return sendJson(res, 200, result ?? { ok: true });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      if (isForm) return redirect(res, `/_sim?message=${encodeURIComponent(`${name} failed: ${message}`)}`);
+      if (isForm) return redirect(res, withMessage(back, `${name} failed: ${message}`));
       return sendJson(res, 400, { message });
     }
   }

@@ -2,13 +2,8 @@ import type { SimCore } from "./core";
 import { escapeHtml as e, page } from "./html";
 import type { SimIssue, SimRepo } from "./model";
 import { labelsOf } from "./state/labels";
-
-function form(method: string, fields: string, button: string, hidden: Record<string, string | number> = {}): string {
-  const inputs = Object.entries(hidden)
-    .map(([k, v]) => `<input type="hidden" name="${e(k)}" value="${e(String(v))}">`)
-    .join("");
-  return `<form method="post" action="/_sim/form/${method}">${inputs}${fields}<button>${e(button)}</button></form>`;
-}
+import { editorPath, form, itemPath } from "./web/form";
+import { CONFIG_FILE } from "./web/file-editor-page";
 
 function itemRow(core: SimCore, repo: SimRepo, item: SimIssue): string {
   const full = core.state.fullName(repo);
@@ -26,7 +21,7 @@ function itemRow(core: SimCore, repo: SimRepo, item: SimIssue): string {
       form("setMergeable", `<select name="mergeable"><option>true</option><option>false</option><option>null</option></select>`, "Set mergeable", ref) +
       form("mergePullRequest", "", "Merge", ref)
     : "";
-  return `<tr id="${e(full)}-${item.number}"><td>#${item.number}</td><td>${e(item.title)}<div class="muted">${kind} · ${item.state}</div></td>
+  return `<tr id="${e(full)}-${item.number}"><td><a href="${e(itemPath(full, item.number))}">#${item.number}</a></td><td>${e(item.title)}<div class="muted">${kind} · ${item.state}</div></td>
 <td>${labels}${form("addLabels", `<input name="labels" list="labels-${repo.id}" placeholder="label" size="12">`, "Label", ref)}<datalist id="labels-${repo.id}">${options}</datalist></td>
 <td>${form("comment", `<input name="body" placeholder="comment" size="18">`, "Comment", ref)} ${toggle} ${pullActions}</td></tr>`;
 }
@@ -43,6 +38,7 @@ function repoSection(core: SimCore, repo: SimRepo): string {
     })
     .join("");
   return `<h2 id="${e(full)}">${e(full)}</h2>
+<p><a href="${e(editorPath(full, repo.defaultBranch, CONFIG_FILE))}">Edit ${CONFIG_FILE}</a> · <a href="${e(editorPath(full, repo.defaultBranch, ""))}">Edit another file</a></p>
 ${form("createIssue", `<input name="title" placeholder="title" required><input name="body" placeholder="body"><input name="labels" placeholder="labels, comma separated">`, "Open issue", { repo: full })}
 ${form("openPullRequest", `<input name="head" placeholder="head branch" required><input name="base" placeholder="base (main)"><input name="title" placeholder="title" required><label><input type="checkbox" name="draft"> draft</label>`, "Open pull request", { repo: full })}
 ${form("pushCommit", `<input name="branch" placeholder="branch" required><input name="file" placeholder="path (optional)"><input name="content" placeholder="content">`, "Push commit", { repo: full })}

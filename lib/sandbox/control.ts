@@ -1,5 +1,6 @@
 import type { components } from "@octokit/openapi-types";
 import { isoSeconds } from "./clock";
+import { branchPushed } from "./branch-pushed";
 import type { CounterSnapshot } from "./counters";
 import type { SimCore, UnknownRequest } from "./core";
 import type { FailNextInput } from "./faults";
@@ -20,8 +21,8 @@ import {
   removeInstallationRepo,
   setSuspended,
 } from "./state/installations";
-import { addLabels, createLabel, removeLabel } from "./state/labels";
-import { branchMoved, createPull, forceMergeable, markMerged, requirePull, setDraft } from "./state/pulls";
+import { addLabels, createLabel, deleteLabel, editLabel, removeLabel } from "./state/labels";
+import { createPull, forceMergeable, markMerged, requirePull, setDraft } from "./state/pulls";
 import { mintInstallationToken, mintUserToken } from "./state/tokens";
 import type { Delivery } from "./webhooks";
 
@@ -151,6 +152,22 @@ export class SimControl {
     return renderLabel(this.core.render, repo, label);
   }
 
+  /** Renames or recolours a repository's label: `label` edited. */
+  editLabel(input: As & { repo: string; name: string; newName?: string; color?: string; description?: string | null }): Schemas["label"] {
+    const repo = this.repo(input.repo);
+    const edit = {
+      ...(input.newName !== undefined ? { new_name: input.newName } : {}),
+      ...(input.color !== undefined ? { color: input.color } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+    };
+    return renderLabel(this.core.render, repo, editLabel(this.core.state, repo, input.name, edit, this.actor(input).id));
+  }
+
+  /** Deletes a repository's label (from its Items too): `label` deleted. */
+  deleteLabel(input: As & { repo: string; name: string }): void {
+    deleteLabel(this.core.state, this.repo(input.repo), input.name, this.actor(input).id);
+  }
+
   addLabels(input: ItemRef & { labels: string[] }): Schemas["label"][] {
     const { repo, item } = this.item(input);
     return addLabels(this.core.state, repo, item, input.labels, this.actor(input).id).map((l) => renderLabel(this.core.render, repo, l));
@@ -204,17 +221,7 @@ export class SimControl {
       author: { name: actor.login, email: actor.email ?? `${actor.login}@users.noreply.sim` },
       from: input.from ?? repo.defaultBranch,
     });
-    branchMoved(this.core.state, repo, input.branch, result.before, result.after, actor.id);
-    this.core.state.emit({
-      event: "push",
-      action: "",
-      repoId: repo.id,
-      senderId: actor.id,
-      ref: `refs/heads/${input.branch}`,
-      before: result.before,
-      after: result.after,
-      commit: { message, added: result.added, modified: result.modified },
-    });
+    await branchPushed(this.core, repo, input.branch, result.before, result.after, actor.id);
     return { before: result.before, after: result.after };
   }
 
@@ -264,7 +271,7 @@ export class SimControl {
       author: { name: actor.login, email: actor.email ?? `${actor.login}@users.noreply.sim` },
     });
     markMerged(this.core.state, repo, item, sha, actor.id);
-    branchMoved(this.core.state, repo, pull.baseRef, before, sha, actor.id);
+    await branchPushed(this.core, repo, pull.baseRef, before, sha, actor.id);
     return { sha };
   }
 
@@ -437,6 +444,8 @@ export const CONTROL_METHODS = [
   "createIssue",
   "editIssue",
   "createLabel",
+  "editLabel",
+  "deleteLabel",
   "addLabels",
   "removeLabel",
   "comment",

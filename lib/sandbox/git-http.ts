@@ -3,9 +3,10 @@ import { relative } from "node:path";
 import { canSee } from "./access";
 import { GitHubApiError } from "./api-error";
 import { authenticate, type Caller } from "./auth";
+import { branchPushed } from "./branch-pushed";
 import type { SimCore } from "./core";
+import { ZERO_SHA } from "./git-repos";
 import { ROLE_RANK, type SimRepo } from "./model";
-import { branchMoved } from "./state/pulls";
 import { grants } from "./state/tokens";
 
 const GIT_PATH = /^\/([^/]+)\/([^/]+?)\.git(\/.*)?$/;
@@ -38,8 +39,9 @@ function authorizeGit(core: SimCore, caller: Caller, repo: SimRepo, write: boole
 
 /**
  * Git over smart HTTP under `/{owner}/{repo}.git/…`: Basic auth with a token as password
- * (`x-access-token:<token>`), then `git http-backend` as a CGI. After a push, moved
- * branches update their pull requests (head sha, `synchronize`).
+ * (`x-access-token:<token>`), then `git http-backend` as a CGI. After a push, each moved,
+ * created or deleted branch updates its pull requests (head sha, `synchronize`) and sends
+ * GitHub's `push` webhook.
  */
 export async function handleGit(core: SimCore, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const match = GIT_PATH.exec(url.pathname);
@@ -66,18 +68,30 @@ export async function handleGit(core: SimCore, req: IncomingMessage, res: Server
   core.counters.record("git", caller.key, `${req.method} git ${service}`);
   const pushing = write && req.method === "POST";
   const before = pushing ? await core.git.branches(repo.gitDir) : null;
-  await runBackend(core, req, res, repo, rest, url, caller.key);
-  if (before) {
+  // the branches' pull requests and webhooks follow before git hears its push succeeded
+  const afterPush = async (): Promise<void> => {
+    if (!before) return;
     const after = await core.git.branches(repo.gitDir);
     const sender = caller.kind === "user" ? caller.user.id : core.state.app.botUserId;
     for (const [branch, sha] of after) {
       const old = before.get(branch);
-      if (old !== sha) branchMoved(core.state, repo, branch, old ?? "0".repeat(40), sha, sender);
+      if (old !== sha) await branchPushed(core, repo, branch, old ?? ZERO_SHA, sha, sender);
     }
-  }
+    for (const [branch, sha] of before) if (!after.has(branch)) await branchPushed(core, repo, branch, sha, ZERO_SHA, sender);
+  };
+  await runBackend(core, req, res, repo, rest, url, caller.key, afterPush);
 }
 
-function runBackend(core: SimCore, req: IncomingMessage, res: ServerResponse, repo: SimRepo, rest: string, url: URL, user: string): Promise<void> {
+function runBackend(
+  core: SimCore,
+  req: IncomingMessage,
+  res: ServerResponse,
+  repo: SimRepo,
+  rest: string,
+  url: URL,
+  user: string,
+  beforeEnd: () => Promise<void>,
+): Promise<void> {
   return new Promise((resolve) => {
     const pathInfo = `/${relative(core.git.root, repo.gitDir)}${rest}`;
     const env: NodeJS.ProcessEnv = {
@@ -133,10 +147,14 @@ function runBackend(core: SimCore, req: IncomingMessage, res: ServerResponse, re
       resolve();
     });
     child.once("close", (code) => {
-      if (!headersSent) plain(res, 500, `git http-backend exited ${code}: ${Buffer.concat(stderr).toString("utf8")}`);
-      else res.end();
       if (code !== 0) core.log(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString("utf8").trim()}`);
-      resolve();
+      void beforeEnd()
+        .catch((error: unknown) => core.log(`after the push: ${error instanceof Error ? error.message : String(error)}`))
+        .finally(() => {
+          if (!headersSent) plain(res, 500, `git http-backend exited ${code}: ${Buffer.concat(stderr).toString("utf8")}`);
+          else res.end();
+          resolve();
+        });
     });
     child.stdin?.on("error", () => undefined);
     req.pipe(child.stdin!);

@@ -18,6 +18,39 @@ export interface TreeEntry {
 
 const ZERO = "0000000000000000000000000000000000000000";
 
+/** One commit of a push, as GitHub's push webhook lists it. */
+export interface PushedCommit {
+  id: string;
+  message: string;
+  author: CommitAuthor;
+  /** Epoch ms of the author date. */
+  timestamp: number;
+  added: string[];
+  removed: string[];
+  modified: string[];
+}
+
+const FIELD = "\x1f";
+const RECORD = "\x1e";
+
+function parseLog(out: string): PushedCommit[] {
+  return out
+    .split(RECORD)
+    .filter((chunk) => chunk.trim())
+    .map((chunk) => {
+      const [id = "", name = "", email = "", seconds = "0", message = "", files = ""] = chunk.split(FIELD);
+      const commit: PushedCommit = { id: id.trim(), message: message.trim(), author: { name, email }, timestamp: Number(seconds) * 1000, added: [], removed: [], modified: [] };
+      for (const line of files.split("\n")) {
+        const [status = "", path] = line.split("\t");
+        if (!path) continue;
+        if (status === "A") commit.added.push(path);
+        else if (status === "D") commit.removed.push(path);
+        else commit.modified.push(path);
+      }
+      return commit;
+    });
+}
+
 /**
  * The bare repositories on disk (one per simulated repository, under `<root>/<owner>/<name>.git`)
  * and the plumbing the simulator needs: commit files without a work tree, read a file at a
@@ -102,7 +135,7 @@ export class GitRepos {
   async commitFiles(
     gitDir: string,
     input: { branch: string; files: Record<string, string>; message: string; author: CommitAuthor; from?: string },
-  ): Promise<{ before: string; after: string; added: string[]; modified: string[] }> {
+  ): Promise<{ before: string; after: string }> {
     const current = await this.branchSha(gitDir, input.branch);
     const parent = current ?? (input.from ? await this.resolve(gitDir, input.from) : null);
     if (input.from && !current && !parent) throw new Error(`cannot branch ${input.branch} from ${input.from}: no such ref`);
@@ -111,11 +144,7 @@ export class GitRepos {
     try {
       if (parent) await this.git.run(["read-tree", parent], { cwd: gitDir, env });
       else await this.git.run(["read-tree", "--empty"], { cwd: gitDir, env });
-      const added: string[] = [];
-      const modified: string[] = [];
       for (const [path, content] of Object.entries(input.files)) {
-        const known = parent ? (await this.git.run(["cat-file", "-e", `${parent}:${path}`], { cwd: gitDir, okCodes: [1, 128] })).code === 0 : false;
-        (known ? modified : added).push(path);
         const blob = (await this.git.run(["hash-object", "-w", "--stdin"], { cwd: gitDir, input: content, env })).stdout.toString("utf8").trim();
         await this.git.run(["update-index", "--add", "--cacheinfo", `100644,${blob},${path}`], { cwd: gitDir, env });
       }
@@ -124,7 +153,7 @@ export class GitRepos {
         await this.git.run(["commit-tree", tree, ...(parent ? ["-p", parent] : []), "-m", input.message], { cwd: gitDir, env })
       ).stdout.toString("utf8").trim();
       await this.git.run(["update-ref", `refs/heads/${input.branch}`, after, current ?? ZERO], { cwd: gitDir, env });
-      return { before: current ?? ZERO, after, added, modified };
+      return { before: current ?? ZERO, after };
     } finally {
       await rm(index, { force: true });
     }
@@ -165,6 +194,18 @@ export class GitRepos {
     if (!self || self.path !== clean) return null;
     if (self.type === "blob") return { kind: "file", entries: [self] };
     return { kind: "dir", entries: parse((await this.git.run(["ls-tree", "-l", commit, "--", `${clean}/`], { cwd: gitDir })).stdout) };
+  }
+
+  /**
+   * The commits a push of `branch` from `before` to `after` brought, oldest first: those
+   * `after` has and `before` had not, or for a new branch those no other branch has (as
+   * GitHub lists them); a merge lists what it changed against its first parent.
+   */
+  async pushedCommits(gitDir: string, branch: string, before: string, after: string): Promise<PushedCommit[]> {
+    const range = before === ZERO ? [after, "--not", `--exclude=${branch}`, "--branches"] : [after, `^${before}`];
+    const format = `--format=${RECORD}%H${FIELD}%an${FIELD}%ae${FIELD}%at${FIELD}%B${FIELD}`;
+    const { stdout } = await this.git.run(["log", "--reverse", "--no-renames", "--diff-merges=first-parent", "--name-status", format, ...range, "--"], { cwd: gitDir });
+    return parseLog(stdout.toString("utf8"));
   }
 
   async blob(gitDir: string, sha: string): Promise<Buffer> {

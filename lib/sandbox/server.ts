@@ -24,6 +24,7 @@ import { reactionRoutes } from "./routes/reactions";
 import { reviewRoutes } from "./routes/reviews";
 import { repoRoutes } from "./routes/repos";
 import { userRoutes } from "./routes/user";
+import { itemPath } from "./web/form";
 
 const MANIFEST_PAGE = /^\/(organizations\/[^/]+\/)?settings\/apps\/new$/;
 const WEB_ITEM = /^\/([^/_][^/]*)\/([^/]+)(\/(issues|pull)\/(\d+))?\/?$/;
@@ -84,8 +85,9 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
     const web = method === "GET" ? WEB_ITEM.exec(path) : null;
     const webRepo = web?.[1] && web[2] ? core.state.findRepo(web[1], web[2]) : undefined;
     if (web && webRepo) {
-      // html_url of a repository, issue or pull request: the control page shows it.
-      return redirect(res, `/_sim#${core.state.fullName(webRepo)}${web[5] ? `-${web[5]}` : ""}`);
+      // html_url of a repository (the control page shows it), an issue or a pull request (its page)
+      const full = core.state.fullName(webRepo);
+      return redirect(res, web[5] ? itemPath(full, Number(web[5])) : `/_sim#${full}`);
     }
     req.resume();
     core.counters.unknown();

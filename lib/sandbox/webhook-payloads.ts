@@ -105,7 +105,7 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
       };
       break;
     case "label":
-      body = { label: renderLabel(ctx, repo, event.label) };
+      body = { label: renderLabel(ctx, repo, event.label), ...(event.changes ? { changes: event.changes } : {}) };
       break;
     case "issue_comment": {
       const comment = state.comments.get(event.commentId);
@@ -120,33 +120,35 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
     case "push": {
       // GitHub's push payload carries no action
       const pusher = state.account(event.senderId);
-      const author = { name: pusher.login, email: pusher.email ?? `${pusher.login}@users.noreply.sim`, username: pusher.login };
       const web = `${ctx.baseUrl}/${state.fullName(repo)}`;
-      const commit = {
-        id: event.after,
-        tree_id: event.after,
-        distinct: true,
-        message: event.commit.message,
-        timestamp: new Date(state.clock.now()).toISOString(),
-        url: `${web}/commit/${event.after}`,
-        author,
-        committer: author,
-        added: event.commit.added,
-        removed: [],
-        modified: event.commit.modified,
-      };
+      const commits = event.commits.map((c) => {
+        const author = { name: c.author.name, email: c.author.email, username: c.author.name };
+        return {
+          id: c.id,
+          tree_id: c.id,
+          distinct: true,
+          message: c.message,
+          timestamp: new Date(c.timestamp).toISOString(),
+          url: `${web}/commit/${c.id}`,
+          author,
+          committer: author,
+          added: c.added,
+          removed: c.removed,
+          modified: c.modified,
+        };
+      });
       const payload = {
         ref: event.ref,
         before: event.before,
         after: event.after,
         created: /^0+$/.test(event.before),
-        deleted: false,
-        forced: false,
+        deleted: /^0+$/.test(event.after),
+        forced: event.forced,
         base_ref: null,
         compare: `${web}/compare/${event.before.slice(0, 12)}...${event.after.slice(0, 12)}`,
-        commits: [commit],
-        head_commit: commit,
-        pusher: { name: author.name, email: author.email },
+        commits,
+        head_commit: commits.at(-1) ?? null,
+        pusher: { name: pusher.login, email: pusher.email ?? `${pusher.login}@users.noreply.sim` },
         ...common,
       };
       return { event: event.event, action: event.action, installation, payload };

@@ -1,6 +1,7 @@
 import { boardBench } from "./board";
 import { claimBench } from "./claim";
 import { engineBench } from "./engine";
+import { firstWebhookBench } from "./first-webhook";
 import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
 import { runsListBench } from "./runs-list";
@@ -15,4 +16,5 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   poll: pollBench,
   sandbox: sandboxBench,
   metrics: metricsBench,
+  "first-webhook": firstWebhookBench,
 };

@@ -166,6 +166,23 @@ describe("repository, issues, labels, comments", () => {
     expect((await status(octokit.request("DELETE /repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { ...repo, issue_number: 1, name: "bug" }))).status).toBe(404);
   });
 
+  it("labels: rename (the Items keep it), recolour, delete (gone from the Items), 404 and 422 as GitHub", async () => {
+    await octokit.request("POST /repos/{owner}/{repo}/labels", { ...repo, name: "to-rename", color: "ffffff" });
+    await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/labels", { ...repo, issue_number: 3, labels: ["to-rename"] });
+    const renamed = await octokit.request("PATCH /repos/{owner}/{repo}/labels/{name}", { ...repo, name: "To-Rename", new_name: "renamed", color: "00FF00" });
+    conforms(renamed.data, "label");
+    expect(renamed.data).toMatchObject({ name: "renamed", color: "00ff00" });
+    const onItem = await octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}/labels", { ...repo, issue_number: 3 });
+    expect(onItem.data.map((l) => l.name)).toContain("renamed");
+    expect((await status(octokit.request("PATCH /repos/{owner}/{repo}/labels/{name}", { ...repo, name: "renamed", new_name: "bug" }))).status).toBe(422);
+    expect((await status(octokit.request("PATCH /repos/{owner}/{repo}/labels/{name}", { ...repo, name: "renamed", color: "green" }))).status).toBe(422);
+    const deleted = await octokit.request("DELETE /repos/{owner}/{repo}/labels/{name}", { ...repo, name: "renamed" });
+    expect(deleted.status).toBe(204);
+    const after = await octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}/labels", { ...repo, issue_number: 3 });
+    expect(after.data.map((l) => l.name)).not.toContain("renamed");
+    expect((await status(octokit.request("DELETE /repos/{owner}/{repo}/labels/{name}", { ...repo, name: "renamed" }))).status).toBe(404);
+  });
+
   it("comments: create, list, edit", async () => {
     const created = await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { ...repo, issue_number: 2, body: "hello" });
     expect(created.status).toBe(201);

@@ -8,7 +8,7 @@ import { exampleKeys } from "./support/webhook-examples";
 const REQUIRED: Record<string, string[]> = {
   issues: ["opened", "edited", "closed", "reopened", "labeled", "unlabeled"],
   pull_request: ["opened", "edited", "synchronize", "closed", "reopened", "labeled", "unlabeled", "ready_for_review", "converted_to_draft"],
-  label: ["created"],
+  label: ["created", "edited", "deleted"],
   issue_comment: ["created"],
   check_run: ["created", "completed", "rerequested", "requested_action"],
   push: [""],
@@ -45,6 +45,9 @@ async function causeEveryEvent(): Promise<void> {
   sim.editIssue({ repo, number: issue.number, state: "closed" });
   sim.editIssue({ repo, number: issue.number, state: "open" });
   sim.comment({ repo, number: issue.number, body: "A comment", login: "octo-writer" });
+  sim.createLabel({ repo, name: "tour", color: "ffffff" });
+  sim.editLabel({ repo, name: "tour", newName: "toured", color: "000000" });
+  sim.deleteLabel({ repo, name: "toured" });
 
   const pr = await sim.openPullRequest({ repo, head: "feature/hooks", title: "Hooks", draft: true, labels: ["enhancement"] });
   sim.removeLabel({ repo, number: pr.number, label: "enhancement" });
@@ -111,6 +114,8 @@ describe("webhooks", () => {
     expect(JSON.parse(opened?.body ?? "{}").issue.labels.map((l: { name: string }) => l.name)).toEqual(["bug"]);
     const requested = receiver.received.find((r) => r.event === "check_run" && r.action === "requested_action");
     expect(JSON.parse(requested?.body ?? "{}")).toMatchObject({ requested_action: { identifier: "approve" }, sender: { login: "octo-admin" } });
+    const edited = receiver.received.find((r) => r.event === "label" && r.action === "edited");
+    expect(JSON.parse(edited?.body ?? "{}")).toMatchObject({ label: { name: "toured", color: "000000" }, changes: { name: { from: "tour" }, color: { from: "ffffff" } } });
     const sync = receiver.received.find((r) => r.event === "pull_request" && r.action === "synchronize");
     expect(JSON.parse(sync?.body ?? "{}")).toMatchObject({ before: expect.stringMatching(/^[0-9a-f]{40}$/), after: expect.stringMatching(/^[0-9a-f]{40}$/) });
     const log = sim.deliveries();

@@ -141,6 +141,11 @@ it(
     // each child leads a process group of its own
     expect(worker.pgrp).toBe(worker.pid);
     await until("the worker is up", () => run.output().includes("worker started"), 120_000, run.output);
+    // a quiet start: the simulator's first deliveries waited for the dashboard
+    const sim = `http://127.0.0.1:${simPort}`;
+    const deliveries = (await (await fetch(`${sim}/_sim/deliveries`)).json()) as { event: string; status: string }[];
+    expect(deliveries.filter((d) => d.status !== "delivered")).toEqual([]);
+    expect(run.output()).not.toContain("fetch failed");
 
     process.kill(worker.pid, "SIGKILL");
     await until("the supervisor says so", () => run.output().includes("the worker was killed by SIGKILL; starting it again in 1 s."), 30_000, run.output);
@@ -169,6 +174,10 @@ it(
     process.kill(joiner.pid!, "SIGTERM");
     await joinerExit;
 
+    // what happens in the sandbox's GitHub is kept for the next start
+    const kept = (await (await fetch(`${sim}/_sim/control/createIssue`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ repo: "demo-org/api", title: `Kept across a restart ${process.pid}` }) })).json()) as { number: number };
+    expect(kept.number).toBeGreaterThan(0);
+
     const everyone = tree(pid);
     expect(everyone.map((p) => p.cmdline).join("\n")).toMatch(/scripts\/sim\.ts[\s\S]*next/);
     const groups = new Set(everyone.map((p) => p.pgrp));
@@ -177,6 +186,7 @@ it(
     expect(run.output()).toContain("atelier: stopping (SIGINT)");
     const left = processes().filter((p) => everyone.some((e) => e.pid === p.pid) || groups.has(p.pgrp));
     expect(left.map((p) => `${p.pid} ${p.cmdline}`)).toEqual([]);
+    expect(readFileSync(join(ROOT, ".atelier", "sandbox", "state.json"), "utf8")).toContain(`Kept across a restart ${process.pid}`);
     // the settings a joining worker reads are gone with the supervisor
     expect(() => readFileSync(join(ROOT, ".atelier", "instance.json"))).toThrow();
   },

@@ -3,7 +3,7 @@ import { actorId } from "../access";
 import { GitHubApiError, validationFailed } from "../api-error";
 import { renderLabel } from "../render/label";
 import { paginate, param, repoOf, type RestContext, type RouteTable } from "../rest";
-import { addLabels, createLabel, labelsOf, removeLabel, setLabels } from "../state/labels";
+import { addLabels, createLabel, deleteLabel, editLabel, labelsOf, removeLabel, setLabels, type LabelEdit } from "../state/labels";
 import { itemOf } from "./items";
 
 type Schemas = components["schemas"];
@@ -38,6 +38,30 @@ function postLabel(ctx: RestContext) {
     actorId(ctx.state, ctx.caller),
   );
   return { status: 201, body: renderLabel(ctx.render, repo, label) satisfies Schemas["label"] };
+}
+
+function patchLabel(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: ["issues", "pull_requests"], level: "write" });
+  const body = (ctx.body ?? {}) as Record<string, unknown>;
+  const edit: LabelEdit = {};
+  for (const field of ["new_name", "color"] as const) {
+    const value = body[field];
+    if (value === undefined) continue;
+    if (typeof value !== "string") throw validationFailed([{ resource: "Label", field, code: "invalid" }]);
+    edit[field] = value;
+  }
+  if (body.description !== undefined) {
+    if (body.description !== null && typeof body.description !== "string") throw validationFailed([{ resource: "Label", field: "description", code: "invalid" }]);
+    edit.description = body.description;
+  }
+  const label = editLabel(ctx.state, repo, param(ctx, "name"), edit, actorId(ctx.state, ctx.caller));
+  return { body: renderLabel(ctx.render, repo, label) satisfies Schemas["label"] };
+}
+
+function removeRepoLabel(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: ["issues", "pull_requests"], level: "write" });
+  deleteLabel(ctx.state, repo, param(ctx, "name"), actorId(ctx.state, ctx.caller));
+  return { status: 204 };
 }
 
 /** The label names of a POST/PUT body: `{labels: [...]}`, a bare array, or `[{name}]`. */
@@ -78,6 +102,8 @@ export const labelRoutes: RouteTable = [
   ["GET", "/repos/{owner}/{repo}/labels", { handler: listLabels }],
   ["POST", "/repos/{owner}/{repo}/labels", { handler: postLabel }],
   ["GET", "/repos/{owner}/{repo}/labels/{name}", { handler: getLabel }],
+  ["PATCH", "/repos/{owner}/{repo}/labels/{name}", { handler: patchLabel }],
+  ["DELETE", "/repos/{owner}/{repo}/labels/{name}", { handler: removeRepoLabel }],
   ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: itemLabels }],
   ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: addItemLabels }],
   ["PUT", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: replaceItemLabels }],

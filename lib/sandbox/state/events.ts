@@ -1,3 +1,4 @@
+import type { PushedCommit } from "../git-repos";
 import type { SimLabel } from "../model";
 
 /**
@@ -36,9 +37,16 @@ export type SimEvent =
       before?: string;
       after?: string;
     }
-  | { event: "label"; action: "created"; repoId: number; label: SimLabel; senderId: number }
   | {
-      /** A branch moved by a commit of the control API (GitHub's push has no action: "" here). */
+      event: "label";
+      action: "created" | "edited" | "deleted";
+      repoId: number;
+      label: SimLabel;
+      senderId: number;
+      changes?: { name?: { from: string }; color?: { from: string }; description?: { from: string | null } };
+    }
+  | {
+      /** A branch moved: a commit of the control API, a merge, or git push (GitHub's push has no action: "" here). */
       event: "push";
       action: "";
       repoId: number;
@@ -46,7 +54,8 @@ export type SimEvent =
       ref: string;
       before: string;
       after: string;
-      commit: { message: string; added: string[]; modified: string[] };
+      forced: boolean;
+      commits: PushedCommit[];
     }
   | { event: "issue_comment"; action: "created" | "edited"; repoId: number; number: number; commentId: number; senderId: number; changes?: { body: { from: string } } }
   | { event: "pull_request_review"; action: "submitted"; repoId: number; number: number; reviewId: number; senderId: number }

@@ -1,5 +1,6 @@
 import { GitHubApiError, validationFailed } from "../api-error";
 import type { SimIssue, SimLabel, SimRepo } from "../model";
+import type { SimEvent } from "./events";
 import type { SimState } from "./sim-state";
 
 export interface LabelInput {
@@ -105,4 +106,49 @@ export function setLabels(state: SimState, repo: SimRepo, item: SimIssue, names:
     if (!wanted.has(key)) removeLabel(state, repo, item, key, senderId);
   }
   return addLabels(state, repo, item, names, senderId);
+}
+
+export interface LabelEdit {
+  new_name?: string;
+  color?: string;
+  description?: string | null;
+}
+
+function requireLabel(repo: SimRepo, name: string): SimLabel {
+  const label = repo.labels.get(name.trim().toLowerCase());
+  if (!label) throw new GitHubApiError(404, "Not Found");
+  return label;
+}
+
+/** PATCH /repos/{o}/{r}/labels/{name}: renames (Items keep it) or recolours; `label` edited with `changes`. */
+export function editLabel(state: SimState, repo: SimRepo, name: string, edit: LabelEdit, senderId: number): SimLabel {
+  const label = requireLabel(repo, name);
+  const newName = edit.new_name?.trim() ?? label.name;
+  validateLabel({ name: newName, ...(edit.color !== undefined ? { color: edit.color } : {}), description: edit.description ?? null });
+  const oldKey = label.name.toLowerCase();
+  const newKey = newName.toLowerCase();
+  if (newKey !== oldKey && repo.labels.has(newKey)) throw validationFailed([{ resource: "Label", code: "already_exists", field: "name" }]);
+  const changes: NonNullable<Extract<SimEvent, { event: "label" }>["changes"]> = {};
+  if (newName !== label.name) changes.name = { from: label.name };
+  if (edit.color !== undefined && edit.color.toLowerCase() !== label.color) changes.color = { from: label.color };
+  if (edit.description !== undefined && edit.description !== label.description) changes.description = { from: label.description };
+  label.name = newName;
+  if (edit.color !== undefined) label.color = edit.color.toLowerCase();
+  if (edit.description !== undefined) label.description = edit.description;
+  if (newKey !== oldKey) {
+    repo.labels.delete(oldKey);
+    repo.labels.set(newKey, label);
+    for (const item of state.itemsOf(repo)) item.labels = item.labels.map((key) => (key === oldKey ? newKey : key));
+  }
+  state.emit({ event: "label", action: "edited", repoId: repo.id, label, senderId, changes });
+  return label;
+}
+
+/** DELETE /repos/{o}/{r}/labels/{name}: gone from the repository and its Items (no `unlabeled`), `label` deleted. */
+export function deleteLabel(state: SimState, repo: SimRepo, name: string, senderId: number): void {
+  const label = requireLabel(repo, name);
+  const key = label.name.toLowerCase();
+  repo.labels.delete(key);
+  for (const item of state.itemsOf(repo)) item.labels = item.labels.filter((k) => k !== key);
+  state.emit({ event: "label", action: "deleted", repoId: repo.id, label, senderId });
 }

@@ -10,10 +10,15 @@ export interface Received {
 }
 
 /** A webhook endpoint for tests: records every POST and answers `status` (200 by default). */
-export async function startReceiver(): Promise<{ url: string; received: Received[]; status: number; close(): Promise<void> }> {
+export async function startReceiver(listenOn = 0): Promise<{ url: string; received: Received[]; status: number; close(): Promise<void> }> {
   const received: Received[] = [];
   const state = { status: 200 };
   const server = createServer((req, res) => {
+    if (req.method !== "POST") {
+      // GitHub's hooks only POST; anything else is someone asking whether this listens
+      res.writeHead(405).end();
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -30,7 +35,7 @@ export async function startReceiver(): Promise<{ url: string; received: Received
       res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(listenOn, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/webhooks`,

@@ -1,0 +1,18 @@
+import type { SimCore } from "./core";
+import { ZERO_SHA } from "./git-repos";
+import type { SimRepo } from "./model";
+import { branchMoved } from "./state/pulls";
+
+/**
+ * A branch of `repo` moved from `before` to `after` (ZERO_SHA for a branch created or
+ * deleted), however it moved — a commit of the control API or its file editor, a merge, a
+ * `git push` over HTTP: its pull requests follow (`synchronize`) and GitHub's `push` webhook
+ * goes out with the commits git has between the two.
+ */
+export async function branchPushed(core: SimCore, repo: SimRepo, branch: string, before: string, after: string, senderId: number): Promise<void> {
+  const deleted = after === ZERO_SHA;
+  if (!deleted) branchMoved(core.state, repo, branch, before, after, senderId);
+  const commits = deleted ? [] : await core.git.pushedCommits(repo.gitDir, branch, before, after);
+  const forced = before !== ZERO_SHA && !deleted && !(await core.git.isAncestor(repo.gitDir, before, after).catch(() => false));
+  core.state.emit({ event: "push", action: "", repoId: repo.id, senderId, ref: `refs/heads/${branch}`, before, after, forced, commits });
+}
