@@ -57,7 +57,15 @@ export function renderCheckSuite(ctx: RenderContext, repo: SimRepo, suiteId: num
     updated_at: isoSeconds(Math.max(...times)),
     latest_check_runs_count: runs.length,
     check_runs_url: `${api}/check-suites/${suiteId}/check-runs`,
-    head_commit: { id: first.headSha, tree_id: first.headSha },
+    // the renderer reads no git: the head commit is named, its message and people are left blank
+    head_commit: {
+      id: first.headSha,
+      tree_id: first.headSha,
+      message: "",
+      timestamp: isoSeconds(Math.min(...runs.map((r) => r.startedAt))),
+      author: { name: "", email: "" },
+      committer: { name: "", email: "" },
+    },
   };
 }
 
@@ -89,6 +97,7 @@ export function renderStatusForWebhook(ctx: RenderContext, repo: SimRepo, s: Sim
     id: s.id,
     sha: s.sha,
     name: ctx.state.fullName(repo),
+    avatar_url: null,
     target_url: s.targetUrl,
     context: s.context,
     description: s.description,
