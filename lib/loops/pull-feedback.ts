@@ -42,6 +42,13 @@ export interface PullFeedback {
 /** Reviews, threads and checks kept per pull request (GitHub's first/last are at most 100). */
 export const FEEDBACK_LIMITS = { reviews: 50, threads: 50, threadComments: 20, checkSuites: 20, checkRuns: 50 } as const;
 
+/**
+ * The pull request's fields that hold its feedback. GitHub refuses a part of them to an
+ * installation without the permission (a commit's `status` wants `statuses: read`): the
+ * pull request is then read without that part, never failed for it.
+ */
+export const FEEDBACK_FIELDS: ReadonlySet<string> = new Set(["reviews", "reviewThreads", "commits"]);
+
 /** GraphQL selection of a pull request's feedback; `feedbackFromGraphql` reads exactly this. */
 export const PULL_REQUEST_FEEDBACK_FIELDS = `
   reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { author { __typename login } state body } }

@@ -21,6 +21,8 @@ export interface FeedbackTools {
   baseUrl: string;
   window<T>(name: string, items: T[], args: Connection): T[];
   actor(account: SimAccount): Record<string, unknown>;
+  /** Throws GitHub's FORBIDDEN when the caller's token lacks the permission (an installation's). */
+  requireRead(permission: string): void;
 }
 
 const page = <T>(t: FeedbackTools, name: string, items: T[], args: Connection) => {
@@ -77,8 +79,9 @@ export function pullFeedbackFields(t: FeedbackTools, repo: SimRepo, item: SimIss
       id: state.nodeId("Commit", pull.id),
       oid: pull.headSha,
       checkSuites: (args: Connection) => page(t, "checkSuites", suites, args),
-      status:
-        statuses.length === 0
+      status: () => {
+        t.requireRead("statuses");
+        return statuses.length === 0
           ? null
           : {
               id: state.nodeId("Status", pull.id),
@@ -91,7 +94,8 @@ export function pullFeedbackFields(t: FeedbackTools, repo: SimRepo, item: SimIss
                 targetUrl: s.targetUrl,
                 createdAt: isoSeconds(s.createdAt),
               })),
-            },
+            };
+      },
     };
   };
   return {

@@ -49,6 +49,9 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
   });
   const allowed = (item: SimIssue): boolean =>
     caller.kind !== "installation" || grants(caller.token.permissions, item.pull ? "pull_requests" : "issues", "read");
+  const requireRead = (permission: string): void => {
+    if (caller.kind === "installation" && !grants(caller.token.permissions, permission, "read")) throw new TypedError("FORBIDDEN", "Resource not accessible by integration");
+  };
 
   const itemNode = (repo: SimRepo, item: SimIssue) => {
     const full = state.fullName(repo);
@@ -92,7 +95,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       },
       merged: pull.merged,
       mergedAt: isoOrNull(pull.mergedAt),
-      ...pullFeedbackFields({ state, baseUrl, window, actor }, repo, item, pull),
+      ...pullFeedbackFields({ state, baseUrl, window, actor, requireRead }, repo, item, pull),
     };
   };
 

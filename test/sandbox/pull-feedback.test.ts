@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGitHubApp } from "../../lib/github/app";
+import { fetchItemSlices, sliceKey } from "../../lib/github/graphql-items";
+import { silentLog } from "../../lib/github/log";
 import { PULL_REQUEST_PROJECTION_FIELDS, projectionFromGraphql, type GraphqlItemNode } from "../../lib/loops/projection";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
 import { api } from "./support/probot";
@@ -108,5 +111,23 @@ describe("a pull request's feedback in the simulator", () => {
     const status = JSON.parse(receiver.received.find((r) => r.event === "status")!.body) as Record<string, unknown>;
     expect(status).toMatchObject({ sha: pr.head.sha, state: "error", context: "ci/legacy" });
     expect(status).not.toHaveProperty("action");
+  });
+
+  it("an installation without statuses: read is refused the commit's status alone: its pull requests are read with the rest", async () => {
+    sim.createOrg({ login: "old-org" });
+    await sim.createRepo({ owner: "old-org", name: "site", files: { "README.md": "# site\n" } });
+    // installed before the App asked for statuses
+    const installation = sim.createInstallation({ account: "old-org", permissions: { metadata: "read", contents: "write", issues: "write", pull_requests: "write", checks: "write" } });
+    const old = await sim.openPullRequest({ repo: "old-org/site", head: "feature/x", title: "X", login: "octo-admin" });
+    sim.finishCiCheck({ repo: "old-org/site", number: old.number, name: "build", conclusion: "failure", title: "Broken", summary: "make: *** [all] Error 2" });
+    sim.commitStatus({ repo: "old-org/site", sha: old.head.sha, state: "failure", context: "ci/legacy", login: "octo-admin" });
+
+    const app = createGitHubApp(sim.appSettings(), { log: silentLog });
+    const slices = await fetchItemSlices(app, installation.id, [{ repo: "old-org/site", number: old.number, kind: "pull_request" }]);
+    const slice = slices.get(sliceKey("old-org/site", old.number))!;
+    expect(slice).not.toHaveProperty("error");
+    const projection = projectionFromGraphql((slice as { node: GraphqlItemNode }).node, "pull_request", sim.app.slug);
+    expect(projection).toMatchObject({ number: old.number, title: "X" });
+    expect(projection.checks).toEqual([{ name: "build", conclusion: "failure", title: "Broken", summary: "make: *** [all] Error 2" }]);
   });
 });
