@@ -4,10 +4,10 @@ import { join } from "node:path";
 import type { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHintWorker } from "../../jobs/processors/hint";
-import { bullConnection, QUEUE_NAMES } from "../../jobs/queues";
+import { bullConnection } from "../../jobs/queues";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { eventually, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
+import { hintsSettled, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
 import { attemptsOf, startRunner, waitFor, type RunnerUnderTest } from "../runner/support/runner-fixture";
 
 /**
@@ -110,15 +110,7 @@ async function settledRun(loop: string, number: number, index = 0): Promise<RunF
   return run;
 }
 
-/** Every delivery so far delivered, and every Hint it enqueued handled. */
-async function settled(): Promise<void> {
-  await fx.sim.waitForWebhooks();
-  const queue = fx.workQueue.queue(QUEUE_NAMES.hints);
-  await eventually(async () => {
-    const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
-    return Object.values(counts).every((n) => n === 0) ? true : undefined;
-  }, 30_000);
-}
+const settled = () => hintsSettled(fx);
 
 const pullsOf = () => fx.sim.state.itemsOf(fx.sim.state.repoByFullName(repo)).filter((i) => i.pull !== null);
 
