@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHintWorker } from "../../jobs/processors/hint";
 import { bullConnection } from "../../jobs/queues";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
+import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { hintsSettled, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
 import { attemptsOf, startRunner, waitFor, type RunnerUnderTest } from "../runner/support/runner-fixture";
@@ -220,5 +221,16 @@ describe("iteration on the App's own pull request", () => {
     await settled();
     expect(await runsOfLoop("address-review", pr.number)).toEqual([]);
     expect(await runsOfLoop("fix-ci", pr.number)).toEqual([]);
+  });
+
+  it("run now: a same-branch Loop on the agent's pull request works on its branch; on a person's pull request it is refused with its token", async () => {
+    const { pr, branch } = await agentPullRequest("Tidy the styles");
+    const asked = { repo, loop: "fix-ci", actor: { login: "writer", permission: "write" } };
+    expect(await dispatchLoop(fx.deps, { ...asked, number: pr })).toMatchObject({ tag: "Opened" });
+    expect(await settledRun("fix-ci", pr)).toMatchObject({ continues: branch, branch, pull_request_number: pr, actor: { login: "writer", source: "operator" } });
+
+    const theirs = await fx.sim.openPullRequest({ login: "writer", repo, head: "feature/styles", title: "Styles" });
+    await expect(dispatchLoop(fx.deps, { ...asked, number: theirs.number })).rejects.toMatchObject({ token: "loop_continues_own_pull_requests", status: 400 });
+    expect(await runsOfLoop("fix-ci", theirs.number)).toEqual([]);
   });
 });
