@@ -214,6 +214,17 @@ describe("iteration on the App's own pull request", () => {
     expect(await runsOfLoop("fix-ci", pr)).toHaveLength(1);
   });
 
+  it("a commit status in error (an older CI's) starts the fix-CI Loop too, with its context and description", async () => {
+    const { pr, head } = await agentPullRequest("Add the sitemap");
+    fx.sim.commitStatus({ login: "writer", repo, sha: head, state: "pending", context: "ci/legacy", description: "Running" });
+    await settled();
+    expect(await runsOfLoop("fix-ci", pr)).toEqual([]); // pending is no verdict
+    fx.sim.commitStatus({ login: "writer", repo, sha: head, state: "error", context: "ci/legacy", description: "sitemap.xml is not valid XML" });
+    const run = await settledRun("fix-ci", pr);
+    expect(run.prompt).toContain('"name": "ci/legacy"');
+    expect(run.prompt).toContain("sitemap.xml is not valid XML");
+  });
+
   it("a person's pull request from a branch of their own is not the App's: a same-branch Loop leaves it alone", async () => {
     const pr = await fx.sim.openPullRequest({ login: "writer", repo, head: "feature/about", title: "About page" });
     fx.sim.review({ login: "reviewer", repo, number: pr.number, event: "REQUEST_CHANGES", body: "Please rework.", comments: [{ path: "about.html", line: 2, body: "Too long." }] });
