@@ -3,7 +3,7 @@ import type { RegisteredRepository } from "../github/installations";
 import type { CommentFacts } from "../loops/comment-context";
 import type { LoopDefinition } from "../loops/config-schema";
 import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
-import { evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, type RepositoryContext } from "../loops/evaluate";
+import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
@@ -68,12 +68,17 @@ export async function evaluateItem(
   const continuation = continuationsOf(deps.db, item);
   const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin }));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
-  const readers = watching.filter((l) => readsActor(l) && (!own || l.allowBotItems));
+  const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
-  const facts = readers.some((l) => !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  // a continuation's actor is its origin's (read once, whichever same-branch Loop asks)
+  const continuing = readers.find(continuesSameBranch);
+  const origin = continuing ? await continuation(continuing) : undefined;
+  const facts = readers.some((l) => !continuesSameBranch(l) && !recorded!.has(keyOf(l))) ? await actorNow() : null;
   const actorOf = (loop: LoopDefinition): ActorContext | null => {
     const known = recorded?.get(keyOf(loop));
-    return known ? actorContext(known) : facts ? actorContext(facts) : null;
+    if (known) return actorContext(known);
+    if (continuesSameBranch(loop)) return origin ? actorContext(origin.facts) : null;
+    return facts ? actorContext(facts) : null;
   };
 
   const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });

@@ -39,7 +39,7 @@ loops:
       \${{ toJSON(item.review_threads) }}
   fix-ci:
     on: pull_requests
-    if: contains(item.checks.*.failed, true)
+    if: contains(item.checks.*.failed, true) && item.actor_permission == 'write'
     continue: same-branch
     agent: demo
     approval: none
