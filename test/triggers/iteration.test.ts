@@ -8,7 +8,7 @@ import { bullConnection } from "../../jobs/queues";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { hintsSettled, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
+import { hintsSettled, installRepository, START_DEV_CONFIG, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
 import { attemptsOf, startRunner, waitFor, type RunnerUnderTest } from "../runner/support/runner-fixture";
 
 /**
@@ -18,17 +18,8 @@ import { attemptsOf, startRunner, waitFor, type RunnerUnderTest } from "../runne
  * head and pushes new commits to it — the same branch, the same pull request, no second one.
  */
 
-const CONFIG = `labels:
-  - { name: ready-for-agent, color: 0e8a16 }
-loops:
-  start-dev:
-    on: issues
-    if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
-    agent: demo
-    approval: none
-    prompt: |
-      Implement #\${{ item.number }}: \${{ item.title }}
-  address-review:
+// start-dev opens the pull request; address-review and fix-ci continue it
+const CONFIG = `${START_DEV_CONFIG.replace("    agent: demo\n", "    agent: demo\n    approval: none\n")}  address-review:
     on: { comments: { mention: false } }
     if: comment.kind == 'review' && comment.review_state == 'CHANGES_REQUESTED'
     continue: same-branch
