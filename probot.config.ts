@@ -5,6 +5,7 @@ import type { ApplicationFunction, Probot } from "probot";
 import type { CheckRunEventOutcome, CheckRunEventPayload } from "./lib/mirror/check-run-actions";
 import type { WebhookDeps } from "./lib/triggers/webhook-events";
 import { onInstallationWebhook, onItemWebhook, onLabelWebhook, onPushWebhook } from "./lib/triggers/webhook-events";
+import { onCheckWebhook } from "./lib/triggers/check-webhooks";
 
 type Payload = Record<string, unknown>;
 
@@ -29,6 +30,14 @@ export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
     // a comment, a review comment or a review written or edited → a Hint naming it (comments Loops)
     app.on(["issue_comment", "pull_request_review", "pull_request_review_comment"], async (context) => {
       await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
+    // a review thread resolved or unresolved → a Hint (item.review_threads)
+    app.on("pull_request_review_thread", async (context) => {
+      await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
+    // a check or a commit status finished → a Hint for each open pull request of its commit (item.checks)
+    app.on(["check_run.completed", "check_suite.completed", "status"], async (context) => {
+      await onCheckWebhook(deps, context.name, context.payload as unknown as Payload);
     });
     // a declared label was deleted or renamed → poll now, whose preflight recreates it
     app.on("label", async (context) => {

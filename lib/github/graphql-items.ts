@@ -4,6 +4,7 @@ import {
   type GraphqlItemNode,
   type ItemKind,
 } from "../loops/projection";
+import { FEEDBACK_FIELDS } from "../loops/pull-feedback";
 import type { GitHubApp } from "./app";
 import { GitHubRequestError } from "./errors";
 import { installationCaller } from "./rate-limit";
@@ -77,6 +78,8 @@ export async function fetchItemSlices(
     const path = (error.path ?? []).map(String);
     const refused = new GitHubRequestError(200, "POST /graphql", `${error.type ?? "error"}: ${error.message}`);
     if (path.length === 0) throw refused;
+    // a part of the feedback GitHub would not give: the pull request is read without it
+    if (path.length > 2 && FEEDBACK_FIELDS.has(path[2]!)) continue;
     if (error.type === "NOT_FOUND" && path.length === 2) missing.add(path.join("."));
     else failed.set(path.slice(0, 2).join("."), refused);
   }

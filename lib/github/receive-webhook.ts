@@ -17,9 +17,12 @@ export const WANTED_EVENTS: ReadonlySet<string> = new Set([
   "issue_comment",
   "pull_request_review",
   "pull_request_review_comment",
+  "pull_request_review_thread",
   "label",
   "push",
   "check_run",
+  "check_suite",
+  "status",
 ]);
 
 export interface WebhookRequest {

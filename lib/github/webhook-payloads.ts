@@ -91,14 +91,24 @@ const pushEvent = loose({
   commits: z.array(loose({ added: pathList, modified: pathList, removed: pathList })).max(100_000).optional(),
 });
 
+const sha = text(64).regex(/^[0-9a-f]{7,64}$/i, "is not a commit id");
+const namedPulls = z.array(loose({ number: id })).max(1_000).optional();
 const checkRunEvent = loose({
   action,
   installation: installation.nullable().optional(),
   repository: loose({ full_name: fullName }),
-  check_run: loose({ id, external_id: text(200).nullable().optional() }),
+  check_run: loose({ id, external_id: text(200).nullable().optional(), head_sha: sha.optional(), pull_requests: namedPulls }),
   requested_action: loose({ identifier: text(100).optional() }).nullable().optional(),
   sender: loose({ login: text(100), id: id.optional() }),
 });
+
+const checkSuiteEvent = loose({
+  action,
+  installation: installation.optional(),
+  repository,
+  check_suite: loose({ id, head_sha: sha, pull_requests: namedPulls }),
+});
+const statusEvent = loose({ installation: installation.optional(), repository, sha, state: text(20) });
 
 const SCHEMAS: Record<string, z.ZodType> = {
   installation: installationEvent,
@@ -108,9 +118,12 @@ const SCHEMAS: Record<string, z.ZodType> = {
   issue_comment: issueCommentEvent,
   pull_request_review_comment: reviewCommentEvent,
   pull_request_review: reviewEvent,
+  pull_request_review_thread: pullRequestEvent,
   label: labelEvent,
   push: pushEvent,
   check_run: checkRunEvent,
+  check_suite: checkSuiteEvent,
+  status: statusEvent,
 };
 
 export type PayloadCheck = { ok: true; payload: Record<string, unknown> } | { ok: false; problems: string[] };

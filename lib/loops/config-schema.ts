@@ -16,6 +16,7 @@ import { z } from "zod";
  *     trigger_permission: write       # who may start it without approval: read | triage | write | maintain | admin
  *     allow_bot_items: false          # the App's own Items (its bot, its atelier/* branches) never match unless true
  *     max_chain_depth: 1              # a Run on an Item a Run created is refused past this depth
+ *     continue: same-branch           # pull_requests and comments Loops: work on the App's own pull request's branch
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
@@ -64,6 +65,10 @@ export type LoopTrigger =
 
 export type TriggerKind = LoopTrigger["kind"];
 
+/** Where a Loop's Run puts its work: a branch of its own, or the branch of the pull request it is on. */
+export const LOOP_CONTINUATIONS = ["new-branch", "same-branch"] as const;
+export type LoopContinuation = (typeof LOOP_CONTINUATIONS)[number];
+
 /** A valid Loop, with its defaults filled in. Plain data: it can be stored as JSON. */
 export interface LoopDefinition {
   name: string;
@@ -82,6 +87,12 @@ export interface LoopDefinition {
   allowBotItems?: boolean;
   /** How deep a chain of Runs (a Run on an Item a Run created) may go (default 1). */
   maxChainDepth?: number;
+  /**
+   * `same-branch`: the Loop continues the work of the App's own pull requests (and sees no other
+   * Item): its Run starts from the pull request's head branch and pushes to it (ADR 0019).
+   * Absent (`new-branch`): every Run works on a branch of its own.
+   */
+  continue?: LoopContinuation;
   maxCycles: number;
   prompt: string;
   feedback: { comment: boolean };
@@ -150,6 +161,7 @@ export const loopSchema = z.strictObject({
   trigger_permission: z.enum(["read", "triage", "write", "maintain", "admin"]).optional(),
   allow_bot_items: z.boolean().optional(),
   max_chain_depth: z.number().int().min(0).optional(),
+  continue: z.enum(LOOP_CONTINUATIONS).optional(),
 });
 
 export const LOOP_KEYS = Object.keys(loopSchema.shape);

@@ -38,12 +38,12 @@ export type LoopFailure = {
 export type LoopDecision =
   | { loop: LoopDefinition; outcome: "submit"; prompt: string }
   | { loop: LoopDefinition; outcome: "revoke" }
-  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | "own_item" }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | UnseenItem }
   | ({ loop: LoopDefinition } & LoopFailure);
 
 export type CommentDecision =
   | { loop: LoopDefinition; outcome: "submit"; prompt: string }
-  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | "own_item" | "no_mention" | "condition_false" }
+  | { loop: LoopDefinition; outcome: "skip"; reason: "paused" | UnseenItem | "no_mention" | "condition_false" }
   | ({ loop: LoopDefinition } & LoopFailure);
 
 export type TickDecision =
@@ -72,6 +72,24 @@ export function isOwnItem(projection: Pick<ItemProjection, "kind" | "author" | "
   return projection.kind === "pull_request" && (projection.headRefName ?? "").startsWith(OWN_BRANCH_PREFIX);
 }
 
+/** Whether the Loop continues the App's own pull requests on their branch (`continue: same-branch`, ADR 0019). */
+export function continuesSameBranch(loop: Pick<LoopDefinition, "continue">): boolean {
+  return loop.continue === "same-branch";
+}
+
+/** Why a Loop does not look at an Item: the App's own, to a Loop that does not opt in; a person's, to a same-branch Loop. */
+export type UnseenItem = "own_item" | "not_own_item";
+
+/**
+ * Which Items a Loop looks at: a person's, unless it continues the App's pull requests
+ * (`continue: same-branch` sees only the App's own); the App's own only with
+ * `allow_bot_items: true` or `continue: same-branch`.
+ */
+export function unseenItem(loop: Pick<LoopDefinition, "allowBotItems" | "continue">, ownItem: boolean): UnseenItem | null {
+  if (continuesSameBranch(loop)) return ownItem ? null : "not_own_item";
+  return ownItem && !loop.allowBotItems ? "own_item" : null;
+}
+
 /** Whether a Loop's `if:` or prompt reads who caused the match (then it is looked up before they are evaluated). */
 export function readsActor(loop: Pick<LoopDefinition, "if" | "prompt">): boolean {
   return /\bitem\s*\.\s*(actor|actor_permission|author_association)\b/.test(`${loop.if ?? ""}\n${loop.prompt}`);
@@ -96,8 +114,9 @@ export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
       decisions.push({ loop, outcome: "skip", reason: "paused" });
       continue;
     }
-    if (input.ownItem && !loop.allowBotItems) {
-      decisions.push({ loop, outcome: "skip", reason: "own_item" });
+    const unseen = unseenItem(loop, input.ownItem === true);
+    if (unseen) {
+      decisions.push({ loop, outcome: "skip", reason: unseen });
       continue;
     }
     const item = buildItemContext(input.projection, input.actorOf?.(loop) ?? null);
@@ -137,8 +156,9 @@ export function evaluateCommentLoops(input: EvaluateCommentInput): CommentDecisi
       decisions.push({ loop, outcome: "skip", reason: "paused" });
       continue;
     }
-    if (input.ownItem && !loop.allowBotItems) {
-      decisions.push({ loop, outcome: "skip", reason: "own_item" });
+    const unseen = unseenItem(loop, input.ownItem === true);
+    if (unseen) {
+      decisions.push({ loop, outcome: "skip", reason: unseen });
       continue;
     }
     if (loop.trigger.mention && !(input.appSlug !== null && mentionsApp(input.comment.body, input.appSlug))) {

@@ -1,4 +1,5 @@
 import type { ItemProjection } from "./projection";
+import { isFailedCheck } from "./pull-feedback";
 import { localIso } from "./schedule";
 
 /**
@@ -27,6 +28,12 @@ export interface ItemContext {
   actor: string | null;
   /** The actor's role on the repository: none, read, triage, write, maintain or admin; null when unknown */
   actor_permission: string | null;
+  /** A pull request's reviews, oldest first (empty for an issue) */
+  reviews: { author: string | null; state: string; body: string }[];
+  /** A pull request's review threads: where, whether resolved, and each comment */
+  review_threads: { path: string; line: number | null; resolved: boolean; outdated: boolean; comments: { author: string | null; body: string }[] }[];
+  /** The checks of a pull request's head commit (other Apps' completed check runs and commit statuses), by name */
+  checks: { name: string; conclusion: string; failed: boolean; title: string | null; summary: string | null }[];
 }
 
 /** What an Event knows of who caused it, for the `item` context. */
@@ -68,6 +75,9 @@ export function buildItemContext(projection: ItemProjection, actor: ActorContext
     author_association: actor?.authorAssociation ?? null,
     actor: actor?.login ?? null,
     actor_permission: actor?.permission ?? null,
+    reviews: (projection.reviews ?? []).map((r) => ({ ...r })),
+    review_threads: (projection.reviewThreads ?? []).map((t) => ({ ...t, comments: t.comments.map((c) => ({ ...c })) })),
+    checks: (projection.checks ?? []).map((c) => ({ name: c.name, conclusion: c.conclusion, failed: isFailedCheck(c), title: c.title, summary: c.summary })),
   };
 }
 

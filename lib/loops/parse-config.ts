@@ -204,6 +204,7 @@ const FIELD_HELP: Record<string, string> = {
   trigger_permission: "trigger_permission: must be read, triage, write, maintain or admin",
   allow_bot_items: "allow_bot_items: must be true or false",
   max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
+  continue: "continue: must be new-branch or same-branch",
 };
 
 interface LoopChecks {
@@ -290,6 +291,10 @@ function validateLoop(
     problem("config_invalid", ["on"], `${L} reads comment, which only a comments Loop has: write on: comments, or remove comment.… from its if: and prompt:.`);
   }
 
+  if (raw.continue === "same-branch" && trigger && trigger.kind !== "pull_requests" && trigger.kind !== "comments") {
+    problem("config_invalid", ["continue"], `${L}: continue: same-branch continues the App's own pull requests, so only a pull_requests or comments Loop has it; remove it, or write on: pull_requests.`);
+  }
+
   let repositories: string[] | null = null;
   if (raw.repositories !== undefined && Array.isArray(raw.repositories)) {
     if (trigger && trigger.kind !== "schedule") {
@@ -354,6 +359,7 @@ function validateLoop(
     triggerPermission: data.trigger_permission ?? DEFAULT_TRIGGER_PERMISSION,
     allowBotItems: data.allow_bot_items ?? false,
     maxChainDepth: data.max_chain_depth ?? DEFAULT_MAX_CHAIN_DEPTH,
+    ...(data.continue === "same-branch" ? { continue: data.continue } : {}),
     maxCycles: data.max_cycles ?? DEFAULT_MAX_CYCLES,
     prompt: data.prompt,
     feedback: { comment: data.feedback?.comment ?? true },

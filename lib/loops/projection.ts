@@ -1,12 +1,14 @@
 import { BadInputError } from "../errors";
+import { feedbackFromGraphql, PULL_REQUEST_FEEDBACK_FIELDS, type GraphqlFeedbackNode, type PullFeedback } from "./pull-feedback";
 
 /**
  * The Projection: the slice of an Item's GitHub state that Atelier stores, hashes and shows to
  * Loops. Both ways of reading GitHub (GraphQL, and REST objects from listings and webhooks)
  * build it here, so the same GitHub state gives the same content hash whichever path saw it.
- * Issues carry the pull-request-only fields as null/false.
+ * Issues carry the pull-request-only fields as null/false. A pull request read by GraphQL also
+ * carries its reviews, review threads and checks (pull-feedback.ts), each only when it has some.
  */
-export interface ItemProjection {
+export interface ItemProjection extends PullFeedback {
   kind: ItemKind;
   number: number;
   title: string;
@@ -47,6 +49,7 @@ export const PULL_REQUEST_PROJECTION_FIELDS = `
   headRefName headRefOid baseRefName
   author { __typename login }
   labels(first: 100) { nodes { name } }
+  ${PULL_REQUEST_FEEDBACK_FIELDS}
 `;
 
 export interface GraphqlActor {
@@ -55,7 +58,7 @@ export interface GraphqlActor {
 }
 
 /** An Issue or PullRequest node as GitHub's GraphQL API returns it for the selections above. */
-export interface GraphqlItemNode {
+export interface GraphqlItemNode extends GraphqlFeedbackNode {
   number: number;
   title: string;
   body?: string | null;
@@ -99,8 +102,11 @@ export interface RestItem {
   base?: { ref: string } | null;
 }
 
-/** The projection of a GraphQL Issue (`kind` "issue") or PullRequest (`kind` "pull_request") node. */
-export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind): ItemProjection {
+/**
+ * The projection of a GraphQL Issue (`kind` "issue") or PullRequest (`kind` "pull_request") node.
+ * `ownApp` is the App's slug: its own check runs are not part of a pull request's checks.
+ */
+export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind, ownApp: string | null = null): ItemProjection {
   const isPull = kind === "pull_request";
   const merged = isPull && (node.state === "MERGED" || node.merged === true);
   return {
@@ -122,12 +128,14 @@ export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind): It
     updatedAt: node.updatedAt,
     closedAt: node.closedAt ?? null,
     mergedAt: isPull ? (node.mergedAt ?? null) : null,
+    ...(isPull ? feedbackFromGraphql(node, ownApp, graphqlLogin) : {}),
   };
 }
 
 /**
  * The projection of a REST object: an issue (from the issues listing or an `issues` webhook), or
- * a pull request object (GET /repos/{owner}/{repo}/pulls/{n}, `pull_request` webhook).
+ * a pull request object (GET /repos/{owner}/{repo}/pulls/{n}, `pull_request` webhook). A REST
+ * pull request object carries no reviews or checks: the poll and a Hint read pull requests by GraphQL.
  * An issue-shaped pull request lacks the head, base and mergeability, so it cannot give the
  * projection GraphQL would: that is refused with `projection_needs_pull_request`.
  */

@@ -10,7 +10,7 @@ import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
 import type { LocalAttempt } from "./local-attempts";
-import { branchOfRun } from "./run-branch";
+import { workBranchOfRun } from "./run-branch";
 import type { RunnerContext } from "./runner-context";
 import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
 import { TranscriptWriter } from "./transcript-writer";
@@ -106,6 +106,7 @@ async function produceOutcome(
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
   const base = await defaultBranchOf(ctx, run.repo, access);
+  const branch = await workBranchOfRun(ctx.deps.db, run);
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -120,7 +121,7 @@ async function produceOutcome(
         cloneUrl: access.cloneUrl,
         token: access.token,
         defaultBranch: base,
-        branch: branchOfRun(run),
+        branch,
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,

@@ -1,11 +1,12 @@
 import { runBranch } from "../executor/branch-name";
+import type { Db } from "../store/db";
 import type { RunRow } from "../store/run-rows";
 
 /**
  * The branch a Run's work goes to: per Item, or per Tick for a schedule Loop (the Tick's
  * scheduledAt is the last part of its dedup key, which is the Run's Event id).
  */
-export function branchOfRun(run: Pick<RunRow, "loop" | "number" | "event_id" | "received_at">): string {
+function branchOfRun(run: Pick<RunRow, "loop" | "number" | "event_id" | "received_at">): string {
   if (run.number !== null) return runBranch(run.loop, { number: run.number });
   return runBranch(run.loop, { scheduledAt: tickScheduledAt(run.event_id) ?? run.received_at });
 }
@@ -19,4 +20,14 @@ function tickScheduledAt(eventId: string): Date | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The branch an Attempt works on: the one the Run already pushed, else the App's pull request
+ * branch its Event continues (a `continue: same-branch` Loop, ADR 0019), else its own.
+ */
+export async function workBranchOfRun(db: Db, run: Pick<RunRow, "loop" | "number" | "event_id" | "received_at" | "branch">): Promise<string> {
+  if (run.branch) return run.branch;
+  const { rows } = await db.pool.query<{ branch: string | null }>(`SELECT submission->>'branch' AS branch FROM events WHERE id = $1`, [run.event_id]);
+  return rows[0]?.branch ?? branchOfRun(run);
 }

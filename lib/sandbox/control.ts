@@ -14,6 +14,8 @@ import { requestAction, rerequest } from "./state/checks";
 import { createComment, createIssue, editComment, editIssue } from "./state/issues";
 import { reactionsOf } from "./state/reactions";
 import { submitReview } from "./state/reviews";
+import { createCommitStatus, finishCiCheck, type CiCheckInput, type CommitState } from "./state/ci";
+import { replyToReviewComment, setThreadResolved } from "./state/review-threads";
 import {
   addInstallationRepo,
   createInstallation,
@@ -196,6 +198,37 @@ export class SimControl {
     const { repo, item } = this.item(input);
     const { review, comments } = submitReview(this.core.state, repo, item, input, this.actor(input).id);
     return { id: review.id, comments: comments.map((c) => c.id) };
+  }
+
+  /** A reply in the review thread of `commentId`: pull_request_review_comment created. */
+  replyToReviewComment(input: ItemRef & { commentId: number; body: string }): { id: number } {
+    const { repo, item } = this.item(input);
+    return { id: replyToReviewComment(this.core.state, repo, item, Number(input.commentId), input.body, this.actor(input).id).id };
+  }
+
+  /** A person resolves (default) or unresolves the review thread of `commentId`: pull_request_review_thread. */
+  resolveReviewThread(input: ItemRef & { commentId: number; resolved?: boolean }): void {
+    const { repo, item } = this.item(input);
+    setThreadResolved(this.core.state, repo, item, Number(input.commentId), input.resolved ?? true, this.actor(input).id);
+  }
+
+  /**
+   * The simulated CI (GitHub Actions) finished a job on a commit — the pull request's head when
+   * `number` is given: a completed check run, check_run and check_suite completed.
+   */
+  finishCiCheck(input: Omit<CiCheckInput, "sha"> & { repo: string; sha?: string; number?: number }): { id: number; sha: string } {
+    const repo = this.repo(input.repo);
+    const sha = input.sha ?? (input.number !== undefined ? requirePull(this.item({ repo: input.repo, number: input.number }).item).headSha : undefined);
+    if (!sha) throw new Error("say which commit: pass `sha`, or the pull request's `number`");
+    const run = finishCiCheck(this.core.state, repo, { ...input, sha });
+    return { id: run.id, sha };
+  }
+
+  /** A commit status, as a CI service writes it (`POST /repos/{o}/{r}/statuses/{sha}`): the status webhook. */
+  commitStatus(input: As & { repo: string; sha: string; state: CommitState; context?: string; description?: string; targetUrl?: string }): { id: number } {
+    const repo = this.repo(input.repo);
+    const status = createCommitStatus(this.core.state, repo, input.sha, { state: input.state, context: input.context, description: input.description, target_url: input.targetUrl }, this.actor(input).id);
+    return { id: status.id };
   }
 
   /** The reactions on a comment, as `login:content`, oldest first. */
@@ -452,6 +485,10 @@ export const CONTROL_METHODS = [
   "editComment",
   "reactions",
   "review",
+  "replyToReviewComment",
+  "resolveReviewThread",
+  "finishCiCheck",
+  "commitStatus",
   "pushCommit",
   "openPullRequest",
   "setDraft",

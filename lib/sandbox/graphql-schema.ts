@@ -67,7 +67,60 @@ export const schema = buildSchema(/* GraphQL */ `
     mergeable: MergeableState!
     merged: Boolean!
     mergedAt: DateTime
+    reviews(first: Int, last: Int, after: String, before: String): PullRequestReviewConnection
+    reviewThreads(first: Int, last: Int, after: String, before: String): PullRequestReviewThreadConnection!
+    "Only the head commit: the simulator keeps no pull request's commit list."
+    commits(first: Int, last: Int, after: String, before: String): PullRequestCommitConnection!
   }
+
+  enum PullRequestReviewState { PENDING COMMENTED APPROVED CHANGES_REQUESTED DISMISSED }
+  type PullRequestReview { id: ID! databaseId: Int author: Actor body: String! state: PullRequestReviewState! submittedAt: DateTime url: URI! commit: Commit }
+  type PullRequestReviewConnection { nodes: [PullRequestReview] totalCount: Int! pageInfo: PageInfo! }
+  type PullRequestReviewComment { id: ID! databaseId: Int author: Actor body: String! path: String! line: Int createdAt: DateTime! url: URI! }
+  type PullRequestReviewCommentConnection { nodes: [PullRequestReviewComment] totalCount: Int! pageInfo: PageInfo! }
+  type PullRequestReviewThread {
+    id: ID!
+    isResolved: Boolean!
+    isOutdated: Boolean!
+    path: String!
+    line: Int
+    resolvedBy: User
+    comments(first: Int, last: Int, after: String, before: String): PullRequestReviewCommentConnection!
+  }
+  type PullRequestReviewThreadConnection { nodes: [PullRequestReviewThread] totalCount: Int! pageInfo: PageInfo! }
+
+  enum CheckStatusState { QUEUED IN_PROGRESS COMPLETED WAITING PENDING REQUESTED }
+  enum CheckConclusionState { ACTION_REQUIRED TIMED_OUT CANCELLED FAILURE SUCCESS NEUTRAL SKIPPED STARTUP_FAILURE STALE }
+  type App { id: ID! databaseId: Int slug: String! name: String! }
+  type CheckRun {
+    id: ID!
+    databaseId: Int
+    name: String!
+    status: CheckStatusState!
+    conclusion: CheckConclusionState
+    title: String
+    summary: String
+    text: String
+    detailsUrl: URI
+    startedAt: DateTime
+    completedAt: DateTime
+  }
+  type CheckRunConnection { nodes: [CheckRun] totalCount: Int! pageInfo: PageInfo! }
+  type CheckSuite {
+    id: ID!
+    databaseId: Int
+    app: App
+    status: CheckStatusState!
+    conclusion: CheckConclusionState
+    checkRuns(first: Int, last: Int, after: String, before: String): CheckRunConnection
+  }
+  type CheckSuiteConnection { nodes: [CheckSuite] totalCount: Int! pageInfo: PageInfo! }
+  enum StatusState { ERROR EXPECTED FAILURE PENDING SUCCESS }
+  type StatusContext { id: ID! context: String! state: StatusState! description: String targetUrl: URI createdAt: DateTime! }
+  type Status { id: ID! state: StatusState! contexts: [StatusContext!]! }
+  type Commit { id: ID! oid: GitObjectID! checkSuites(first: Int, last: Int, after: String, before: String): CheckSuiteConnection status: Status }
+  type PullRequestCommit { id: ID! commit: Commit! }
+  type PullRequestCommitConnection { nodes: [PullRequestCommit] totalCount: Int! pageInfo: PageInfo! }
 
   union IssueOrPullRequest = Issue | PullRequest
 

@@ -3,6 +3,7 @@ import { canSee } from "./access";
 import type { Caller } from "./auth";
 import { isoOrNull, isoSeconds } from "./clock";
 import type { SimCore } from "./core";
+import { pullFeedbackFields, type Connection } from "./graphql-feedback";
 import { schema } from "./graphql-schema";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
@@ -17,11 +18,6 @@ class TypedError extends Error {
   ) {
     super(message);
   }
-}
-
-interface Connection {
-  first?: number | null;
-  last?: number | null;
 }
 
 function window<T>(name: string, items: T[], args: Connection): T[] {
@@ -53,6 +49,9 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
   });
   const allowed = (item: SimIssue): boolean =>
     caller.kind !== "installation" || grants(caller.token.permissions, item.pull ? "pull_requests" : "issues", "read");
+  const requireRead = (permission: string): void => {
+    if (caller.kind === "installation" && !grants(caller.token.permissions, permission, "read")) throw new TypedError("FORBIDDEN", "Resource not accessible by integration");
+  };
 
   const itemNode = (repo: SimRepo, item: SimIssue) => {
     const full = state.fullName(repo);
@@ -96,6 +95,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       },
       merged: pull.merged,
       mergedAt: isoOrNull(pull.mergedAt),
+      ...pullFeedbackFields({ state, baseUrl, window, actor, requireRead }, repo, item, pull),
     };
   };
 

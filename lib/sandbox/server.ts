@@ -17,6 +17,7 @@ import { Router } from "./router";
 import { sendSecondaryLimit } from "./secondary-limit";
 import { appRoutes } from "./routes/app";
 import { checkRoutes } from "./routes/checks";
+import { ciRoutes } from "./routes/ci";
 import { issueRoutes } from "./routes/issues";
 import { labelRoutes } from "./routes/labels";
 import { pullRoutes } from "./routes/pulls";
@@ -54,7 +55,7 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
   const router = new Router<RestRoute>();
   const oauth = new OAuthServer(core);
   const manifest = new ManifestFlow(core);
-  for (const table of [appRoutes, manifest.routes(), repoRoutes, issueRoutes, reactionRoutes, labelRoutes, reviewRoutes, pullRoutes, checkRoutes, userRoutes]) {
+  for (const table of [appRoutes, manifest.routes(), repoRoutes, issueRoutes, reactionRoutes, labelRoutes, reviewRoutes, pullRoutes, checkRoutes, ciRoutes, userRoutes]) {
     for (const [method, template, route] of table) router.add(method, template, route);
   }
 

@@ -2,6 +2,7 @@ import type { components } from "@octokit/openapi-types";
 import type { SimInstallation, SimRepo } from "./model";
 import { renderApp, renderInstallation } from "./render/app";
 import { renderCheckRunForWebhook } from "./render/check-run";
+import { renderCheckSuite, renderStatusForWebhook } from "./render/ci";
 import type { RenderContext } from "./render/context";
 import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
@@ -10,6 +11,7 @@ import { renderRepository } from "./render/repository";
 import { renderReview, renderReviewComment } from "./render/review";
 import { renderSimpleUser } from "./render/user";
 import type { SimEvent } from "./state/events";
+import { threadsOf } from "./state/review-threads";
 
 export interface WebhookMessage {
   event: SimEvent["event"];
@@ -163,6 +165,28 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
       const comment = state.reviewComments.get(event.commentId);
       if (!comment) return null;
       body = { comment: renderReviewComment(ctx, repo, comment), pull_request: renderPull(ctx, repo, state.item(repo, event.number)) };
+      break;
+    }
+    case "check_suite": {
+      const suite = renderCheckSuite(ctx, repo, event.checkSuiteId);
+      if (!suite) return null;
+      body = { check_suite: suite };
+      break;
+    }
+    case "status": {
+      // GitHub's status payload carries no action
+      const status = state.statuses.get(event.statusId);
+      if (!status) return null;
+      return { event: event.event, action: event.action, installation, payload: { ...renderStatusForWebhook(ctx, repo, status), ...common } };
+    }
+    case "pull_request_review_thread": {
+      const item = state.item(repo, event.number);
+      const thread = threadsOf(state, repo, item).find((t) => t.id === event.threadId);
+      if (!thread) return null;
+      body = {
+        thread: { node_id: thread.nodeId, comments: thread.comments.map((c) => renderReviewComment(ctx, repo, c)) },
+        pull_request: renderPull(ctx, repo, item),
+      };
       break;
     }
     case "check_run": {

@@ -33,6 +33,8 @@ export interface Submission {
   chainDepth?: number;
   /** the comment a comments Loop's Event answers */
   comment?: { kind: string; id: number; url: string; author: string | null };
+  /** the branch the Run works on when its Loop continues the App's pull request (`continue: same-branch`) */
+  branch?: string;
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
@@ -40,8 +42,8 @@ export interface EventActor {
   login: string;
   /** GitHub's role of the actor on the repository when the Event was recorded */
   permission: string;
-  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API */
-  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator";
+  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API; "origin": who started the Run whose pull request a same-branch Loop continues */
+  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator" | "origin";
 }
 
 export type ApprovalReason =

@@ -9,7 +9,7 @@ import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext, type ItemOutcome } from "./evaluate-item";
 import type { Observation } from "./observe-item";
-import { appBotLogin } from "./own-items";
+import { appBotLogin, continuationsOf, slugOfBot } from "./own-items";
 
 /** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
 export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">;
@@ -47,22 +47,26 @@ export async function judgeComment(
     projection: item.projection,
     repository: repositoryContext(repo),
     comment,
-    appSlug: botLogin?.replace(/\[bot\]$/, "") ?? null,
+    appSlug: slugOfBot(botLogin),
     actor: { login: facts.actor.login, permission: facts.actor.permission, authorAssociation: facts.authorAssociation },
     ownItem: isOwnItem(item.projection, botLogin),
   });
   let acknowledged = false;
+  const continuation = continuationsOf(deps.db, item);
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;
     if (decision.outcome === "error") {
       outcome.failures.set(decision.loop.name, decision.message);
       continue;
     }
+    // a same-branch Loop continues only a pull request a Run of this instance opened, on its branch
+    const origin = await continuation(decision.loop);
+    if (origin === null) continue;
     if (!acknowledged) {
       await acknowledgeComment(octokit, repo.fullName, ref);
       acknowledged = true;
     }
-    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0 }, { ...comment, hash: commentHash(comment) });
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0 }, { ...comment, hash: commentHash(comment) }, origin?.branch ?? null);
     const result = await recordAndClaim(deps.db, event, deps.admission);
     outcome.claims.push({ loop: decision.loop.name, result });
     if (result.tag === "Claimed" && result.opened) {

@@ -39,8 +39,8 @@ export async function loopConditionHolds(deps: TriggerDeps, subject: ConditionSu
     actorOf: () => actor,
     ownItem: isOwnItem(item.projection, await appBotLogin(deps.github)),
   });
-  // the App's own Item no longer reaches a Loop without allow_bot_items
-  if (decision?.outcome === "skip" && decision.reason === "own_item") return false;
+  // the App's own Item no longer reaches a Loop without allow_bot_items (nor a person's a same-branch Loop)
+  if (decision?.outcome === "skip" && (decision.reason === "own_item" || decision.reason === "not_own_item")) return false;
   return decision?.outcome !== "revoke";
 }
 

@@ -11,6 +11,7 @@ import { transaction } from "../store/transaction";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
+import { continuationsOf } from "./own-items";
 import { generations, storeObservations } from "./observe-item";
 import { storedConfig } from "./repository-config";
 
@@ -49,13 +50,21 @@ export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Pro
   if (wrongKind) {
     throw new BadInputError("loop_wrong_kind", `Loop "${loop.name}" acts on ${loop.trigger.kind.replace("_", " ")}; #${input.number} is ${item.projection.kind === "issue" ? "an issue" : "a pull request"}.`);
   }
+  // a same-branch Loop continues only a pull request a Run of this instance opened, on its branch
+  const origin = await continuationsOf(deps.db, item)(loop);
+  if (origin === null) {
+    throw new BadInputError(
+      "loop_continues_own_pull_requests",
+      `Loop "${loop.name}" continues the pull requests Atelier's Runs opened, on their branch (continue: same-branch); #${input.number} is not one of them.`,
+    );
+  }
   await storeObservations(deps.db, [item]);
   const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
   const actor: EventActor = { login: input.actor.login, permission: input.actor.permission, source: "operator" };
   const prompt = renderOnDemand(loop, item.projection, repositoryContext(repo), { login: actor.login, permission: actor.permission, authorAssociation: null });
   if (typeof prompt !== "string") throw new BadInputError(prompt.token, prompt.message);
 
-  const event = { ...itemEvent(repo, loop, item, generation, prompt, { facts: { actor, authorAssociation: null }, depth: 0 }), id: dispatchEventKey(loop.name, fullName, input.number, randomUUID()) };
+  const event = { ...itemEvent(repo, loop, item, generation, prompt, { facts: { actor, authorAssociation: null }, depth: 0 }, null, origin?.branch ?? null), id: dispatchEventKey(loop.name, fullName, input.number, randomUUID()) };
   const result = await recordAndClaim(deps.db, event, deps.admission);
   const outcome = await outcomeOf(deps, fullName, result);
   await transaction(deps.db, (sql) =>

@@ -3,7 +3,7 @@ import type { RegisteredRepository } from "../github/installations";
 import type { CommentFacts } from "../loops/comment-context";
 import type { LoopDefinition } from "../loops/config-schema";
 import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
-import { evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, type RepositoryContext } from "../loops/evaluate";
+import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
@@ -11,7 +11,7 @@ import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } fr
 import { revoke } from "../store/revoke";
 import { approvalFor, resolveActor, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
-import { appBotLogin, chainDepth } from "./own-items";
+import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
 import { isSuperseded, type Observation } from "./observe-item";
 
 /** What judging one Item did. */
@@ -65,14 +65,20 @@ export async function evaluateItem(
   const own = isOwnItem(item.projection, botLogin);
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
+  const continuation = continuationsOf(deps.db, item);
   const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin }));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
-  const readers = watching.filter((l) => readsActor(l) && (!own || l.allowBotItems));
+  const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
-  const facts = readers.some((l) => !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  // a continuation's actor is its origin's (read once, whichever same-branch Loop asks)
+  const continuing = readers.find(continuesSameBranch);
+  const origin = continuing ? await continuation(continuing) : undefined;
+  const facts = readers.some((l) => !continuesSameBranch(l) && !recorded!.has(keyOf(l))) ? await actorNow() : null;
   const actorOf = (loop: LoopDefinition): ActorContext | null => {
     const known = recorded?.get(keyOf(loop));
-    return known ? actorContext(known) : facts ? actorContext(facts) : null;
+    if (known) return actorContext(known);
+    if (continuesSameBranch(loop)) return origin ? actorContext(origin.facts) : null;
+    return facts ? actorContext(facts) : null;
   };
 
   const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
@@ -95,6 +101,9 @@ export async function evaluateItem(
       outcome.revoked.push(...(await revoke(deps.db, decision.loop.name, item.key)));
       continue;
     }
+    // a same-branch Loop continues only a pull request a Run of this instance opened, on its branch
+    const origin = await continuation(decision.loop);
+    if (origin === null) continue;
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
@@ -110,9 +119,10 @@ export async function evaluateItem(
         );
         continue;
       }
-      who = { facts: await actorNow(), depth };
+      // a continuation carries on the work of whoever started the Run that opened the pull request
+      who = { facts: origin?.facts ?? (await actorNow()), depth };
     }
-    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who);
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null);
     const result = await recordAndClaim(deps.db, event, deps.admission);
     outcome.claims.push({ loop: decision.loop.name, result });
     if (result.tag === "Claimed" && result.opened) {
@@ -126,6 +136,7 @@ export async function evaluateItem(
 /**
  * The Event of a matching Loop on an Item, with who caused it and the approval that follows.
  * A comments Loop's Event is the comment it answers (its id and content hash), not the Item's content.
+ * `branch`: the App's pull request branch a same-branch Loop's Run continues.
  */
 export function itemEvent(
   repo: Pick<RegisteredRepository, "fullName" | "private">,
@@ -135,6 +146,7 @@ export function itemEvent(
   prompt: string,
   who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
   comment: (CommentFacts & { hash: string }) | null = null,
+  branch: string | null = null,
 ): EventInput {
   const { approvalRequired, approvalReason } = approvalFor(loop, repo, who.facts?.actor ?? null);
   return {
@@ -160,6 +172,7 @@ export function itemEvent(
       approvalReason,
       chainDepth: who.depth,
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
+      ...(branch ? { branch } : {}),
     },
   };
 }

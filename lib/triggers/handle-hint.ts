@@ -8,6 +8,7 @@ import { evaluateItem, type ItemOutcome } from "./evaluate-item";
 import { judgeComment } from "./comment-trigger";
 import { pausedLoops, recordLoopFailures } from "./loops";
 import { generations, observation, storeObservations, type Observation } from "./observe-item";
+import { appBotLogin, slugOfBot } from "./own-items";
 import { ensureConfig } from "./repository-config";
 
 export type HintOutcome =
@@ -56,8 +57,8 @@ export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, nu
     if (!listed) return null;
     if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt);
   }
-  const node = await deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" });
-  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt) : null;
+  const [node, botLogin] = await Promise.all([deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" }), appBotLogin(deps.github)]);
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt) : null;
 }
 
 async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {

@@ -1,5 +1,9 @@
 import type { GitHubApp } from "../github/app";
+import type { LoopDefinition } from "../loops/config-schema";
+import { continuesSameBranch } from "../loops/evaluate";
 import type { Db } from "../store/db";
+import type { EventActor } from "../store/record-and-claim";
+import type { ActorFacts } from "./actor";
 import type { Observation } from "./observe-item";
 
 /**
@@ -29,16 +33,60 @@ export function appBotLogin(github: GitHubApp): Promise<string | null> {
   return login;
 }
 
-/** How many Runs led to the Item: 0 for a person's, the depth of the Run whose pull request it is + 1 for the App's. */
+/** The App's slug from its bot login (`<slug>[bot]`): what GitHub names the App by (mentions, check suites). */
+export function slugOfBot(botLogin: string | null): string | null {
+  return botLogin?.replace(/\[bot\]$/, "") ?? null;
+}
+
+/**
+ * How many Runs led to the Item: 0 for a person's, the depth of the Run whose pull request it is
+ * + 1 for the App's. A Run on the pull request itself (a same-branch continuation) led to nothing.
+ */
 export async function chainDepth(db: Db, item: Observation, own: boolean): Promise<number> {
   if (!own) return 0;
   const { rows } = await db.pool.query<{ depth: number }>(
     `SELECT COALESCE((e.submission->>'chainDepth')::int, 0) AS depth
        FROM runs r JOIN events e ON e.id = r.event_id
-      WHERE r.repo = $1 AND r.pull_request_number = $2
+      WHERE r.repo = $1 AND r.pull_request_number = $2 AND r.number IS DISTINCT FROM $2
       ORDER BY depth DESC LIMIT 1`,
     [item.repo, item.number],
   );
   // an Item of the App that no Run of this instance opened still came from some Run
   return (rows[0]?.depth ?? 0) + 1;
+}
+
+/** The Run that opened one of the App's pull requests: the branch it pushed, and who started it. */
+export interface PullRequestOrigin {
+  branch: string;
+  facts: ActorFacts;
+}
+
+/**
+ * The Run of this instance that opened the pull request (a Run on another Item or a Tick, not a
+ * continuation on the pull request itself), when its branch is still the pull request's head;
+ * null otherwise (a pull request from an `atelier/*` branch no Run of ours pushed, a fork's).
+ */
+export async function pullRequestOrigin(db: Db, item: Observation): Promise<PullRequestOrigin | null> {
+  const head = item.projection.headRefName;
+  if (item.projection.kind !== "pull_request" || !head) return null;
+  const { rows } = await db.pool.query<{ actor: EventActor | null; association: string | null }>(
+    `SELECT e.submission->'actor' AS actor, e.submission->>'authorAssociation' AS association
+       FROM runs r JOIN events e ON e.id = r.event_id
+      WHERE r.repo = $1 AND r.pull_request_number = $2 AND r.number IS DISTINCT FROM $2 AND r.branch = $3
+      ORDER BY r.created_at, r.id LIMIT 1`,
+    [item.repo, item.number, head],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  const actor: EventActor = row.actor ? { ...row.actor, source: "origin" } : { login: "ghost", permission: "none", source: "origin" };
+  return { branch: head, facts: { actor, authorAssociation: row.association } };
+}
+
+/**
+ * What each Loop continues on one Item, read once: for a same-branch Loop, the origin of the
+ * pull request (null: it cannot continue this one, and does not act); undefined for any other Loop.
+ */
+export function continuationsOf(db: Db, item: Observation): (loop: Pick<LoopDefinition, "continue">) => Promise<PullRequestOrigin | null | undefined> {
+  let origin: Promise<PullRequestOrigin | null> | null = null;
+  return async (loop) => (continuesSameBranch(loop) ? await (origin ??= pullRequestOrigin(db, item)) : undefined);
 }

@@ -21,6 +21,7 @@ import type { TriggerDeps } from "./deps";
 import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
 import { pausedLoops, recordLoopEvaluations } from "./loops";
 import { alreadyJudged, generations, observation, storeObservations, type Observation } from "./observe-item";
+import { appBotLogin, slugOfBot } from "./own-items";
 import { forEachLimit, mapSettledLimit } from "./parallel";
 import { ensureConfig, type StoredConfig } from "./repository-config";
 
@@ -170,9 +171,9 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
   for (let i = 0; i < numbers.length; i += deps.slices.batchSize) {
     const readAt = new Date();
     const refs: ItemSliceRef[] = numbers.slice(i, i + deps.slices.batchSize).map((number) => ({ repo: repo.fullName, number, kind: "pull_request" }));
-    const batch = deps.slices.read(repo.installationId, refs).then((nodes) =>
+    const batch = Promise.all([deps.slices.read(repo.installationId, refs), appBotLogin(deps.github)]).then(([nodes, botLogin]) =>
       // null: GitHub no longer has it (deleted, transferred); it leaves the open pull requests
-      nodes.flatMap((node) => (node ? [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt)] : [])),
+      nodes.flatMap((node) => (node ? [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt)] : [])),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
     batches.push(batch);

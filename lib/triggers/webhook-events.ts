@@ -18,14 +18,14 @@ interface RepositoryPayload {
   default_branch?: string;
 }
 
-/** The Hint an `issues`, `pull_request` or comment delivery asks for, or null. */
+/** The Hint an `issues`, `pull_request`, comment or review thread delivery asks for, or null. */
 export function hintFromWebhook(event: string, payload: Record<string, unknown>): Hint | null {
   const installationId = (payload.installation as { id?: number } | undefined)?.id;
   const repo = (payload.repository as RepositoryPayload | undefined)?.full_name;
   let number: number | undefined;
   if (event === "issues" || event === "issue_comment") number = (payload.issue as { number?: number } | undefined)?.number;
   else if (event === "pull_request") number = (payload.number as number | undefined) ?? (payload.pull_request as { number?: number } | undefined)?.number;
-  else if (event === "pull_request_review" || event === "pull_request_review_comment") number = (payload.pull_request as { number?: number } | undefined)?.number;
+  else if (event === "pull_request_review" || event === "pull_request_review_comment" || event === "pull_request_review_thread") number = (payload.pull_request as { number?: number } | undefined)?.number;
   if (typeof installationId !== "number" || !repo || typeof number !== "number") return null;
   const sender = (payload.sender as { login?: unknown } | undefined)?.login;
   const comment = commentRefOf(event, payload);

@@ -1,6 +1,6 @@
 // Poll cost and Hint latency against the GitHub simulator (in process, real HTTP).
 // 1. The GitHub calls of one poll cycle over 20 repositories × 500 Items (1% changed, the open
-//    pull requests read again), beside what the reference way would send: one listing per
+//    pull requests read again, with their reviews, review threads and checks), beside what the reference way would send: one listing per
 //    repository, one payload call per changed Item and one per open pull request.
 // 2. From a webhook's receipt to its Run visible in Postgres (the Hint path, through BullMQ).
 import { createServer } from "node:http";
@@ -68,7 +68,10 @@ async function seed(sim: Simulator): Promise<string[]> {
       const item = createPull(sim.state, repo, { title: `PR ${i}`, head: `b${i}`, headSha: "a".repeat(40), base: "main", baseSha: "a".repeat(40) }, author);
       forceMergeable(item, true);
       if (i >= OPEN_PULLS) sim.editIssue({ repo: fullName, number: item.number, state: "closed" });
+      // the open pull requests carry reviews, threads and checks: their projection reads them in the same query
+      else sim.review({ repo: fullName, number: item.number, event: "COMMENT", body: "Looks close.", comments: [{ path: "a.txt", line: 1, body: "A nit." }] });
     }
+    sim.finishCiCheck({ repo: fullName, sha: "a".repeat(40), name: "unit tests", conclusion: "success", summary: "All green" });
     // the history is an hour old, one change a second: the cycle measured sees what changes next
     sim.state.itemsOf(repo).forEach((item, i) => {
       item.createdAt = item.updatedAt = anHourAgo + i * 1000;

@@ -91,6 +91,9 @@ describe("buildItemContext", () => {
       author_association: null,
       actor: null,
       actor_permission: null,
+      reviews: [],
+      review_threads: [],
+      checks: [],
     });
   });
 

@@ -130,7 +130,7 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_unknown_key", line: 9, path: "loops.start-dev.max-cycles", loops: ["ok"] });
     expect(e.message).toBe(
-      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth.',
+      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth, continue.',
     );
   });
 
@@ -535,5 +535,33 @@ describe("validateRepositoryConfig: an object already parsed (Probot's config lo
   it("if: true / false written as YAML booleans", () => {
     const config = parse(`loops:\n  a: { on: issues, if: false, agent: demo, prompt: x }\n`);
     expect(config.loops[0]!.if).toBe("false");
+  });
+});
+
+describe("continue: same-branch", () => {
+  const loop = (on: string, extra = "") => `loops:
+  iterate:
+    on: ${on}
+    agent: demo
+    continue: same-branch${extra}
+    prompt: Address the review
+`;
+
+  it("is kept on a pull_requests or comments Loop, and absent (a branch of its own) when not written", () => {
+    expect(parse(loop("pull_requests")).loops[0]).toMatchObject({ name: "iterate", continue: "same-branch" });
+    expect(parse(loop("comments")).loops[0]).toMatchObject({ name: "iterate", continue: "same-branch" });
+    expect(parse(loop("pull_requests").replace("    continue: same-branch\n", "")).loops[0]).not.toHaveProperty("continue");
+    expect(parse(loop("pull_requests").replace("same-branch", "new-branch")).loops[0]).not.toHaveProperty("continue");
+  });
+
+  it("is an error on an issues or schedule Loop, and any other value is one too", () => {
+    const issues = parse(loop("issues"));
+    expect(issues.loops).toEqual([]);
+    expect(issues.errors[0]).toMatchObject({ loop: "iterate", token: "config_invalid", path: "loops.iterate.continue" });
+    expect(issues.errors[0]!.message).toContain("only a pull_requests or comments Loop has it");
+    expect(parse(loop('{ schedule: { cron: "0 6 * * *" } }')).errors[0]).toMatchObject({ token: "config_invalid", path: "loops.iterate.continue" });
+    const sideways = parse(loop("pull_requests").replace("same-branch", "sideways"));
+    expect(sideways.errors[0]).toMatchObject({ token: "config_invalid", path: "loops.iterate.continue" });
+    expect(sideways.errors[0]!.message).toContain("continue: must be new-branch or same-branch");
   });
 });

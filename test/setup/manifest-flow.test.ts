@@ -28,9 +28,21 @@ describe("the App manifest", () => {
       redirect_url: `${PUBLIC_URL}/api/setup/callback`,
       callback_urls: [`${PUBLIC_URL}/api/auth/callback/github`],
       public: false,
-      default_permissions: { issues: "write", pull_requests: "write", contents: "write", checks: "write", metadata: "read", members: "read" },
+      default_permissions: { issues: "write", pull_requests: "write", contents: "write", checks: "write", statuses: "read", metadata: "read", members: "read" },
     });
-    expect(m.default_events).toEqual(["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "label", "check_run", "push"]);
+    expect(m.default_events).toEqual([
+      "issues",
+      "issue_comment",
+      "pull_request",
+      "pull_request_review",
+      "pull_request_review_comment",
+      "pull_request_review_thread",
+      "label",
+      "check_run",
+      "check_suite",
+      "status",
+      "push",
+    ]);
     expect(APP_EVENTS).not.toContain("installation");
   });
 

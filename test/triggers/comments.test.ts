@@ -1,11 +1,11 @@
 import type { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHintWorker } from "../../jobs/processors/hint";
-import { bullConnection, QUEUE_NAMES } from "../../jobs/queues";
+import { bullConnection } from "../../jobs/queues";
 import { runCommentMarker } from "../../lib/mirror/run-comment-view";
 import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { eventually, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
+import { eventually, hintsSettled, installRepository, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
 
 /**
  * Comments Loops through the simulator over HTTP: a comment that mentions the App, delivered as
@@ -64,15 +64,7 @@ async function runsOn(number: number): Promise<RunFacts[]> {
   return rows;
 }
 
-/** Every delivery so far delivered, and every Hint it enqueued handled. */
-async function settled(): Promise<void> {
-  await fx.sim.waitForWebhooks();
-  const queue = fx.workQueue.queue(QUEUE_NAMES.hints);
-  await eventually(async () => {
-    const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
-    return Object.values(counts).every((n) => n === 0) ? true : undefined;
-  }, 30_000);
-}
+const settled = () => hintsSettled(fx);
 
 async function runsAfterSettling(number: number, count: number): Promise<RunFacts[]> {
   return eventually(async () => {

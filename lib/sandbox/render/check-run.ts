@@ -2,13 +2,13 @@ import type { components } from "@octokit/openapi-types";
 import { isoOrNull, isoSeconds } from "../clock";
 import type { SimCheckRun, SimRepo } from "../model";
 import { requirePull } from "../state/pulls";
-import { renderApp } from "./app";
+import { renderCheckApp } from "./ci";
 import type { RenderContext } from "./context";
 import { renderRepository } from "./repository";
 
 type Schemas = components["schemas"];
 
-function pullRequestsFor(ctx: RenderContext, repo: SimRepo, headSha: string): Schemas["pull-request-minimal"][] {
+export function pullRequestsFor(ctx: RenderContext, repo: SimRepo, headSha: string): Schemas["pull-request-minimal"][] {
   const repoRef = { id: repo.id, url: `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`, name: repo.name };
   return ctx.state
     .itemsOf(repo)
@@ -48,7 +48,7 @@ export function renderCheckRun(ctx: RenderContext, repo: SimRepo, run: SimCheckR
     },
     name: run.name,
     check_suite: { id: run.checkSuiteId },
-    app: renderApp(ctx),
+    app: renderCheckApp(ctx, run.appId),
     pull_requests: pullRequestsFor(ctx, repo, run.headSha),
   } satisfies Schemas["check-run"];
 }
@@ -71,7 +71,7 @@ export function renderCheckRunForWebhook(ctx: RenderContext, repo: SimRepo, run:
       before: null,
       after: run.headSha,
       pull_requests: pulls,
-      app: renderApp(ctx),
+      app: renderCheckApp(ctx, run.appId),
       repository: renderRepository(ctx, repo),
       created_at: base.started_at,
       updated_at: base.completed_at ?? base.started_at,

@@ -37,6 +37,7 @@ export function renderReviewComment(ctx: RenderContext, repo: SimRepo, c: SimRev
     id: c.id,
     node_id: c.nodeId,
     pull_request_review_id: c.reviewId,
+    ...(c.inReplyTo !== null ? { in_reply_to_id: c.inReplyTo } : {}),
     diff_hunk: `@@ -${c.line},1 +${c.line},1 @@`,
     path: c.path,
     position: c.line,

@@ -50,8 +50,9 @@ function time(value: string | undefined, fallback: number): number {
   return ms;
 }
 
-function suiteId(state: SimState, repo: SimRepo, headSha: string): number {
-  const key = `${repo.id}:${headSha}`;
+/** A check suite per App and commit, as GitHub makes them. */
+function suiteId(state: SimState, repo: SimRepo, headSha: string, appId: number): number {
+  const key = `${repo.id}:${appId}:${headSha}`;
   let id = state.checkSuites.get(key);
   if (id === undefined) {
     id = state.nextId();
@@ -60,7 +61,8 @@ function suiteId(state: SimState, repo: SimRepo, headSha: string): number {
   return id;
 }
 
-export function createCheckRun(state: SimState, repo: SimRepo, input: CheckRunInput, senderId: number): SimCheckRun {
+/** A check run of the App (or, for the simulated CI, of `appId`). */
+export function createCheckRun(state: SimState, repo: SimRepo, input: CheckRunInput, senderId: number, appId = state.app.id): SimCheckRun {
   if (!input.head_sha) throw validationFailed([{ resource: "CheckRun", field: "head_sha", code: "missing_field" }]);
   const now = state.clock.now();
   const status = input.conclusion && !input.status ? "completed" : (input.status ?? "queued");
@@ -79,8 +81,8 @@ export function createCheckRun(state: SimState, repo: SimRepo, input: CheckRunIn
     completedAt: status === "completed" ? time(input.completed_at, now) : null,
     output: { title: input.output?.title ?? null, summary: input.output?.summary ?? null, text: input.output?.text ?? null },
     actions: input.actions ?? [],
-    checkSuiteId: suiteId(state, repo, input.head_sha),
-    appId: state.app.id,
+    checkSuiteId: suiteId(state, repo, input.head_sha, appId),
+    appId,
   };
   validateCheckRun(run);
   const sameName = [...state.checkRuns.values()].filter((r) => r.checkSuiteId === run.checkSuiteId && r.name === run.name);

@@ -68,6 +68,10 @@ export type SimEvent =
       senderId: number;
       identifier?: string;
     }
+  | { event: "check_suite"; action: "completed"; repoId: number; checkSuiteId: number; senderId: number }
+  /** GitHub's status payload carries no action: "" here. */
+  | { event: "status"; action: ""; repoId: number; statusId: number; senderId: number }
+  | { event: "pull_request_review_thread"; action: "resolved" | "unresolved"; repoId: number; number: number; threadId: number; senderId: number }
   | { event: "installation"; action: "created" | "deleted" | "suspend" | "unsuspend"; installationId: number; senderId: number }
   | {
       event: "installation_repositories";

@@ -22,6 +22,8 @@ export interface SimReviewComment {
   repoId: number;
   pullNumber: number;
   reviewId: number | null;
+  /** The thread's first comment, for a reply (review-threads.ts); null for a comment that starts a thread. */
+  inReplyTo: number | null;
   body: string;
   path: string;
   line: number;
@@ -99,6 +101,7 @@ function addReviewComment(state: SimState, repo: SimRepo, item: SimIssue, l: { p
     repoId: repo.id,
     pullNumber: item.number,
     reviewId,
+    inReplyTo: null,
     ...l,
     authorId,
     commitId: item.pull!.headSha,

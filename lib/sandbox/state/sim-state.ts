@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
 import type { SimReaction } from "./reactions";
 import type { SimReview, SimReviewComment } from "./reviews";
+import type { SimCommitStatus } from "./ci";
 import type { SimClock } from "../clock";
 import { notFound } from "../api-error";
 import type {
@@ -23,9 +24,10 @@ const DEFAULT_APP_PERMISSIONS = {
   issues: "write",
   pull_requests: "write",
   checks: "write",
+  statuses: "read",
 } as const;
 
-export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "label", "check_run", "push"];
+export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"];
 
 function nodeId(kind: string, id: number): string {
   return Buffer.from(`${kind}:${id}`).toString("base64").replace(/=+$/, "");
@@ -54,6 +56,10 @@ export class SimState {
   readonly issueEvents: SimIssueEvent[] = [];
   readonly checkRuns = new Map<number, SimCheckRun>();
   readonly checkSuites = new Map<string, number>();
+  /** Commit statuses (other CI's), by id. */
+  readonly statuses = new Map<number, SimCommitStatus>();
+  /** Resolved review threads: the thread's first comment id → who resolved it. */
+  readonly resolvedThreads = new Map<number, number>();
   readonly installations = new Map<number, SimInstallation>();
   readonly tokens = new Map<string, SimToken>();
   readonly app: SimApp;

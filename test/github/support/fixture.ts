@@ -145,3 +145,13 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     await new Promise((r) => setTimeout(r, 10));
   }
 }
+
+/** Every webhook so far delivered, and every Hint it enqueued handled. */
+export async function hintsSettled(fx: Fixture): Promise<void> {
+  await fx.sim.waitForWebhooks();
+  const queue = fx.workQueue.queue(QUEUE_NAMES.hints);
+  await eventually(async () => {
+    const counts = await queue.getJobCounts("waiting", "active", "delayed", "prioritized");
+    return Object.values(counts).every((n) => n === 0) ? true : undefined;
+  }, 30_000);
+}
