@@ -1,0 +1,96 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { projectionFromRest, type RestItem } from "../../lib/loops/projection";
+import type { Db } from "../../lib/store/db";
+import { ITEM_CHANGED_CHANNEL } from "../../lib/store/item-changed";
+import { observation, storeObservations } from "../../lib/triggers/observe-item";
+import { testDb, uniqueRepo } from "../support/db";
+import { ORIGIN } from "./support/api-client";
+import { cookieFor, seedUser } from "./support/seed";
+
+// An Item that changes with no Run — a label no Loop matches, a close, an edit — is announced
+// on its own channel, and the live views' stream says `changed` for it, as for a Run.
+process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
+process.env.AUTH_SECRET = "item-changes-test-secret-0123456789abcdef";
+
+const route = await import("../../app/api/v1/changes/route");
+const tag = randomBytes(3).toString("hex");
+let db: Db;
+let listener: pg.Client;
+const heard: string[] = [];
+
+beforeAll(async () => {
+  db = testDb(2);
+  listener = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await listener.connect();
+  listener.on("notification", (msg) => {
+    if (msg.channel === ITEM_CHANGED_CHANNEL && msg.payload) heard.push(msg.payload);
+  });
+  await listener.query(`LISTEN ${ITEM_CHANGED_CHANNEL}`);
+});
+afterAll(async () => {
+  await listener.end();
+  await db.close();
+});
+
+function issue(number: number, labels: string[], updatedAt: string): RestItem {
+  return {
+    number,
+    title: `Issue ${number}`,
+    body: "",
+    state: "open",
+    html_url: `https://github.com/x/y/issues/${number}`,
+    created_at: "2026-01-01T00:00:00Z",
+    updated_at: updatedAt,
+    labels,
+  };
+}
+
+const read = (repo: string, item: RestItem) => observation(repo, projectionFromRest(item), new Date());
+
+it("an Item is announced when it is new or its content changed, not when it is read again unchanged", async () => {
+  const repo = uniqueRepo("items");
+  const [a, b] = [read(repo, issue(1, [], "2026-01-01T00:00:00Z")), read(repo, issue(2, [], "2026-01-01T00:00:00Z"))];
+  await storeObservations(db, [a]);
+  await expect.poll(() => heard.filter((k) => k === a.key)).toHaveLength(1);
+
+  // read again (a later poll, a newer updated_at) with the same content: not announced. Item 2,
+  // new, is stored after it through the same announcer: once it is heard, item 1 would have been
+  await storeObservations(db, [read(repo, issue(1, [], "2026-01-02T00:00:00Z"))]);
+  await storeObservations(db, [b]);
+  await expect.poll(() => heard.includes(b.key)).toBe(true);
+  expect(heard.filter((k) => k === a.key)).toHaveLength(1);
+
+  // a label no Loop matches: announced
+  await storeObservations(db, [read(repo, issue(1, ["docs"], "2026-01-03T00:00:00Z"))]);
+  await expect.poll(() => heard.filter((k) => k === a.key)).toHaveLength(2);
+});
+
+it("a signed-in viewer hears `changed` after an Item changes with no Run, and not which Item", async () => {
+  const cookie = cookieFor(await seedUser(db, { id: 800_000_000 + Math.floor(Math.random() * 1e8), login: `items-${tag}`, token: `tok-${tag}` }, process.env.AUTH_SECRET!));
+  const abort = new AbortController();
+  const headers = new Headers({ host: new URL(ORIGIN).host, cookie });
+  const res = await route.GET(new Request(new URL("/api/v1/changes", ORIGIN), { headers, signal: abort.signal }), { params: Promise.resolve({}) });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  const repo = uniqueRepo("items");
+  let text = "";
+  let n = 0;
+  const deadline = Date.now() + 20_000;
+  // the stream's LISTEN connection may still be opening: change the Item until the event arrives
+  const changer = setInterval(() => void storeObservations(db, [read(repo, issue(7, [`label-${n++}`], new Date().toISOString()))]), 500);
+  try {
+    while (!text.includes("event: changed") && Date.now() < deadline) {
+      const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
+      if (next && !next.done) text += decoder.decode(next.value);
+    }
+  } finally {
+    clearInterval(changer);
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+  }
+  expect(text).toContain("event: changed\ndata: {}\n\n");
+  expect(text).not.toContain(repo);
+});
