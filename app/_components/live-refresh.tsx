@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "react";
 
 /**
  * Keeps a server-rendered page live: listens to /api/v1/changes (server-sent `changed` events,
- * one per burst of Run changes) and refreshes the page's server data, one refresh at a time —
+ * one per burst of Run and Item changes) and refreshes the page's server data, one refresh at a time —
  * a change during a refresh asks for one more after it. Says whether it is live.
  */
 export function LiveRefresh() {
