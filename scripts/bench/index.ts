@@ -1,6 +1,7 @@
 import { boardBench } from "./board";
 import { claimBench } from "./claim";
 import { engineBench } from "./engine";
+import { labelToCardBench } from "./label-to-card";
 import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
 import { sandboxBench } from "./sandbox";
@@ -13,4 +14,5 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   poll: pollBench,
   sandbox: sandboxBench,
   metrics: metricsBench,
+  label_to_card: labelToCardBench,
 };
