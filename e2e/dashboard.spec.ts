@@ -184,8 +184,23 @@ test("a card dragged with the mouse, then with the keyboard, writes the lane's l
   const cardIn = (name: string) => lane(name).locator(`[data-item="${REPO}#2"]`);
   const done = page.getByTestId("move-done");
   await expect(cardIn("Backlog")).toBeVisible();
+  /** The card went to `to`: the lane's label on GitHub, the card there live (the Hint read it back); then Undo puts it back. */
+  const movedThenUndone = async (to: string, label: string, undo: () => Promise<void>) => {
+    await expect(done).toHaveText(`${REPO}#2 moved to ${to}.`);
+    await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(["bug", label]));
+    await expect(cardIn(to)).toBeVisible({ timeout: 30_000 });
+    await undo();
+    await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
+    await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(["bug"]);
+    await expect(cardIn("Backlog")).toBeVisible({ timeout: 30_000 });
+  };
+  const pickUp = async (key: string) => {
+    await cardIn("Backlog").getByTestId("move-card").focus();
+    await page.keyboard.press(key);
+    await expect(cardIn("Backlog")).toHaveAttribute("data-dragging", "true");
+  };
 
-  // the mouse: drag the handle onto "In review" and let go
+  // the mouse: drag the handle onto "In review" and let go; Undo by a click
   const handle = cardIn("Backlog").getByTestId("move-card");
   const from = (await handle.boundingBox())!;
   const to = (await lane("In review").boundingBox())!;
@@ -194,22 +209,11 @@ test("a card dragged with the mouse, then with the keyboard, writes the lane's l
   await page.mouse.move(to.x + to.width / 2, to.y + 80, { steps: 15 });
   await expect(lane("In review")).toHaveAttribute("data-over", "true");
   await page.mouse.up();
-  await expect(done).toHaveText(`${REPO}#2 moved to In review.`);
-  await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(["bug", "in-review"]));
-  // the Hint reads the Item again and the live Board moves the card, without a reload
-  await expect(cardIn("In review")).toBeVisible({ timeout: 30_000 });
-
-  // Undo: the same move, back
-  await page.getByTestId("move-undo").click();
-  await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
-  await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(["bug"]);
-  await expect(cardIn("Backlog")).toBeVisible({ timeout: 30_000 });
+  await movedThenUndone("In review", "in-review", () => page.getByTestId("move-undo").click());
 
   // the keyboard: Space picks the card up, each arrow key takes it one lane on, and nothing
-  // moves before the drop; Space drops it in "In progress"
-  await cardIn("Backlog").getByTestId("move-card").focus();
-  await page.keyboard.press("Space");
-  await expect(cardIn("Backlog")).toHaveAttribute("data-dragging", "true");
+  // moves before the drop; Space drops it in "In progress"; Undo by the keyboard too
+  await pickUp("Space");
   await page.keyboard.press("ArrowRight");
   await expect(lane("Ready for agent")).toHaveAttribute("data-over", "true");
   await expect(page.getByText(`${REPO}#2 is over lane Ready for agent.`)).toBeAttached();
@@ -217,17 +221,10 @@ test("a card dragged with the mouse, then with the keyboard, writes the lane's l
   await expect(lane("In progress")).toHaveAttribute("data-over", "true");
   await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
   await page.keyboard.press("Space");
-  await expect(done).toHaveText(`${REPO}#2 moved to In progress.`);
-  await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(["bug", "agent-working"]));
-  await expect(cardIn("In progress")).toBeVisible({ timeout: 30_000 });
-  await page.getByTestId("move-undo").press("Enter");
-  await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(["bug"]);
-  await expect(cardIn("Backlog")).toBeVisible({ timeout: 30_000 });
+  await movedThenUndone("In progress", "agent-working", () => page.getByTestId("move-undo").press("Enter"));
 
   // Escape puts a picked-up card back, and nothing is written
-  await cardIn("Backlog").getByTestId("move-card").focus();
-  await page.keyboard.press("Enter");
-  await expect(cardIn("Backlog")).toHaveAttribute("data-dragging", "true");
+  await pickUp("Enter");
   await page.keyboard.press("ArrowRight");
   await page.keyboard.press("Escape");
   await expect(page.getByText(`Moving ${REPO}#2 was cancelled; it stays in lane Backlog.`)).toBeAttached();

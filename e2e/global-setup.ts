@@ -129,6 +129,15 @@ export function stackEnv(opts: { databaseUrl: string; redisUrl: string; webPort:
   return env;
 }
 
+/** `next start` on `port`, once its sign-in page answers; resolves to its URL (http://localhost:PORT). */
+export async function startDashboard(name: string, port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<string> {
+  const web = start(name, ["next", "start", "-p", String(port)], env);
+  children.push(web.child);
+  const url = `http://localhost:${port}`;
+  await waitFor(`the dashboard (${name})`, async () => (await fetch(`${url}/signin`)).ok, web.child, 60_000, web.log);
+  return url;
+}
+
 /** SIGTERM to the process group of each child still running, the last started first. */
 export async function stopChildren(children: ChildProcess[]): Promise<void> {
   for (const child of children.reverse()) {
@@ -169,10 +178,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   try {
     const simUrl = await startSimulator("simulator", simPort, appFile, webPort, env, children);
     buildDashboardIfNeeded(env);
-    const web = start("next", ["next", "start", "-p", String(webPort)], env);
-    children.push(web.child);
-    const baseUrl = `http://localhost:${webPort}`;
-    await waitFor("the dashboard", async () => (await fetch(`${baseUrl}/signin`)).ok, web.child, 60_000, web.log);
+    const baseUrl = await startDashboard("next", webPort, env, children);
 
     const worker = existsSync(join(ROOT, "jobs", "worker.ts"));
     if (worker) {

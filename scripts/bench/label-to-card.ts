@@ -10,7 +10,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { Redis } from "ioredis";
 import { chromium } from "playwright-core";
-import { buildDashboardIfNeeded, freshDatabase, LOGS, stackEnv, start, startSimulator, stopChildren, waitFor } from "../../e2e/global-setup";
+import { buildDashboardIfNeeded, freshDatabase, LOGS, stackEnv, start, startDashboard, startSimulator, stopChildren } from "../../e2e/global-setup";
 import playwrightConfig from "../../playwright.config";
 import { freePort } from "../../test/support/free-port";
 import { bench, percentile } from "./measure";
@@ -40,10 +40,7 @@ export async function labelToCardBench(url: string): Promise<void> {
   try {
     const simUrl = await startSimulator("bench-simulator", simPort, appFile, webPort, env, children);
     buildDashboardIfNeeded(env);
-    const web = start("bench-next", ["next", "start", "-p", String(webPort)], env);
-    children.push(web.child);
-    const baseUrl = `http://localhost:${webPort}`;
-    await waitFor("the dashboard", async () => (await fetch(`${baseUrl}/signin`)).ok, web.child, 60_000, web.log);
+    const baseUrl = await startDashboard("bench-next", webPort, env, children);
     children.push(start("bench-worker", ["tsx", "jobs/worker.ts"], env).child);
 
     const control = async (method: string, input: Record<string, unknown>) => {
