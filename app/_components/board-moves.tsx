@@ -148,11 +148,10 @@ export function CardDrag({ card, movable, className, children }: { card: CardRef
           ref={setActivatorNodeRef}
           {...attributes}
           {...listeners}
-          aria-label={`Move ${cardName(card)}, now in ${card.lane}`}
           data-testid="move-card"
           className="mt-2 flex w-full cursor-grab touch-none items-center justify-center gap-1 rounded border border-dashed border-stone-300 py-0.5 text-xs text-stone-600 hover:bg-stone-50 active:cursor-grabbing"
         >
-          <span aria-hidden>⠿</span> Drag to move
+          <span aria-hidden>⠿</span> Drag to move<span className="sr-only"> {cardName(card)}, now in {card.lane}</span>
         </button>
       ) : null}
     </li>
