@@ -95,7 +95,7 @@ export function BoardMoves({ children }: { children: ReactNode }) {
   }
 
   return (
-    <DndContext sensors={sensors} onDragEnd={onDragEnd} accessibility={{ announcements, screenReaderInstructions: { draggable: INSTRUCTIONS } }}>
+    <DndContext id="board-moves" sensors={sensors} onDragEnd={onDragEnd} accessibility={{ announcements, screenReaderInstructions: { draggable: INSTRUCTIONS } }}>
       {children}
       <div role="status" aria-live="polite" data-testid="move-toast" className="fixed bottom-4 left-1/2 z-20 -translate-x-1/2">
         {busy ? (
