@@ -166,22 +166,72 @@ test("Loops pause and unpause, a budget resets, and the audit and repositories p
   await page.screenshot({ path: info.outputPath("repositories.png"), fullPage: true });
 });
 
-test("moving a card writes the lane's labels on GitHub", async ({ page, db }) => {
+/** The labels of an issue of the demo repository, as the simulator (GitHub) has them. */
+async function simLabels(number: number): Promise<string[]> {
+  const state = (await (await fetch(`${process.env.E2E_SIM_URL}/_sim/state`)).json()) as {
+    repositories: { fullName: string; items: { number: number; labels: string[] }[] }[];
+  };
+  return state.repositories.find((r) => r.fullName === REPO)!.items.find((i) => i.number === number)!.labels;
+}
+
+test("a card dragged with the mouse, then with the keyboard, writes the lane's label on GitHub, and Undo moves it back", async ({ page, db }) => {
   // issue #2 exists on the simulator; its row is what a poll would have written
   await seedItem(db, REPO, 2, { title: "Fix the typo on the login page", labels: ["bug"] });
   await signIn(page, "octo-writer");
   await page.goto(`/board?repo=${REPO}`);
-  const card = page.locator(`[data-item="${REPO}#2"]`);
-  await card.getByTestId("move-card").selectOption("In review");
-  await expect(async () => {
-    const state = (await (await fetch(`${process.env.E2E_SIM_URL}/_sim/state`)).json()) as {
-      repositories: { fullName: string; items: { number: number; labels: string[] }[] }[];
-    };
-    const issue = state.repositories.find((r) => r.fullName === REPO)!.items.find((i) => i.number === 2)!;
-    expect(issue.labels).toContain("in-review");
-  }).toPass({ timeout: 15_000 });
+  await expect(page.getByTestId("live-status")).toHaveAttribute("data-status", "live");
+  const lane = (name: string) => page.locator(`[data-testid="lane"][data-lane="${name}"]`);
+  const cardIn = (name: string) => lane(name).locator(`[data-item="${REPO}#2"]`);
+  const done = page.getByTestId("move-done");
+  await expect(cardIn("Backlog")).toBeVisible();
+  /** The card went to `to`: the lane's label on GitHub, the card there live (the Hint read it back); then Undo puts it back. */
+  const movedThenUndone = async (to: string, label: string, undo: () => Promise<void>) => {
+    await expect(done).toHaveText(`${REPO}#2 moved to ${to}.`);
+    await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(expect.arrayContaining(["bug", label]));
+    await expect(cardIn(to)).toBeVisible({ timeout: 30_000 });
+    await undo();
+    await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
+    await expect.poll(() => simLabels(2), { timeout: 15_000 }).toEqual(["bug"]);
+    await expect(cardIn("Backlog")).toBeVisible({ timeout: 30_000 });
+  };
+  const pickUp = async (key: string) => {
+    await cardIn("Backlog").getByTestId("move-card").focus();
+    await page.keyboard.press(key);
+    await expect(cardIn("Backlog")).toHaveAttribute("data-dragging", "true");
+  };
+
+  // the mouse: drag the handle onto "In review" and let go; Undo by a click
+  const handle = cardIn("Backlog").getByTestId("move-card");
+  const from = (await handle.boundingBox())!;
+  const to = (await lane("In review").boundingBox())!;
+  await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(to.x + to.width / 2, to.y + 80, { steps: 15 });
+  await expect(lane("In review")).toHaveAttribute("data-over", "true");
+  await page.mouse.up();
+  await movedThenUndone("In review", "in-review", () => page.getByTestId("move-undo").click());
+
+  // the keyboard: Space picks the card up, each arrow key takes it one lane on, and nothing
+  // moves before the drop; Space drops it in "In progress"; Undo by the keyboard too
+  await pickUp("Space");
+  await page.keyboard.press("ArrowRight");
+  await expect(lane("Ready for agent")).toHaveAttribute("data-over", "true");
+  await expect(page.getByText(`${REPO}#2 is over lane Ready for agent.`)).toBeAttached();
+  await page.keyboard.press("ArrowRight");
+  await expect(lane("In progress")).toHaveAttribute("data-over", "true");
+  await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
+  await page.keyboard.press("Space");
+  await movedThenUndone("In progress", "agent-working", () => page.getByTestId("move-undo").press("Enter"));
+
+  // Escape puts a picked-up card back, and nothing is written
+  await pickUp("Enter");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("Escape");
+  await expect(page.getByText(`Moving ${REPO}#2 was cancelled; it stays in lane Backlog.`)).toBeAttached();
+  await expect(done).toHaveText(`${REPO}#2 is back in Backlog.`);
+
   await page.goto("/audit");
-  await expect(page.getByTestId("audit")).toContainText("octo-writer move card");
+  await expect(page.getByTestId("audit").locator("li").filter({ hasText: /octo-writer\s*move card/ })).toHaveCount(4);
 });
 
 test("signed out, pages send you to sign in and the API answers 401", async ({ page }) => {

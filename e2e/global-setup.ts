@@ -28,9 +28,9 @@ import { CLAUDE_SCRIPT } from "./real-agent-script";
  */
 
 const ROOT = resolve(import.meta.dirname, "..");
-const LOGS = join(ROOT, "test-results", "e2e-stack");
+export const LOGS = join(ROOT, "test-results", "e2e-stack");
 
-async function waitFor(what: string, probe: () => Promise<boolean>, child: ChildProcess, timeoutMs: number, log: string): Promise<void> {
+export async function waitFor(what: string, probe: () => Promise<boolean>, child: ChildProcess, timeoutMs: number, log: string): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     if (child.exitCode !== null) throw new Error(`${what} exited (${child.exitCode}); see ${log}`);
@@ -40,7 +40,7 @@ async function waitFor(what: string, probe: () => Promise<boolean>, child: Child
   throw new Error(`${what} did not start within ${timeoutMs / 1000} s; see ${log}`);
 }
 
-function start(name: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; log: string } {
+export function start(name: string, args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; log: string } {
   const log = join(LOGS, `${name}.log`);
   const out = openSync(log, "w");
   const child = spawn("npx", args, { cwd: ROOT, env, stdio: ["ignore", out, out], detached: true });
@@ -66,7 +66,7 @@ function instanceConfig(modelApiUrl: string): string {
   return file;
 }
 
-async function freshDatabase(url: string): Promise<void> {
+export async function freshDatabase(url: string): Promise<void> {
   const admin = new URL(url);
   admin.pathname = "/postgres";
   const client = new pg.Client({ connectionString: admin.toString() });
@@ -76,6 +76,80 @@ async function freshDatabase(url: string): Promise<void> {
   await client.query(`CREATE DATABASE "${name}"`);
   await client.end();
   execFileSync("npx", ["prisma", "migrate", "deploy"], { cwd: ROOT, stdio: "pipe", env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" } });
+}
+
+/** Starts the GitHub simulator (scripts/sim.ts) whose webhooks go to the dashboard on `dashboardPort`; resolves to its URL. */
+export async function startSimulator(
+  name: string,
+  port: number,
+  file: string,
+  dashboardPort: number,
+  env: NodeJS.ProcessEnv,
+  children: ChildProcess[],
+): Promise<string> {
+  const sim = start(name, ["tsx", "scripts/sim.ts"], {
+    ...env,
+    SIM_PORT: String(port),
+    SIM_APP_FILE: file,
+    SIM_WEBHOOK_URL: `http://127.0.0.1:${dashboardPort}/api/github/webhooks`,
+  });
+  children.push(sim.child);
+  await waitFor(`the ${name}`, async () => existsSync(file) && statSync(file).size > 0, sim.child, 30_000, sim.log);
+  return (JSON.parse(readFileSync(file, "utf8")) as { baseUrl: string }).baseUrl;
+}
+
+/** `next build` when the sources are newer than the build (or E2E_BUILD=1). */
+export function buildDashboardIfNeeded(env: NodeJS.ProcessEnv): void {
+  if (!needsBuild(ROOT) && process.env.E2E_BUILD !== "1") return;
+  const build = join(LOGS, "next-build.log");
+  try {
+    execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, stdio: ["ignore", openSync(build, "w"), openSync(build, "a")] });
+  } catch {
+    throw new Error(`next build failed; see ${build}`);
+  }
+}
+
+/** The environment of a sandbox stack's processes: its database, Redis, dashboard port and App file; no real GitHub App. */
+export function stackEnv(opts: { databaseUrl: string; redisUrl: string; webPort: number; appFile: string; config: string }): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    NODE_ENV: "production",
+    NEXT_TELEMETRY_DISABLED: "1",
+    CHECKPOINT_DISABLE: "1",
+    DATABASE_URL: opts.databaseUrl,
+    REDIS_URL: opts.redisUrl,
+    AUTH_SECRET: process.env.E2E_AUTH_SECRET ?? "e2e-auth-secret-0123456789abcdef0123456789",
+    ATELIER_CONFIG: opts.config,
+    ATELIER_SANDBOX_APP_FILE: opts.appFile,
+    ATELIER_PUBLIC_URL: `http://localhost:${opts.webPort}`,
+    ATELIER_WORKSPACE: join(LOGS, "workspaces"),
+    PORT: String(opts.webPort),
+  };
+  for (const key of ["GITHUB_APP_ID", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_API_URL", "GITHUB_WEB_URL", "AUTH_URL", "NEXTAUTH_URL"]) delete env[key];
+  return env;
+}
+
+/** `next start` on `port`, once its sign-in page answers; resolves to its URL (http://localhost:PORT). */
+export async function startDashboard(name: string, port: number, env: NodeJS.ProcessEnv, children: ChildProcess[]): Promise<string> {
+  const web = start(name, ["next", "start", "-p", String(port)], env);
+  children.push(web.child);
+  const url = `http://localhost:${port}`;
+  await waitFor(`the dashboard (${name})`, async () => (await fetch(`${url}/signin`)).ok, web.child, 60_000, web.log);
+  return url;
+}
+
+/** SIGTERM to the process group of each child still running, the last started first. */
+export async function stopChildren(children: ChildProcess[]): Promise<void> {
+  for (const child of children.reverse()) {
+    if (child.exitCode === null && child.pid) {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {
+        /* already gone */
+      }
+    }
+  }
+  await new Promise((r) => setTimeout(r, 300));
 }
 
 export default async function globalSetup(): Promise<() => Promise<void>> {
@@ -91,64 +165,20 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const [webPort, simPort] = [await freePort(), await freePort()];
   const appFile = join(LOGS, "sandbox-app.json");
   const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    NODE_ENV: "production",
-    NEXT_TELEMETRY_DISABLED: "1",
-    CHECKPOINT_DISABLE: "1",
-    DATABASE_URL: databaseUrl,
-    REDIS_URL: redisUrl,
-    AUTH_SECRET: process.env.E2E_AUTH_SECRET ?? "e2e-auth-secret-0123456789abcdef0123456789",
-    ATELIER_CONFIG: instanceConfig(modelApi.url),
+    ...stackEnv({ databaseUrl, redisUrl, webPort, appFile, config: instanceConfig(modelApi.url) }),
     ANTHROPIC_API_KEY: "sk-ant-api03-e2e-test-key-0123456789",
-    ATELIER_SANDBOX_APP_FILE: appFile,
-    ATELIER_PUBLIC_URL: `http://localhost:${webPort}`,
-    ATELIER_WORKSPACE: join(LOGS, "workspaces"),
-    PORT: String(webPort),
   };
-  for (const key of ["GITHUB_APP_ID", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_API_URL", "GITHUB_WEB_URL", "AUTH_URL", "NEXTAUTH_URL"]) delete env[key];
 
   const children: ChildProcess[] = [];
   const stop = async () => {
-    for (const child of children.reverse()) {
-      if (child.exitCode === null && child.pid) {
-        try {
-          process.kill(-child.pid, "SIGTERM");
-        } catch {
-          /* already gone */
-        }
-      }
-    }
-    await new Promise((r) => setTimeout(r, 300));
+    await stopChildren(children);
     await modelApi.close();
   };
 
   try {
-    /** Starts a simulator whose webhooks go to the dashboard on `dashboardPort`; resolves to its URL. */
-    const simulator = async (name: string, port: number, file: string, dashboardPort: number): Promise<string> => {
-      const sim = start(name, ["tsx", "scripts/sim.ts"], {
-        ...env,
-        SIM_PORT: String(port),
-        SIM_APP_FILE: file,
-        SIM_WEBHOOK_URL: `http://127.0.0.1:${dashboardPort}/api/github/webhooks`,
-      });
-      children.push(sim.child);
-      await waitFor(`the ${name}`, async () => existsSync(file) && statSync(file).size > 0, sim.child, 30_000, sim.log);
-      return (JSON.parse(readFileSync(file, "utf8")) as { baseUrl: string }).baseUrl;
-    };
-    const simUrl = await simulator("simulator", simPort, appFile, webPort);
-
-    if (needsBuild(ROOT) || process.env.E2E_BUILD === "1") {
-      const build = join(LOGS, "next-build.log");
-      try {
-        execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...env, NODE_ENV: "production" }, stdio: ["ignore", openSync(build, "w"), openSync(build, "a")] });
-      } catch {
-        throw new Error(`next build failed; see ${build}`);
-      }
-    }
-    const web = start("next", ["next", "start", "-p", String(webPort)], env);
-    children.push(web.child);
-    const baseUrl = `http://localhost:${webPort}`;
-    await waitFor("the dashboard", async () => (await fetch(`${baseUrl}/signin`)).ok, web.child, 60_000, web.log);
+    const simUrl = await startSimulator("simulator", simPort, appFile, webPort, env, children);
+    buildDashboardIfNeeded(env);
+    const baseUrl = await startDashboard("next", webPort, env, children);
 
     const worker = existsSync(join(ROOT, "jobs", "worker.ts"));
     if (worker) {
@@ -161,7 +191,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     const [setupPort, setupSimPort] = [await freePort(), await freePort()];
     const setupDatabaseUrl = process.env.E2E_SETUP_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e_setup";
     await freshDatabase(setupDatabaseUrl);
-    const setupSimUrl = await simulator("setup-simulator", setupSimPort, join(LOGS, "setup-sim-app.json"), setupPort);
+    const setupSimUrl = await startSimulator("setup-simulator", setupSimPort, join(LOGS, "setup-sim-app.json"), setupPort, env, children);
     const setupEnv: NodeJS.ProcessEnv = {
       ...env,
       DATABASE_URL: setupDatabaseUrl,

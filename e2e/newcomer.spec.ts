@@ -11,8 +11,9 @@ import { expect, test } from "./support";
  * The README's Quick start, as a newcomer runs it: a fresh clone of this repository, `npm start`
  * with no `.env` and none of Atelier's settings, then in Chromium: sign in → label an issue in
  * the simulator → its card appears on the Board without a reload → approve → the transcript
- * streams → the pull request is on the card, in review → merged in the simulator, the card
- * reaches Done (after a reload: a merge changes no Run). Then Ctrl-C leaves no process.
+ * streams → the pull request is on the card, in review, and is no card of its own → merged in
+ * the simulator, the card reaches Done, still without a reload (a merge changes no Run: the
+ * Item change is what the live Board hears). Then Ctrl-C leaves no process.
  *
  * Three settings are given all the same, for the machine, not for Atelier: PORT and SIM_PORT
  * (free ports: CI may hold 3000 already; a newcomer keeps the defaults), and DATABASE_URL /
@@ -141,16 +142,18 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
     await expect(page.getByTestId("run-pr-link")).toBeVisible({ timeout: 120_000 });
     await expect(page.getByTestId("run-state")).toHaveText("Succeeded", { timeout: 120_000 });
 
-    // the pull request is on the card
+    // the pull request is on the card, open, and is no card of its own
     await page.getByRole("link", { name: "Board" }).first().click();
     await page.waitForURL(/\/board/);
+    await page.evaluate(() => ((window as unknown as { notReloaded: boolean }).notReloaded = true));
     const pr = card.getByText(/^PR #\d+$/);
     await expect(pr).toBeVisible({ timeout: 30_000 });
     await expect(page.locator('[data-testid="lane"][data-lane="In review"]').locator(`[data-item="${repo}#${String(issue.number)}"]`)).toBeVisible();
-
-    // merge it in the simulator: the card reaches Done
     const prNumber = Number((await pr.textContent())!.replace(/\D/g, ""));
-    // first, the simulator's pages show what Atelier wrote: the issue's tracking comment, the
+    await expect(card.getByTestId("card-pr-state")).toHaveText("open", { timeout: 30_000 });
+    await expect(page.locator(`[data-testid="card"][data-item="${repo}#${prNumber}"]`)).toHaveCount(0);
+
+    // the simulator's pages show what Atelier wrote: the issue's tracking comment, the
     // pull request's check run and its diff
     const simPage = await page.context().newPage();
     await expect(async () => {
@@ -163,12 +166,14 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
     }).toPass({ timeout: 60_000, intervals: [1_000, 2_000] });
     await expect(simPage.getByRole("heading", { name: /^Files changed \(\d+\)$/ })).toBeVisible();
     await simPage.close();
+
+    // merge it in the simulator: the card reaches Done, merged, without a reload
     await control("mergePullRequest", { repo, number: prNumber, login: "octo-admin" });
     const done = page.locator('[data-testid="lane"][data-lane="Done"]').locator(`[data-item="${repo}#${String(issue.number)}"]`);
-    await expect(async () => {
-      await page.reload();
-      await expect(done).toBeVisible({ timeout: 1_000 });
-    }).toPass({ timeout: 90_000, intervals: [1_000, 2_000] });
+    await expect(done).toBeVisible({ timeout: 60_000 });
+    await expect(done.getByTestId("card-pr-state")).toHaveText("merged");
+    await expect(page.locator(`[data-testid="card"][data-item="${repo}#${prNumber}"]`)).toHaveCount(0);
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
 
     // a quiet hour: no delivery failed (the first ones waited for the dashboard), no "fetch failed"
     const deliveries = (await (await fetch(`${simUrl}/_sim/deliveries`)).json()) as { event: string; action: string; status: string }[];

@@ -9,7 +9,9 @@ import { lastStepLine } from "./transcript-steps";
 
 /**
  * The Board's read model: the Items of the repositories in scope, in the instance's lanes,
- * each with its current Run (the open one, else the newest). One indexed query: the lane is
+ * each with its current Run (the open one, else the newest) and that Run's pull request and its
+ * state. A pull request another Item's Run opened is not a card of its own: it is on that Item's
+ * card (unless the Board is filtered by a Loop, which shows the Items with that Loop's Runs). One indexed query: the lane is
  * computed in SQL, the first `perLane` cards of each lane are kept by a window, and only
  * those few cards join their Run, newest Attempt and cycle budget ask (LATERAL, by index).
  */
@@ -29,6 +31,8 @@ export interface BoardRun {
   state: RunStateName;
   waitsFor: string | null;
   pullRequestNumber: number | null;
+  /** The state of that pull request as last seen ("open", "closed", "merged"), null until it is seen. */
+  pullRequestState: string | null;
   attempt: number | null;
   failureKind: string | null;
   updatedAt: string;
@@ -84,6 +88,7 @@ interface Row {
   run_state: RunStateName | null;
   waiting_reason: string | null;
   pull_request_number: number | null;
+  pull_request_state: string | null;
   run_updated_at: Date | null;
   resolved_failure_attempt_id: string | null;
   attempt_id: string | null;
@@ -123,7 +128,8 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
                    WHEN $3::int IS NOT NULL AND pr.state <> 'open' THEN $3::int
                    WHEN $7::int IS NOT NULL AND cur.state = 'Running' THEN $7::int
                    WHEN $8::int IS NOT NULL AND pr.state = 'open' THEN $8::int
-                   ${whens.join(" ")} ELSE $2::int END AS lane
+                   ${whens.join(" ")} ELSE $2::int END AS lane,
+              pr.state AS pull_request_state
          FROM items i
          CROSS JOIN LATERAL (SELECT lower(i.labels::text)::text[] AS labels) ll
          LEFT JOIN LATERAL (
@@ -136,6 +142,9 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
          LEFT JOIN items pr ON pr.repo = i.repo AND pr.number = cur.pull_request_number
         WHERE i.repo = ANY($1::text[])
           AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.loop = $4 AND r.item_key = i.key))
+          -- a pull request another Item's Run opened is on that Item's card, not a card of its own
+          AND ($4::text IS NOT NULL OR i.kind <> 'pull_request'
+               OR NOT EXISTS (SELECT 1 FROM runs o WHERE o.repo = i.repo AND o.pull_request_number = i.number AND o.item_key <> i.key))
      ), ranked AS (
        SELECT s.*, row_number() OVER (PARTITION BY lane ORDER BY updated_at DESC, key) AS rn,
               count(*) OVER (PARTITION BY lane) AS lane_total
@@ -143,7 +152,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
         WHERE lane IS NOT NULL
      )
      SELECT k.lane, k.lane_total, k.key, k.repo, k.number, k.kind, k.state, k.title, k.author, k.labels, k.draft, k.updated_at,
-            run.id AS run_id, run.loop AS run_loop, run.state AS run_state, run.waiting_reason, run.pull_request_number,
+            run.id AS run_id, run.loop AS run_loop, run.state AS run_state, run.waiting_reason, run.pull_request_number, k.pull_request_state,
             run.updated_at AS run_updated_at, run.resolved_failure_attempt_id,
             a.id AS attempt_id, a.number AS attempt_number, a.state AS attempt_state, a.failure_kind,
             a.started_at AS attempt_started_at, last.stream AS last_stream, last.text AS last_text,
@@ -193,6 +202,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
         // a closed Item waits for nobody, whatever its last Run did
         waitsFor: r.state === "open" || r.run_state !== "Succeeded" ? waitsFor(facts) : null,
         pullRequestNumber: r.pull_request_number,
+        pullRequestState: r.pull_request_number ? r.pull_request_state : null,
         attempt: r.attempt_number,
         failureKind: r.failure_kind,
         updatedAt: (r.run_updated_at ?? r.updated_at).toISOString(),

@@ -4,7 +4,8 @@ import { transcriptWatcher, type TranscriptWatcher } from "./transcript";
 /**
  * The dashboard's live views (Board, Needs you) as server-sent events: a `changed` event soon
  * after any Run changes (its state, its pull request — every `atelier_run_changed`
- * notification), a burst coalesced into one. The event carries no id and no data of a Run:
+ * notification) or any Item's content does (a label, a close, an edit, a merge — every
+ * `atelier_item_changed` one, whether or not a Loop matched), a burst coalesced into one. The event carries no id and no data of a Run:
  * the page reads its own data again with the viewer's rights, so the stream tells a viewer
  * nothing but that something moved. While the process's LISTEN connection is down the stream
  * says `changed` every few seconds instead, so a page is never left stale for long.
@@ -55,7 +56,7 @@ export function streamChanges(db: Db, opts: { signal?: AbortSignal; watcher?: Tr
           /* already closed */
         }
       }, { once: true });
-      unsubscribe = watcher.subscribeEveryRun(changed);
+      unsubscribe = watcher.subscribeEveryChange(changed);
       send(`retry: 2000\n\n`);
       timers.add(setInterval(() => send(`: keep-alive\n\n`), HEARTBEAT_MS));
       timers.add(setInterval(() => {

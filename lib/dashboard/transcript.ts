@@ -2,6 +2,7 @@ import pg from "pg";
 import { isClosed, type RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
 import { TRANSCRIPT_CHANNEL } from "../store/transcript-lines";
+import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";
 import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
 import type { Db } from "../store/db";
 import { pullRequestUrl } from "./links";
@@ -87,8 +88,8 @@ export class TranscriptWatcher {
   private client: pg.Client | null = null;
   private connecting: Promise<void> | null = null;
   private readonly subscribers = new Map<string, Set<Wake>>();
-  /** Woken by every Run change, whichever the Run (the dashboard's live views). */
-  private readonly everyRun = new Set<Wake>();
+  /** Woken by every Run change and every Item change, whichever (the dashboard's live views). */
+  private readonly everyChange = new Set<Wake>();
   private retryTimer: NodeJS.Timeout | null = null;
   /** True while the LISTEN connection is up. */
   listening = false;
@@ -109,18 +110,18 @@ export class TranscriptWatcher {
     };
   }
 
-  /** Wakes `wake` at every Run change announced on `atelier_run_changed`. */
-  subscribeEveryRun(wake: Wake): () => void {
-    this.everyRun.add(wake);
+  /** Wakes `wake` at every Run change (`atelier_run_changed`) and Item change (`atelier_item_changed`). */
+  subscribeEveryChange(wake: Wake): () => void {
+    this.everyChange.add(wake);
     void this.ensureConnected();
     return () => {
-      this.everyRun.delete(wake);
+      this.everyChange.delete(wake);
       this.disconnectWhenIdle();
     };
   }
 
   private hasSubscribers(): boolean {
-    return this.subscribers.size > 0 || this.everyRun.size > 0;
+    return this.subscribers.size > 0 || this.everyChange.size > 0;
   }
 
   private disconnectWhenIdle(): void {
@@ -140,12 +141,12 @@ export class TranscriptWatcher {
         client.on("notification", (msg) => {
           if (msg.channel === TRANSCRIPT_CHANNEL) this.transcriptNotifies = true;
           if (msg.payload) for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
-          if (msg.channel === RUN_CHANGED_CHANNEL) for (const wake of this.everyRun) wake();
+          if (msg.channel === RUN_CHANGED_CHANNEL || msg.channel === ITEM_CHANGED_CHANNEL) for (const wake of this.everyChange) wake();
         });
         client.on("error", () => this.lost(client));
         client.on("end", () => this.lost(client));
         await client.connect();
-        await client.query(`LISTEN ${TRANSCRIPT_CHANNEL}; LISTEN ${RUN_CHANGED_CHANNEL}`);
+        await client.query(`LISTEN ${TRANSCRIPT_CHANNEL}; LISTEN ${RUN_CHANGED_CHANNEL}; LISTEN ${ITEM_CHANGED_CHANNEL}`);
         this.client = client;
         this.listening = true;
       } catch {

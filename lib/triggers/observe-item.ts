@@ -2,6 +2,7 @@ import { contentHash } from "../engine/content-hash";
 import { itemKey } from "../engine/ids";
 import type { ItemProjection } from "../loops/projection";
 import type { Db } from "../store/db";
+import { announceItemsChanged } from "../store/item-changed";
 
 /** One read of an Item: its projection, content hash, and when the read was sent. */
 export interface Observation {
@@ -20,9 +21,10 @@ export function observation(repo: string, projection: ItemProjection, readAt: Da
 }
 
 /**
- * Stores the Items' projections in one statement. An observation older than the one stored
- * (a Hint read the Item after this poll did) is not stored, and its key is returned among the
- * stale ones: the newer read is the one that judges the Item.
+ * Stores the Items' projections in one statement and announces the Items whose content changed
+ * (item-changed.ts). An observation older than the one stored (a Hint read the Item after this
+ * poll did) is not stored, and its key is returned among the stale ones: the newer read is the
+ * one that judges the Item.
  */
 export async function storeObservations(db: Db, observations: readonly Observation[]): Promise<Set<string>> {
   if (observations.length === 0) return new Set();
@@ -42,23 +44,33 @@ export async function storeObservations(db: Db, observations: readonly Observati
     github_updated_at: o.projection.updatedAt,
     observed_at: o.readAt.toISOString(),
   }));
-  const { rows: written } = await db.pool.query<{ key: string }>(
-    `INSERT INTO items (key, repo, number, kind, state, title, author, labels, draft, head_sha, projection, content_hash,
-                        github_updated_at, observed_at)
-     SELECT r.key, r.repo, r.number, r.kind, r.state, r.title, r.author,
-            ARRAY(SELECT json_array_elements_text(r.labels)), r.draft, r.head_sha, r.projection, r.content_hash,
-            (r.github_updated_at AT TIME ZONE 'UTC'), (r.observed_at AT TIME ZONE 'UTC')
-       FROM json_to_recordset($1::json) AS r(key text, repo text, number int, kind text, state text, title text, author text,
+  // `before` reads the rows as they were when the statement began (one snapshot for the whole
+  // statement): an Item is changed when it is new or its content hash moved
+  const { rows: written } = await db.pool.query<{ key: string; changed: boolean }>(
+    `WITH r AS (
+       SELECT * FROM json_to_recordset($1::json) AS r(key text, repo text, number int, kind text, state text, title text, author text,
             labels json, draft boolean, head_sha text, projection jsonb, content_hash text, github_updated_at timestamptz,
             observed_at timestamptz)
-     ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, state = EXCLUDED.state, title = EXCLUDED.title,
-       author = EXCLUDED.author, labels = EXCLUDED.labels, draft = EXCLUDED.draft, head_sha = EXCLUDED.head_sha,
-       projection = EXCLUDED.projection, content_hash = EXCLUDED.content_hash,
-       github_updated_at = EXCLUDED.github_updated_at, observed_at = EXCLUDED.observed_at
-     WHERE items.observed_at <= EXCLUDED.observed_at
-     RETURNING key`,
+     ), before AS (
+       SELECT key, content_hash FROM items WHERE key IN (SELECT key FROM r)
+     ), written AS (
+       INSERT INTO items (key, repo, number, kind, state, title, author, labels, draft, head_sha, projection, content_hash,
+                          github_updated_at, observed_at)
+       SELECT r.key, r.repo, r.number, r.kind, r.state, r.title, r.author,
+              ARRAY(SELECT json_array_elements_text(r.labels)), r.draft, r.head_sha, r.projection, r.content_hash,
+              (r.github_updated_at AT TIME ZONE 'UTC'), (r.observed_at AT TIME ZONE 'UTC')
+         FROM r
+       ON CONFLICT (key) DO UPDATE SET kind = EXCLUDED.kind, state = EXCLUDED.state, title = EXCLUDED.title,
+         author = EXCLUDED.author, labels = EXCLUDED.labels, draft = EXCLUDED.draft, head_sha = EXCLUDED.head_sha,
+         projection = EXCLUDED.projection, content_hash = EXCLUDED.content_hash,
+         github_updated_at = EXCLUDED.github_updated_at, observed_at = EXCLUDED.observed_at
+       WHERE items.observed_at <= EXCLUDED.observed_at
+       RETURNING key, content_hash
+     )
+     SELECT w.key, b.content_hash IS DISTINCT FROM w.content_hash AS changed FROM written w LEFT JOIN before b ON b.key = w.key`,
     [JSON.stringify(rows)],
   );
+  announceItemsChanged(db.pool, written.filter((r) => r.changed).map((r) => r.key));
   const stored = new Set(written.map((r) => r.key));
   return new Set(observations.filter((o) => !stored.has(o.key)).map((o) => o.key));
 }

@@ -2,6 +2,7 @@ import { boardBench } from "./board";
 import { claimBench } from "./claim";
 import { engineBench } from "./engine";
 import { firstWebhookBench } from "./first-webhook";
+import { labelToCardBench } from "./label-to-card";
 import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
 import { runsListBench } from "./runs-list";
@@ -17,4 +18,5 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   sandbox: sandboxBench,
   metrics: metricsBench,
   "first-webhook": firstWebhookBench,
+  label_to_card: labelToCardBench,
 };

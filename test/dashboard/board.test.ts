@@ -103,6 +103,30 @@ it("lanes follow the work: a running Run → In progress, its open pull request 
   expect([201, 202].map((n) => plain.lanes.find((l) => l.cards.some((c) => c.number === n))?.name)).toEqual(["Ready for agent", "Ready for agent"]);
 });
 
+it("a pull request a Run opened is on its Item's card, with its state, and not a card of its own", async () => {
+  await seedItem(db, REPO, 301, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 301, state: "Succeeded", pullRequestNumber: 311 });
+  await seedItem(db, REPO, 311, { kind: "pull_request", labels: [], state: "open", title: "The agent's PR" });
+  await seedItem(db, REPO, 302, { labels: ["ready-for-agent"], state: "open" });
+  await seedRun(db, { repo: REPO, number: 302, state: "Succeeded", pullRequestNumber: 312 });
+  await seedItem(db, REPO, 312, { kind: "pull_request", labels: [], state: "merged" });
+  // a pull request a person opened, no Run's: a card of its own
+  await seedItem(db, REPO, 313, { kind: "pull_request", labels: [], state: "open" });
+
+  const board = await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES });
+  const cards = board.lanes.flatMap((l) => l.cards);
+  const laneName = (n: number) => board.lanes.find((l) => l.cards.some((c) => c.number === n))?.name;
+  expect(cards.filter((c) => c.number === 311 || c.number === 312)).toEqual([]);
+  expect(cards.find((c) => c.number === 301)!.run).toMatchObject({ pullRequestNumber: 311, pullRequestState: "open" });
+  expect(cards.find((c) => c.number === 302)!.run).toMatchObject({ pullRequestNumber: 312, pullRequestState: "merged" });
+  expect([301, 302, 313].map(laneName)).toEqual(["In review", "Done", "Backlog"]);
+  // a Run whose pull request Atelier has not read yet: the number, no state
+  await seedItem(db, REPO, 303, { labels: [], state: "open" });
+  await seedRun(db, { repo: REPO, number: 303, state: "Succeeded", pullRequestNumber: 399 });
+  const again = (await loadBoard(db, { repos: [REPO], lanes: DEFAULT_BOARD_LANES })).lanes.flatMap((l) => l.cards);
+  expect(again.find((c) => c.number === 303)!.run).toMatchObject({ pullRequestNumber: 399, pullRequestState: null });
+});
+
 it("Needs you gathers approvals, failures, budget asks, config, Loop and poll errors, newest first", async () => {
   const repo = `needs-${tag}/app`;
   await seedRepo(db, repo, uniqueInstallationId(), { configError: "line 3: loops.x: unknown key", pollError: "GitHub answered 502" });

@@ -3,13 +3,15 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { lastStepLine } from "../../lib/dashboard/transcript-steps";
 import { encodeStep } from "../../lib/executor/adapters/step-entry";
 import type { Db } from "../../lib/store/db";
+import { projectionFromRest } from "../../lib/loops/projection";
 import { announceRunsChanged } from "../../lib/store/run-changed";
-import { testDb } from "../support/db";
+import { observation, storeObservations } from "../../lib/triggers/observe-item";
+import { testDb, uniqueRepo } from "../support/db";
 import { ORIGIN } from "./support/api-client";
 import { cookieFor, seedUser } from "./support/seed";
 
 // The live views' stream, called as Next.js calls the route: a signed-in viewer hears
-// `changed` soon after a Run changes, and nothing that names the Run; a signed-out one is 401.
+// `changed` soon after a Run or an Item changes, and nothing that names it; a signed-out one is 401.
 process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
 process.env.AUTH_SECRET = "live-changes-test-secret-0123456789abcdef";
 
@@ -38,7 +40,8 @@ it("a signed-out request is refused with its token", async () => {
   expect(await res.json()).toMatchObject({ error: "signed_out" });
 });
 
-it("a signed-in viewer hears `changed` after a Run changes, and not which Run", async () => {
+/** The stream's text until its first `changed` event, `poke` called every 500 ms meanwhile (the LISTEN connection may still be opening). */
+async function untilChanged(poke: () => void): Promise<string> {
   const abort = new AbortController();
   const res = await open(cookie, abort.signal);
   expect(res.status).toBe(200);
@@ -46,22 +49,43 @@ it("a signed-in viewer hears `changed` after a Run changes, and not which Run", 
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
   let text = "";
-  const runId = `run-live-${tag}`;
   const deadline = Date.now() + 20_000;
-  // the LISTEN connection may still be opening: announce until the event arrives
-  const announcer = setInterval(() => announceRunsChanged(db.pool, [runId]), 500);
+  const poker = setInterval(poke, 500);
   try {
     while (!text.includes("event: changed") && Date.now() < deadline) {
       const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 1_000))]);
       if (next && !next.done) text += decoder.decode(next.value);
     }
   } finally {
-    clearInterval(announcer);
+    clearInterval(poker);
     abort.abort();
     await reader.cancel().catch(() => undefined);
   }
+  return text;
+}
+
+it("a signed-in viewer hears `changed` after a Run changes, and not which Run", async () => {
+  const runId = `run-live-${tag}`;
+  const text = await untilChanged(() => announceRunsChanged(db.pool, [runId]));
   expect(text).toContain("event: changed\ndata: {}\n\n");
   expect(text).not.toContain(runId);
+});
+
+it("a signed-in viewer hears `changed` after an Item changes with no Run (a label no Loop matches), and not which Item", async () => {
+  const repo = uniqueRepo("live");
+  let n = 0;
+  const issue = () => ({
+    number: 7,
+    title: "Issue 7",
+    state: "open",
+    html_url: `https://github.com/${repo}/issues/7`,
+    created_at: "2026-01-01T00:00:00Z",
+    updated_at: new Date().toISOString(),
+    labels: [`label-${n++}`],
+  });
+  const text = await untilChanged(() => void storeObservations(db, [observation(repo, projectionFromRest(issue()), new Date())]));
+  expect(text).toContain("event: changed\ndata: {}\n\n");
+  expect(text).not.toContain(repo);
 });
 
 it("a running card's last step is one line, whatever the entry", () => {

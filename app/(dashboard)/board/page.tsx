@@ -5,7 +5,7 @@ import { getBoard } from "../../../lib/dashboard/queries";
 import { boardQuery } from "../../../lib/dashboard/schemas";
 import { Elapsed } from "../../_components/elapsed";
 import { LiveRefresh } from "../../_components/live-refresh";
-import { MoveCard } from "../../_components/move-card";
+import { BoardMoves, CardDrag, LaneDrop } from "../../_components/board-moves";
 import { Empty, ExternalLink, Label, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
 import { issueUrl, pullRequestUrl } from "../../../lib/dashboard/links";
 import { load } from "../../_server/page-data";
@@ -35,7 +35,6 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
     );
   }
   const { board, repos, loops, filter, writable } = result.data;
-  const laneNames = board.lanes.filter((l) => l.state === "open").map((l) => l.name);
   const canWrite = new Set(writable);
   const cards = board.lanes.reduce((n, l) => n + l.total, 0);
 
@@ -66,52 +65,54 @@ export default async function BoardPage({ searchParams }: { searchParams: Search
           page shows what Atelier sees.
         </Empty>
       ) : (
-        <div data-testid="board" className="grid auto-cols-[minmax(16rem,1fr)] gap-3 max-md:grid-cols-1 md:grid-flow-col md:overflow-x-auto md:pb-2">
-          {board.lanes.map((lane) => (
-            <section key={lane.name} data-testid="lane" data-lane={lane.name} aria-label={lane.name} className="flex min-w-0 flex-col rounded-lg bg-stone-100 p-2">
-              <h2 className="mb-2 flex items-center justify-between px-1 text-sm font-semibold text-stone-700">
-                <span>
-                  {lane.name}
-                  {lane.label ? <span className="ml-1 font-normal text-stone-600">· {lane.label}</span> : null}
-                </span>
-                <span className="rounded-full bg-stone-200 px-2 text-xs text-stone-600">{lane.total}</span>
-              </h2>
-              {lane.cards.length === 0 ? (
-                <p className="px-1 py-4 text-center text-xs text-stone-600">Nothing here</p>
-              ) : (
-                <ul className="flex flex-col gap-2">
-                  {lane.cards.map((card) => (
-                    <Card key={card.key} card={card} lanes={laneNames} lane={lane.name} movable={lane.state === "open" && canWrite.has(card.repo)} />
-                  ))}
-                </ul>
-              )}
-              {lane.total > lane.cards.length ? (
-                <p className="mt-2 px-1 text-xs text-stone-500">
-                  Showing the {lane.cards.length} most recent of {lane.total}.{" "}
-                  {board.perLane < 200 ? (
-                    <Link
-                      className="underline"
-                      href={`/board?${new URLSearchParams({ ...(filter.repo ? { repo: filter.repo } : {}), ...(filter.loop ? { loop: filter.loop } : {}), perLane: "200" })}`}
-                    >
-                      Show more
-                    </Link>
-                  ) : (
-                    "Filter by repository to narrow it."
-                  )}
-                </p>
-              ) : null}
-            </section>
-          ))}
-        </div>
+        <BoardMoves>
+          <div data-testid="board" className="grid auto-cols-[minmax(16rem,1fr)] gap-3 max-md:grid-cols-1 md:grid-flow-col md:overflow-x-auto md:pb-2">
+            {board.lanes.map((lane) => (
+              <LaneDrop key={lane.name} name={lane.name} open={lane.state === "open"} className="flex min-w-0 flex-col rounded-lg bg-stone-100 p-2">
+                <h2 className="mb-2 flex items-center justify-between px-1 text-sm font-semibold text-stone-700">
+                  <span>
+                    {lane.name}
+                    {lane.label ? <span className="ml-1 font-normal text-stone-600">· {lane.label}</span> : null}
+                  </span>
+                  <span className="rounded-full bg-stone-200 px-2 text-xs text-stone-600">{lane.total}</span>
+                </h2>
+                {lane.cards.length === 0 ? (
+                  <p className="px-1 py-4 text-center text-xs text-stone-600">Nothing here</p>
+                ) : (
+                  <ul className="flex flex-col gap-2">
+                    {lane.cards.map((card) => (
+                      <Card key={card.key} card={card} lane={lane.name} movable={lane.state === "open" && canWrite.has(card.repo)} />
+                    ))}
+                  </ul>
+                )}
+                {lane.total > lane.cards.length ? (
+                  <p className="mt-2 px-1 text-xs text-stone-500">
+                    Showing the {lane.cards.length} most recent of {lane.total}.{" "}
+                    {board.perLane < 200 ? (
+                      <Link
+                        className="underline"
+                        href={`/board?${new URLSearchParams({ ...(filter.repo ? { repo: filter.repo } : {}), ...(filter.loop ? { loop: filter.loop } : {}), perLane: "200" })}`}
+                      >
+                        Show more
+                      </Link>
+                    ) : (
+                      "Filter by repository to narrow it."
+                    )}
+                  </p>
+                ) : null}
+              </LaneDrop>
+            ))}
+          </div>
+        </BoardMoves>
       )}
     </>
   );
 }
 
-function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]; lane: string; movable: boolean }) {
+function Card({ card, lane, movable }: { card: BoardCard; lane: string; movable: boolean }) {
   const run = card.run;
   return (
-    <li data-testid="card" data-item={`${card.repo}#${card.number}`} className="rounded-md border border-stone-200 bg-white p-2.5 shadow-sm">
+    <CardDrag card={{ repo: card.repo, number: card.number, lane }} movable={movable} className="rounded-md border border-stone-200 bg-white p-2.5 shadow-sm">
       <div className="flex items-start justify-between gap-2">
         <ExternalLink href={issueUrl(card.repo, card.number, card.kind)} className="min-w-0 text-sm font-medium leading-snug text-stone-900 hover:underline">
           {card.title}
@@ -137,9 +138,16 @@ function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]
             </Link>
             {run.attempt ? <span className="text-stone-500">attempt {run.attempt}</span> : null}
             {run.pullRequestNumber ? (
-              <ExternalLink href={pullRequestUrl(card.repo, run.pullRequestNumber)} className="text-emerald-700 underline">
-                PR #{run.pullRequestNumber}
-              </ExternalLink>
+              <span className="inline-flex items-center gap-1" data-testid="card-pr">
+                <ExternalLink href={pullRequestUrl(card.repo, run.pullRequestNumber)} className="text-emerald-700 underline">
+                  PR #{run.pullRequestNumber}
+                </ExternalLink>
+                {run.pullRequestState ? (
+                  <span data-testid="card-pr-state" className={`rounded px-1 ${PR_STATE_STYLE[run.pullRequestState] ?? "bg-stone-100 text-stone-700"}`}>
+                    {run.pullRequestState}
+                  </span>
+                ) : null}
+              </span>
             ) : null}
           </div>
           {run.runningSince ? (
@@ -164,10 +172,16 @@ function Card({ card, lanes, lane, movable }: { card: BoardCard; lanes: string[]
           </Link>
         </p>
       ) : null}
-      {movable ? <MoveCard repo={card.repo} number={card.number} lanes={lanes} current={lane} /> : null}
-    </li>
+    </CardDrag>
   );
 }
+
+/** The colours of a pull request's state on a card (as GitHub shows them). */
+const PR_STATE_STYLE: Record<string, string> = {
+  open: "bg-emerald-50 text-emerald-800",
+  merged: "bg-violet-50 text-violet-800",
+  closed: "bg-red-50 text-red-800",
+};
 
 /** One filter of the Board's GET form: "all" or one of the options. */
 function FilterSelect({ name, label, all, value, options }: { name: string; label: string; all: string; value: string | undefined | null; options: string[] }) {
