@@ -10,7 +10,9 @@ import type { RunnerContext } from "./runner-context";
  * backoff; at the limit the Run is parked for an operator (lib/store/engine-failures.ts).
  * An outage of Postgres or Redis is no engine failure and counts nothing: the Run is moved
  * again a few seconds later, for as long as the outage lasts (a job that merely failed would
- * leave the Run to the next reconcile, minutes later).
+ * leave the Run to the next reconcile, minutes later). A worker that dies while it moves a
+ * Run (its job is found abandoned) counts one engine failure too: a Run whose job crashes its
+ * worker every time is parked after N, not moved forever.
  */
 
 /** The wait before the next move after the nth engine failure: 1 s, 2 s, 4 s… at most a minute. */
@@ -34,4 +36,13 @@ export async function countingEngineFailures(ctx: RunnerContext, runId: string, 
     if (recorded.parked) return { tag: "Idle", reason: "engine_failed" };
     return { tag: "Again", reason: "engine_failure", delayMs: engineFailureBackoffMs(recorded.failures) };
   }
+}
+
+/** The error kept on a Run whose job was found abandoned by its dead worker. */
+export const WORKER_DIED_ERROR = "WorkerDied: the worker moving this Run died while it held the Run's job (the job was found abandoned and moved again)";
+
+/** A worker died holding the Run's job: one engine failure (parked at the limit, the next move finds it so). */
+export async function countWorkerDeath(ctx: RunnerContext, runId: string): Promise<void> {
+  const recorded = await recordEngineFailure(ctx.deps.db, runId, WORKER_DIED_ERROR);
+  if (recorded) ctx.log.warn({ runId, failures: recorded.failures, parked: recorded.parked }, "a worker died while it moved this Run");
 }

@@ -11,7 +11,11 @@ import type { Redis } from "ioredis";
  * store refuses a late outcome (`lease_lost`).
  */
 
-export const DEFAULT_LEASE_TTL_MS = 30_000;
+/**
+ * 15 s: a dead worker's lease is gone within 15 s, so its Attempts are retried within about
+ * 20 s (with the orphan sweep every 5 s); a holder keeps it through a Redis blip of 10 s.
+ */
+export const DEFAULT_LEASE_TTL_MS = 15_000;
 
 /** Why a holder stopped holding its lease. */
 export type LeaseLossReason = "taken" | "expired";

@@ -76,6 +76,9 @@ export class ChaosWorld {
     await world.sim.start();
     await world.web.start();
     for (const worker of world.workers) await worker.start();
+    // a reconcile that listed the installation before a scenario's repository was added would
+    // remove it again: the scenarios begin once each worker's first reconcile is done
+    for (const worker of world.workers) await worker.logged(/installations reconciled/);
     return world;
   }
 
