@@ -12,10 +12,11 @@ import type { Redis } from "ioredis";
  */
 
 /**
- * 15 s: a dead worker's lease is gone within 15 s, so its Attempts are retried within about
- * 20 s (with the orphan sweep every 5 s); a holder keeps it through a Redis blip of 10 s.
+ * 30 s: a holder keeps its lease through a Redis outage of about 20 s (its agent goes on). A
+ * dead worker of another host is known dead only once its lease and heartbeat expire, about
+ * one TTL; one of this host is found at once by its pid (own-host-recovery.ts).
  */
-export const DEFAULT_LEASE_TTL_MS = 15_000;
+export const DEFAULT_LEASE_TTL_MS = 30_000;
 
 /** Why a holder stopped holding its lease. */
 export type LeaseLossReason = "taken" | "expired";

@@ -123,8 +123,7 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   }
   let unhinted: number | null = null;
   if (scenario.droppedWebhookAfter) {
-    await world.control("dropNextWebhook", { count: 2 }); // issues.opened and issues.labeled
-    unhinted = await createOne("Chaos, its webhooks lost");
+    unhinted = await world.withWebhooksLost(() => createOne("Chaos, its webhooks lost"));
     issues.push(unhinted);
   }
   let foundAt: number | null = null;
