@@ -61,6 +61,8 @@ export type InstallationJob = { kind: "reconcile" };
 export const hintJobId = (hint: Pick<Hint, "repo" | "number" | "comment">): string =>
   `hint-${hint.repo.toLowerCase()}#${hint.number}${hint.comment ? `-${hint.comment.kind}-${hint.comment.id}` : ""}`;
 export const runJobId = (runId: string): string => `run-${runId}`;
+/** The Run of a Run's job id (null for another id). */
+export const runIdOfJob = (jobId: string): string | null => (jobId.startsWith("run-") ? jobId.slice("run-".length) : null);
 export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
 export const pollSchedulerId = (repo: string): string => `poll-${repo.toLowerCase()}`;
 export const scheduleSchedulerId = (repo: string, loop: string): string => `schedule-${repo.toLowerCase()}-${loop}`;

@@ -16,6 +16,7 @@ import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
 import { appRunnerGitHub } from "../lib/runner/app-github";
 import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
+import { watchOwnHost } from "../lib/runner/own-host-recovery";
 import { startRebuildGuard } from "../lib/runner/rebuild-guard";
 import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
@@ -28,7 +29,7 @@ import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
 import { createInstallationWorker } from "./processors/installation";
-import { createMaintenanceWorker, recoverAtStart } from "./processors/maintenance";
+import { createMaintenanceWorker, ORPHAN_SWEEP_EVERY_MS, recoverAtStart } from "./processors/maintenance";
 import { createMirrorWorker } from "./processors/mirror";
 import { createOutboundWorker } from "./processors/outbound";
 import { createPollWorker } from "./processors/poll";
@@ -69,6 +70,8 @@ const heartbeat = await startWorkerHeartbeat(db, identity, () => host.running, {
   onError: (err) => log.warn({ err: String(err) }, "worker heartbeat failed; trying again"),
 });
 await recoverAtStart({ ...maintenanceDeps, github: runnerGitHub }, workspaceRoot, identity);
+// and while it lives: a worker of this host whose process is gone is dead for certain
+const ownHost = watchOwnHost(maintenanceDeps, identity, ORPHAN_SWEEP_EVERY_MS, (err) => log.warn({ err: String(err) }, "looking for this host's dead workers failed"));
 await host.start();
 await workQueue.syncSchedulers();
 // GET /healthz, /readyz and /metrics on ATELIER_WORKER_HEALTH_PORT (off when unset)
@@ -112,6 +115,7 @@ installShutdownSignals({
   log,
   cleanup: async () => {
     clearInterval(quotaRecheck);
+    ownHost.stop();
     await heartbeat.stop();
     await health?.close();
     rebuildGuard.stop();

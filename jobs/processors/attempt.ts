@@ -2,14 +2,26 @@ import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
-import { bullPrefix, type MoveRunJob, QUEUE_NAMES } from "../queues";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { bullPrefix, type MoveRunJob, QUEUE_NAMES, runIdOfJob } from "../queues";
 
 /**
  * The attempts worker: a thin BullMQ Worker whose processor is the runner's moveRun. Its
  * concurrency is the worker's slots (max_concurrent_attempts). A Run that must move again (an
  * automatic retry, or this worker draining) goes back to the queue as the same job, delayed,
  * so it takes a new slot in order of Event receipt.
+ *
+ * A job's lock lasts 10 s (renewed every 5 s) and abandoned jobs are looked for every 5 s, so
+ * a dead worker's jobs are offered again within about 15 s (the Run itself waits for its
+ * lease and the orphan sweep: the fence). Each abandoned job counts one engine failure on its
+ * Run (engine-failure.ts), which parks a Run whose job keeps killing its worker; BullMQ's own
+ * stalled limit is set past that count.
  */
+
+/** How long a job's lock lasts without renewal (BullMQ renews it every half). */
+export const ATTEMPT_JOB_LOCK_MS = 10_000;
+/** How often a worker looks for jobs whose lock expired (abandoned by a dead worker). */
+export const ATTEMPT_STALLED_CHECK_MS = 5_000;
 
 export interface AttemptWorkerOptions {
   /** BullMQ key prefix (default the instance's); tests use one per file. */
@@ -46,8 +58,14 @@ export function createAttemptWorker(
     removeOnComplete: { count: 0 },
     removeOnFail: { count: 0 },
     ...bullPrefix(options.prefix),
-    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
-    ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+    lockDuration: options.lockDurationMs ?? ATTEMPT_JOB_LOCK_MS,
+    stalledInterval: options.stalledIntervalMs ?? ATTEMPT_STALLED_CHECK_MS,
+    // the Run's engine-failure count parks it first; a job failed by BullMQ would only wait for a reconcile
+    maxStalledCount: ENGINE_FAILURES_BEFORE_PARKING + 1,
+  });
+  worker.on("stalled", (jobId) => {
+    const runId = runIdOfJob(jobId);
+    if (runId) void host.jobAbandoned(runId).catch((err: unknown) => host.context.log.error({ err, run_id: runId }, "could not count the abandoned job of a Run"));
   });
   worker.on("error", (err) => host.context.log.error({ err }, "attempts worker error"));
   worker.on("failed", (job, err) => host.context.log.error({ err, run_id: job?.data.runId }, "moving a Run failed"));

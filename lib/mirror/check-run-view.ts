@@ -1,4 +1,5 @@
 import { approvalSentence } from "../triggers/actor";
+import { isParkedByEngineFailures } from "../store/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
 import {
   capitalize,
@@ -89,7 +90,8 @@ function face(s: RunSnapshot, runPage: string): Face {
             status: "completed",
             conclusion: "action_required",
             output: { title: "Held", summary: `${heldReason(s)} See ${page}.` },
-            actions: [CHECK_ACTIONS.cancel],
+            // a Run parked by engine failures is moved again by Retry (once the cause is fixed)
+            actions: isParkedByEngineFailures(s.state, s.waitingReason) ? [CHECK_ACTIONS.retry, CHECK_ACTIONS.cancel] : [CHECK_ACTIONS.cancel],
           };
     case "Running": {
       const n = currentAttemptNumber(s);

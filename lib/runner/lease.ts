@@ -11,6 +11,11 @@ import type { Redis } from "ioredis";
  * store refuses a late outcome (`lease_lost`).
  */
 
+/**
+ * 30 s: a holder keeps its lease through a Redis outage of about 20 s (its agent goes on). A
+ * dead worker of another host is known dead only once its lease and heartbeat expire, about
+ * one TTL; one of this host is found at once by its pid (own-host-recovery.ts).
+ */
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
 /** Why a holder stopped holding its lease. */

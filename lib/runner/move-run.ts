@@ -28,8 +28,8 @@ export type MoveOutcome =
   | { tag: "Parked" }
   /** Another worker holds the Run (its lease), or an open Attempt waits for the orphan sweep. */
   | { tag: "Held"; reason: "lease_held" | "open_attempt" }
-  /** Move it again later: an automatic retry (a new slot), this worker is draining, the Run changed under this job, or the move failed inside Atelier (engine-failure.ts). */
-  | { tag: "Again"; reason: "retry" | "draining" | "changed" | "quota" | "engine_failure"; delayMs: number }
+  /** Move it again later: an automatic retry (a new slot), this worker is draining, the Run changed under this job, the move failed inside Atelier or met an outage (engine-failure.ts). */
+  | { tag: "Again"; reason: "retry" | "draining" | "changed" | "quota" | "engine_failure" | "outage"; delayMs: number }
   | { tag: "Attempted"; attemptId: string; end: AttemptEnd["tag"]; continued: ContinueResult | null };
 
 /** A draining worker hands the job back a little later, for a worker that admits. */

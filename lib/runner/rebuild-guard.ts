@@ -9,7 +9,8 @@ import type { Redis } from "ioredis";
  * sets the marker again. Several workers may rebuild at once: every step is idempotent.
  */
 
-export const REBUILD_GUARD_EVERY_MS = 15_000;
+/** 5 s: polling, schedules and the open Runs' jobs are back within seconds of a FLUSHALL (one EXISTS each time). */
+export const REBUILD_GUARD_EVERY_MS = 5_000;
 
 export interface RebuildGuard {
   /** Looks once (what the timer does); true when it had to rebuild. */

@@ -4,7 +4,7 @@ import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
 import type { StartBasis } from "../store/run-snapshot";
-import { countingEngineFailures } from "./engine-failure";
+import { countingEngineFailures, countWorkerDeath } from "./engine-failure";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
 import type { RunnerContext } from "./runner-context";
@@ -31,6 +31,8 @@ export interface RunnerHost {
   start(): Promise<void>;
   /** `opened`: the Run as its claim opened it, when the job carries it (see move-run.ts). */
   moveRun(runId: string, opened?: StartBasis): Promise<MoveOutcome>;
+  /** A worker (this one or another) died while it held the Run's job: counted as an engine failure. */
+  jobAbandoned(runId: string): Promise<void>;
   /** Attempts running in this process. */
   readonly running: number;
   /**
@@ -131,6 +133,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
       });
     },
     moveRun: (runId, opened) => countingEngineFailures(context, runId, () => moveRun(context, runId, opened)),
+    jobAbandoned: (runId) => countWorkerDeath(context, runId),
     async drain(opts = {}) {
       context.slots.close();
       const drained = await settle(opts.timeoutMs ?? longestAttemptMs(full.roster) + 60_000);

@@ -1,6 +1,8 @@
 // `npm run chaos`: breaks a private Atelier on purpose — kill -9 of workers and of the web
 // process, FLUSHALL, Redis and Postgres away — while Runs are in flight, and prints one line a
-// scenario: CHAOS <scenario> runs= lost= duplicates= stuck= concurrent_agents_max= recovery_s=.
+// scenario: CHAOS <scenario> runs= lost= duplicates= stuck= concurrent_agents_max= recovery_s=
+// (and poll_found_s=, after a FLUSHALL: how soon polling found an issue whose webhook was lost).
+// `npm run chaos -- <scenario> …` runs only those.
 // Its own Postgres cluster and Redis on private ports; the whole run stays under 15 minutes.
 import { Redis } from "ioredis";
 import { agentsAlivePerRunMax, concurrentAttempts, runningAttempts, tally } from "./measure";
@@ -20,6 +22,8 @@ interface Scenario {
   runs?: number;
   /** the fault strikes while the issues are created (webhooks in flight), else once Runs are running */
   during?: "creation";
+  /** right after the fault, one more issue is created whose webhooks are lost: only polling finds it */
+  droppedWebhookAfter?: true;
   fault(world: ChaosWorld): Promise<void>;
 }
 
@@ -48,6 +52,7 @@ const SCENARIOS: Scenario[] = [
   },
   {
     name: "flushall",
+    droppedWebhookAfter: true,
     async fault(w) {
       const redis = new Redis(w.redis.url, { maxRetriesPerRequest: 1 });
       await redis.flushall();
@@ -98,11 +103,10 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   const registered = await until(async () => (await world.db.query(`SELECT 1 FROM repositories WHERE full_name = $1`, [repo])).rowCount === 1, Date.now() + 60_000);
   if (!registered) return `CHAOS ${scenario.name} skipped: the repository was not registered within 60 s`;
   const issues: number[] = [];
+  const createOne = async (title: string) =>
+    (await world.control<{ number: number }>("createIssue", { repo, title, body: "[demo:spawn-child] [demo:sleep 15]", labels: ["ready-for-agent"], login: WRITER })).number;
   const create = async () => {
-    for (let i = 0; i < count; i++) {
-      const issue = await world.control<{ number: number }>("createIssue", { repo, title: `Chaos ${i}`, body: "[demo:spawn-child] [demo:sleep 15]", labels: ["ready-for-agent"], login: WRITER });
-      issues.push(issue.number);
-    }
+    for (let i = 0; i < count; i++) issues.push(await createOne(`Chaos ${i}`));
   };
   let faultEnd: number;
   if (scenario.during === "creation") {
@@ -117,6 +121,12 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
     await scenario.fault(world);
     faultEnd = Date.now();
   }
+  let unhinted: number | null = null;
+  if (scenario.droppedWebhookAfter) {
+    unhinted = await world.withWebhooksLost(() => createOne("Chaos, its webhooks lost"));
+    issues.push(unhinted);
+  }
+  let foundAt: number | null = null;
   let concurrentMax = 0;
   let settledAt: number | null = null;
   const deadline = Math.min(faultEnd + SETTLE_MS, endOfRun);
@@ -124,6 +134,7 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
     concurrentMax = Math.max(concurrentMax, agentsAlivePerRunMax());
     try {
       concurrentMax = Math.max(concurrentMax, await concurrentAttempts(world.db, repo));
+      if (unhinted !== null && foundAt === null && (await world.db.query(`SELECT 1 FROM runs WHERE repo = $1 AND number = $2`, [repo, unhinted])).rowCount) foundAt = Date.now();
       const now = await tally(world.db, repo, issues);
       if (now.open === 0 && now.lost === 0) {
         settledAt = Date.now();
@@ -136,7 +147,8 @@ async function runScenario(world: ChaosWorld, scenario: Scenario, endOfRun: numb
   }
   const final = await tally(world.db, repo, issues);
   const recovery = settledAt === null ? `>${Math.round((deadline - faultEnd) / 1000)}` : ((settledAt - faultEnd) / 1000).toFixed(1);
-  return `CHAOS ${scenario.name} runs=${final.runs} lost=${final.lost} duplicates=${final.duplicates} stuck=${final.open} concurrent_agents_max=${concurrentMax} recovery_s=${recovery}`;
+  const polled = unhinted === null ? "" : ` poll_found_s=${foundAt === null ? `>${Math.round((deadline - faultEnd) / 1000)}` : ((foundAt - faultEnd) / 1000).toFixed(1)}`;
+  return `CHAOS ${scenario.name} runs=${final.runs} lost=${final.lost} duplicates=${final.duplicates} stuck=${final.open} concurrent_agents_max=${concurrentMax} recovery_s=${recovery}${polled}`;
 }
 
 /** Brings back what a scenario left broken (a worker not restarted, the web), for the next one. */

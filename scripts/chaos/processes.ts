@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { createWriteStream } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -42,6 +42,15 @@ export class Child {
         fail(new Error(`${this.name} exited with ${code} before it was ready (see ${this.logFile})`));
       });
     });
+  }
+
+  /** Resolves once its log holds a line matching `line` (or throws after `timeoutMs`). */
+  async logged(line: RegExp, timeoutMs = 60_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!line.test(readFileSync(this.logFile, "utf8"))) {
+      if (Date.now() > deadline) throw new Error(`${this.name} did not log ${String(line)} within ${timeoutMs / 1000} s (see ${this.logFile})`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   /** kill -9, and wait until it is gone. */

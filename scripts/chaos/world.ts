@@ -35,6 +35,7 @@ loops:
 export class ChaosWorld {
   readonly dir = mkdtempSync(join(tmpdir(), "atelier-chaos-"));
   readonly simUrl = `http://127.0.0.1:${SIM_PORT}`;
+  readonly webhookUrl = `http://127.0.0.1:${WEB_PORT}/api/github/webhooks`;
   readonly workers: Child[];
   readonly web: Child;
   readonly sim: Child;
@@ -59,7 +60,7 @@ export class ChaosWorld {
       ATELIER_DEMO_DELAY_MS: "200",
       ...extra,
     });
-    this.sim = new Child("simulator", "scripts/sim.ts", env({ SIM_PORT: String(SIM_PORT), SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: `http://127.0.0.1:${WEB_PORT}/api/github/webhooks` }), join(this.dir, "sim.log"), /App credentials written/);
+    this.sim = new Child("simulator", "scripts/sim.ts", env({ SIM_PORT: String(SIM_PORT), SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: this.webhookUrl }), join(this.dir, "sim.log"), /App credentials written/);
     this.web = new Child("web", "scripts/chaos/web-entry.ts", env({ CHAOS_WEB_PORT: String(WEB_PORT) }), join(this.dir, "web.log"), /web ready/);
     this.workers = [1, 2].map((n) => {
       const workspace = join(this.dir, `workspace-${n}`);
@@ -76,6 +77,9 @@ export class ChaosWorld {
     await world.sim.start();
     await world.web.start();
     for (const worker of world.workers) await worker.start();
+    // a reconcile that listed the installation before a scenario's repository was added would
+    // remove it again: the scenarios begin once each worker's first reconcile is done
+    for (const worker of world.workers) await worker.logged(/installations reconciled/);
     return world;
   }
 
@@ -84,6 +88,19 @@ export class ChaosWorld {
     const response = await fetch(`${this.simUrl}/_sim/control/${method}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(input) });
     if (!response.ok) throw new Error(`sim ${method}: ${response.status} ${await response.text()}`);
     return (await response.json()) as T;
+  }
+
+  /** Runs `act` with every webhook it causes lost (sent to no URL, as to an unreachable receiver). */
+  async withWebhooksLost<T>(act: () => Promise<T>): Promise<T> {
+    await this.control("pauseWebhooks");
+    await this.control("setWebhookUrl", { url: null });
+    try {
+      return await act();
+    } finally {
+      await this.control("resumeWebhooks");
+      await this.control("waitForWebhooks");
+      await this.control("setWebhookUrl", { url: this.webhookUrl });
+    }
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ import { runnerOperatorServices } from "../../lib/mirror/runner-operator";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
 import type { OperatorDeps } from "../../lib/runner/operator";
 import { parkForApproval } from "../../lib/store/approvals";
+import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/engine-failures";
 import { finishAttempt } from "../../lib/store/attempts";
 import { beginAttempt } from "../support/attempts";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
@@ -103,6 +104,23 @@ describe("check run buttons act on the Run for people with write access", () => 
     expect(next.tag === "Started" && next.attempt.number).toBe(2);
     await syncRunMirror(world.deps, runId);
     expect(latestCheckRun(world.sim, sha, NAME)).toMatchObject({ status: "in_progress", output: { title: "Attempt 2" } });
+  });
+
+  it("a Run parked by engine failures offers Retry and Cancel on its check run; Retry moves it again", async () => {
+    const pr = await openPullRequest(db, world, "feature-parked");
+    const claimed = await recordAndClaim(db, loopEvent(world.repo, pr.number, "h1", LOOP));
+    if (claimed.tag !== "Claimed") throw new Error("expected a Run");
+    for (let i = 0; i < ENGINE_FAILURES_BEFORE_PARKING; i++) await recordEngineFailure(db, claimed.runId, "Error: the engine test fails");
+    await syncRunMirror(world.deps, claimed.runId);
+    const parked = latestCheckRun(world.sim, pr.sha, NAME);
+    expect(parked).toMatchObject({ status: "completed", conclusion: "action_required" });
+    expect(parked.actions.map((a) => a.identifier)).toEqual(["retry", "cancel"]);
+
+    expect(await handleCheckRunEvent(deps, click(parked.id, "retry", "octo-writer"))).toEqual({ tag: "Done", runId: claimed.runId, action: "retry" });
+    expect(await runState(claimed.runId)).toBe("Queued");
+    expect(moved).toContain(claimed.runId);
+    const { rows } = await db.pool.query<{ engine_failures: number }>(`SELECT engine_failures FROM runs WHERE id = $1`, [claimed.runId]);
+    expect(rows[0]!.engine_failures).toBe(0);
   });
 
   it("an action the Run's state does not allow changes nothing and says why", async () => {

@@ -107,6 +107,7 @@ describe("checkRunView maps a Run to its check run", () => {
     expect(view.output.title).toBe("Held");
     expect(view.output.summary).toContain("an engine failure, not the agent's");
     expect(view.output.summary).not.toContain("engine_failed");
+    expect(view.actions.map((a) => a.identifier)).toEqual(["retry", "cancel"]);
   });
 
   it("keeps GitHub's limits on every state: ≤ 3 actions, label ≤ 20, description ≤ 40, identifier ≤ 20", () => {

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMaintenanceWorker, type MaintenanceWorker } from "../../jobs/processors/maintenance";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { watchOwnHost } from "../../lib/runner/own-host-recovery";
 import { listWorkers } from "../../lib/store/workers";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
@@ -162,5 +163,33 @@ describe("a dead worker's Attempts", () => {
     ]);
     expect(await failureMessage(dead.id)).toContain("its process is gone");
     expect((await listWorkers(db)).find((w) => w.id === "first-life")?.stoppedAt).not.toBeNull();
+  }, 180_000);
+
+  it("are closed within seconds by a live worker of the same host that watches it, not restarted, before their lease would expire", async () => {
+    const TTL = 60_000;
+    const { child, exited } = await spawnWorker("watched", TTL, 1_000);
+    const repo = await world.addRepo("watched");
+    const run = await openRun(db, issueEvent(repo, 33, "h1", "Survive a kill -9 beside a live worker"));
+    await enqueue(run.runId, run.receivedAt);
+    const dead = await runningOn(run.runId, "watched");
+    // the live worker of this host: its attempts worker, and its watch of the host's workers
+    parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "watcher", leaseTtlMs: TTL });
+    const deps = { db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL };
+    const watch = watchOwnHost(deps, { id: "watcher", host: hostname() }, 500, () => undefined);
+    try {
+      child.kill("SIGKILL");
+      await exited;
+      const diedAt = Date.now();
+      expect(await settled(run.runId, 45_000)).toBe("Succeeded");
+      expect(Date.now() - diedAt).toBeLessThan(TTL);
+    } finally {
+      watch.stop();
+    }
+    expect((await attemptsOf(db, run.runId)).map((a) => [a.number, a.state, a.failure_category, a.worker_id])).toEqual([
+      [1, "Failed", "lease_lost", "watched"],
+      [2, "Succeeded", null, "watcher"],
+    ]);
+    expect(await failureMessage(dead.id)).toContain("a live worker there closed the Attempt");
+    expect((await listWorkers(db)).find((w) => w.id === "watched")?.stoppedAt).not.toBeNull();
   }, 180_000);
 });

@@ -1,0 +1,118 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { WORKER_DIED_ERROR } from "../../lib/runner/engine-failure";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import { startSimWorld, type SimWorld } from "./support/sim-world";
+import { attemptsOf, issueEvent, openRun, REDIS_URL, uniquePrefix, waitFor } from "./support/runner-fixture";
+
+/**
+ * A Run whose job kills its worker every time, before any Attempt begins: here the worker is
+ * killed with SIGKILL (a real child process) while its move of the Run waits inside Postgres
+ * (a trigger on the Run's first Attempt sleeps), once per worker, again and again. Each
+ * abandoned job counts one engine failure; at N the Run is parked (Waiting, `engine_failed`)
+ * with the worker's death as its error, and nothing moves it again.
+ */
+
+let pdb: PrivateDb;
+const prefix = uniquePrefix("crashing");
+const ENTRY = resolve(__dirname, "support/worker-entry.ts");
+const TTL = 2_000;
+let world: SimWorld;
+let children: ChildProcess[] = [];
+const roots: string[] = [];
+
+beforeAll(async () => {
+  pdb = await createPrivateDb("crashing");
+  // a backend whose client died stops at once, even while it sleeps in the trigger
+  const dbName = new URL(pdb.url).pathname.slice(1);
+  await pdb.db.pool.query(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '500ms'`);
+  world = await startSimWorld(pdb.db);
+}, 60_000);
+afterEach(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
+  children = [];
+});
+afterAll(async () => {
+  for (const root of roots) rmSync(root, { recursive: true, force: true });
+  await world?.close();
+  await pdb?.drop();
+});
+
+async function spawnWorker(workerId: string): Promise<ChildProcess> {
+  const root = mkdtempSync(join(tmpdir(), "atelier-crashing-ws-"));
+  roots.push(root);
+  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
+    cwd: resolve(__dirname, "../.."),
+    env: {
+      ...process.env,
+      TEST_DATABASE_URL: pdb.url,
+      RUNNER_PREFIX: prefix,
+      GITHUB_SETTINGS: JSON.stringify(world.settings),
+      WORKSPACE_ROOT: root,
+      WORKER_ID: workerId,
+      LEASE_TTL_MS: String(TTL),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  children.push(child);
+  let out = "";
+  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
+  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
+  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 60_000);
+  return child;
+}
+
+/** Backends of this database sleeping in the trigger: a worker's move of the Run, waiting. */
+const sleepingMoves = async () =>
+  Number(
+    (await pdb.db.pool.query<{ n: string }>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event = 'PgSleep' AND pid <> pg_backend_pid()`)).rows[0]!.n,
+  );
+
+const runRow = async (runId: string) =>
+  (await pdb.db.pool.query<{ state: string; waiting_reason: string | null; engine_failures: number; engine_error: string | null }>(
+    `SELECT state, waiting_reason, engine_failures, engine_error FROM runs WHERE id = $1`,
+    [runId],
+  )).rows[0]!;
+
+describe("a Run whose job crashes its worker every time", () => {
+  it(`is counted at each death and parked after ${ENGINE_FAILURES_BEFORE_PARKING}, not moved forever`, async () => {
+    const repo = await world.addRepo("crashing");
+    const run = await openRun(pdb.db, issueEvent(repo, 81, "h1", "Crash the worker"));
+    await pdb.db.pool.query(`CREATE FUNCTION sleep_in_attempt() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(600); RETURN NEW; END $$`);
+    await pdb.db.pool.query(`CREATE TRIGGER sleep_in_attempt BEFORE INSERT ON attempts FOR EACH ROW WHEN (NEW.run_id = '${run.runId}') EXECUTE FUNCTION sleep_in_attempt()`);
+    const queue = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db: pdb.db, pollIntervalSeconds: 60 });
+    try {
+      await queue.moveRun(run.runId, { receivedAt: run.receivedAt });
+      for (let death = 1; death <= ENGINE_FAILURES_BEFORE_PARKING; death++) {
+        const worker = await spawnWorker(`crash-${death}`);
+        await waitFor(`worker ${death} to hold the Run's job, inside Postgres`, async () => (await sleepingMoves()) > 0 || null, 90_000, 200);
+        const exited = new Promise((r) => worker.once("exit", r));
+        worker.kill("SIGKILL");
+        await exited;
+        await waitFor("its backend to end", async () => (await sleepingMoves()) === 0 || null, 30_000, 200);
+        // the next worker finds the abandoned job and counts it
+        if (death > 1) expect((await runRow(run.runId)).engine_failures).toBe(death - 1);
+      }
+      await spawnWorker("finder");
+      const parked = await waitFor("the Run to be parked", async () => {
+        const row = await runRow(run.runId);
+        return row.state === "Waiting" ? row : null;
+      }, 60_000, 200);
+      expect(parked).toMatchObject({ waiting_reason: "engine_failed", engine_failures: ENGINE_FAILURES_BEFORE_PARKING, engine_error: WORKER_DIED_ERROR });
+      expect(await attemptsOf(pdb.db, run.runId)).toEqual([]);
+      // parked, its job moves it no more: no worker sleeps in its move
+      await new Promise((r) => setTimeout(r, 3 * TTL));
+      expect(await sleepingMoves()).toBe(0);
+      expect((await runRow(run.runId)).engine_failures).toBe(ENGINE_FAILURES_BEFORE_PARKING);
+    } finally {
+      await pdb.db.pool.query(`DROP TRIGGER IF EXISTS sleep_in_attempt ON attempts`);
+      await queue.queue("attempts").obliterate({ force: true }).catch(() => undefined);
+      await queue.close();
+    }
+  }, 420_000);
+});
