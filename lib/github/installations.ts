@@ -224,6 +224,21 @@ export async function polledRepositories(db: Db): Promise<RegisteredRepository[]
   return rows;
 }
 
+/** A polled repository with its adaptive poll interval (null: the shortest). */
+export type DueRepository = RegisteredRepository & { pollIntervalS: number | null };
+
+/** The polled repositories due for a probe at `now` (never probed, or their next_poll_at reached). */
+export async function duePolledRepositories(db: Db, now: Date): Promise<DueRepository[]> {
+  const { rows } = await db.pool.query<DueRepository>(
+    `SELECT r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private,
+            r.poll_interval_s AS "pollIntervalS"
+       FROM repositories r JOIN installations i ON i.id = r.installation_id
+      WHERE ${IS_POLLED} AND (r.next_poll_at IS NULL OR r.next_poll_at <= $1) ORDER BY r.installation_id, r.full_name`,
+    [now],
+  );
+  return rows;
+}
+
 /** One repository if Atelier polls it, else null. */
 export async function polledRepository(db: Db, fullName: string): Promise<RegisteredRepository | null> {
   const { rows } = await db.pool.query<RegisteredRepository>(

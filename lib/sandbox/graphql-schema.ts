@@ -71,6 +71,12 @@ export const schema = buildSchema(/* GraphQL */ `
 
   union IssueOrPullRequest = Issue | PullRequest
 
+  enum OrderDirection { ASC DESC }
+  enum IssueOrderField { CREATED_AT UPDATED_AT }
+  input IssueOrder { field: IssueOrderField! direction: OrderDirection! }
+  type IssueConnection { nodes: [Issue] totalCount: Int! pageInfo: PageInfo! }
+  type PullRequestConnection { nodes: [PullRequest] totalCount: Int! pageInfo: PageInfo! }
+
   type Repository {
     id: ID!
     databaseId: Int
@@ -82,6 +88,9 @@ export const schema = buildSchema(/* GraphQL */ `
     issue(number: Int!): Issue
     pullRequest(number: Int!): PullRequest
     issueOrPullRequest(number: Int!): IssueOrPullRequest
+    issues(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [IssueState!]): IssueConnection!
+    pullRequests(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [PullRequestState!]): PullRequestConnection!
+    labels(first: Int, last: Int, after: String, before: String): LabelConnection
   }
 
   type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }

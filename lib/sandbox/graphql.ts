@@ -4,7 +4,7 @@ import type { Caller } from "./auth";
 import { isoOrNull, isoSeconds } from "./clock";
 import type { SimCore } from "./core";
 import { schema } from "./graphql-schema";
-import type { SimAccount, SimIssue, SimRepo } from "./model";
+import type { SimAccount, SimIssue, SimLabel, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
 import { labelsOf } from "./state/labels";
 import { grants } from "./state/tokens";
@@ -32,6 +32,18 @@ function window<T>(name: string, items: T[], args: Connection): T[] {
   }
   return first != null ? items.slice(0, first) : items.slice(Math.max(0, items.length - (last ?? 0)));
 }
+
+function labelConnection(labels: SimLabel[], args: Connection) {
+  const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));
+  return { nodes, totalCount: labels.length, pageInfo: { hasNextPage: nodes.length < labels.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
+}
+
+interface ItemConnectionArgs extends Connection {
+  orderBy?: { field: "CREATED_AT" | "UPDATED_AT"; direction: "ASC" | "DESC" } | null;
+  states?: string[] | null;
+}
+
+const orderKey = (item: SimIssue, order: ItemConnectionArgs["orderBy"]): number => (order?.field === "UPDATED_AT" ? item.updatedAt : item.createdAt);
 
 export interface GraphqlResult {
   data?: unknown;
@@ -68,11 +80,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       closed: item.state === "closed",
       stateReason: item.stateReason?.toUpperCase() ?? null,
       author: () => actor(state.account(item.authorId)),
-      labels: (args: Connection) => {
-        const labels = labelsOf(repo, item);
-        const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));
-        return { nodes, totalCount: labels.length, pageInfo: { hasNextPage: nodes.length < labels.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
-      },
+      labels: (args: Connection) => labelConnection(labelsOf(repo, item), args),
       comments: () => ({ totalCount: state.commentsOf(repo, item.number).length }),
       createdAt: isoSeconds(item.createdAt),
       updatedAt: isoSeconds(item.updatedAt),
@@ -110,6 +118,19 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     return itemNode(repo, item);
   };
 
+  /** `repository.issues` / `repository.pullRequests`: the caller's visible Items, filtered and ordered as asked. */
+  const itemConnection = (repo: SimRepo, pulls: boolean, name: string, args: ItemConnectionArgs) => {
+    const states = args.states?.map((s) => s.toLowerCase());
+    const stateOf = (item: SimIssue) => (item.pull?.merged ? "merged" : item.state);
+    const items = state
+      .itemsOf(repo)
+      .filter((item) => (item.pull !== null) === pulls && allowed(item) && (!states || states.includes(stateOf(item))))
+      .sort((a, b) => orderKey(a, args.orderBy) - orderKey(b, args.orderBy) || a.number - b.number);
+    if (args.orderBy?.direction === "DESC") items.reverse();
+    const nodes = window(name, items, args).map((item) => itemNode(repo, item));
+    return { nodes, totalCount: items.length, pageInfo: { hasNextPage: nodes.length < items.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
+  };
+
   const repoNode = (repo: SimRepo) => ({
     id: repo.nodeId,
     databaseId: repo.id,
@@ -121,6 +142,9 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     issue: ({ number }: { number: number }) => lookup(repo, number, "Issue"),
     pullRequest: ({ number }: { number: number }) => lookup(repo, number, "PullRequest"),
     issueOrPullRequest: ({ number }: { number: number }) => lookup(repo, number, "either"),
+    issues: (args: ItemConnectionArgs) => itemConnection(repo, false, "issues", args),
+    pullRequests: (args: ItemConnectionArgs) => itemConnection(repo, true, "pullRequests", args),
+    labels: (args: Connection) => labelConnection([...repo.labels.values()], args),
   });
 
   const rootValue = {

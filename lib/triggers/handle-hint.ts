@@ -8,6 +8,7 @@ import { evaluateItem, type ItemOutcome } from "./evaluate-item";
 import { judgeComment } from "./comment-trigger";
 import { pausedLoops, recordLoopFailures } from "./loops";
 import { generations, observation, storeObservations, type Observation } from "./observe-item";
+import { pollSoon } from "./poll-interval";
 import { ensureConfig } from "./repository-config";
 
 export type HintOutcome =
@@ -23,6 +24,8 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const base = { repo: hint.repo.toLowerCase(), number: hint.number };
   const repo = await polledRepository(deps.db, hint.repo);
   if (!repo) return { status: "skipped", ...base, reason: "not_polled" };
+  // a webhook says the repository is active: back to the shortest poll interval
+  await pollSoon(deps.db, repo.fullName, deps.clock.now());
   const [config, paused, item] = await Promise.all([
     ensureConfig(deps, repo, { maxAgeMs: Number.POSITIVE_INFINITY }),
     pausedLoops(deps.db, repo.fullName),

@@ -1,6 +1,7 @@
 import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/errors";
 import type { ItemSliceRef } from "../github/graphql-items";
+import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels } from "../github/labels";
@@ -41,22 +42,26 @@ export type PollOutcome =
       cursorWritten: boolean;
     }
   | { status: "failed"; repo: string; token: string; error: string; nextAllowedAt: Date | null }
-  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null };
+  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null }
+  /** the change probe found nothing to read (ADR 0020) */
+  | { status: "quiet"; repo: string };
 
 /**
  * One poll cycle of a repository: label preflight, change detection (a conditional issues
  * listing since the watermark), every known open pull request read again, payload slices by
  * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
- * Any failure keeps the old cursor and is recorded as the repository's poll error.
+ * Any failure keeps the old cursor and is recorded as the repository's poll error. After a
+ * change probe (`probe`), only the open pull requests whose mark changed or that the listing
+ * names are read again, and the label preflight runs only when a declared label is missing.
  */
-export async function pollRepository(deps: TriggerDeps, fullName: string): Promise<PollOutcome> {
+export async function pollRepository(deps: TriggerDeps, fullName: string, probe?: RepositoryProbe): Promise<PollOutcome> {
   const repo = await polledRepository(deps.db, fullName);
   if (!repo) return { status: "skipped", repo: fullName.toLowerCase(), reason: "not_polled", nextAllowedAt: null };
   const waitUntil = deps.github.nextAllowedAt(repo.installationId);
   if (waitUntil) return { status: "skipped", repo: repo.fullName, reason: "rate_limited", nextAllowedAt: waitUntil };
   const startedAt = new Date();
   try {
-    const outcome = await pollCycle(deps, repo, startedAt);
+    const outcome = await pollCycle(deps, repo, startedAt, probe ?? null);
     metrics.polls.inc({ outcome: outcome.status });
     return outcome;
   } catch (err) {
@@ -83,7 +88,7 @@ export async function pollRepositories(deps: TriggerDeps, fullNames?: readonly s
   );
 }
 
-async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date): Promise<PollOutcome> {
+async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date, probe: RepositoryProbe | null): Promise<PollOutcome> {
   const octokit = deps.github.installationOctokit(repo.installationId);
   const [config, paused, state] = await Promise.all([ensureConfig(deps, repo), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
   const active = activeItemLoops(config.loops, paused);
@@ -91,12 +96,14 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const fresh = startsFromEmptyCursor(state, signature);
   const base: PollCursor = fresh ? EMPTY_CURSOR : state.cursor;
 
-  // the known open pull requests are read again every cycle (mergeability changes without
+  const marks: PullMarks = { asked: new Set(), read: new Map() };
+  // without a probe the known open pull requests are read again (mergeability changes without
   // updated_at): their GraphQL batches go first, so that repositories polled together share them
-  const known = readPulls(deps, repo, base.openPulls);
+  const known = probe ? [] : readPulls(deps, repo, base.openPulls, marks);
 
-  // label preflight (a conditional request: 304 while nothing changed); none without declared labels
-  const labels = config.labels.length ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: null, created: [] };
+  // label preflight (a conditional request: 304 while nothing changed); none without declared
+  // labels, nor when the probe saw every declared one
+  const labels = needsLabelPreflight(config.labels, probe) ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: state.labelsEtag, created: [] };
   if (labels.etag !== state.labelsEtag) await storeLabelsEtag(deps.db, repo.fullName, labels.etag);
 
   const listedAt = new Date();
@@ -106,8 +113,10 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt));
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
+  // after a probe: the open pull requests whose mark changed or that the listing names
+  if (probe) known.push(...readPulls(deps, repo, base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]), marks));
   const judgedBefore = fresh ? new Set<number>() : await alreadyJudged(deps.db, repo.fullName, others.map((i) => ({ number: i.number, updatedAt: i.updated_at })), state.lastCompletedAt);
-  const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)));
+  const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)), marks);
 
   const hasOpenWork = await openWork(deps.db, repo.fullName);
   const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map() };
@@ -135,14 +144,19 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   await judge(issues).catch((err: unknown) => failures.push(err));
   const reread: number[] = [];
   await judgeBatches(known, reread);
-  await judgeBatches([...unknown, ...readPulls(deps, repo, reread)], null);
+  await judgeBatches([...unknown, ...readPulls(deps, repo, reread, marks)], null);
   // every Item finished; only now may a failure decide that the cursor stays
   if (failures.length) throw failures[0];
 
+  // the open pull requests not read again keep their marks
+  for (const n of base.openPulls) if (!marks.asked.has(n) && base.pullMarks[n] !== undefined) openPulls.push(n);
+  const newest = newestUpdate(listed);
   const next: PollCursor = {
-    since: newestUpdate(listed) ?? base.since,
+    since: newest ?? base.since,
     etag: listing.modified ? listing.etag : base.etag,
-    openPulls: openPulls.sort((a, b) => a - b),
+    openPulls: [...new Set(openPulls)].sort((a, b) => a - b),
+    pullMarks: Object.fromEntries([...new Set(openPulls)].map((n) => [String(n), marks.read.get(n) ?? base.pullMarks[n]!])),
+    settled: !fresh && (newest === null || (base.since !== null && newest.getTime() <= base.since.getTime())),
     loops: signature,
   };
   const completedAt = new Date();
@@ -165,19 +179,30 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
  * Pull requests by GraphQL (their head, base and mergeability are not in the listing), one
  * promise per query batch so each batch is judged as soon as it arrives.
  */
-function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: number[]): Promise<Observation[]>[] {
+function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: number[], marks: PullMarks): Promise<Observation[]>[] {
   const batches: Promise<Observation[]>[] = [];
+  for (const n of numbers) marks.asked.add(n);
   for (let i = 0; i < numbers.length; i += deps.slices.batchSize) {
     const readAt = new Date();
     const refs: ItemSliceRef[] = numbers.slice(i, i + deps.slices.batchSize).map((number) => ({ repo: repo.fullName, number, kind: "pull_request" }));
     const batch = deps.slices.read(repo.installationId, refs).then((nodes) =>
       // null: GitHub no longer has it (deleted, transferred); it leaves the open pull requests
-      nodes.flatMap((node) => (node ? [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt)] : [])),
+      nodes.flatMap((node) => {
+        if (!node) return [];
+        marks.read.set(node.number, pullMark(node));
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt)];
+      }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
     batches.push(batch);
   }
   return batches;
+}
+
+/** The pull requests a cycle asked for, and the marks of those GitHub returned. */
+interface PullMarks {
+  asked: Set<number>;
+  read: Map<number, string>;
 }
 
 interface JudgeTotals {
@@ -211,6 +236,13 @@ async function judgeItems(
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
     },
   );
+}
+
+/** Whether the label preflight must list the labels: some are declared and the probe did not see them all. */
+function needsLabelPreflight(declared: StoredConfig["labels"], probe: RepositoryProbe | null): boolean {
+  if (declared.length === 0) return false;
+  const seen = probe?.labels;
+  return !seen || declared.some((l) => !seen.has(l.name.toLowerCase()));
 }
 
 /** One entry per Item: pages can overlap when Items change while the listing is read. */
