@@ -25,11 +25,11 @@ export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UN
 const PROBE_PAGE = 100;
 
 /**
- * Repositories per probe query. Each asks four connections (newest issue, newest pull request,
- * open pull requests, labels): 37 × 4 = 148 requests, which GitHub's cost formula (the sum of
- * the connections' requests / 100, rounded) counts as one point.
+ * Repositories per probe query. Each asks three connections (newest issue, newest pull request,
+ * open pull requests): 49 × 3 = 147 requests, which GitHub's cost formula (the sum of the
+ * connections' requests / 100, rounded) counts as one point.
  */
-export const PROBE_BATCH = 37;
+export const PROBE_BATCH = 49;
 
 /** One repository as the probe saw it. */
 export interface RepositoryProbe {
@@ -37,8 +37,6 @@ export interface RepositoryProbe {
   newestUpdate: Date | null;
   /** mark per open pull request number; null when it has more than a probe reads */
   pullMarks: Record<string, string> | null;
-  /** its label names, lower-cased; null when it has more than a probe reads */
-  labels: Set<string> | null;
 }
 
 export type ProbeResult = { probe: RepositoryProbe } | { error: GitHubRequestError };
@@ -47,14 +45,13 @@ interface ProbeNode {
   issues?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   pullRequests?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   open?: { totalCount: number; nodes?: (PullMarkNode | null)[] | null } | null;
-  labels?: { totalCount: number; nodes?: ({ name: string } | null)[] | null } | null;
 }
 
 /**
  * The change probe: one GraphQL query for up to PROBE_BATCH repositories of one installation,
- * asking each for its most recently updated issue and pull request, the marks of its open pull
- * requests and its labels. A repository whose newest update is not past its cursor, whose
- * marks are those of the last cycle and which has its declared labels needs no other call.
+ * asking each for its most recently updated issue and pull request and the marks of its open
+ * pull requests. A repository whose newest update is not past its cursor and whose marks are
+ * those of the last cycle needs no other call.
  * An error on one repository's alias fails only that repository.
  */
 export async function probeRepositories(app: GitHubApp, installationId: number, fullNames: readonly string[]): Promise<Map<string, ProbeResult>> {
@@ -75,8 +72,7 @@ async function probeBatch(app: GitHubApp, installationId: number, fullNames: rea
       return (
         `  r${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) {` +
         ` issues(${newest}) { nodes { updatedAt } } pullRequests(${newest}) { nodes { updatedAt } }` +
-        ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } }` +
-        ` labels(first: ${PROBE_PAGE}) { totalCount nodes { name } } }`
+        ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } } }`
       );
     }),
     "  rateLimit { cost remaining resetAt limit }",
@@ -107,10 +103,8 @@ async function probeBatch(app: GitHubApp, installationId: number, fullNames: rea
 function probeOf(node: ProbeNode): RepositoryProbe {
   const stamps = [...(node.issues?.nodes ?? []), ...(node.pullRequests?.nodes ?? [])].flatMap((n) => (n ? [Date.parse(n.updatedAt)] : []));
   const open = node.open;
-  const labels = node.labels;
   return {
     newestUpdate: stamps.length ? new Date(Math.max(...stamps)) : null,
     pullMarks: open && open.totalCount <= PROBE_PAGE ? Object.fromEntries((open.nodes ?? []).flatMap((n) => (n ? [[String(n.number), pullMark(n)]] : []))) : null,
-    labels: labels && labels.totalCount <= PROBE_PAGE ? new Set((labels.nodes ?? []).flatMap((l) => (l ? [l.name.toLowerCase()] : []))) : null,
   };
 }

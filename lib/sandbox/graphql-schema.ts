@@ -90,7 +90,6 @@ export const schema = buildSchema(/* GraphQL */ `
     issueOrPullRequest(number: Int!): IssueOrPullRequest
     issues(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [IssueState!]): IssueConnection!
     pullRequests(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [PullRequestState!]): PullRequestConnection!
-    labels(first: Int, last: Int, after: String, before: String): LabelConnection
   }
 
   type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }

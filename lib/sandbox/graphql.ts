@@ -4,7 +4,7 @@ import type { Caller } from "./auth";
 import { isoOrNull, isoSeconds } from "./clock";
 import type { SimCore } from "./core";
 import { schema } from "./graphql-schema";
-import type { SimAccount, SimIssue, SimLabel, SimRepo } from "./model";
+import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
 import { labelsOf } from "./state/labels";
 import { grants } from "./state/tokens";
@@ -31,11 +31,6 @@ function window<T>(name: string, items: T[], args: Connection): T[] {
     if (value != null && value > 100) throw new TypedError("EXCESSIVE_PAGINATION", `Requesting ${value} records on the \`${name}\` connection exceeds the \`${arg}\` limit of 100 records.`);
   }
   return first != null ? items.slice(0, first) : items.slice(Math.max(0, items.length - (last ?? 0)));
-}
-
-function labelConnection(labels: SimLabel[], args: Connection) {
-  const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));
-  return { nodes, totalCount: labels.length, pageInfo: { hasNextPage: nodes.length < labels.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
 }
 
 interface ItemConnectionArgs extends Connection {
@@ -80,7 +75,11 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       closed: item.state === "closed",
       stateReason: item.stateReason?.toUpperCase() ?? null,
       author: () => actor(state.account(item.authorId)),
-      labels: (args: Connection) => labelConnection(labelsOf(repo, item), args),
+      labels: (args: Connection) => {
+        const labels = labelsOf(repo, item);
+        const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));
+        return { nodes, totalCount: labels.length, pageInfo: { hasNextPage: nodes.length < labels.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
+      },
       comments: () => ({ totalCount: state.commentsOf(repo, item.number).length }),
       createdAt: isoSeconds(item.createdAt),
       updatedAt: isoSeconds(item.updatedAt),
@@ -144,7 +143,6 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     issueOrPullRequest: ({ number }: { number: number }) => lookup(repo, number, "either"),
     issues: (args: ItemConnectionArgs) => itemConnection(repo, false, "issues", args),
     pullRequests: (args: ItemConnectionArgs) => itemConnection(repo, true, "pullRequests", args),
-    labels: (args: Connection) => labelConnection([...repo.labels.values()], args),
   });
 
   const rootValue = {

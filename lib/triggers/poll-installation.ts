@@ -47,17 +47,13 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
 
 /**
  * Whether the probe shows a repository with nothing to read: its cursor is settled and written
- * for the active Loops, no Item was updated past it, its open pull requests carry the marks of
- * the last cycle, and every declared label exists.
+ * for the active Loops, no Item was updated past it, and its open pull requests carry the marks
+ * of the last cycle. (Its declared labels are checked by the cycles that do read it.)
  */
 async function isQuiet(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
   const [config, paused, state] = await Promise.all([storedConfig(deps.db, repo.fullName), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
   if (!config) return false;
-  return (
-    cursorCovers(state, probe) &&
-    !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused))) &&
-    config.labels.every((l) => probe.labels?.has(l.name.toLowerCase()) === true)
-  );
+  return cursorCovers(state, probe) && !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused)));
 }
 
 /** The cursor already holds what the probe saw: settled, no newer update, the same open pull requests and marks. */

@@ -52,7 +52,7 @@ export type PollOutcome =
  * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
  * Any failure keeps the old cursor and is recorded as the repository's poll error. After a
  * change probe (`probe`), only the open pull requests whose mark changed or that the listing
- * names are read again, and the label preflight runs only when a declared label is missing.
+ * names are read again.
  */
 export async function pollRepository(deps: TriggerDeps, fullName: string, probe?: RepositoryProbe): Promise<PollOutcome> {
   const repo = await polledRepository(deps.db, fullName);
@@ -101,9 +101,8 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   // updated_at): their GraphQL batches go first, so that repositories polled together share them
   const known = probe ? [] : readPulls(deps, repo, base.openPulls, marks);
 
-  // label preflight (a conditional request: 304 while nothing changed); none without declared
-  // labels, nor when the probe saw every declared one
-  const labels = needsLabelPreflight(config.labels, probe) ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: state.labelsEtag, created: [] };
+  // label preflight (a conditional request: 304 while nothing changed); none without declared labels
+  const labels = config.labels.length ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: null, created: [] };
   if (labels.etag !== state.labelsEtag) await storeLabelsEtag(deps.db, repo.fullName, labels.etag);
 
   const listedAt = new Date();
@@ -236,13 +235,6 @@ async function judgeItems(
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
     },
   );
-}
-
-/** Whether the label preflight must list the labels: some are declared and the probe did not see them all. */
-function needsLabelPreflight(declared: StoredConfig["labels"], probe: RepositoryProbe | null): boolean {
-  if (declared.length === 0) return false;
-  const seen = probe?.labels;
-  return !seen || declared.some((l) => !seen.has(l.name.toLowerCase()));
 }
 
 /** One entry per Item: pages can overlap when Items change while the listing is read. */
