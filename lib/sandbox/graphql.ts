@@ -6,6 +6,7 @@ import type { SimCore } from "./core";
 import { schema } from "./graphql-schema";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
+import { authorAssociation } from "./render/issue";
 import { labelsOf } from "./state/labels";
 import { grants } from "./state/tokens";
 
@@ -75,6 +76,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       closed: item.state === "closed",
       stateReason: item.stateReason?.toUpperCase() ?? null,
       author: () => actor(state.account(item.authorId)),
+      authorAssociation: () => authorAssociation(core.render, repo, item.authorId),
       labels: (args: Connection) => {
         const labels = labelsOf(repo, item);
         const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));

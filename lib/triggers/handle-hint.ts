@@ -57,10 +57,10 @@ export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, nu
   if ((await knownKind(deps, repo.fullName, number)) !== "pull_request") {
     const listed = await getListedItem(deps.github.installationOctokit(repo.installationId), repo.fullName, number);
     if (!listed) return null;
-    if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt);
+    if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt, listed.author_association);
   }
   const node = await deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" });
-  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt) : null;
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt, node.authorAssociation) : null;
 }
 
 async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {

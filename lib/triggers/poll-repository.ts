@@ -4,7 +4,7 @@ import type { ItemSliceRef } from "../github/graphql-items";
 import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
-import { ensureLabels } from "../github/labels";
+import { ensureLabels, labelsEtagCovers } from "../github/labels";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import { AtelierError } from "../errors";
 import {
@@ -18,6 +18,7 @@ import {
   writeCursor,
   type PollCursor,
 } from "./cursor";
+import type { ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
 import { pausedLoops, recordLoopEvaluations } from "./loops";
@@ -101,15 +102,17 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   // updated_at): their GraphQL batches go first, so that repositories polled together share them
   const known = probe ? [] : readPulls(deps, repo, base.openPulls, marks);
 
-  // label preflight (a conditional request: 304 while nothing changed); none without declared labels
-  const labels = config.labels.length ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: null, created: [] };
+  // label preflight (a conditional request: 304 while nothing changed): when the labels are not
+  // known complete, the Loops changed, or the config was read again (every configTtlMs)
+  const preflight = config.labels.length > 0 && (fresh || !labelsEtagCovers(config.labels, state.labelsEtag) || Date.parse(config.readAt) >= startedAt.getTime());
+  const labels = preflight ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: config.labels.length ? state.labelsEtag : null, created: [] };
   if (labels.etag !== state.labelsEtag) await storeLabelsEtag(deps.db, repo.fullName, labels.etag);
 
   const listedAt = new Date();
   const listing = await listChangedItems(octokit, repo.fullName, { since: listingSince(base), etag: base.etag });
   const listed = listing.modified ? latestByNumber(listing.items) : [];
   const listedPulls = new Map(listed.filter(isListedPullRequest).map((i) => [i.number, Date.parse(i.updated_at)]));
-  const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt));
+  const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt, i.author_association));
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
   // after a probe: the open pull requests whose mark changed or that the listing names
@@ -118,7 +121,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)), marks);
 
   const hasOpenWork = await openWork(deps.db, repo.fullName);
-  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map() };
+  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map(), roles: new Map() };
   const judge = (items: Observation[]) => judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
   const failures: unknown[] = [];
   const openPulls: number[] = [];
@@ -189,7 +192,7 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
       nodes.flatMap((node) => {
         if (!node) return [];
         marks.read.set(node.number, pullMark(node));
-        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt)];
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request"), readAt, node.authorAssociation)];
       }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
@@ -209,6 +212,8 @@ interface JudgeTotals {
   opened: string[];
   revoked: string[];
   failures: Map<string, string>;
+  /** the roles this cycle asked GitHub for, by repository and login */
+  roles: NonNullable<ActorLookup["roles"]>;
 }
 
 /** Stores a group of observations, then judges each (a few at once); a newer stored read wins. */
@@ -229,7 +234,7 @@ async function judgeItems(
     items.filter((o) => !stale.has(o.key)),
     deps.itemConcurrency,
     async (item) => {
-      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork);
+      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork, null, totals.roles);
       totals.opened.push(...outcome.opened);
       totals.revoked.push(...outcome.revoked);
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
