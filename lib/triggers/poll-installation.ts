@@ -35,7 +35,8 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
       const quiet = probe !== null && (await isQuiet(deps, repo, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
-      if (outcome.status !== "skipped") await scheduleNextPoll(deps.db, repo.fullName, nextInterval(repo.pollIntervalS, changed, deps.pollIntervals), now);
+      const interval = nextInterval(repo.pollIntervalS, changed, deps.pollIntervals);
+      if (outcome.status !== "skipped") await scheduleNextPoll(deps.db, repo.fullName, interval, now, quiet ? new Date() : null);
       return outcome;
     });
     settled.forEach((s, i) =>

@@ -24,13 +24,18 @@ export function nextInterval(current: number | null, changed: boolean, bounds: P
   return Math.min(bounds.maxSeconds, Math.max(bounds.minSeconds, current * 2));
 }
 
-/** Writes the interval a probe chose and when the repository is due next. */
-export async function scheduleNextPoll(db: Db, repo: string, intervalSeconds: number, now: number): Promise<void> {
-  await db.pool.query(`UPDATE repositories SET poll_interval_s = $2, next_poll_at = $3 WHERE full_name = $1`, [
-    repo.toLowerCase(),
-    intervalSeconds,
-    new Date(now + intervalSeconds * 1000),
-  ]);
+/**
+ * Writes the interval a probe chose and when the repository is due next; a quiet probe also
+ * counts as the repository's last poll (`quietAt`: nothing changed, so what is stored is current).
+ */
+export async function scheduleNextPoll(db: Db, repo: string, intervalSeconds: number, now: number, quietAt: Date | null): Promise<void> {
+  await db.pool.query(
+    `UPDATE repositories SET poll_interval_s = $2, next_poll_at = $3,
+            last_polled_at = COALESCE($4, last_polled_at), poll_error = CASE WHEN $4::timestamp IS NULL THEN poll_error END,
+            poll_error_at = CASE WHEN $4::timestamp IS NULL THEN poll_error_at END
+      WHERE full_name = $1`,
+    [repo.toLowerCase(), intervalSeconds, new Date(now + intervalSeconds * 1000), quietAt],
+  );
 }
 
 /** A webhook about the repository: back to the shortest interval, due at the next tick. */
