@@ -3,7 +3,9 @@ import { listChangedItems } from "../../lib/github/issues-listing";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { pollDueRepositories } from "../../lib/triggers/poll-installation";
 import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";
+import { forceMergeable } from "../../lib/sandbox/state/pulls";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
+import { openPull } from "../github/support/seed";
 
 // the triggers read the simulator's clock: a test moves both at once, and no test waits
 let fx: Fixture;
@@ -57,6 +59,25 @@ describe("adaptive polling", () => {
     await handleHint(fx.deps, { installationId, repo: fullName, number: issue.number });
     expect(await interval(fullName)).toBeNull();
     expect(await tickAfter(1, fullName)).toMatchObject({ status: "quiet" });
+    expect(await interval(fullName)).toBe(60);
+  });
+
+  it("reads again the open pull request whose mergeability changed without an update, and no other", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-b", name: "app" });
+    const [first, second] = [openPull(fx.sim, fullName, { title: "One" }), openPull(fx.sim, fullName, { title: "Two" })];
+    for (const n of [first, second]) forceMergeable(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), n)!, true);
+    await tickAfter(1, fullName);
+    await tickAfter(61, fullName);
+    expect(await tickAfter(121, fullName)).toMatchObject({ status: "quiet" });
+
+    // the base moved: GitHub says the second conflicts now, and its updatedAt stays
+    forceMergeable(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), second)!, false);
+    expect(await tickAfter(241, fullName)).toMatchObject({ status: "polled", observed: 1 });
+    const { rows } = await fx.db.pool.query(`SELECT number, projection->>'mergeable' AS mergeable FROM items WHERE repo = $1 ORDER BY number`, [fullName]);
+    expect(rows).toEqual([
+      { number: first, mergeable: "true" },
+      { number: second, mergeable: "false" },
+    ]);
     expect(await interval(fullName)).toBe(60);
   });
 });
