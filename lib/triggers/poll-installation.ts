@@ -1,5 +1,5 @@
 import { describeError } from "../github/errors";
-import { duePolledRepositories, type DueRepository } from "../github/installations";
+import { takeDueRepositories, type DueRepository } from "../github/installations";
 import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
 import { activeLoopSignature, readPollState, startsFromEmptyCursor, type PollState } from "./cursor";
 import type { TriggerDeps } from "./deps";
@@ -19,12 +19,13 @@ import { storedConfig } from "./repository-config";
 export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcome[]> {
   const now = deps.clock.now();
   const byInstallation = new Map<number, DueRepository[]>();
-  for (const repo of await duePolledRepositories(deps.db, new Date(now))) {
+  // taken for as long as the shortest interval: scheduled again when their poll ends
+  for (const repo of await takeDueRepositories(deps.db, new Date(now), new Date(now + deps.pollIntervals.minSeconds * 1000))) {
     byInstallation.set(repo.installationId, [...(byInstallation.get(repo.installationId) ?? []), repo]);
   }
   const outcomes: PollOutcome[] = [];
   for (const [installationId, repos] of byInstallation) {
-    if (deps.github.nextAllowedAt(installationId)) continue; // the rate limit refused: due at the next tick
+    if (deps.github.nextAllowedAt(installationId)) continue; // the rate limit refused: due again after the shortest interval
     const probes = await probeRepositories(deps.github, installationId, repos.map((r) => r.fullName)).catch((err: unknown) => {
       deps.log.warn({ installation_id: installationId, err: describeError(err) }, "change probe failed; polling each repository");
       return new Map();
