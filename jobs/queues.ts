@@ -3,7 +3,6 @@
 // Redis only holds what can be lost.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { instanceRedisPrefix, redisOptions } from "../lib/config/redis";
-import { polledRepositories } from "../lib/github/installations";
 import type { Db } from "../lib/store/db";
 import type { OpenedRun } from "../lib/store/run-snapshot";
 import { scheduleLoops } from "../lib/triggers/fire-schedule";
@@ -35,8 +34,9 @@ export function bullConnection(url?: string, options: { failFast?: boolean } = {
 }
 
 /** Job data of each queue. */
+/** One repository's cycle now (a webhook asked), or, without `repo`, a tick of adaptive polling. */
 export interface PollJob {
-  repo: string;
+  repo?: string;
 }
 export interface ScheduleJob {
   repo: string;
@@ -64,7 +64,10 @@ export const runJobId = (runId: string): string => `run-${runId}`;
 /** The Run of a Run's job id (null for another id). */
 export const runIdOfJob = (jobId: string): string | null => (jobId.startsWith("run-") ? jobId.slice("run-".length) : null);
 export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
-export const pollSchedulerId = (repo: string): string => `poll-${repo.toLowerCase()}`;
+/** The one poll scheduler: it ticks, and the repositories due in Postgres are probed (ADR 0020). */
+export const POLL_TICK_SCHEDULER_ID = "poll-tick";
+/** How often the poll scheduler looks for due repositories: a quarter of the shortest interval, at most 15 s. */
+export const pollTickMs = (pollIntervalSeconds: number): number => Math.min(15_000, pollIntervalSeconds * 250);
 export const scheduleSchedulerId = (repo: string, loop: string): string => `schedule-${repo.toLowerCase()}-${loop}`;
 export const RECONCILE_SCHEDULER_ID = "reconcile-installations";
 /** How often installations are reconciled with GitHub besides the start (webhooks are hints). */
@@ -133,21 +136,17 @@ export class BullWorkQueue implements WorkQueue {
   }
 
   /**
-   * One poll scheduler per polled repository (every poll_interval_seconds), one scheduler per
+   * One poll tick (the due repositories are in Postgres), one scheduler per
    * schedule Loop (its cron in its time zone), one hourly reconcile; stale ones are removed.
    */
   async syncSchedulers(): Promise<void> {
     const db = this.options.db;
-    const everyMs = this.options.pollIntervalSeconds * 1000;
-    const polls = new Map((await polledRepositories(db)).map((r) => [pollSchedulerId(r.fullName), r.fullName]));
     const schedules = new Map((await scheduleLoops({ db })).map((s) => [scheduleSchedulerId(s.repo, s.loop), s]));
 
     const poll = this.queue(QUEUE_NAMES.poll);
-    await removeStale(poll, new Set(polls.keys()));
-    for (const [id, repo] of polls) {
-      const data: PollJob = { repo };
-      await poll.upsertJobScheduler(id, { every: everyMs }, { name: "poll", data, opts: TRANSIENT });
-    }
+    await removeStale(poll, new Set([POLL_TICK_SCHEDULER_ID]));
+    const tick: PollJob = {};
+    await poll.upsertJobScheduler(POLL_TICK_SCHEDULER_ID, { every: pollTickMs(this.options.pollIntervalSeconds) }, { name: "poll", data: tick, opts: TRANSIENT });
 
     const ticks = this.queue(QUEUE_NAMES.schedules);
     await removeStale(ticks, new Set(schedules.keys()));

@@ -25,6 +25,7 @@ import { getDb } from "../lib/store/db";
 import { joinRunningInstance } from "../lib/supervisor/running-instance";
 import { loopConditionHolds } from "../lib/triggers/condition-holds";
 import { createTriggerDeps } from "../lib/triggers/deps";
+import { pollIntervals } from "../lib/triggers/poll-interval";
 import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
@@ -55,7 +56,7 @@ const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspa
 const publicUrl = process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
 
 const gate = admission({ onRefusal: (event, refusal) => log.info({ event: event.id, token: refusal.token }, "open refused") });
-const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate });
+const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate, pollIntervals: pollIntervals(instance.pollIntervalSeconds) });
 const recheckCondition = (subject: { loop: string; repo: string; number: number | null }) => loopConditionHolds(triggers, subject);
 const runnerGitHub = appRunnerGitHub(github, db);
 const host = createRunnerHost(

@@ -1,6 +1,7 @@
-// Poll jobs (one job scheduler per repository, plus "poll now"): one cycle of lib's poll.
+// Poll jobs: the poll tick (lib's adaptive polling of the due repositories) and "poll now" (one cycle).
 import { Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { TriggerDeps } from "../../lib/triggers/deps";
+import { pollDueRepositories } from "../../lib/triggers/poll-installation";
 import { pollRepository, type PollOutcome } from "../../lib/triggers/poll-repository";
 import { bullPrefix, type PollJob, QUEUE_NAMES } from "../queues";
 
@@ -10,8 +11,9 @@ export interface WorkerOptions {
 }
 
 /** Polls up to `repositoryConcurrency` repositories at once. A failed cycle is not retried: the next one reads the same Items. */
-export function createPollWorker(connection: ConnectionOptions, deps: TriggerDeps, options: WorkerOptions = {}): Worker<PollJob, PollOutcome> {
-  const worker = new Worker<PollJob, PollOutcome>(QUEUE_NAMES.poll, (job: Job<PollJob>) => pollRepository(deps, job.data.repo), {
+export function createPollWorker(connection: ConnectionOptions, deps: TriggerDeps, options: WorkerOptions = {}): Worker<PollJob, PollOutcome[]> {
+  const poll = (job: Job<PollJob>) => (job.data.repo ? pollRepository(deps, job.data.repo).then((o) => [o]) : pollDueRepositories(deps));
+  const worker = new Worker<PollJob, PollOutcome[]>(QUEUE_NAMES.poll, poll, {
     connection,
     concurrency: options.concurrency ?? deps.repositoryConcurrency,
     ...bullPrefix(options.prefix),

@@ -224,6 +224,28 @@ export async function polledRepositories(db: Db): Promise<RegisteredRepository[]
   return rows;
 }
 
+/** A polled repository with its adaptive poll interval (null: the shortest). */
+export type DueRepository = RegisteredRepository & { pollIntervalS: number | null };
+
+/**
+ * Takes the polled repositories due for a probe at `now` (never probed, or their next_poll_at
+ * reached): each is made due again only at `until`, so an overlapping tick, here or on another
+ * worker, does not poll it twice, and one whose poll died with its process comes back then.
+ */
+export async function takeDueRepositories(db: Db, now: Date, until: Date): Promise<DueRepository[]> {
+  const { rows } = await db.pool.query<DueRepository>(
+    `UPDATE repositories r SET next_poll_at = $2
+       FROM (SELECT r.id FROM repositories r JOIN installations i ON i.id = r.installation_id
+              WHERE ${IS_POLLED} AND (r.next_poll_at IS NULL OR r.next_poll_at <= $1)
+              FOR UPDATE OF r SKIP LOCKED) due
+      WHERE r.id = due.id
+  RETURNING r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private,
+            r.poll_interval_s AS "pollIntervalS"`,
+    [now, until],
+  );
+  return rows.sort((a, b) => a.installationId - b.installationId || (a.fullName < b.fullName ? -1 : a.fullName > b.fullName ? 1 : 0));
+}
+
 /** One repository if Atelier polls it, else null. */
 export async function polledRepository(db: Db, fullName: string): Promise<RegisteredRepository | null> {
   const { rows } = await db.pool.query<RegisteredRepository>(

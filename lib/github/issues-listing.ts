@@ -5,7 +5,7 @@ import { httpStatusOf } from "./errors";
 import { splitRepo } from "./repo-name";
 
 /** An issue or pull request as the issues listing returns it (pull requests carry `pull_request`). */
-export type ListedItem = RestItem & { number: number; updated_at: string; pull_request?: unknown };
+export type ListedItem = RestItem & { number: number; updated_at: string; author_association?: string; pull_request?: unknown };
 
 export const MAX_LISTING_PAGES = 10;
 

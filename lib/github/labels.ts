@@ -54,6 +54,12 @@ export async function ensureLabels(
   return { etag: missing.length === 0 && first.etag ? `${first.etag}|${declared}` : null, created, listed: true };
 }
 
+/** Whether `etag` is what a preflight that found every one of `labels` returned (none is missing as of then). */
+export function labelsEtagCovers(labels: readonly LabelToEnsure[], etag: string | null): boolean {
+  const [tag, forSet] = splitToken(etag);
+  return tag !== null && forSet === declaredKey(labels);
+}
+
 /** A short fingerprint of the declared label names. */
 function declaredKey(labels: readonly LabelToEnsure[]): string {
   const names = labels.map((l) => l.name.toLowerCase()).sort().join("\n");

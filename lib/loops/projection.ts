@@ -46,7 +46,7 @@ export const ISSUE_PROJECTION_FIELDS = `
 /** GraphQL selection for a pull request; `projectionFromGraphql(node, "pull_request")` reads this. */
 export const PULL_REQUEST_PROJECTION_FIELDS = `
   number title body state url createdAt updatedAt closedAt mergedAt merged isDraft mergeable
-  headRefName headRefOid baseRefName
+  headRefName headRefOid baseRefName authorAssociation
   author { __typename login }
   labels(first: 100) { nodes { name } }
   ${PULL_REQUEST_FEEDBACK_FIELDS}
@@ -68,6 +68,8 @@ export interface GraphqlItemNode extends GraphqlFeedbackNode {
   updatedAt: string;
   closedAt?: string | null;
   author?: GraphqlActor | null;
+  /** GitHub's author_association (read with the Item, kept beside the projection) */
+  authorAssociation?: string | null;
   labels?: { nodes?: ({ name: string } | null)[] | null } | null;
   // pull requests only
   mergedAt?: string | null;

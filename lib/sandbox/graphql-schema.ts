@@ -10,6 +10,7 @@ export const schema = buildSchema(/* GraphQL */ `
   enum IssueStateReason { COMPLETED NOT_PLANNED REOPENED DUPLICATE }
   enum PullRequestState { OPEN CLOSED MERGED }
   enum MergeableState { MERGEABLE CONFLICTING UNKNOWN }
+  enum CommentAuthorAssociation { MEMBER OWNER MANNEQUIN COLLABORATOR CONTRIBUTOR FIRST_TIME_CONTRIBUTOR FIRST_TIMER NONE }
 
   interface Actor { login: String! avatarUrl: URI! url: URI! resourcePath: URI! }
   interface RepositoryOwner { id: ID! login: String! url: URI! }
@@ -32,6 +33,7 @@ export const schema = buildSchema(/* GraphQL */ `
     stateReason: IssueStateReason
     closed: Boolean!
     author: Actor
+    authorAssociation: CommentAuthorAssociation!
     labels(first: Int, last: Int, after: String, before: String): LabelConnection
     comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
     createdAt: DateTime!
@@ -59,6 +61,7 @@ export const schema = buildSchema(/* GraphQL */ `
     url: URI!
     resourcePath: URI!
     repository: Repository!
+    authorAssociation: CommentAuthorAssociation!
     isDraft: Boolean!
     headRefName: String!
     headRefOid: GitObjectID!
@@ -124,6 +127,12 @@ export const schema = buildSchema(/* GraphQL */ `
 
   union IssueOrPullRequest = Issue | PullRequest
 
+  enum OrderDirection { ASC DESC }
+  enum IssueOrderField { CREATED_AT UPDATED_AT }
+  input IssueOrder { field: IssueOrderField! direction: OrderDirection! }
+  type IssueConnection { nodes: [Issue] totalCount: Int! pageInfo: PageInfo! }
+  type PullRequestConnection { nodes: [PullRequest] totalCount: Int! pageInfo: PageInfo! }
+
   type Repository {
     id: ID!
     databaseId: Int
@@ -135,6 +144,8 @@ export const schema = buildSchema(/* GraphQL */ `
     issue(number: Int!): Issue
     pullRequest(number: Int!): PullRequest
     issueOrPullRequest(number: Int!): IssueOrPullRequest
+    issues(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [IssueState!]): IssueConnection!
+    pullRequests(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [PullRequestState!]): PullRequestConnection!
   }
 
   type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }

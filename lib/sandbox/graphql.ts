@@ -7,6 +7,7 @@ import { pullFeedbackFields, type Connection } from "./graphql-feedback";
 import { schema } from "./graphql-schema";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
+import { authorAssociation } from "./render/issue";
 import { labelsOf } from "./state/labels";
 import { grants } from "./state/tokens";
 
@@ -28,6 +29,13 @@ function window<T>(name: string, items: T[], args: Connection): T[] {
   }
   return first != null ? items.slice(0, first) : items.slice(Math.max(0, items.length - (last ?? 0)));
 }
+
+interface ItemConnectionArgs extends Connection {
+  orderBy?: { field: "CREATED_AT" | "UPDATED_AT"; direction: "ASC" | "DESC" } | null;
+  states?: string[] | null;
+}
+
+const orderKey = (item: SimIssue, order: ItemConnectionArgs["orderBy"]): number => (order?.field === "UPDATED_AT" ? item.updatedAt : item.createdAt);
 
 export interface GraphqlResult {
   data?: unknown;
@@ -67,6 +75,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       closed: item.state === "closed",
       stateReason: item.stateReason?.toUpperCase() ?? null,
       author: () => actor(state.account(item.authorId)),
+      authorAssociation: () => authorAssociation(core.render, repo, item.authorId),
       labels: (args: Connection) => {
         const labels = labelsOf(repo, item);
         const nodes = window("labels", labels, args).map((l) => ({ id: l.nodeId, name: l.name, color: l.color, description: l.description, isDefault: l.default }));
@@ -110,6 +119,19 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     return itemNode(repo, item);
   };
 
+  /** `repository.issues` / `repository.pullRequests`: the caller's visible Items, filtered and ordered as asked. */
+  const itemConnection = (repo: SimRepo, pulls: boolean, name: string, args: ItemConnectionArgs) => {
+    const states = args.states?.map((s) => s.toLowerCase());
+    const stateOf = (item: SimIssue) => (item.pull?.merged ? "merged" : item.state);
+    const items = state
+      .itemsOf(repo)
+      .filter((item) => (item.pull !== null) === pulls && allowed(item) && (!states || states.includes(stateOf(item))))
+      .sort((a, b) => orderKey(a, args.orderBy) - orderKey(b, args.orderBy) || a.number - b.number);
+    if (args.orderBy?.direction === "DESC") items.reverse();
+    const nodes = window(name, items, args).map((item) => itemNode(repo, item));
+    return { nodes, totalCount: items.length, pageInfo: { hasNextPage: nodes.length < items.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
+  };
+
   const repoNode = (repo: SimRepo) => ({
     id: repo.nodeId,
     databaseId: repo.id,
@@ -121,6 +143,8 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     issue: ({ number }: { number: number }) => lookup(repo, number, "Issue"),
     pullRequest: ({ number }: { number: number }) => lookup(repo, number, "PullRequest"),
     issueOrPullRequest: ({ number }: { number: number }) => lookup(repo, number, "either"),
+    issues: (args: ItemConnectionArgs) => itemConnection(repo, false, "issues", args),
+    pullRequests: (args: ItemConnectionArgs) => itemConnection(repo, true, "pullRequests", args),
   });
 
   const rootValue = {

@@ -37,6 +37,11 @@ type IssueEvent = components["schemas"]["issue-event"];
 export interface ActorLookup {
   db: Db;
   botLogin: string | null;
+  /**
+   * Roles already asked during one poll cycle (repository|login → role): the Items of a cycle
+   * caused by one person ask GitHub once. Never kept past the cycle.
+   */
+  roles?: Map<string, Promise<RepoRole>>;
 }
 
 /**
@@ -51,7 +56,11 @@ export async function resolveActor(
   sender: string | null,
   lookup: ActorLookup,
 ): Promise<ActorFacts> {
-  const [listed, latest] = await Promise.all([getListedItem(octokit, repo.fullName, item.number), latestTimelineEvent(octokit, repo.fullName, item.number)]);
+  // the read that produced the observation carried author_association (a listing, GraphQL): no GET
+  const [listed, latest] = await Promise.all([
+    item.authorAssociation === undefined ? getListedItem(octokit, repo.fullName, item.number) : null,
+    latestTimelineEvent(octokit, repo.fullName, item.number),
+  ]);
   const author = item.projection.author;
   const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
   const candidates: { login: string; source: EventActor["source"] }[] = [];
@@ -64,14 +73,14 @@ export async function resolveActor(
   if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
 
   let weakest: EventActor | null = null;
-  const roles = new Map<string, RepoRole>();
+  const roles = lookup.roles ?? new Map<string, Promise<RepoRole>>();
   for (const c of candidates) {
-    const key = c.login.toLowerCase();
-    if (!roles.has(key)) roles.set(key, await repositoryRoleOf(octokit, repo.fullName, c.login));
-    const permission = roles.get(key)!;
+    const key = `${repo.fullName.toLowerCase()}|${c.login.toLowerCase()}`;
+    if (!roles.has(key)) roles.set(key, repositoryRoleOf(octokit, repo.fullName, c.login));
+    const permission = await roles.get(key)!;
     if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
   }
-  const association = (listed as { author_association?: unknown } | null)?.author_association;
+  const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
   const authorAssociation = typeof association === "string" ? association : null;
   return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
 }

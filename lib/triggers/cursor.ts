@@ -11,8 +11,12 @@ export interface PollCursor {
   since: Date | null;
   /** ETag of that cycle's issues listing */
   etag: string | null;
-  /** open pull requests re-read every cycle (mergeability changes without updated_at) */
+  /** open pull requests known at the last cycle */
   openPulls: number[];
+  /** per open pull request number, its mark as last read (what changes without updated_at) */
+  pullMarks: Record<string, string>;
+  /** the last cycle's listing found nothing past the watermark it started from */
+  settled: boolean;
   /** signature of the active Loops the cursor was written for */
   loops: string | null;
 }
@@ -28,26 +32,35 @@ export interface PollState {
 /** GitHub timestamps have one-second resolution: the listing reads a little before the watermark. */
 export const SINCE_OVERLAP_MS = 5_000;
 
-export const EMPTY_CURSOR: PollCursor = Object.freeze({ since: null, etag: null, openPulls: [], loops: null }) as PollCursor;
+export const EMPTY_CURSOR: PollCursor = Object.freeze({ since: null, etag: null, openPulls: [], pullMarks: {}, settled: false, loops: null }) as PollCursor;
 
 export async function readPollState(db: Db, repo: string): Promise<PollState> {
   const { rows } = await db.pool.query<{
     cursor_since: Date | null;
     cursor_etag: string | null;
     cursor_open_pulls: number[] | null;
+    cursor_pull_marks: Record<string, string> | null;
+    cursor_settled: boolean;
     cursor_loops: string | null;
     reset_pending: boolean;
     labels_etag: string | null;
     last_polled_at: Date | null;
   }>(
-    `SELECT cursor_since, cursor_etag, cursor_open_pulls, cursor_loops, reset_pending, labels_etag, last_polled_at
+    `SELECT cursor_since, cursor_etag, cursor_open_pulls, cursor_pull_marks, cursor_settled, cursor_loops, reset_pending, labels_etag, last_polled_at
        FROM repositories WHERE full_name = $1`,
     [repo.toLowerCase()],
   );
   const row = rows[0];
   if (!row) return { cursor: EMPTY_CURSOR, resetPending: false, labelsEtag: null, lastCompletedAt: null };
   return {
-    cursor: { since: row.cursor_since, etag: row.cursor_etag, openPulls: row.cursor_open_pulls ?? [], loops: row.cursor_loops },
+    cursor: {
+      since: row.cursor_since,
+      etag: row.cursor_etag,
+      openPulls: row.cursor_open_pulls ?? [],
+      pullMarks: row.cursor_pull_marks ?? {},
+      settled: row.cursor_settled,
+      loops: row.cursor_loops,
+    },
     resetPending: row.reset_pending,
     labelsEtag: row.labels_etag,
     lastCompletedAt: row.last_polled_at,
@@ -92,6 +105,7 @@ export async function writeCursor(
 ): Promise<boolean> {
   const { rowCount } = await db.pool.query(
     `UPDATE repositories SET cursor_since = $2, cursor_etag = $3, cursor_open_pulls = $4, cursor_loops = $5,
+            cursor_pull_marks = $12, cursor_settled = $13,
             reset_pending = CASE WHEN $6 AND NOT EXISTS (SELECT 1 FROM cycle_budgets WHERE repo = $1 AND reset_at >= $7)
                                  THEN false ELSE reset_pending END,
             last_polled_at = $8, poll_error = NULL, poll_error_at = NULL, updated_at = now()
@@ -109,6 +123,8 @@ export async function writeCursor(
       previous.since,
       previous.etag,
       previous.loops,
+      JSON.stringify(next.pullMarks),
+      next.settled,
     ],
   );
   return rowCount === 1;

@@ -6,6 +6,7 @@ import type { Log } from "../github/log";
 import type { Db } from "../store/db";
 import type { Admission } from "../store/record-and-claim";
 import type { WorkQueue } from "../work/work-queue";
+import { pollIntervals, type PollIntervals } from "./poll-interval";
 
 /** What polling, Hints and schedules need; every part is a real seam (tests pass real ones). */
 export interface TriggerDeps {
@@ -23,6 +24,8 @@ export interface TriggerDeps {
   admission?: Admission;
   /** A stored config older than this is read again at the next poll (default 10 minutes). */
   configTtlMs: number;
+  /** Bounds of the adaptive poll intervals (default 60 s to MAX_POLL_INTERVAL_SECONDS). */
+  pollIntervals: PollIntervals;
   /** Repositories polled at once, and Items of one repository evaluated at once. */
   repositoryConcurrency: number;
   itemConcurrency: number;
@@ -40,6 +43,7 @@ export function createTriggerDeps(
     clock: input.clock ?? systemClock,
     log: input.log ?? input.github.log,
     configTtlMs: input.configTtlMs ?? DEFAULT_CONFIG_TTL_MS,
+    pollIntervals: input.pollIntervals ?? pollIntervals(60),
     repositoryConcurrency: input.repositoryConcurrency ?? 4,
     itemConcurrency: input.itemConcurrency ?? 4,
   };

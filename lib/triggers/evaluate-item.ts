@@ -9,7 +9,7 @@ import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
-import { approvalFor, resolveActor, type ActorFacts } from "./actor";
+import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
 import { isSuperseded, type Observation } from "./observe-item";
@@ -56,6 +56,8 @@ export async function evaluateItem(
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
   /** the login of the webhook's sender, when a Hint brought the Item */
   sender: string | null = null,
+  /** the roles a poll cycle already asked GitHub for (ActorLookup.roles) */
+  roles?: ActorLookup["roles"],
 ): Promise<ItemOutcome> {
   const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), stale: false };
   const kind = triggerKindFor(item.projection.kind);
@@ -66,7 +68,7 @@ export async function evaluateItem(
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin }));
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin, ...(roles ? { roles } : {}) }));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;

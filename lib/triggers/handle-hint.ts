@@ -9,6 +9,7 @@ import { judgeComment } from "./comment-trigger";
 import { pausedLoops, recordLoopFailures } from "./loops";
 import { generations, observation, storeObservations, type Observation } from "./observe-item";
 import { appBotLogin, slugOfBot } from "./own-items";
+import { pollSoon } from "./poll-interval";
 import { ensureConfig } from "./repository-config";
 
 export type HintOutcome =
@@ -24,6 +25,8 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const base = { repo: hint.repo.toLowerCase(), number: hint.number };
   const repo = await polledRepository(deps.db, hint.repo);
   if (!repo) return { status: "skipped", ...base, reason: "not_polled" };
+  // a webhook says the repository is active: back to the shortest poll interval
+  await pollSoon(deps.db, repo.fullName, deps.clock.now());
   const [config, paused, item] = await Promise.all([
     ensureConfig(deps, repo, { maxAgeMs: Number.POSITIVE_INFINITY }),
     pausedLoops(deps.db, repo.fullName),
@@ -55,10 +58,10 @@ export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, nu
   if ((await knownKind(deps, repo.fullName, number)) !== "pull_request") {
     const listed = await getListedItem(deps.github.installationOctokit(repo.installationId), repo.fullName, number);
     if (!listed) return null;
-    if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt);
+    if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt, listed.author_association);
   }
   const [node, botLogin] = await Promise.all([deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" }), appBotLogin(deps.github)]);
-  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt) : null;
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation) : null;
 }
 
 async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {

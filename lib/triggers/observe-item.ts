@@ -13,11 +13,21 @@ export interface Observation {
   hash: string;
   /** when the GitHub read that produced it began (orders concurrent polls and Hints) */
   readAt: Date;
+  /** GitHub's author_association as that read gave it (not in the projection: no content of the Item); undefined when it did not */
+  authorAssociation?: string | null;
 }
 
-export function observation(repo: string, projection: ItemProjection, readAt: Date): Observation {
+export function observation(repo: string, projection: ItemProjection, readAt: Date, authorAssociation?: string | null): Observation {
   const fullName = repo.toLowerCase();
-  return { key: itemKey(fullName, projection.number), repo: fullName, number: projection.number, projection, hash: contentHash(projection), readAt };
+  return {
+    key: itemKey(fullName, projection.number),
+    repo: fullName,
+    number: projection.number,
+    projection,
+    hash: contentHash(projection),
+    readAt,
+    ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+  };
 }
 
 /**

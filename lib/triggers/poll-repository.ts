@@ -1,9 +1,10 @@
 import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/errors";
 import type { ItemSliceRef } from "../github/graphql-items";
+import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
-import { ensureLabels } from "../github/labels";
+import { ensureLabels, labelsEtagCovers } from "../github/labels";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import { AtelierError } from "../errors";
 import {
@@ -17,6 +18,7 @@ import {
   writeCursor,
   type PollCursor,
 } from "./cursor";
+import type { ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
 import { pausedLoops, recordLoopEvaluations } from "./loops";
@@ -42,22 +44,26 @@ export type PollOutcome =
       cursorWritten: boolean;
     }
   | { status: "failed"; repo: string; token: string; error: string; nextAllowedAt: Date | null }
-  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null };
+  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null }
+  /** the change probe found nothing to read (ADR 0020) */
+  | { status: "quiet"; repo: string };
 
 /**
  * One poll cycle of a repository: label preflight, change detection (a conditional issues
  * listing since the watermark), every known open pull request read again, payload slices by
  * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
- * Any failure keeps the old cursor and is recorded as the repository's poll error.
+ * Any failure keeps the old cursor and is recorded as the repository's poll error. After a
+ * change probe (`probe`), only the open pull requests whose mark changed or that the listing
+ * names are read again.
  */
-export async function pollRepository(deps: TriggerDeps, fullName: string): Promise<PollOutcome> {
+export async function pollRepository(deps: TriggerDeps, fullName: string, probe?: RepositoryProbe): Promise<PollOutcome> {
   const repo = await polledRepository(deps.db, fullName);
   if (!repo) return { status: "skipped", repo: fullName.toLowerCase(), reason: "not_polled", nextAllowedAt: null };
   const waitUntil = deps.github.nextAllowedAt(repo.installationId);
   if (waitUntil) return { status: "skipped", repo: repo.fullName, reason: "rate_limited", nextAllowedAt: waitUntil };
   const startedAt = new Date();
   try {
-    const outcome = await pollCycle(deps, repo, startedAt);
+    const outcome = await pollCycle(deps, repo, startedAt, probe ?? null);
     metrics.polls.inc({ outcome: outcome.status });
     return outcome;
   } catch (err) {
@@ -84,7 +90,7 @@ export async function pollRepositories(deps: TriggerDeps, fullNames?: readonly s
   );
 }
 
-async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date): Promise<PollOutcome> {
+async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date, probe: RepositoryProbe | null): Promise<PollOutcome> {
   const octokit = deps.github.installationOctokit(repo.installationId);
   const [config, paused, state] = await Promise.all([ensureConfig(deps, repo), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
   const active = activeItemLoops(config.loops, paused);
@@ -92,26 +98,31 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const fresh = startsFromEmptyCursor(state, signature);
   const base: PollCursor = fresh ? EMPTY_CURSOR : state.cursor;
 
-  // the known open pull requests are read again every cycle (mergeability changes without
+  const marks: PullMarks = { asked: new Set(), read: new Map() };
+  // without a probe the known open pull requests are read again (mergeability changes without
   // updated_at): their GraphQL batches go first, so that repositories polled together share them
-  const known = readPulls(deps, repo, base.openPulls);
+  const known = probe ? [] : readPulls(deps, repo, base.openPulls, marks);
 
-  // label preflight (a conditional request: 304 while nothing changed); none without declared labels
-  const labels = config.labels.length ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: null, created: [] };
+  // label preflight (a conditional request: 304 while nothing changed): when the labels are not
+  // known complete, the Loops changed, or the config was read again (every configTtlMs)
+  const preflight = config.labels.length > 0 && (fresh || !labelsEtagCovers(config.labels, state.labelsEtag) || Date.parse(config.readAt) >= startedAt.getTime());
+  const labels = preflight ? await ensureLabels(octokit, repo.fullName, config.labels, state.labelsEtag) : { etag: config.labels.length ? state.labelsEtag : null, created: [] };
   if (labels.etag !== state.labelsEtag) await storeLabelsEtag(deps.db, repo.fullName, labels.etag);
 
   const listedAt = new Date();
   const listing = await listChangedItems(octokit, repo.fullName, { since: listingSince(base), etag: base.etag });
   const listed = listing.modified ? latestByNumber(listing.items) : [];
   const listedPulls = new Map(listed.filter(isListedPullRequest).map((i) => [i.number, Date.parse(i.updated_at)]));
-  const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt));
+  const issues = listed.filter((i) => !isListedPullRequest(i)).map((i) => observation(repo.fullName, projectionFromRest(i), listedAt, i.author_association));
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
+  // after a probe: the open pull requests whose mark changed or that the listing names
+  if (probe) known.push(...readPulls(deps, repo, base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]), marks));
   const judgedBefore = fresh ? new Set<number>() : await alreadyJudged(deps.db, repo.fullName, others.map((i) => ({ number: i.number, updatedAt: i.updated_at })), state.lastCompletedAt);
-  const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)));
+  const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)), marks);
 
   const hasOpenWork = await openWork(deps.db, repo.fullName);
-  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map() };
+  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map(), roles: new Map() };
   const judge = (items: Observation[]) => judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
   const failures: unknown[] = [];
   const openPulls: number[] = [];
@@ -136,14 +147,19 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   await judge(issues).catch((err: unknown) => failures.push(err));
   const reread: number[] = [];
   await judgeBatches(known, reread);
-  await judgeBatches([...unknown, ...readPulls(deps, repo, reread)], null);
+  await judgeBatches([...unknown, ...readPulls(deps, repo, reread, marks)], null);
   // every Item finished; only now may a failure decide that the cursor stays
   if (failures.length) throw failures[0];
 
+  // the open pull requests not read again keep their marks
+  for (const n of base.openPulls) if (!marks.asked.has(n) && base.pullMarks[n] !== undefined) openPulls.push(n);
+  const newest = newestUpdate(listed);
   const next: PollCursor = {
-    since: newestUpdate(listed) ?? base.since,
+    since: newest ?? base.since,
     etag: listing.modified ? listing.etag : base.etag,
-    openPulls: openPulls.sort((a, b) => a - b),
+    openPulls: [...new Set(openPulls)].sort((a, b) => a - b),
+    pullMarks: Object.fromEntries([...new Set(openPulls)].map((n) => [String(n), marks.read.get(n) ?? base.pullMarks[n]!])),
+    settled: !fresh && (newest === null || (base.since !== null && newest.getTime() <= base.since.getTime())),
     loops: signature,
   };
   const completedAt = new Date();
@@ -166,14 +182,19 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
  * Pull requests by GraphQL (their head, base and mergeability are not in the listing), one
  * promise per query batch so each batch is judged as soon as it arrives.
  */
-function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: number[]): Promise<Observation[]>[] {
+function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: number[], marks: PullMarks): Promise<Observation[]>[] {
   const batches: Promise<Observation[]>[] = [];
+  for (const n of numbers) marks.asked.add(n);
   for (let i = 0; i < numbers.length; i += deps.slices.batchSize) {
     const readAt = new Date();
     const refs: ItemSliceRef[] = numbers.slice(i, i + deps.slices.batchSize).map((number) => ({ repo: repo.fullName, number, kind: "pull_request" }));
     const batch = Promise.all([deps.slices.read(repo.installationId, refs), appBotLogin(deps.github)]).then(([nodes, botLogin]) =>
       // null: GitHub no longer has it (deleted, transferred); it leaves the open pull requests
-      nodes.flatMap((node) => (node ? [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt)] : [])),
+      nodes.flatMap((node) => {
+        if (!node) return [];
+        marks.read.set(node.number, pullMark(node));
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation)];
+      }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
     batches.push(batch);
@@ -181,11 +202,19 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
   return batches;
 }
 
+/** The pull requests a cycle asked for, and the marks of those GitHub returned. */
+interface PullMarks {
+  asked: Set<number>;
+  read: Map<number, string>;
+}
+
 interface JudgeTotals {
   observed: number;
   opened: string[];
   revoked: string[];
   failures: Map<string, string>;
+  /** the roles this cycle asked GitHub for, by repository and login */
+  roles: NonNullable<ActorLookup["roles"]>;
 }
 
 /** Stores a group of observations, then judges each (a few at once); a newer stored read wins. */
@@ -206,7 +235,7 @@ async function judgeItems(
     items.filter((o) => !stale.has(o.key)),
     deps.itemConcurrency,
     async (item) => {
-      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork);
+      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork, null, totals.roles);
       totals.opened.push(...outcome.opened);
       totals.revoked.push(...outcome.revoked);
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);

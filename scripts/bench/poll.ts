@@ -1,8 +1,17 @@
 // Poll cost and Hint latency against the GitHub simulator (in process, real HTTP).
-// 1. The GitHub calls of one poll cycle over 20 repositories × 500 Items (1% changed, the open
-//    pull requests read again, with their reviews, review threads and checks), beside what the reference way would send: one listing per
-//    repository, one payload call per changed Item and one per open pull request.
+// 1. The GitHub calls of one poll tick over 20 repositories × 500 Items (1% changed: 4 issues
+//    and one open pull request of each; the open pull requests carry reviews, review threads and checks), beside what the reference way would send: one listing
+//    per repository, one payload call per changed Item and one per open pull request. Ours: one
+//    change probe for the 20 (GraphQL), then per changed repository its listing and the pull
+//    requests that changed (GraphQL, shared).
 // 2. From a webhook's receipt to its Run visible in Postgres (the Hint path, through BullMQ).
+// 3. Adaptive intervals at 1,000 repositories of one installation, over one simulated hour
+//    without webhooks: the simulator's clock (lib/sandbox/clock.ts) and the triggers' clock
+//    are one virtual clock, moved 15 s (one poll tick) at a time, and each tick runs
+//    pollDueRepositories as the poll scheduler would, so the hour takes minutes. Twelve Items
+//    get the ready label at spread-out times; the time to its Run in Postgres is measured in
+//    virtual seconds (to the tick that opened it). Requests per minute are counted per virtual
+//    minute (304s included), points as the REST calls that were not 304 plus GraphQL queries.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
@@ -20,7 +29,8 @@ import { createPull, forceMergeable } from "../../lib/sandbox/state/pulls";
 import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
 import { createDb } from "../../lib/store/db";
 import { createTriggerDeps } from "../../lib/triggers/deps";
-import { pollRepositories } from "../../lib/triggers/poll-repository";
+import { pollDueRepositories } from "../../lib/triggers/poll-installation";
+import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";
 import { bench, percentile, ratio } from "./measure";
 
 const REPOS = 20;
@@ -88,13 +98,18 @@ export async function pollBench(url: string): Promise<void> {
   const github = createGitHubApp(settings, { log: silentLog });
   const prefix = `bench-poll-${process.pid}`;
   const workQueue = new BullWorkQueue({ connection: bullConnection(), prefix, db, pollIntervalSeconds: 60 });
-  const deps = createTriggerDeps({ db, github, workQueue, roster: defaultInstanceConfig(), log: silentLog });
+  const deps = createTriggerDeps({ db, github, workQueue, roster: defaultInstanceConfig(), log: silentLog, clock: { now: () => sim.now().epochMs } });
+  const tick = async () => {
+    // past the longest interval: every repository is due
+    sim.advanceClock({ ms: (MAX_POLL_INTERVAL_SECONDS + 1) * 1000 });
+    return pollDueRepositories(deps);
+  };
   await reconcileInstallations(deps);
   const installation = [...sim.state.installations.values()][0]!.id;
 
   // a first cycle reads everything, a second one settles; then 1% of the Items change
-  await pollRepositories(deps, names);
-  await pollRepositories(deps, names);
+  await tick();
+  await tick();
   for (const fullName of names) {
     const repo = sim.state.repoByFullName(fullName);
     const items = sim.state.itemsOf(repo);
@@ -103,7 +118,7 @@ export async function pollBench(url: string): Promise<void> {
   }
   sim.resetCounters();
   const t0 = performance.now();
-  const outcomes = await pollRepositories(deps, names);
+  const outcomes = await tick();
   const cycleMs = performance.now() - t0;
   const failed = outcomes.filter((o) => o.status !== "polled");
   if (failed.length) throw new Error(`poll failed: ${JSON.stringify(failed[0])}`);
@@ -111,7 +126,9 @@ export async function pollBench(url: string): Promise<void> {
   const calls = counts.rest + counts.notModified + counts.graphql;
   // the reference way: a listing per repository, a payload call per changed Item and per open pull request
   const reference = REPOS * (1 + CHANGED_ISSUES + OPEN_PULLS);
+  if (outcomes.length !== REPOS) throw new Error(`${outcomes.length} repositories polled, not ${REPOS}`);
   bench("poll_cycle_calls", calls, `calls (${counts.rest} REST, ${counts.notModified} 304, ${counts.graphql} GraphQL; reference ${reference})`);
+  console.log(`# poll cycle sends: ${JSON.stringify(sim.counters.byRoute)}`);
   bench("poll_cycle_ms", cycleMs, "ms");
   ratio("poll_calls_vs_reference", calls / reference);
 
@@ -164,6 +181,87 @@ export async function pollBench(url: string): Promise<void> {
   await worker.close();
   server.closeAllConnections();
   server.close();
+  for (const name of Object.values(QUEUE_NAMES)) await workQueue.queue(name).obliterate({ force: true }).catch(() => undefined);
+  await workQueue.close();
+  await sim.close();
+  await db.close();
+  await adaptiveBench(url);
+}
+
+const MANY_REPOS = 1_000;
+const TICK_MS = 15_000;
+const HOUR_MS = 3_600_000;
+const DETECT_SAMPLES = 12;
+
+/** 1,000 quiet repositories (a config from the owner's .github repository, 6 Items each) over a simulated hour. */
+async function adaptiveBench(url: string): Promise<void> {
+  const db = createDb(url, 20);
+  await db.pool.query(`TRUNCATE repositories, installations RESTART IDENTITY CASCADE`);
+  const sim = await startSimulator({});
+  sim.createOrg({ login: "many" });
+  sim.createUser({ login: "octo" });
+  sim.setDefaultUser({ login: "octo" });
+  await sim.createRepo({ owner: "many", name: ".github", files: { ".github/atelier.yml": CONFIG } });
+  const names: string[] = [];
+  for (let r = 0; r < MANY_REPOS; r++) names.push((await sim.createRepo({ owner: "many", name: `r${r}` })).fullName.toLowerCase());
+  sim.createInstallation({ account: "many" });
+  const author = sim.state.findAccount("octo")!.id;
+  for (const fullName of names) {
+    sim.createLabel({ repo: fullName, name: "ready-for-agent", color: "0e8a16" });
+    sim.createLabel({ repo: fullName, name: "ready-for-review", color: "1d76db" });
+    for (let i = 0; i < 4; i++) sim.createIssue({ repo: fullName, title: `Issue ${i}`, body: "" });
+    for (let i = 0; i < 2; i++) forceMergeable(createPull(sim.state, sim.state.repoByFullName(fullName), { title: `PR ${i}`, head: `b${i}`, headSha: "a".repeat(40), base: "main", baseSha: "a".repeat(40) }, author), true);
+  }
+  const settings = sim.appSettings();
+  const github = createGitHubApp(settings, { log: silentLog });
+  const prefix = `bench-adaptive-${process.pid}`;
+  const workQueue = new BullWorkQueue({ connection: bullConnection(), prefix, db, pollIntervalSeconds: 60 });
+  const deps = createTriggerDeps({ db, github, workQueue, roster: defaultInstanceConfig(), log: silentLog, clock: { now: () => sim.now().epochMs }, repositoryConcurrency: 8 });
+  await reconcileInstallations(deps);
+  const installation = [...sim.state.installations.values()][0]!.id;
+  sim.setRateLimit({ caller: `installation:${installation}`, limit: 1_000_000 });
+  const tick = async () => {
+    sim.advanceClock({ ms: TICK_MS });
+    const outcomes = await pollDueRepositories(deps);
+    const failed = outcomes.find((o) => o.status === "failed");
+    if (failed) throw new Error(`poll failed: ${JSON.stringify(failed)}`);
+  };
+  // the first minutes read every repository once, then they settle and back off
+  for (let t = 0; t < 600_000; t += TICK_MS) await tick();
+
+  sim.resetCounters();
+  const labeled: { repo: string; number: number; at: number; seenAfterS: number | null }[] = [];
+  const perMinute: number[] = [];
+  let minute = 0;
+  let points = 0;
+  const start = sim.now().epochMs;
+  for (let t = 0; t < HOUR_MS; t += TICK_MS) {
+    const sample = Math.floor((t / HOUR_MS) * DETECT_SAMPLES);
+    if (labeled.length === sample && sample < DETECT_SAMPLES) {
+      // an issue of a repository spread over the installation, labeled with no webhook sent
+      const repo = names[(sample * 83 + 17) % MANY_REPOS]!;
+      const issue = sim.state.itemsOf(sim.state.repoByFullName(repo)).find((i) => !i.pull)!;
+      sim.addLabels({ repo, number: issue.number, labels: ["ready-for-agent"] });
+      labeled.push({ repo, number: issue.number, at: sim.now().epochMs, seenAfterS: null });
+    }
+    await tick();
+    for (const l of labeled.filter((x) => x.seenAfterS === null)) {
+      const { rowCount } = await db.pool.query(`SELECT 1 FROM runs WHERE repo = $1 AND number = $2`, [l.repo, l.number]);
+      if (rowCount) l.seenAfterS = (sim.now().epochMs - l.at) / 1000;
+    }
+    const counts = sim.counters.byCaller[`installation:${installation}`] ?? { rest: 0, notModified: 0, graphql: 0, git: 0 };
+    if ((t + TICK_MS) % 60_000 === 0) {
+      perMinute.push(counts.rest + counts.notModified + counts.graphql - minute);
+      minute = counts.rest + counts.notModified + counts.graphql;
+    }
+    points = counts.rest + counts.graphql;
+  }
+  const missed = labeled.filter((l) => l.seenAfterS === null);
+  if (missed.length) throw new Error(`${missed.length} labeled Items never seen by polling`);
+  bench("poll_idle_requests_per_min", Math.max(...perMinute), `requests at peak over ${perMinute.length} virtual minutes, ${MANY_REPOS} repositories (median ${percentile(perMinute, 50)})`);
+  bench("poll_primary_points_per_hour", (points * HOUR_MS) / (sim.now().epochMs - start), "points (REST not 304 + GraphQL queries)");
+  bench("poll_only_detect_p99_s", percentile(labeled.map((l) => l.seenAfterS!), 99), `s, ${DETECT_SAMPLES} Items labeled without a webhook`);
+
   for (const name of Object.values(QUEUE_NAMES)) await workQueue.queue(name).obliterate({ force: true }).catch(() => undefined);
   await workQueue.close();
   await sim.close();

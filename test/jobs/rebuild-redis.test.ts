@@ -1,7 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMaintenanceWorker, ORPHAN_SWEEP_SCHEDULER, RUN_RECONCILE_SCHEDULER, type MaintenanceWorker, MAINTENANCE_QUEUE } from "../../jobs/processors/maintenance";
-import { bullConnection, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, runJobId, scheduleSchedulerId } from "../../jobs/queues";
+import { bullConnection, POLL_TICK_SCHEDULER_ID, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, runJobId, scheduleSchedulerId } from "../../jobs/queues";
 import { rebuildFromPostgres } from "../../jobs/rebuild-redis";
 import { startRebuildGuard } from "../../lib/runner/rebuild-guard";
 import { pollRepository } from "../../lib/triggers/poll-repository";
@@ -68,11 +68,11 @@ describe("the rebuild after Redis lost its data", () => {
     try {
       expect(await guard.check()).toBe(false);
       expect(await loseRedisData(fx.prefix)).toBeGreaterThan(0);
-      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(pollSchedulerId(fullName))).toBeFalsy();
+      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(POLL_TICK_SCHEDULER_ID)).toBeFalsy();
 
       expect(await guard.check()).toBe(true);
       expect(rebuilds).toBe(1);
-      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(pollSchedulerId(fullName))).toMatchObject({ every: 60_000 });
+      expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(POLL_TICK_SCHEDULER_ID)).toMatchObject({ every: 15_000 });
       expect(await fx.workQueue.queue(QUEUE_NAMES.schedules).getJobScheduler(scheduleSchedulerId(fullName, "nightly"))).toMatchObject({
         pattern: "15 7 * * 1-5",
         tz: "Europe/Paris",

@@ -91,7 +91,7 @@ describe("pollRepository", () => {
     expect(bRuns).toEqual([{ id: expect.any(String), loop: "start-dev", number: b.number, state: "Canceled", cancel_reason: "Revoked" }]);
   });
 
-  it("spends one conditional request per repository and the label list's on an idle cycle, and no rate-limit budget", async () => {
+  it("spends one conditional request per repository on an idle cycle (labels are listed when the config is read again), and no rate-limit budget", async () => {
     const repos = [
       await installRepository(fx, { owner: "idle", name: "one" }),
       await installRepository(fx, { owner: "idle", name: "two" }),
@@ -106,8 +106,8 @@ describe("pollRepository", () => {
     const outcomes = await pollRepositories(fx.deps, repos);
     expect(outcomes.map((o) => o.status === "polled" && o.listingModified)).toEqual([false, false]);
     const counts = fx.sim.counters;
-    expect(counts.byCaller[`installation:${installation.id}`]).toEqual({ rest: 0, notModified: 4, graphql: 0, git: 0 });
-    expect(counts.byRoute).toEqual({ "GET /repos/{owner}/{repo}/issues": 2, "GET /repos/{owner}/{repo}/labels": 2 });
+    expect(counts.byCaller[`installation:${installation.id}`]).toEqual({ rest: 0, notModified: 2, graphql: 0, git: 0 });
+    expect(counts.byRoute).toEqual({ "GET /repos/{owner}/{repo}/issues": 2 });
     expect(fx.github.rateLimits.snapshot(`installation:${installation.id}`).remaining).toBe(budgetBefore);
   });
 

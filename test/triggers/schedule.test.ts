@@ -1,7 +1,7 @@
 import type { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createScheduleWorker } from "../../jobs/processors/schedule";
-import { bullConnection, pollSchedulerId, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, scheduleSchedulerId } from "../../jobs/queues";
+import { bullConnection, POLL_TICK_SCHEDULER_ID, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, scheduleSchedulerId } from "../../jobs/queues";
 import type { Clock } from "../../lib/github/clock";
 import { fireMissedTicks, fireSchedule } from "../../lib/triggers/fire-schedule";
 import { setLoopPaused } from "../../lib/triggers/loops";
@@ -92,12 +92,12 @@ describe("schedule Loops", () => {
     expect(await fireSchedule(fx.deps, fullName, "nightly", new Date("2026-12-02T06:00:00Z"))).toMatchObject({ status: "skipped", reason: "paused" });
   });
 
-  it("keeps one job scheduler per polled repository and per schedule Loop, and removes stale ones", async () => {
+  it("keeps one poll tick and one job scheduler per schedule Loop, and removes stale ones", async () => {
     const { fullName } = await installRepository(fx, { owner: "sched-d", name: "app", config: scheduleConfig("15 7 * * 1-5") });
     await pollRepository(fx.deps, fullName);
     await fx.workQueue.syncSchedulers();
     const polls = await fx.workQueue.queue(QUEUE_NAMES.poll).getJobSchedulers(0, -1);
-    expect(polls.find((s) => s.key === pollSchedulerId(fullName))).toMatchObject({ every: 60_000 });
+    expect(polls.map((s) => s.key)).toEqual([POLL_TICK_SCHEDULER_ID]);
     const schedules = await fx.workQueue.queue(QUEUE_NAMES.schedules).getJobSchedulers(0, -1);
     expect(schedules.find((s) => s.key === scheduleSchedulerId(fullName, "nightly"))).toMatchObject({ pattern: "15 7 * * 1-5", tz: "Europe/Paris" });
     expect(await fx.workQueue.queue(QUEUE_NAMES.installations).getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeTruthy();
@@ -107,7 +107,7 @@ describe("schedule Loops", () => {
     await reconcileInstallations(fx.deps);
     await fx.workQueue.syncSchedulers();
     const after = await fx.workQueue.queue(QUEUE_NAMES.poll).getJobSchedulers(0, -1);
-    expect(after.map((s) => s.key)).not.toContain(pollSchedulerId(fullName));
+    expect(after.map((s) => s.key)).toEqual([POLL_TICK_SCHEDULER_ID]);
     const afterTicks = await fx.workQueue.queue(QUEUE_NAMES.schedules).getJobSchedulers(0, -1);
     expect(afterTicks.map((s) => s.key)).not.toContain(scheduleSchedulerId(fullName, "nightly"));
   });

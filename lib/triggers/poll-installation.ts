@@ -1,0 +1,68 @@
+import { describeError } from "../github/errors";
+import { takeDueRepositories, type DueRepository } from "../github/installations";
+import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
+import { activeLoopSignature, readPollState, startsFromEmptyCursor, type PollState } from "./cursor";
+import type { TriggerDeps } from "./deps";
+import { activeItemLoops } from "./evaluate-item";
+import { pausedLoops } from "./loops";
+import { mapSettledLimit } from "./parallel";
+import { nextInterval, scheduleNextPoll } from "./poll-interval";
+import { pollRepository, type PollOutcome } from "./poll-repository";
+import { storedConfig } from "./repository-config";
+
+/**
+ * One tick of adaptive polling (ADR 0020): the repositories due now, per installation, are
+ * probed together (one GraphQL query for up to PROBE_BATCH of them); a quiet one costs nothing
+ * more and its interval grows, the others get a poll cycle (told what the probe saw) and the
+ * shortest interval. A probe that fails polls its repositories the old way.
+ */
+export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcome[]> {
+  const now = deps.clock.now();
+  const byInstallation = new Map<number, DueRepository[]>();
+  // taken for as long as the shortest interval: scheduled again when their poll ends
+  for (const repo of await takeDueRepositories(deps.db, new Date(now), new Date(now + deps.pollIntervals.minSeconds * 1000))) {
+    byInstallation.set(repo.installationId, [...(byInstallation.get(repo.installationId) ?? []), repo]);
+  }
+  const outcomes: PollOutcome[] = [];
+  for (const [installationId, repos] of byInstallation) {
+    if (deps.github.nextAllowedAt(installationId)) continue; // the rate limit refused: due again after the shortest interval
+    const probes = await probeRepositories(deps.github, installationId, repos.map((r) => r.fullName)).catch((err: unknown) => {
+      deps.log.warn({ installation_id: installationId, err: describeError(err) }, "change probe failed; polling each repository");
+      return new Map();
+    });
+    const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo) => {
+      const probed = probes.get(repo.fullName);
+      const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
+      const quiet = probe !== null && (await isQuiet(deps, repo, probe));
+      const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
+      const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
+      const interval = nextInterval(repo.pollIntervalS, changed, deps.pollIntervals);
+      if (outcome.status !== "skipped") await scheduleNextPoll(deps.db, repo.fullName, interval, now, quiet ? new Date() : null);
+      return outcome;
+    });
+    settled.forEach((s, i) =>
+      outcomes.push(s.status === "fulfilled" ? s.value : { status: "failed", repo: repos[i]!.fullName, token: "poll_failed", error: describeError(s.reason), nextAllowedAt: null }),
+    );
+  }
+  return outcomes;
+}
+
+/**
+ * Whether the probe shows a repository with nothing to read: its cursor is settled and written
+ * for the active Loops, no Item was updated past it, and its open pull requests carry the marks
+ * of the last cycle. (Its declared labels are checked by the cycles that do read it.)
+ */
+async function isQuiet(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
+  const [config, paused, state] = await Promise.all([storedConfig(deps.db, repo.fullName), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+  if (!config) return false;
+  return cursorCovers(state, probe) && !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused)));
+}
+
+/** The cursor already holds what the probe saw: settled, no newer update, the same open pull requests and marks. */
+function cursorCovers(state: PollState, probe: RepositoryProbe): boolean {
+  const { since, settled, pullMarks } = state.cursor;
+  if (!settled || probe.pullMarks === null) return false;
+  if (probe.newestUpdate !== null && (since === null || probe.newestUpdate.getTime() > since.getTime())) return false;
+  const open = Object.keys(probe.pullMarks);
+  return open.length === Object.keys(pullMarks).length && open.every((n) => pullMarks[n] === probe.pullMarks![n]);
+}

@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listChangedItems } from "../../lib/github/issues-listing";
+import { handleHint } from "../../lib/triggers/handle-hint";
+import { pollDueRepositories } from "../../lib/triggers/poll-installation";
+import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";
+import { forceMergeable } from "../../lib/sandbox/state/pulls";
+import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
+import { openPull } from "../github/support/seed";
+
+// the triggers read the simulator's clock: a test moves both at once, and no test waits
+let fx: Fixture;
+beforeAll(async () => {
+  let now = (): number => Date.now();
+  fx = await startFixture({ deps: { clock: { now: () => now() } } });
+  now = () => fx.sim.now().epochMs;
+});
+afterAll(() => fx.close());
+
+async function interval(repo: string): Promise<number | null> {
+  const { rows } = await fx.db.pool.query<{ poll_interval_s: number | null }>(`SELECT poll_interval_s FROM repositories WHERE full_name = $1`, [repo]);
+  return rows[0]!.poll_interval_s;
+}
+
+/** Moves the clock by `seconds` and runs one poll tick; the outcome of `repo`, if it was due. */
+async function tickAfter(seconds: number, repo: string) {
+  fx.sim.advanceClock({ ms: seconds * 1000 });
+  return (await pollDueRepositories(fx.deps)).find((o) => o.repo === repo) ?? null;
+}
+
+describe("adaptive polling", () => {
+  it("backs a quiet repository off, finds a change within the longest interval, and comes back on a webhook", async () => {
+    const { fullName, installationId } = await installRepository(fx, { owner: "adapt-a", name: "app" });
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Quiet for now", body: "" });
+
+    expect(await tickAfter(1, fullName)).toMatchObject({ status: "polled", fresh: true });
+    expect(await interval(fullName)).toBe(60);
+    // the next cycle settles the watermark (its listing of the overlap is a 304): nothing changed
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "polled", fresh: false, listingModified: false });
+    expect(await interval(fullName)).toBe(120);
+    expect(await tickAfter(61, fullName)).toBeNull(); // not due yet: no call at all
+    // then the probe alone answers, and each quiet probe doubles the interval up to the longest
+    expect(await tickAfter(60, fullName)).toEqual({ status: "quiet", repo: fullName });
+    expect(await interval(fullName)).toBe(MAX_POLL_INTERVAL_SECONDS);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS + 1, fullName)).toEqual({ status: "quiet", repo: fullName });
+    expect(await interval(fullName)).toBe(MAX_POLL_INTERVAL_SECONDS);
+
+    // the label put on while it is backed off, with no webhook: found by the next probe, within the longest interval
+    fx.sim.advanceClock({ ms: 1000 });
+    fx.sim.addLabels({ repo: fullName, number: issue.number, labels: ["ready-for-agent"] });
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS - 60, fullName)).toBeNull();
+    expect(await tickAfter(60, fullName)).toMatchObject({ status: "polled", opened: [expect.any(String)] });
+    expect(await runsOf(fx.db, fullName)).toHaveLength(1);
+    expect(await interval(fullName)).toBe(60);
+
+    // quiet again, backed off; a webhook's Hint brings it back to the shortest interval, due at once
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "polled", listingModified: false });
+    expect(await tickAfter(121, fullName)).toMatchObject({ status: "quiet" });
+    expect(await interval(fullName)).toBe(MAX_POLL_INTERVAL_SECONDS);
+    await handleHint(fx.deps, { installationId, repo: fullName, number: issue.number });
+    expect(await interval(fullName)).toBeNull();
+    expect(await tickAfter(1, fullName)).toMatchObject({ status: "quiet" });
+    expect(await interval(fullName)).toBe(60);
+  });
+
+  it("reads again the open pull request whose mergeability changed without an update, and no other", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-b", name: "app" });
+    const [first, second] = [openPull(fx.sim, fullName, { title: "One" }), openPull(fx.sim, fullName, { title: "Two" })];
+    for (const n of [first, second]) forceMergeable(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), n)!, true);
+    await tickAfter(1, fullName);
+    await tickAfter(61, fullName);
+    expect(await tickAfter(121, fullName)).toMatchObject({ status: "quiet" });
+
+    // the base moved: GitHub says the second conflicts now, and its updatedAt stays
+    forceMergeable(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), second)!, false);
+    expect(await tickAfter(241, fullName)).toMatchObject({ status: "polled", observed: 1 });
+    const { rows } = await fx.db.pool.query(`SELECT number, projection->>'mergeable' AS mergeable FROM items WHERE repo = $1 ORDER BY number`, [fullName]);
+    expect(rows).toEqual([
+      { number: first, mergeable: "true" },
+      { number: second, mergeable: "false" },
+    ]);
+    expect(await interval(fullName)).toBe(60);
+  });
+});
+
+describe("conditional requests", () => {
+  it("a 304 costs no rate-limit point", async () => {
+    const { fullName, installationId } = await installRepository(fx, { owner: "adapt-c", name: "app" });
+    fx.sim.createIssue({ repo: fullName, title: "Listed", body: "" });
+    const octokit = fx.github.installationOctokit(installationId);
+    const first = await listChangedItems(octokit, fullName, { since: null, etag: null });
+    if (!first.modified) throw new Error("the first listing is a 200");
+    const used = async () => ((await octokit.request("GET /rate_limit")).data as { resources: { core: { used: number } } }).resources.core.used;
+    const before = await used();
+    const counted = fx.sim.counters.byCaller[`installation:${installationId}`]!.notModified;
+    expect(await listChangedItems(octokit, fullName, { since: null, etag: first.etag })).toEqual({ modified: false });
+    expect(fx.sim.counters.byCaller[`installation:${installationId}`]!.notModified).toBe(counted + 1);
+    expect(await used()).toBe(before);
+  });
+});
