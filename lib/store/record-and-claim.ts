@@ -1,7 +1,7 @@
 import { countRunTransition } from "../metrics/metrics";
 import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, type decideOpening } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
-import { FROM, UNSTARTED, type RunStateName } from "../engine/run-state";
+import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
 import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
 import { countOpenSql, openScopesSql } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
@@ -190,7 +190,7 @@ WITH seen AS (${snapshotSql("read")}
 ), go AS (
   SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: "$6", generation: "$9", maxCycles: "$10", unstarted: "$15", metered })}
 ), sup AS (
-  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
     FROM go
    WHERE s.id = go.blocking->>'id' AND s.state::text = ANY($16)
@@ -233,7 +233,7 @@ async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise
           s.approvalRequired,
           JSON.stringify(s),
           UNSTARTED,
-          FROM.supersede,
+          TRANSITIONS.supersede.from,
         ],
       }),
     );
@@ -350,7 +350,7 @@ const WRITE = {
   name: "atelier-claim-write",
   text: `
 WITH sup AS (
-  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
    WHERE s.id = $17 AND s.state::text = ANY($18)
   RETURNING s.id, ${hasOutboundHooks("s")} AS hooked
@@ -391,7 +391,7 @@ async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promi
       s.prompt,
       s.approvalRequired,
       write.superseded ?? null,
-      FROM.supersede,
+      TRANSITIONS.supersede.from,
       write.behind ?? null,
     ],
   });
