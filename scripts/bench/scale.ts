@@ -28,13 +28,14 @@ const repoSql = (r: string) => `CASE WHEN ${r} = 1 THEN 'bench/claim' ELSE 'benc
  * 0…19), of the Loop start-dev for even k and review for odd. Its Run, when it has one, is
  * closed — 80 % Succeeded, 12 % Failed (1 in 12 of them unresolved), 8 % Canceled — except the
  * last Run of each Loop (k ≥ 18) on a fifth of the Items, which is open (Pending, Waiting,
- * Queued or Running): never two open Runs of one Loop on one Item.
+ * Queued or Running): never two open Runs of one Loop on one Item (nor on the claim
+ * benchmark's repository, whose Items the claims left with open Runs).
  */
 const HISTORY = `
   SELECT i, j, k, 1 + j % ${REPOS} AS r, 1 + j / ${REPOS} AS n,
          CASE WHEN k % 2 = 0 THEN 'start-dev' ELSE 'review' END AS loop,
          now() - ((20 - k) || ' days')::interval - (j || ' seconds')::interval AS at,
-         CASE WHEN k >= 18 AND j % 10 < 2 THEN (ARRAY['Pending','Waiting','Queued','Running'])[1 + j % 4]
+         CASE WHEN k >= 18 AND j % 10 < 2 AND j % ${REPOS} <> 0 THEN (ARRAY['Pending','Waiting','Queued','Running'])[1 + j % 4]
               WHEN (i::bigint * 7919) % 100 < 80 THEN 'Succeeded'
               WHEN (i::bigint * 7919) % 100 < 92 THEN 'Failed'
               ELSE 'Canceled' END AS state
