@@ -4,8 +4,6 @@ import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { isStartable, TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { admitAttempt } from "../metering/admission";
-import type { Refusal } from "../metering/refusal";
 import { addAttemptUsageSql, addUsageSql } from "../metering/usage-counters";
 import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
@@ -24,10 +22,24 @@ export interface AttemptRef {
   leaseToken: string;
 }
 
+/** The admission gate's refusal of a start: its token, a sentence, and when asking again may succeed. */
+export interface StartRefusal {
+  token: string;
+  message: string;
+  retryAfterSeconds: number | null;
+}
+
+/**
+ * The admission gate for an Attempt's start (lib/metering/admission.ts admitAttempt), passed
+ * in as recordAndClaim takes the open's: asked in the start's transaction, given what the
+ * caller read of the Run (locked).
+ */
+export type AttemptGate = (sql: Sql, runId: string, known: { repo: string; waitingReason: string | null }) => Promise<StartRefusal | null>;
+
 export type StartResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
-  | { tag: "Refused"; run: StartBasis["run"]; refusal: Refusal }
+  | { tag: "Refused"; run: StartBasis["run"]; refusal: StartRefusal }
   /** the Run is no longer the version the start was decided on: decide again on this read */
   | { tag: "Changed"; snapshot: RunSnapshot | null };
 
@@ -64,7 +76,7 @@ SELECT * FROM started`,
  * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
  * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
  */
-export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }): Promise<StartResult> {
+export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }, gate: AttemptGate): Promise<StartResult> {
   const { run } = snap;
   if (!isStartable(run.state) && run.state !== "Running") {
     throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
@@ -89,7 +101,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const gated = await transaction(db, async (sql): Promise<StartResult | null> => {
     const { rows: locked } = await sql.query<{ version: string }>(`SELECT xmin::text AS version FROM runs WHERE id = $1 FOR UPDATE`, [run.id]);
     if (locked[0]?.version !== snap.version) return null;
-    const refusal = await admitAttempt(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
+    const refusal = await gate(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
     const { rows } = await sql.query<RunRow>({ ...START("locked"), values });
     await markRunsChanged(sql, [run.id]);

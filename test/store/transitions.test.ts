@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { infraFailure, agentFailure } from "../../lib/engine/failure";
 import { approve, parkForApproval } from "../../lib/store/approvals";
+import { admitAttempt } from "../../lib/metering/admission";
 import { expireAttempt, finishAttempt, startAttempt, type AttemptRef } from "../../lib/store/attempts";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
 import { beginAttempt } from "../support/attempts";
@@ -172,7 +173,7 @@ describe("attempts", () => {
     const id = await openRun();
     const seen = (await readRunSnapshot(db, id))!;
     await cancelRun(db, id, "octo");
-    const begun = await startAttempt(db, seen, { token: "late", workerId: "w" });
+    const begun = await startAttempt(db, seen, { token: "late", workerId: "w" }, admitAttempt);
     expect(begun).toMatchObject({ tag: "Changed", snapshot: { run: { state: "Canceled" } } });
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM attempts WHERE run_id = $1`, [id]);
     expect(rows[0].n).toBe(0);
