@@ -198,7 +198,9 @@ WITH locked AS (
   RETURNING cost_usd, duration_ms
 ), counted AS (${addUsageSql("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)")}
 ), moved AS (
-  UPDATE runs SET state = '${move.transition.to}'${move.set ? `, ${move.set}` : ""}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
+  UPDATE runs SET state = '${move.transition.to}'${move.set ? `, ${move.set}` : ""}, updated_at = now(),
+         failed_attempt_id = CASE WHEN $4::text = 'Failed' THEN $1 ELSE failed_attempt_id END
+   WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${RUN_COLUMNS}
 ), lines AS (
   ${transcriptRowsSql("$1", "$2", "$16", "$17", "$18")} WHERE EXISTS (SELECT 1 FROM go)
@@ -319,7 +321,9 @@ async function closeLostAttempt(sql: Sql, id: string, failure: Failure): Promise
        UPDATE attempts SET state = 'Failed', ended_at = now(), failure_kind = $2, failure_category = $3, retryable = $4,
               failure_message = $5, duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
         WHERE id = $1 AND state = 'Running'
-       RETURNING run_id, cost_usd, duration_ms
+       RETURNING id, run_id, cost_usd, duration_ms
+     ), failed AS (
+       UPDATE runs SET failed_attempt_id = closed.id FROM closed WHERE runs.id = closed.run_id
      )${addAttemptUsageSql("closed")}`,
     [id, failure.kind, failure.category, failure.retryable, failure.message],
   );
