@@ -13,6 +13,7 @@ import { createDb, type Db } from "../../lib/store/db";
 import { claimRound, ROUNDS as CLAIM_ROUNDS } from "./claim";
 import { prepareDatabase, siblingDatabase } from "./database";
 import { bench, median, ratio } from "./measure";
+import { itemColumnsSql } from "./seed-items";
 
 const REPOS = 50;
 const ITEMS = 50_000;
@@ -51,13 +52,7 @@ async function seedItems(db: Db): Promise<void> {
   );
   await db.pool.query(
     `INSERT INTO items (key, repo, number, kind, state, title, labels, projection, content_hash, github_updated_at)
-     SELECT format('["github","%s",%s]', ${repoSql("r")}, n), ${repoSql("r")}, n,
-            CASE WHEN j % 9 = 0 THEN 'pull_request' ELSE 'issue' END,
-            CASE WHEN j % 10 < 3 THEN 'closed' ELSE 'open' END,
-            'Item ' || j,
-            CASE j % 5 WHEN 1 THEN ARRAY['ready-for-agent'] WHEN 2 THEN ARRAY['agent-working', 'bug']
-                       WHEN 3 THEN ARRAY['in-review'] WHEN 4 THEN ARRAY['docs'] ELSE ARRAY[]::text[] END,
-            '{}', md5(j::text), now() - (j || ' minutes')::interval
+     SELECT format('["github","%s",%s]', ${repoSql("r")}, n), ${repoSql("r")}, n,${itemColumnsSql("j")}
        FROM generate_series(0, ${ITEMS - 1}) j, LATERAL (SELECT 1 + j % ${REPOS} AS r, 1 + j / ${REPOS} AS n) rn`,
   );
   await db.pool.query(
