@@ -3,6 +3,7 @@ import Link from "next/link";
 import { counted, formatCount, formatMinutes, formatUsd } from "../../lib/dashboard/format";
 import { monthKey, parseMonthKey } from "../../lib/metering/month";
 import type { CapStatus, UsageTotals } from "../../lib/metering/usage-report";
+import { narrow, scopeRepos } from "../../lib/dashboard/scope";
 import { usageForViewer, usageQuery } from "../../lib/metering/usage-for-viewer";
 import { Empty, PageHeader, Problem } from "../_components/ui";
 import { db } from "../_server/db";
@@ -35,7 +36,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
   const parsed = usageQuery.safeParse({ month: one(sp.month), repo: one(sp.repo) });
   const q = parsed.success ? parsed.data : {};
   const viewer = await requirePageViewer(`/usage${q.month || q.repo ? `?${new URLSearchParams(Object.entries(q) as [string, string][])}` : ""}`);
-  const result = await load(() => usageForViewer(db(), viewer, q));
+  const result = await load(() => usageForViewer(db(), viewer, { scopeRepos, narrow }, q));
   if (!result.ok) {
     return (
       <>

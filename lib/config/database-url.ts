@@ -1,7 +1,5 @@
-/** The PostgreSQL URL: DATABASE_URL, or the local default. */
-export function databaseUrl(env: NodeJS.ProcessEnv = process.env): string {
-  return env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/atelier";
-}
+// the store reads its own URL (lib/store must not import lib/config); kept here beside Redis's for the rest
+export { databaseUrl } from "../store/database-url";
 
 /** The Redis URL: REDIS_URL, or the local default. */
 export function redisUrl(env: NodeJS.ProcessEnv = process.env): string {

@@ -50,8 +50,8 @@ export const NEEDS_LIMIT = 100;
 const ENGINE_PARKED = `${inPhase("r", "Waiting")} AND r.waiting_reason IS NOT DISTINCT FROM $2`;
 const AWAITS_APPROVAL = `${inPhase("r", "Waiting")} AND r.waiting_reason IS DISTINCT FROM $2`;
 
-const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM
-  (SELECT a.id FROM attempts a WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1)`;
+/** A Failed Run whose latest failed Attempt nobody resolved (the partial index runs_unresolved_failures holds them). */
+const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`;
 
 /** The count per kind, in one round trip (the navigation shows it on every page). */
 export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {

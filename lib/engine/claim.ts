@@ -6,22 +6,104 @@ export interface BlockingRun {
   state: RunStateName;
 }
 
+/** Everything the claim decision reads: the Event as observed, and what the ledger holds for it and its Item. */
+export interface ClaimFacts {
+  event: {
+    kind: "item" | "tick";
+    generation: number;
+    /** the Loop's cycle budget; null for schedule Loops, which have none */
+    maxCycles: number | null;
+  };
+  /** what the ledger recorded of this Event already: its Run, its being ignored, or a status with neither (Queued, Blocked) */
+  recorded: { tag: "Run"; runId: string; state: RunStateName } | { tag: "Ignored" } | { tag: "Undecided" } | null;
+  /** the open Run of the same Loop on the Item; `hooked`: an outbound hook listens to its end */
+  blocking: (BlockingRun & { reservedGeneration: number | null; hooked: boolean }) | null;
+  /** the Item's cycle generation, whether an operator is asked to reset it, and the Runs holding it */
+  generation: number;
+  ask: boolean;
+  reserved: number;
+  /** the admission gate is given and has something to ask of this repository (a quota, a suspension, a rate) */
+  gated: boolean;
+}
+
+/** An unstarted Run the decision supersedes. */
+export interface Superseded {
+  id: string;
+  reservedGeneration: number | null;
+}
+
 export type ClaimDecision =
-  | { tag: "OpenRun" }
-  | { tag: "QueueEvent"; behind: string }
-  | { tag: "SupersedeRun"; runId: string };
+  /** the Event was claimed before: its Run, as it is */
+  | { tag: "Recorded"; runId: string; state: RunStateName }
+  /** the Event was ignored before (`record`: false) or is older than the Item's generation (`record`: true) */
+  | { tag: "Ignore"; reason: "ignored_event" | "old_generation"; record: boolean }
+  /** a started Attempt always finishes: the Event waits behind it */
+  | { tag: "Queue"; behind: string }
+  /** the cycle budget is spent: an operator is asked; `supersede` is canceled all the same */
+  | { tag: "Block"; supersede: Superseded | null; generation: number; reserved: number }
+  /** a new Run opens (after the admission gate, when it is given), in place of `supersede`, holding `reservedGeneration` */
+  | { tag: "Open"; supersede: Superseded | null; reservedGeneration: number | null };
 
 /**
- * Places an unclaimed Event: behind running work (a started Attempt always finishes), in place
- * of unstarted work, or in a new Run. The ledger has already resolved duplicates and ignored
- * Events before this is asked.
+ * The one claim decision: what an Event does, from the facts read. The store carries it out
+ * under the (Loop, Item) lock, or — where `opensAtOnce` says so — in one optimistic statement
+ * whose SQL conditions are this decision's (claim-sql.ts, kept in step by its test).
  */
-export function decideClaim(blocking: BlockingRun | null): ClaimDecision {
-  if (!blocking) return { tag: "OpenRun" };
-  if (isRunning(blocking.state)) return { tag: "QueueEvent", behind: blocking.id };
-  if (isUnstarted(blocking.state)) return { tag: "SupersedeRun", runId: blocking.id };
-  return { tag: "OpenRun" };
+export function decideClaim(f: ClaimFacts): ClaimDecision {
+  if (f.recorded?.tag === "Run") return { tag: "Recorded", runId: f.recorded.runId, state: f.recorded.state };
+  if (f.recorded?.tag === "Ignored") return { tag: "Ignore", reason: "ignored_event", record: false };
+  if (isOlderThanItem(f)) return { tag: "Ignore", reason: "old_generation", record: true };
+  if (f.blocking && isRunning(f.blocking.state)) return { tag: "Queue", behind: f.blocking.id };
+  return decideOpening({ ...f, supersede: supersedeOf(f) });
 }
+
+/** The facts of an opening: no Run running on the Item, at most an unstarted one to supersede. */
+export type OpeningFacts = Pick<ClaimFacts, "event" | "generation" | "ask" | "reserved"> & { supersede: Superseded | null };
+
+/** Whether the Event opens its Run (in place of `supersede`) or the cycle budget blocks it. */
+export function decideOpening(f: OpeningFacts): Extract<ClaimDecision, { tag: "Open" | "Block" }> {
+  const { maxCycles } = f.event;
+  const reserved = reservedAfter(f, f.supersede);
+  if (maxCycles !== null && !budgetAdmits(reserved, maxCycles, f.ask)) return { tag: "Block", supersede: f.supersede, generation: f.generation, reserved };
+  return { tag: "Open", supersede: f.supersede, reservedGeneration: maxCycles === null ? null : f.generation };
+}
+
+/** The unstarted Run the Event would supersede, if the Item has one. */
+const supersedeOf = (f: Pick<ClaimFacts, "blocking">): Superseded | null =>
+  f.blocking && isUnstarted(f.blocking.state) ? { id: f.blocking.id, reservedGeneration: f.blocking.reservedGeneration } : null;
+
+/**
+ * The conditions under which the decision may be carried out in the one optimistic statement,
+ * each named: a new Event that opens its Run with nothing for the gate to ask, superseding at
+ * most an unstarted Run that no outbound hook listens to. Everything else is taken under the
+ * lock. Each has its SQL twin in lib/store/claim-sql.ts (the type asks for every one).
+ */
+export const AT_ONCE = {
+  /** the ledger has nothing of this Event */
+  unrecorded: (f: ClaimFacts) => f.recorded === null,
+  /** the Event is not older than the Item's generation */
+  current: (f: ClaimFacts) => !isOlderThanItem(f),
+  /** nothing runs on the Item: nothing open, or an unstarted Run to supersede */
+  nothingRunning: (f: ClaimFacts) => f.blocking === null || isUnstarted(f.blocking.state),
+  /** the cycle budget admits the Run, once the superseded Run gave its reservation back */
+  withinBudget: (f: ClaimFacts) => f.event.maxCycles === null || budgetAdmits(reservedAfter(f, supersedeOf(f)), f.event.maxCycles, f.ask),
+  /** the admission gate has nothing to ask */
+  ungated: (f: ClaimFacts) => !f.gated,
+  /** no outbound hook listens to the Run superseded (its deliveries are written under the lock) */
+  unhooked: (f: ClaimFacts) => !f.blocking?.hooked,
+} as const satisfies Record<string, (f: ClaimFacts) => boolean>;
+
+export type AtOnceCondition = keyof typeof AT_ONCE;
+
+/** Whether the Event's claim is carried out in the one optimistic statement (it then opens a Run: decideClaim says Open). */
+export const opensAtOnce = (f: ClaimFacts): boolean => Object.values(AT_ONCE).every((holds) => holds(f));
+
+/** An Item Event observed at an older generation than the Item's budget now is. */
+export const isOlderThanItem = (f: Pick<ClaimFacts, "event" | "generation">): boolean => f.event.kind === "item" && f.event.generation < f.generation;
+
+/** The Runs holding the Item's current generation once `superseded` (unstarted) gave its reservation back. */
+export const reservedAfter = (f: Pick<ClaimFacts, "generation" | "reserved">, superseded: Superseded | null): number =>
+  superseded?.reservedGeneration === f.generation ? f.reserved - 1 : f.reserved;
 
 /** The default cycle budget: Runs one Loop may open on one Item between operator resets. */
 export const DEFAULT_MAX_CYCLES = 3;

@@ -1,7 +1,9 @@
 /**
  * Run states and their legal transitions. Each transition function accepts only its source
- * states, so an illegal transition does not compile; the store guards its SQL writes with the
- * same source lists (`FROM`), so a lost race is a conflict, never an overwrite.
+ * states, so an illegal transition does not compile. The store writes a state only through a
+ * `Transition` (TRANSITIONS below): its SQL guard is the source list (`FROM`) and the state it
+ * writes is what the function returns, and `transition` compiles only when the function
+ * accepts every state of that list — so a lost race is a conflict, never an overwrite.
  */
 
 export const RUN_STATES = ["Pending", "Waiting", "Queued", "Running", "Succeeded", "Failed", "Canceled"] as const;
@@ -76,6 +78,8 @@ export const parkEngineFailure = (_s: Startable): Waiting => ({ tag: "Waiting" }
 export const retryParked = (_s: Waiting): Queued => ({ tag: "Queued" });
 /** Operator retry: Attempt n+1 of the same Run. */
 export const retry = (_s: Failed): Running => ({ tag: "Running" });
+/** The latest failed Attempt is marked handled: the Run stays Failed. */
+export const resolveFailure = (s: Failed): Failed => s;
 export const cancel = (_s: Open, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });
 /** A newer Event for the same Item replaced unstarted work. A running Attempt is never superseded. */
 export const supersede = (_s: Unstarted, byEvent: string): Canceled => ({
@@ -84,6 +88,50 @@ export const supersede = (_s: Unstarted, byEvent: string): Canceled => ({
 });
 /** The Item stopped matching the Loop's `if:`. */
 export const revoke = (_s: Unstarted): Canceled => ({ tag: "Canceled", reason: { tag: "Revoked" } });
+
+const madeByTransition: unique symbol = Symbol("transition");
+
+/** A state write of the store: the states it may move from (its SQL guard), and the state it writes. */
+export interface Transition<To extends RunStateName = RunStateName> {
+  readonly action: keyof typeof FROM;
+  readonly from: readonly RunStateName[];
+  readonly to: To;
+  /** only `transition` makes one */
+  readonly [madeByTransition]: true;
+}
+
+/**
+ * The Transition `move` makes from the states `from`: it compiles only when `move` accepts
+ * every one of them, and it writes the state `move` returns.
+ */
+export function transition<F extends readonly RunStateName[], To extends RunState>(
+  action: keyof typeof FROM,
+  from: F,
+  move: (s: StateNamed<F[number]>, by: string) => To,
+): Transition<To["tag"]> {
+  // the sources are open or Failed states, which carry nothing but their tag
+  const to = move({ tag: from[0] } as StateNamed<F[number]>, "").tag;
+  return { action, from, to, [madeByTransition]: true };
+}
+
+/** Every state write of the store, each of its typed function. */
+export const TRANSITIONS = {
+  parkForApproval: transition("parkForApproval", FROM.parkForApproval, parkForApproval),
+  approve: transition("approve", FROM.approve, approve),
+  start: transition("start", FROM.start, start),
+  continueRunning: transition("continueRunning", FROM.continueRunning, continueRunning),
+  succeed: transition("succeed", FROM.succeed, succeed),
+  fail: transition("fail", FROM.fail, fail),
+  retry: transition("retry", FROM.retry, retry),
+  cancel: transition("cancel", FROM.cancel, cancel),
+  supersede: transition("supersede", FROM.supersede, supersede),
+  revoke: transition("revoke", FROM.revoke, revoke),
+  resolveFailure: transition("resolveFailure", FROM.resolveFailure, resolveFailure),
+  editAndRetry: transition("editAndRetry", FROM.editAndRetry, retry),
+  parkEngineFailure: transition("parkEngineFailure", FROM.parkEngineFailure, parkEngineFailure),
+  failEngineFailure: transition("failEngineFailure", FROM.failEngineFailure, fail),
+  retryParked: transition("retryParked", FROM.retryParked, retryParked),
+} as const satisfies Record<keyof typeof FROM, Transition>;
 
 const includes = (list: readonly RunStateName[], s: RunStateName): boolean => list.includes(s);
 

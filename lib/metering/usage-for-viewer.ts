@@ -1,9 +1,14 @@
 import { z } from "zod";
 import { requireViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import { narrow, scopeRepos } from "../dashboard/scope";
 import type { Db } from "../store/db";
 import { usageReport, type UsageReport } from "./usage-report";
+
+/** The repositories a viewer sees, and one of them when asked (lib/dashboard/scope.ts, passed in: metering sits below the dashboard). */
+export interface ViewerScope {
+  scopeRepos(db: Db, viewer: Viewer): Promise<string[]>;
+  narrow(scope: string[], repo: string | null | undefined): string[];
+}
 
 /** GET /api/v1/usage's query. */
 export const usageQuery = z.strictObject({
@@ -19,11 +24,12 @@ export const usageQuery = z.strictObject({
 export async function usageForViewer(
   db: Db,
   viewer: Viewer | null,
+  scope: ViewerScope,
   q: { month?: string; repo?: string } = {},
 ): Promise<UsageReport & { canEditQuotas: boolean; repos: string[] }> {
   const who = requireViewer(viewer);
-  const visible = await scopeRepos(db, who);
-  const repos = narrow(visible, q.repo);
+  const visible = await scope.scopeRepos(db, who);
+  const repos = scope.narrow(visible, q.repo);
   const everything = who.admin && !q.repo;
   let installationIds: number[] | null = null;
   if (!everything) {

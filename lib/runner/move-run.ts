@@ -1,6 +1,7 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
+import { admitAttempt } from "../metering/admission";
 import { startAttempt, type StartResult } from "../store/attempts";
 import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
@@ -137,13 +138,13 @@ const START_TRIES = 5;
  */
 async function startUnderLease(ctx: RunnerContext, snap: StartBasis, lease: Lease): Promise<Exclude<StartResult, { tag: "Changed" }> | MoveOutcome> {
   const holder = { token: lease.token, workerId: ctx.config.workerId };
-  let begun = await startAttempt(ctx.deps.db, snap, holder);
+  let begun = await startAttempt(ctx.deps.db, snap, holder, admitAttempt);
   for (let tries = 1; ; tries++) {
     if (begun.tag !== "Changed") return begun;
     if (tries === START_TRIES) return { tag: "Again", reason: "changed", delayMs: RECHECK_DELAY_MS };
     const decision = decideMove(begun.snapshot);
     if (decision.tag !== "Start") return withoutAttempt(ctx, snap.run.id, decision);
-    begun = await startAttempt(ctx.deps.db, decision.snap, holder);
+    begun = await startAttempt(ctx.deps.db, decision.snap, holder, admitAttempt);
   }
 }
 

@@ -1,5 +1,5 @@
 import { approvalEventKey } from "../engine/ids";
-import { FROM } from "../engine/run-state";
+import { TRANSITIONS } from "../engine/run-state";
 import type { Db } from "./db";
 import { audit } from "./audit";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
@@ -8,7 +8,7 @@ import { transaction } from "./transaction";
 /** Pending → Waiting: the Loop asks for an operator's approval. */
 export async function parkForApproval(db: Db, runId: string): Promise<RunRow> {
   return transaction(db, (sql) =>
-    guardedRunUpdate(sql, runId, FROM.parkForApproval, `state = 'Waiting', waiting_reason = 'approval'`, [], "park"),
+    guardedRunUpdate(sql, runId, TRANSITIONS.parkForApproval, `waiting_reason = 'approval'`, [], "park"),
   );
 }
 
@@ -16,7 +16,7 @@ export async function parkForApproval(db: Db, runId: string): Promise<RunRow> {
 export async function approve(db: Db, runId: string, actor: string): Promise<RunRow> {
   return transaction(db, async (sql) => {
     const run = await lockRun(sql, runId);
-    const updated = await guardedRunUpdate(sql, runId, FROM.approve, `state = 'Queued', waiting_reason = NULL`, [], "approve");
+    const updated = await guardedRunUpdate(sql, runId, TRANSITIONS.approve, `waiting_reason = NULL`, [], "approve");
     const eventId = approvalEventKey(runId);
     await sql.query(
       `INSERT INTO events (id, kind, loop, repo, item_key, number, status, run_id, submission)

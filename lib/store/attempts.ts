@@ -2,10 +2,8 @@ import { countAttemptOutcome, countRunTransition } from "../metrics/metrics";
 import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
-import { FROM, isStartable, type RunStateName } from "../engine/run-state";
+import { isStartable, TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { admitAttempt } from "../metering/admission";
-import type { Refusal } from "../metering/refusal";
 import { addAttemptUsageSql, addUsageSql } from "../metering/usage-counters";
 import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
@@ -24,10 +22,24 @@ export interface AttemptRef {
   leaseToken: string;
 }
 
+/** The admission gate's refusal of a start: its token, a sentence, and when asking again may succeed. */
+export interface StartRefusal {
+  token: string;
+  message: string;
+  retryAfterSeconds: number | null;
+}
+
+/**
+ * The admission gate for an Attempt's start (lib/metering/admission.ts admitAttempt), passed
+ * in as recordAndClaim takes the open's: asked in the start's transaction, given what the
+ * caller read of the Run (locked).
+ */
+export type AttemptGate = (sql: Sql, runId: string, known: { repo: string; waitingReason: string | null }) => Promise<StartRefusal | null>;
+
 export type StartResult =
   | { tag: "Started"; attempt: AttemptRef; run: RunRow }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
-  | { tag: "Refused"; run: StartBasis["run"]; refusal: Refusal }
+  | { tag: "Refused"; run: StartBasis["run"]; refusal: StartRefusal }
   /** the Run is no longer the version the start was decided on: decide again on this read */
   | { tag: "Changed"; snapshot: RunSnapshot | null };
 
@@ -44,7 +56,7 @@ const START = (version: "guarded" | "locked") => ({
   name: `atelier-start-attempt-${version}`,
   text: `
 WITH started AS (
-  UPDATE runs SET state = 'Running', started_at = COALESCE(started_at, now()), updated_at = now(),
+  UPDATE runs SET state = '${TRANSITIONS.start.to}', started_at = COALESCE(started_at, now()), updated_at = now(),
          waiting_reason = CASE WHEN starts_with(waiting_reason, $7) THEN NULL ELSE waiting_reason END
    WHERE id = $2 AND state::text = ANY($8)${version === "guarded" ? " AND xmin::text = $9" : ""}
   RETURNING ${RUN_COLUMNS}
@@ -64,7 +76,7 @@ SELECT * FROM started`,
  * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
  * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
  */
-export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }): Promise<StartResult> {
+export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }, gate: AttemptGate): Promise<StartResult> {
   const { run } = snap;
   if (!isStartable(run.state) && run.state !== "Running") {
     throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
@@ -74,7 +86,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   }
   const number = (snap.latest?.number ?? 0) + 1;
   const id = attemptIdOf(run.id, AGENT_STEP, number);
-  const from = run.state === "Running" ? FROM.continueRunning : FROM.start;
+  const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
   const values = [id, run.id, AGENT_STEP, number, lease.token, lease.workerId, QUOTA_WAITING_PREFIX, from];
   const started = (row: RunRow): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
   const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
@@ -89,7 +101,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const gated = await transaction(db, async (sql): Promise<StartResult | null> => {
     const { rows: locked } = await sql.query<{ version: string }>(`SELECT xmin::text AS version FROM runs WHERE id = $1 FOR UPDATE`, [run.id]);
     if (locked[0]?.version !== snap.version) return null;
-    const refusal = await admitAttempt(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
+    const refusal = await gate(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
     const { rows } = await sql.query<RunRow>({ ...START("locked"), values });
     await markRunsChanged(sql, [run.id]);
@@ -134,12 +146,12 @@ export interface FinishResult {
   queuedBehind: boolean;
 }
 
-/** How an outcome moves the Run: its decision, the states it moves from, and the write. */
+/** How an outcome moves the Run: its decision, the engine's Transition (the states it moves from, the state it writes), and more columns. */
 interface RunMove {
   /** names the prepared statement */
   name: "succeed" | "retry" | "fail";
   decision: FinishResult["decision"];
-  from: readonly RunStateName[];
+  transition: Transition;
   set: string;
   params: unknown[];
 }
@@ -149,16 +161,16 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
     return {
       name: "succeed",
       decision: { tag: "Succeeded" },
-      from: FROM.succeed,
-      set: `state = 'Succeeded', ended_at = now(), branch = COALESCE($23, branch),
+      transition: TRANSITIONS.succeed,
+      set: `ended_at = now(), branch = COALESCE($23, branch),
             pull_request_number = COALESCE($24, pull_request_number), head_sha = COALESCE($25, head_sha)`,
       params: [result.branch, result.pullRequestNumber, result.headSha],
     };
   }
   const decision = decideAfterFailure(result.failure, number);
   return decision.tag === "RetryAttempt"
-    ? { name: "retry", decision, from: FROM.continueRunning, set: `state = 'Running'`, params: [] }
-    : { name: "fail", decision, from: FROM.fail, set: `state = 'Failed', ended_at = now()`, params: [] };
+    ? { name: "retry", decision, transition: TRANSITIONS.continueRunning, set: "", params: [] }
+    : { name: "fail", decision, transition: TRANSITIONS.fail, set: `ended_at = now()`, params: [] };
 }
 
 /**
@@ -186,7 +198,9 @@ WITH locked AS (
   RETURNING cost_usd, duration_ms
 ), counted AS (${addUsageSql("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)")}
 ), moved AS (
-  UPDATE runs SET ${move.set}, updated_at = now() WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
+  UPDATE runs SET state = '${move.transition.to}'${move.set ? `, ${move.set}` : ""}, updated_at = now(),
+         failed_attempt_id = CASE WHEN $4::text = 'Failed' THEN $1 ELSE failed_attempt_id END
+   WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${RUN_COLUMNS}
 ), lines AS (
   ${transcriptRowsSql("$1", "$2", "$16", "$17", "$18")} WHERE EXISTS (SELECT 1 FROM go)
@@ -223,7 +237,7 @@ async function writeFinish(
       result.usage.tokensOut,
       result.usage.costUsd,
       result.usage.costEstimated,
-      move.from,
+      move.transition.from,
       ...transcriptColumns(tail),
       result.usage.costExact ?? false,
       result.usage.model ?? null,
@@ -249,8 +263,8 @@ async function movedRun(sql: Sql | Db["pool"], ref: AttemptRef, row: FinishRow |
   if (!rows[0]!.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
   throw new ConflictError(
     "run_state_conflict",
-    `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.from.join(" or ")}.`,
-    { state: row.current_state, allowed: move.from },
+    `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.transition.from.join(" or ")}.`,
+    { state: row.current_state, allowed: move.transition.from },
   );
 }
 
@@ -278,7 +292,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     const row = await finished(sql, true);
     const run = await movedRun(sql, ref, row, move);
     await markRunsChanged(sql, [ref.runId]);
-    await recordIfTerminal(sql, run, move.from);
+    await recordIfTerminal(sql, run, move.transition.from);
     return { run, decision: move.decision, queuedBehind: row!.queued_behind };
   });
   return countedFinish(result, move, recorded);
@@ -307,7 +321,9 @@ async function closeLostAttempt(sql: Sql, id: string, failure: Failure): Promise
        UPDATE attempts SET state = 'Failed', ended_at = now(), failure_kind = $2, failure_category = $3, retryable = $4,
               failure_message = $5, duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
         WHERE id = $1 AND state = 'Running'
-       RETURNING run_id, cost_usd, duration_ms
+       RETURNING id, run_id, cost_usd, duration_ms
+     ), failed AS (
+       UPDATE runs SET failed_attempt_id = closed.id FROM closed WHERE runs.id = closed.run_id
      )${addAttemptUsageSql("closed")}`,
     [id, failure.kind, failure.category, failure.retryable, failure.message],
   );
@@ -347,7 +363,7 @@ export async function expireAttempt(db: Db, attemptId: string, message: string =
     const run =
       decision.tag === "RetryAttempt"
         ? await touchRun(sql, row.run_id)
-        : await guardedRunUpdate(sql, row.run_id, FROM.fail, `state = 'Failed', ended_at = now()`, [], "fail");
+        : await guardedRunUpdate(sql, row.run_id, TRANSITIONS.fail, `ended_at = now()`, [], "fail");
     countAttemptOutcome("Failed", lost.category, null);
     return { run, decision };
   });

@@ -1,3 +1,4 @@
+import { decideOpening, isOlderThanItem } from "../engine/claim";
 import { OPEN } from "../engine/run-state";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
@@ -87,11 +88,12 @@ function lockedClaimQueued(db: Db, event: EventInput, admission: Admission | und
           continue;
         }
         await ignoreQueuedEvents(sql, event.loop, event.itemKey, "superseded_by_newer", event.id);
-        if (event.kind === "item" && event.generation < snap.generation) {
+        const facts = { event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles }, ...snap };
+        if (isOlderThanItem(facts)) {
           await ignoreQueuedEvents(sql, event.loop, event.itemKey, "old_generation");
           return { tag: "Ignored", reason: "old_generation" };
         }
-        return openOrBlock(sql, event, snap, null, admission);
+        return openOrBlock(sql, event, decideOpening({ ...facts, supersede: null }), admission);
       }
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { databaseUrl } from "../config/database-url";
+import { databaseUrl } from "./database-url";
 import { outageOf } from "../errors";
 
 /** How long a probe waits for a connection before it calls the database unreachable. */

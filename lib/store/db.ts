@@ -1,7 +1,7 @@
 import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/client";
-import { databaseUrl } from "../config/database-url";
+import { databaseUrl } from "./database-url";
 
 /**
  * One pg pool per process, shared by the engine's SQL (guarded transitions, the claim) and by

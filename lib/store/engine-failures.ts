@@ -1,4 +1,4 @@
-import { allows, FROM, type RunStateName } from "../engine/run-state";
+import { allows, TRANSITIONS, type RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
 import { markRunsChanged } from "./run-changed";
 import { guardedRunUpdate } from "./run-rows";
@@ -42,11 +42,11 @@ export async function recordEngineFailure(db: Db, runId: string, error: string, 
     await markRunsChanged(sql, [runId]);
     if (row.failures < limit || row.open_attempt) return { parked: false, failures: row.failures };
     if (allows("parkEngineFailure", row.state)) {
-      await guardedRunUpdate(sql, runId, FROM.parkEngineFailure, `state = 'Waiting', waiting_reason = $3`, [ENGINE_FAILED_REASON], "park");
+      await guardedRunUpdate(sql, runId, TRANSITIONS.parkEngineFailure, `waiting_reason = $3`, [ENGINE_FAILED_REASON], "park");
       return { parked: true, failures: row.failures, state: "Waiting" };
     }
     if (allows("failEngineFailure", row.state)) {
-      await guardedRunUpdate(sql, runId, FROM.failEngineFailure, `state = 'Failed', ended_at = now()`, [], "fail");
+      await guardedRunUpdate(sql, runId, TRANSITIONS.failEngineFailure, `ended_at = now()`, [], "fail");
       return { parked: true, failures: row.failures, state: "Failed" };
     }
     return { parked: false, failures: row.failures };

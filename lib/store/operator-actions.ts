@@ -1,4 +1,4 @@
-import { FROM } from "../engine/run-state";
+import { FROM, TRANSITIONS, type Transition } from "../engine/run-state";
 import { BadInputError, ConflictError } from "../errors";
 import type { Db } from "./db";
 import { audit } from "./audit";
@@ -13,11 +13,11 @@ function isOpenRunConflict(err: unknown): boolean {
   return e.code === "23P01" && e.constraint === "runs_one_open_per_loop_item";
 }
 
-async function reopen(sql: Sql, runId: string, set: string, params: unknown[], action: string): Promise<RunRow> {
+async function reopen(sql: Sql, runId: string, transition: Transition<"Running">, set: string, params: unknown[], action: string): Promise<RunRow> {
   try {
     // the constraint is deferred to COMMIT for the claim; a reopen wants its answer here
     await sql.query("SET CONSTRAINTS runs_one_open_per_loop_item IMMEDIATE");
-    return await guardedRunUpdate(sql, runId, FROM.retry, `state = 'Running', ended_at = NULL${set}`, params, action);
+    return await guardedRunUpdate(sql, runId, transition, `ended_at = NULL${set}`, params, action);
   } catch (err) {
     if (!isOpenRunConflict(err)) throw err;
     throw new ConflictError("open_run_exists", "Another Run of this Loop is already open on this Item; cancel it first.");
@@ -44,8 +44,8 @@ export async function retryRun(db: Db, runId: string, actor: string): Promise<Ru
   return transaction(db, async (sql) => {
     const locked = await lockRun(sql, runId);
     const run = isParkedByEngineFailures(locked.state, locked.waiting_reason)
-      ? await guardedRunUpdate(sql, runId, FROM.retryParked, `state = 'Queued', waiting_reason = NULL${RESET_ENGINE_FAILURES}`, [], "retry")
-      : await reopen(sql, runId, `${RESUME_LAST_SESSION("NULL::text")}${RESET_ENGINE_FAILURES}`, [], "retry");
+      ? await guardedRunUpdate(sql, runId, TRANSITIONS.retryParked, `waiting_reason = NULL${RESET_ENGINE_FAILURES}`, [], "retry")
+      : await reopen(sql, runId, TRANSITIONS.retry, `${RESUME_LAST_SESSION("NULL::text")}${RESET_ENGINE_FAILURES}`, [], "retry");
     await audit(sql, { actor, action: "retry", repo: run.repo, runId });
     return run;
   });
@@ -68,6 +68,7 @@ export async function editAndRetryRun(db: Db, runId: string, actor: string, amen
     const run = await reopen(
       sql,
       runId,
+      TRANSITIONS.editAndRetry,
       // another agent gets its own default model: the Loop picked this one among the old agent's
       `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent), model = CASE WHEN $4::text IS NULL OR $4 = agent THEN model END${RESUME_LAST_SESSION("$4::text")}`,
       [amendment.prompt ?? null, amendment.agent ?? null],
@@ -89,8 +90,8 @@ export async function cancelRun(db: Db, runId: string, actor: string): Promise<{
     const run = await guardedRunUpdate(
       sql,
       runId,
-      FROM.cancel,
-      `state = 'Canceled', cancel_reason = 'OperatorCanceled', ended_at = now(), waiting_reason = NULL,
+      TRANSITIONS.cancel,
+      `cancel_reason = 'OperatorCanceled', ended_at = now(), waiting_reason = NULL,
        reserved_generation = CASE WHEN state::text = ANY($3) THEN NULL ELSE reserved_generation END`,
       [FROM.supersede],
       "cancel",
@@ -107,7 +108,7 @@ export async function resolveFailure(db: Db, runId: string, actor: string): Prom
     const run = await guardedRunUpdate(
       sql,
       runId,
-      FROM.resolveFailure,
+      TRANSITIONS.resolveFailure,
       `resolved_failure_attempt_id = (SELECT id FROM attempts WHERE run_id = $1 AND state = 'Failed' ORDER BY number DESC LIMIT 1)`,
       [],
       "resolve the failure of",

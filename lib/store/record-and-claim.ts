@@ -1,11 +1,12 @@
 import { countRunTransition } from "../metrics/metrics";
-import { budgetAdmits, decideClaim, type BlockingRun } from "../engine/claim";
+import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, type decideOpening } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
-import { FROM, type RunStateName } from "../engine/run-state";
+import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
 import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
-import { countOpenSql, openScopes, openScopesSql } from "../metering/usage-counters";
+import { countOpenSql, openScopesSql } from "../metering/usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
+import { atOnceSql } from "./claim-sql";
 import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
 import type { OpenedRun } from "./run-snapshot";
@@ -88,7 +89,7 @@ export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusa
 export interface ClaimSnapshot {
   event: { status: string; ignored: boolean } | null;
   event_run: { id: string; state: RunStateName } | null;
-  blocking: (BlockingRun & { reserved_generation: number | null }) | null;
+  blocking: (BlockingRun & { reserved_generation: number | null; hooked: boolean }) | null;
   generation: number;
   ask: boolean;
   reserved: number;
@@ -98,13 +99,14 @@ export interface ClaimSnapshot {
 /**
  * "locked": under the (Loop, Item) lock, the blocking Run locked too, so a concurrent start or
  * cancel of it waits for this decision and the state read is the latest committed one.
- * "read": the first, unlocked look of an optimistic claim.
+ * "read": the look of the optimistic claim, in the statement that acts on it.
  */
 const snapshotSql = (mode: "locked" | "read") => `
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
 ), blocking AS (
-  SELECT id, state, reserved_generation FROM runs WHERE loop = $2 AND item_key = $3 AND ${inPhase("runs", "Active", "Waiting")} LIMIT 1
+  SELECT id, state, reserved_generation, ${hasOutboundHooks("runs")} AS hooked
+    FROM runs WHERE loop = $2 AND item_key = $3 AND ${inPhase("runs", "Active", "Waiting")} LIMIT 1
   ${mode === "locked" ? "FOR UPDATE" : ""}
 )
 SELECT
@@ -117,37 +119,42 @@ SELECT
      AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
   ${repoMeteringSql("$4")} AS metering`;
 
-const SNAPSHOT = (mode: "locked" | "read") => ({ name: `atelier-claim-snapshot-${mode}`, text: snapshotSql(mode) });
+const LOCKED_SNAPSHOT = { name: "atelier-claim-snapshot-locked", text: snapshotSql("locked") };
 
-/** The snapshot's parameters, $1 to $5 of the reads and of OPEN_IF_FRESH. */
+/** The snapshot's parameters, $1 to $5 of the locked read and of CLAIM_AT_ONCE. */
 const snapshotValues = (e: EventInput): unknown[] => [e.id, e.loop, e.itemKey, e.repo, runIdOf(e.id)];
 
-/** Reads what the claim decision needs (a prepared statement). */
-async function claimSnapshot(sql: Sql | Db["pool"], event: EventInput, mode: "locked" | "read"): Promise<ClaimSnapshot> {
-  const { rows } = await sql.query<ClaimSnapshot>({ ...SNAPSHOT(mode), values: snapshotValues(event) });
-  return rows[0]!;
-}
-
-/** What an Event already recorded says, with no decision to take: its Run, or its having been ignored. */
-function recordedClaim(snap: ClaimSnapshot): ClaimResult | null {
-  if (snap.event_run) return { tag: "Claimed", runId: snap.event_run.id, state: snap.event_run.state, opened: false, superseded: null };
-  if (snap.event?.ignored) return { tag: "Ignored", reason: "ignored_event" };
-  return null;
+/** The decision's facts, of an Event and what the snapshot read; `metered`: the admission gate is given. */
+function claimFacts(event: EventInput, snap: ClaimSnapshot, metered: boolean): ClaimFacts {
+  const b = snap.blocking;
+  return {
+    event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles },
+    recorded: snap.event_run
+      ? { tag: "Run", runId: snap.event_run.id, state: snap.event_run.state }
+      : snap.event?.ignored
+        ? { tag: "Ignored" }
+        : snap.event
+          ? { tag: "Undecided" }
+          : null,
+    blocking: b ? { id: b.id, state: b.state, reservedGeneration: b.reserved_generation, hooked: b.hooked } : null,
+    generation: snap.generation,
+    ask: snap.ask,
+    reserved: snap.reserved,
+    gated: metered && (snap.metering?.gated ?? false),
+  };
 }
 
 /**
- * Records an Event in the ledger and decides what it does: Claimed (a Run exists for it, or a
- * new one opens), Queued behind a Running Run, Ignored, or Blocked by the cycle budget or a
- * quota. An unstarted Run of the same Loop and Item is superseded, and that supersede commits
- * even when the budget then blocks.
+ * Records an Event in the ledger and decides what it does (lib/engine/claim.ts decideClaim):
+ * Claimed (a Run exists for it, or a new one opens), Queued behind a Running Run, Ignored, or
+ * Blocked by the cycle budget or a quota. An unstarted Run of the same Loop and Item is
+ * superseded, and that supersede commits even when the budget then blocks.
  *
- * Optimistic first: on an unlocked read, a new Event with nothing open on its Item, within its
- * budget and with nothing for the gate to ask, opens its Run in one statement (openAtOnce),
- * whose constraints refuse what a concurrent claim changed meanwhile. Everything else — and a
- * refused open — is decided again in one transaction serialized per (Loop, Item).
- *
- * The read itself opens the Run when the Item is fresh (openIfFresh): the decision is taken
- * beforehand on an Item with no history, and the read writes only if that is what it finds.
+ * Optimistic first: one statement (CLAIM_AT_ONCE) reads the facts and, where the decision
+ * opens a Run at once (opensAtOnce: its conditions in SQL, claim-sql.ts), supersedes, opens
+ * and records in that same statement; its constraints refuse what a concurrent claim changed
+ * meanwhile. What it read and did not act on — and a refused open — is decided again in one
+ * transaction serialized per (Loop, Item).
  */
 export async function recordAndClaim(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
   const result = await claimOnce(db, event, admission);
@@ -157,101 +164,85 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
 }
 
 async function claimOnce(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
-  const item = `${event.loop}\u0000${event.itemKey}`;
-  const fresh = !historied.has(item) && opensAtOnce(event, FRESH, admission) ? await openIfFresh(db, event, admission) : null;
-  if (fresh?.tag === "Opened") return fresh.claim;
-  const seen = fresh?.seen ?? (await claimSnapshot(db.pool, event, "read"));
-  noteHistory(item, hasHistory(seen));
-  const recorded = recordedClaim(seen);
-  if (recorded) return recorded;
-  const atOnce = opensAtOnce(event, seen, admission);
-  if (atOnce) {
-    const opened = await openAtOnce(db, event, seen, atOnce.superseded, admission);
-    if (opened) return opened;
-  }
+  const atOnce = await claimAtOnce(db, event, admission !== undefined);
+  if (atOnce) return atOnce;
   return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
 }
 
-/** An Item with something the fresh open would not find: an open Run, a later generation, an ask, a reservation. */
-const hasHistory = (seen: ClaimSnapshot): boolean => seen.blocking !== null || seen.generation !== 0 || seen.ask || seen.reserved !== 0;
+type Writeless = Extract<ClaimDecision, { tag: "Recorded" }> | (Extract<ClaimDecision, { tag: "Ignore" }> & { record: false });
 
-/**
- * The (Loop, Item) pairs whose last claim in this process found history (at most 4,096, the
- * oldest forgotten first): their next claim reads first instead of trying openIfFresh, whose
- * writes would be prepared for nothing. A read that finds the Item fresh again forgets it. It
- * only picks which statement goes first: the outcome is the same either way.
- */
-const historied = new Set<string>();
-const HISTORIED_MAX = 4096;
+/** A decision that needs no write: the Event's Run, or its having been ignored before. */
+const isWriteless = (d: ClaimDecision): d is Writeless => d.tag === "Recorded" || (d.tag === "Ignore" && !d.record);
 
-function noteHistory(item: string, history: boolean): void {
-  historied.delete(item);
-  if (!history) return;
-  historied.add(item);
-  if (historied.size > HISTORIED_MAX) historied.delete(historied.values().next().value!);
+function recordedClaim(d: Writeless): ClaimResult {
+  return d.tag === "Recorded" ? { tag: "Claimed", runId: d.runId, state: d.state, opened: false, superseded: null } : { tag: "Ignored", reason: d.reason };
 }
 
-/** What the claim reads of an Item with no history: no Event, no open Run, nothing reserved or asked, no gate. */
-const FRESH: ClaimSnapshot = { event: null, event_run: null, blocking: null, generation: 0, ask: false, reserved: 0, metering: null };
-
 /**
- * The claim's read, which also opens the Event's Run and records the Event when it reads what
- * FRESH says, on which the caller decided to open: no Event recorded, no history (nothing
- * open on the Item, generation 0 with nothing reserved or asked: hasHistory in SQL), and, where
- * the gate is asked, nothing for it to ask (the open is then counted). `metered`: an admission
- * gate is given.
+ * The optimistic claim, one statement: reads the facts (snapshotSql "read") and, when
+ * opensAtOnce holds of them (atOnceSql), supersedes the unstarted Run found (still unstarted,
+ * no outbound hook listening), opens the Event's Run and records the Event, charging the open
+ * on the month's counters where the gate counts this repository. `metered`: the admission
+ * gate is given. One prepared statement per value of it.
  */
-const OPEN_IF_FRESH = (metered: boolean) => ({
-  name: `atelier-claim-open-if-fresh${metered ? "-metered" : ""}`,
+const CLAIM_AT_ONCE = (metered: boolean) => ({
+  name: `atelier-claim-at-once${metered ? "-metered" : ""}`,
   text: `
 WITH seen AS (${snapshotSql("read")}
+), go AS (
+  SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: "$6", generation: "$9", maxCycles: "$10", unstarted: "$15", metered })}
+), sup AS (
+  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+         ended_at = now(), updated_at = now()
+    FROM go
+   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY($16)
+  RETURNING s.id
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at, model)
-  SELECT $5, $1, $2, $4, $3, $7, 'Pending', $10, $11, $12, $13, now(), $14::jsonb->>'model' FROM seen
-   WHERE seen.event IS NULL AND seen.event_run IS NULL AND seen.blocking IS NULL
-     AND seen.generation = 0 AND NOT seen.ask AND seen.reserved = 0
-     AND NOT (${metered} AND COALESCE((seen.metering->>'gated')::boolean, false))
+  SELECT $5, $1, $2, $4, $3, $7, 'Pending', CASE WHEN $10::int IS NOT NULL THEN go.generation END, $11, $12, $13, now(),
+         $14::jsonb->>'model'
+    FROM go WHERE go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup)
   RETURNING xmin::text AS version
 ), counted AS (${countOpenSql(`(SELECT ${openScopesSql("(seen.metering->>'installationId')", "$4")} FROM seen, run WHERE ${metered} AND seen.metering IS NOT NULL)`)}
 ), recorded AS (
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
   SELECT $1, $6, $2, $4, $3, $7, $8, $9, 'Claimed', NULL, $14, $5 FROM run
 )
-SELECT seen.*, (SELECT version FROM run) AS opened_version FROM seen`,
+SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup) AS superseded_id FROM seen`,
 });
 
 /**
- * OPEN_IF_FRESH: the Run opened, or what was read instead, for the decision to be taken on it;
- * null when a concurrent claim of the same Item or Event refused the open.
+ * CLAIM_AT_ONCE: the Run opened, or the decision needing no write that was read (the Event's
+ * Run, its being ignored); null when the rest is for the locked claim to decide, or a
+ * concurrent claim of the same Item or Event refused the open.
  */
-async function openIfFresh(
-  db: Db,
-  event: EventInput,
-  admission: Admission | undefined,
-): Promise<{ tag: "Opened"; claim: ClaimResult } | { tag: "Read"; seen: ClaimSnapshot } | null> {
+async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise<ClaimResult | null> {
   const s = event.submission;
   try {
     const { rows } = await withStoreRetry(() =>
-      db.pool.query<ClaimSnapshot & { opened_version: string | null }>({
-        ...OPEN_IF_FRESH(admission !== undefined),
+      db.pool.query<ClaimSnapshot & { opened_version: string | null; superseded_id: string | null }>({
+        ...CLAIM_AT_ONCE(metered),
         values: [
           ...snapshotValues(event),
           event.kind,
           event.number,
           event.contentHash,
           event.generation,
-          s.maxCycles === null ? null : 0,
+          s.maxCycles,
           s.agent,
           s.prompt,
           s.approvalRequired,
           JSON.stringify(s),
+          UNSTARTED,
+          TRANSITIONS.supersede.from,
         ],
       }),
     );
-    const { opened_version: version, ...seen } = rows[0]!;
-    if (version === null) return { tag: "Read", seen };
-    return { tag: "Opened", claim: openedInOneStatement(db, event, version, seen.metering, null) };
+    const { opened_version: version, superseded_id: superseded, ...seen } = rows[0]!;
+    if (version !== null) return openedInOneStatement(db, event, version, seen.metering, superseded);
+    const decision = decideClaim(claimFacts(event, seen, metered));
+    return isWriteless(decision) ? recordedClaim(decision) : null;
   } catch (err) {
     if (isClaimedMeanwhile(err)) return null;
     throw err;
@@ -285,153 +276,49 @@ export async function againIfClaimedMeanwhile<T>(claim: () => Promise<T>): Promi
   }
 }
 
-/** The claim decided under the (Loop, Item) lock, in one transaction. */
+/** The claim decided under the (Loop, Item) lock, in one transaction, and carried out there. */
 function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined): Promise<ClaimResult> {
   return transaction(
     db,
     async (sql) => {
-      const snap = await claimSnapshot(sql, event, "locked");
-      const recordedMeanwhile = recordedClaim(snap);
-      if (recordedMeanwhile) return recordedMeanwhile;
-      if (event.kind === "item" && event.generation < snap.generation) {
-        await writeClaim(sql, event, { status: "Ignored", reason: "old_generation" });
-        return { tag: "Ignored", reason: "old_generation" };
+      const { rows } = await sql.query<ClaimSnapshot>({ ...LOCKED_SNAPSHOT, values: snapshotValues(event) });
+      const decision = decideClaim(claimFacts(event, rows[0]!, admission !== undefined));
+      if (isWriteless(decision)) return recordedClaim(decision);
+      switch (decision.tag) {
+        case "Ignore":
+          await writeClaim(sql, event, { status: "Ignored", reason: decision.reason });
+          return { tag: "Ignored", reason: decision.reason };
+        case "Queue":
+          await writeClaim(sql, event, { status: "Queued", reason: null, behind: decision.behind });
+          return { tag: "Queued", behind: decision.behind };
+        case "Block":
+        case "Open":
+          return openOrBlock(sql, event, decision, admission);
       }
-      const decision = decideClaim(snap.blocking);
-      if (decision.tag === "QueueEvent") {
-        await writeClaim(sql, event, { status: "Queued", reason: null, behind: decision.behind });
-        return { tag: "Queued", behind: decision.behind };
-      }
-      const superseded = decision.tag === "SupersedeRun" ? { id: decision.runId, reservedGeneration: snap.blocking!.reserved_generation } : null;
-      return openOrBlock(sql, event, snap, superseded, admission);
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
 }
 
-/**
- * Whether an unlocked read lets the Event open its Run at once — new, within budget, nothing for
- * the gate to ask, and nothing open on its Item but an unstarted Run it supersedes — and which.
- */
-function opensAtOnce(event: EventInput, snap: ClaimSnapshot, admission: Admission | undefined): { superseded: Superseded | null } | null {
-  if (snap.event) return null;
-  if (event.kind === "item" && event.generation < snap.generation) return null;
-  if (admission && snap.metering?.gated) return null;
-  const decision = decideClaim(snap.blocking);
-  if (decision.tag === "QueueEvent") return null;
-  const superseded = decision.tag === "SupersedeRun" ? { id: decision.runId, reservedGeneration: snap.blocking!.reserved_generation } : null;
-  const { maxCycles } = event.submission;
-  if (maxCycles !== null && !budgetAdmits(reservedAfter(snap, superseded), maxCycles, snap.ask)) return null;
-  return { superseded };
-}
-
-/** The Runs holding the Item's current generation once `superseded` (unstarted) gave its reservation back. */
-const reservedAfter = (snap: Pick<ClaimSnapshot, "generation" | "reserved">, superseded: Superseded | null): number =>
-  superseded?.reservedGeneration === snap.generation ? snap.reserved - 1 : snap.reserved;
-
-/**
- * Supersedes the unstarted Run the read found (when it found one), opens the Event's Run and
- * records the Event, in one statement, only while the Item's budget is as read and the
- * superseded Run is still unstarted with no outbound hook listening to it. The Event's key,
- * the Run's key and the one-open-Run constraint refuse it when a concurrent claim recorded the
- * Event or opened a Run meanwhile. Charges the open on the month's counters when the gate
- * counts this repository.
- */
-const OPEN_AT_ONCE = (shape: { supersede: boolean; budget: boolean }) => ({
-  // One prepared statement per shape, its branches switched by literals the planner folds away:
-  // a generic plan then costs what a custom one does, and Postgres stops planning each call.
-  name: `atelier-claim-open-at-once-${shape.supersede ? "s" : "n"}${shape.budget ? "b" : "n"}`,
-  text: `
-WITH sup AS (
-  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
-         ended_at = now(), updated_at = now()
-   WHERE ${shape.supersede} AND s.id = $18 AND s.state::text = ANY($19) AND NOT ${hasOutboundHooks("s")}
-  RETURNING s.id
-), run AS (
-  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at, model)
-  SELECT $10, $1, $3, $4, $5, $6, 'Pending', $11, $12, $13, $14, now(), $9::jsonb->>'model'
-   WHERE (NOT ${shape.supersede} OR EXISTS (SELECT 1 FROM sup))
-     AND (NOT ${shape.budget}
-          OR (COALESCE((SELECT generation FROM cycle_budgets WHERE item_key = $5), 0) = $15
-              AND NOT COALESCE((SELECT ask IS NOT NULL FROM cycle_budgets WHERE item_key = $5), false)
-              AND (SELECT count(*) FROM runs WHERE loop = $3 AND item_key = $5 AND reserved_generation = $15) = $16))
-  RETURNING id, xmin::text AS version
-), counted AS (${countOpenSql("(SELECT $17::text[] FROM run)")}
-)
-INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-SELECT $1, $2, $3, $4, $5, $6, $7, $8, 'Claimed', NULL, $9, id FROM run
-RETURNING (SELECT version FROM run) AS version`,
-});
-
-/** The Event's own columns, $1 to $8 of both claim writes (id, kind, loop, repo, item_key, number, content_hash, generation). */
-const eventValues = (e: EventInput): unknown[] => [e.id, e.kind, e.loop, e.repo, e.itemKey, e.number, e.contentHash, e.generation];
-
 /** Postgres refusals of a claim that another one beat: a key taken (23505), a second open Run (23P01). */
 const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
 const isClaimedMeanwhile = (err: unknown): boolean => CLAIMED_MEANWHILE.has((err as { code?: string } | null)?.code ?? "");
 
-async function openAtOnce(
-  db: Db,
-  event: EventInput,
-  snap: ClaimSnapshot,
-  superseded: Superseded | null,
-  admission: Admission | undefined,
-): Promise<ClaimResult | null> {
-  const s = event.submission;
-  const runId = runIdOf(event.id);
-  const counted = admission && snap.metering ? openScopes(snap.metering.installationId, event.repo) : [];
-  try {
-    const { rows } = await withStoreRetry(() =>
-      db.pool.query<{ version: string }>({
-        ...OPEN_AT_ONCE({ supersede: superseded !== null, budget: s.maxCycles !== null }),
-        values: [
-          ...eventValues(event),
-          JSON.stringify(s),
-          runId,
-          s.maxCycles === null ? null : snap.generation,
-          s.agent,
-          s.prompt,
-          s.approvalRequired,
-          snap.generation,
-          snap.reserved,
-          counted,
-          superseded?.id ?? null,
-          FROM.supersede,
-        ],
-      }),
-    );
-    if (!rows[0]) return null; // the budget or the superseded Run changed meanwhile
-    return openedInOneStatement(db, event, rows[0].version, snap.metering, superseded?.id ?? null);
-  } catch (err) {
-    if (isClaimedMeanwhile(err)) return null;
-    throw err;
-  }
-}
+/** The Event's own columns, $1 to $8 of the claim's write (id, kind, loop, repo, item_key, number, content_hash, generation). */
+const eventValues = (e: EventInput): unknown[] => [e.id, e.kind, e.loop, e.repo, e.itemKey, e.number, e.contentHash, e.generation];
 
-/** An unstarted Run the decision supersedes (locked by the snapshot). */
-export interface Superseded {
-  id: string;
-  reservedGeneration: number | null;
-}
+/** A decision that opens a Run or is blocked by the budget. */
+export type Opening = ReturnType<typeof decideOpening>;
 
 /**
- * Opens the Event's Run if the cycle budget and the admission gate allow it, else records why
- * not; `superseded` is canceled either way, in the same statement that records the Event.
+ * Carries out an Opening: opens the Event's Run if the admission gate allows it, else records
+ * why not; the decision's superseded Run is canceled either way, in the same statement that
+ * records the Event.
  */
-export async function openOrBlock(
-  sql: Sql,
-  event: EventInput,
-  snap: Pick<ClaimSnapshot, "generation" | "ask" | "reserved">,
-  superseded: Superseded | null,
-  admission?: Admission,
-): Promise<ClaimResult> {
-  const { maxCycles } = event.submission;
-  const supersededId = superseded?.id ?? null;
-  // a superseded Run was unstarted: its reservation of this generation goes back
-  const reserved = reservedAfter(snap, superseded);
-  if (maxCycles !== null && !budgetAdmits(reserved, maxCycles, snap.ask)) {
-    await askForBudget(sql, event, snap.generation, reserved);
+export async function openOrBlock(sql: Sql, event: EventInput, decision: Opening, admission?: Admission): Promise<ClaimResult> {
+  const supersededId = decision.supersede?.id ?? null;
+  if (decision.tag === "Block") {
+    await askForBudget(sql, event, decision.generation, decision.reserved);
     await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId });
     return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId };
   }
@@ -445,7 +332,7 @@ export async function openOrBlock(
     status: "Claimed",
     reason: null,
     superseded: supersededId,
-    open: { runId, reservedGeneration: maxCycles === null ? null : snap.generation },
+    open: { runId, reservedGeneration: decision.reservedGeneration },
   });
   await markRunsChanged(sql, [runId]);
   return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: supersededId };
@@ -465,7 +352,7 @@ const WRITE = {
   name: "atelier-claim-write",
   text: `
 WITH sup AS (
-  UPDATE runs AS s SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
    WHERE s.id = $17 AND s.state::text = ANY($18)
   RETURNING s.id, ${hasOutboundHooks("s")} AS hooked
@@ -506,7 +393,7 @@ async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promi
       s.prompt,
       s.approvalRequired,
       write.superseded ?? null,
-      FROM.supersede,
+      TRANSITIONS.supersede.from,
       write.behind ?? null,
     ],
   });

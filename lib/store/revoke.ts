@@ -1,5 +1,5 @@
 import { countRunTransition } from "../metrics/metrics";
-import { FROM } from "../engine/run-state";
+import { TRANSITIONS } from "../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
@@ -16,10 +16,10 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
     db,
     async (sql) => {
       const { rows } = await sql.query<{ id: string; hooked: boolean }>(
-        `UPDATE runs SET state = 'Canceled', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+        `UPDATE runs SET state = '${TRANSITIONS.revoke.to}', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
                 updated_at = now(), waiting_reason = NULL
           WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs")} AS hooked`,
-        [loop, itemKey, FROM.revoke],
+        [loop, itemKey, TRANSITIONS.revoke.from],
       );
       countRunTransition("Canceled", rows.length);
       await markRunsChanged(sql, rows.map((r) => r.id));

@@ -1,5 +1,5 @@
 import { countRunTransition } from "../metrics/metrics";
-import type { RunStateName } from "../engine/run-state";
+import type { RunStateName, Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
@@ -49,19 +49,22 @@ export async function touchRun(sql: Sql, runId: string): Promise<RunRow> {
 }
 
 /**
- * Runs a state write guarded by its legal source states. Zero rows means the Run was not in
- * one of them (a lost race, or an illegal action): a typed conflict, never an overwrite.
+ * Writes a Transition of the engine (lib/engine/run-state.ts TRANSITIONS): the state it moves
+ * to, and `set` (more columns, from $3 on), guarded by its legal source states. Zero rows means
+ * the Run was not in one of them (a lost race, or an illegal action): a typed conflict, never
+ * an overwrite. `action` names it in that conflict's message.
  */
 export async function guardedRunUpdate(
   sql: Sql,
   runId: string,
-  from: readonly RunStateName[],
+  transition: Transition,
   set: string,
   params: unknown[],
   action: string,
 ): Promise<RunRow> {
+  const { from, to } = transition;
   const { rows } = await sql.query<RunRow & { hooked: boolean }>(
-    `UPDATE runs SET ${set}, updated_at = now() WHERE id = $1 AND state::text = ANY($2)
+    `UPDATE runs SET state = '${to}'${set ? `, ${set}` : ""}, updated_at = now() WHERE id = $1 AND state::text = ANY($2)
      RETURNING ${RUN_COLUMNS}, ${hasOutboundHooks("runs")} AS hooked`,
     [runId, from, ...params],
   );

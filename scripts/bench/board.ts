@@ -8,6 +8,7 @@ import { loadBoard } from "../../lib/dashboard/board";
 import { getBoard } from "../../lib/dashboard/queries";
 import { createDb, type Db } from "../../lib/store/db";
 import { bench, percentile, ratio } from "./measure";
+import { itemColumnsSql } from "./seed-items";
 
 const REPOS = 5;
 const ITEMS = 5_000;
@@ -25,13 +26,7 @@ async function seed(db: Db): Promise<void> {
   await db.pool.query(
     `INSERT INTO items (key, repo, number, kind, state, title, labels, projection, content_hash, github_updated_at)
      SELECT format('["github","bench/board-%s",%s]', 1 + (i % ${REPOS}), 1 + i / ${REPOS}),
-            'bench/board-' || (1 + (i % ${REPOS})), 1 + i / ${REPOS},
-            CASE WHEN i % 9 = 0 THEN 'pull_request' ELSE 'issue' END,
-            CASE WHEN i % 10 < 3 THEN 'closed' ELSE 'open' END,
-            'Item ' || i,
-            CASE i % 5 WHEN 1 THEN ARRAY['ready-for-agent'] WHEN 2 THEN ARRAY['agent-working', 'bug']
-                       WHEN 3 THEN ARRAY['in-review'] WHEN 4 THEN ARRAY['docs'] ELSE ARRAY[]::text[] END,
-            '{}', md5(i::text), now() - (i || ' minutes')::interval
+            'bench/board-' || (1 + (i % ${REPOS})), 1 + i / ${REPOS},${itemColumnsSql("i")}
        FROM generate_series(0, ${ITEMS - 1}) i`,
   );
   // Runs: 3 closed ones per Item (Succeeded, Failed, Canceled), and a 4th that is open for

@@ -4,13 +4,13 @@
 // weighs on both sides of one pair instead of on one side of a best-of comparison.
 import pg from "pg";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
-import { createDb } from "../../lib/store/db";
+import { createDb, type Db } from "../../lib/store/db";
 import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
 import { bench, median, ratio, throughput } from "./measure";
 
 const CONCURRENCY = 8;
 const PER_ROUND = 1500;
-const ROUNDS = 5;
+export const ROUNDS = 5;
 
 function event(round: number, i: number): EventInput {
   // mostly new content on 400 Items; every 10th observation repeats an earlier one
@@ -30,6 +30,10 @@ function event(round: number, i: number): EventInput {
   };
 }
 
+/** One round of PER_ROUND claims on CONCURRENCY lanes: Events/s. */
+export const claimRound = (db: Db, round: number): Promise<number> =>
+  throughput(PER_ROUND, CONCURRENCY, (i) => recordAndClaim(db, event(round, i)).then(() => undefined));
+
 export async function claimBench(url: string): Promise<void> {
   // the product's default pool (10): 8 submitters, and room for the Run-change announcer
   const db = createDb(url);
@@ -38,7 +42,7 @@ export async function claimBench(url: string): Promise<void> {
   const claims: number[] = [];
   const inserts: number[] = [];
   for (let round = 0; round <= ROUNDS; round++) {
-    claims.push(await throughput(PER_ROUND, CONCURRENCY, (i) => recordAndClaim(db, event(round, i)).then(() => undefined)));
+    claims.push(await claimRound(db, round));
     inserts.push(
       await throughput(PER_ROUND, CONCURRENCY, async (i) => {
         const c = await raw.connect();

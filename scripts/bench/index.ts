@@ -7,6 +7,7 @@ import { metricsBench } from "./metrics";
 import { pollBench } from "./poll";
 import { runsListBench } from "./runs-list";
 import { sandboxBench } from "./sandbox";
+import { scaleBench } from "./scale";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
 export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
@@ -14,6 +15,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   engine: engineBench,
   board: boardBench,
   runs_list: runsListBench,
+  scale: scaleBench,
   poll: pollBench,
   sandbox: sandboxBench,
   metrics: metricsBench,

@@ -1,24 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { budgetAdmits, decideClaim } from "../../lib/engine/claim";
 import { agentFailure, budgetFailure, CATEGORY_RETRYABLE, defectFailure, infraFailure, runawayFailure } from "../../lib/engine/failure";
 import { canAutoRetry, decideAfterFailure } from "../../lib/engine/retry";
-
-describe("claim decision", () => {
-  it("opens a Run when nothing blocks", () => {
-    expect(decideClaim(null)).toEqual({ tag: "OpenRun" });
-  });
-  it("queues the Event behind a Running Run: a started Attempt always finishes", () => {
-    expect(decideClaim({ id: "r1", state: "Running" })).toEqual({ tag: "QueueEvent", behind: "r1" });
-  });
-  it.each(["Pending", "Waiting", "Queued"] as const)("supersedes an unstarted %s Run", (state) => {
-    expect(decideClaim({ id: "r1", state })).toEqual({ tag: "SupersedeRun", runId: "r1" });
-  });
-  it("admits while reservations are below max_cycles and no ask is pending", () => {
-    expect(budgetAdmits(2, 3, false)).toBe(true);
-    expect(budgetAdmits(3, 3, false)).toBe(false);
-    expect(budgetAdmits(0, 3, true)).toBe(false);
-  });
-});
 
 describe("retry decision", () => {
   const infra = infraFailure("transport", "push got 502");

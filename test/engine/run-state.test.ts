@@ -1,6 +1,10 @@
 import { describe, expect, it } from "vitest";
 import {
   allows,
+  FROM,
+  transition,
+  TRANSITIONS,
+  type Transition,
   approve,
   cancel,
   continueRunning,
@@ -66,7 +70,35 @@ describe("run state transitions", () => {
     start(waiting);
     // @ts-expect-error a closed Run cannot be canceled
     cancel(failed, "octo");
-    expect(true).toBe(true);
+    // @ts-expect-error a store write guarded by a state its function refuses does not compile
+    transition("approve", ["Waiting", "Running"], approve);
+    // @ts-expect-error nor one that starts a Run from Waiting
+    transition("start", ["Pending", "Waiting"], start);
+    // @ts-expect-error a Transition is made by `transition` only, never written by hand
+    const forged: Transition = { action: "approve", from: ["Running"], to: "Queued" };
+    void forged;
+  });
+
+  it("gives every store write the guard and the target of its typed function", () => {
+    const table = Object.entries(TRANSITIONS).map(([name, t]) => [name, t.action, t.from, t.to]);
+    expect(table).toEqual([
+      ["parkForApproval", "parkForApproval", ["Pending"], "Waiting"],
+      ["approve", "approve", ["Waiting"], "Queued"],
+      ["start", "start", ["Pending", "Queued"], "Running"],
+      ["continueRunning", "continueRunning", ["Running"], "Running"],
+      ["succeed", "succeed", ["Running"], "Succeeded"],
+      ["fail", "fail", ["Running"], "Failed"],
+      ["retry", "retry", ["Failed"], "Running"],
+      ["cancel", "cancel", ["Pending", "Waiting", "Queued", "Running"], "Canceled"],
+      ["supersede", "supersede", ["Pending", "Waiting", "Queued"], "Canceled"],
+      ["revoke", "revoke", ["Pending", "Waiting", "Queued"], "Canceled"],
+      ["resolveFailure", "resolveFailure", ["Failed"], "Failed"],
+      ["editAndRetry", "editAndRetry", ["Failed"], "Running"],
+      ["parkEngineFailure", "parkEngineFailure", ["Pending", "Queued"], "Waiting"],
+      ["failEngineFailure", "failEngineFailure", ["Running"], "Failed"],
+      ["retryParked", "retryParked", ["Waiting"], "Queued"],
+    ]);
+    for (const [name, t] of Object.entries(TRANSITIONS)) expect(t.from, name).toBe(FROM[name as keyof typeof FROM]);
   });
 });
 

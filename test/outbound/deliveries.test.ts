@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bullConnection } from "../../jobs/queues";
 import { createOutboundWorker, type OutboundWorker } from "../../jobs/processors/outbound";
 import { agentFailure } from "../../lib/engine/failure";
-import { FROM } from "../../lib/engine/run-state";
+import { TRANSITIONS } from "../../lib/engine/run-state";
 import { admission } from "../../lib/metering/admission";
 import { attemptDelivery, dueDeliveries } from "../../lib/outbound/attempt-delivery";
 import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-log";
@@ -107,7 +107,7 @@ describe("outbound webhooks, with the worker", () => {
       const runId = await openRun(db, t.repo, 1, gate, "start-dev");
       await expect(
         transaction(db, async (sql) => {
-          await guardedRunUpdate(sql, runId, FROM.cancel, `state = 'Canceled', cancel_reason = 'OperatorCanceled', ended_at = now()`, [], "cancel");
+          await guardedRunUpdate(sql, runId, TRANSITIONS.cancel, `cancel_reason = 'OperatorCanceled', ended_at = now()`, [], "cancel");
           expect(await deliveriesOf(runId)).toEqual([]); // not visible outside the transaction yet
           throw new Error("rolled back");
         }),

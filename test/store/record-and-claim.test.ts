@@ -28,7 +28,7 @@ describe("recordAndClaim", () => {
     expect(result).toMatchObject({ tag: "Claimed", state: "Pending", opened: true, superseded: null });
   });
 
-  it("opens the Run of a new Event on an Item with no history in one statement, and reads first otherwise", async () => {
+  it("opens the Run of a new Event in one statement, superseding an unstarted Run in that same statement", async () => {
     const repo = uniqueRepo();
     /**
      * The statements a claim sends: each takes a client from the pool. The Run-change
@@ -48,29 +48,32 @@ describe("recordAndClaim", () => {
     };
     const fresh = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h1")));
     expect(fresh).toMatchObject({ result: { tag: "Claimed", opened: true, openedRun: { repo } }, statements: 1 });
-    // the Item now has an unstarted Run: the read finds it, and the second statement supersedes it
+    // the Item now has an unstarted Run: the same statement finds it and supersedes it
     const second = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
-    expect(second).toMatchObject({ result: { tag: "Claimed", opened: true, superseded: (fresh.result as { runId: string }).runId }, statements: 2 });
-    // a repeated Event is answered by the read alone
+    expect(second).toMatchObject({ result: { tag: "Claimed", opened: true, superseded: (fresh.result as { runId: string }).runId }, statements: 1 });
+    // a repeated Event is answered by that statement's read alone
     const repeated = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
     expect(repeated).toMatchObject({ result: { tag: "Claimed", opened: false }, statements: 1 });
   });
 
-  it("reads first, with a plain read, the Item whose last claim found history", async () => {
+  it("sends one optimistic statement beside the locked path, the same in every process (no memory of Items)", async () => {
     const repo = uniqueRepo();
-    // one connection, whose prepared statements say which reads the claims sent
-    const one = testDb(1);
-    const prepared = async () =>
-      (await one.pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim-%'`)).rows.map((r) => r.name);
+    // two pools of one connection each, as two processes: their prepared statements say what each sent
+    const [a, b] = [testDb(1), testDb(1)];
+    const prepared = async (on: typeof a) =>
+      (await on.pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim-%' ORDER BY name`)).rows.map((r) => r.name);
     try {
-      await recordAndClaim(one, itemEvent(repo, 1, "h1")); // fresh: opened by the read
-      await recordAndClaim(one, itemEvent(repo, 1, "h2")); // the read finds h1's Run open, then supersedes it
-      expect(await prepared()).not.toContain("atelier-claim-snapshot-read");
-      const third = await recordAndClaim(one, itemEvent(repo, 1, "h3")); // known to have history: a plain read first
-      expect(third).toMatchObject({ tag: "Claimed", opened: true });
-      expect(await prepared()).toContain("atelier-claim-snapshot-read");
+      expect(await recordAndClaim(a, itemEvent(repo, 1, "h1"))).toMatchObject({ tag: "Claimed", opened: true });
+      expect(await recordAndClaim(a, itemEvent(repo, 1, "h2"))).toMatchObject({ tag: "Claimed", opened: true });
+      expect(await recordAndClaim(b, itemEvent(repo, 1, "h3"))).toMatchObject({ tag: "Claimed", opened: true });
+      expect(await prepared(a)).toEqual(["atelier-claim-at-once"]);
+      expect(await prepared(b)).toEqual(["atelier-claim-at-once"]);
+      // what the statement does not open (a Run is running) is decided under the lock
+      const { rows } = await a.pool.query<{ id: string }>(`UPDATE runs SET state = 'Running' WHERE repo = $1 AND state = 'Pending' RETURNING id`, [repo]);
+      expect(await recordAndClaim(b, itemEvent(repo, 1, "h4"))).toEqual({ tag: "Queued", behind: rows[0]!.id });
+      expect(await prepared(b)).toEqual(["atelier-claim-at-once", "atelier-claim-snapshot-locked", "atelier-claim-write"]);
     } finally {
-      await one.close();
+      await Promise.all([a.close(), b.close()]);
     }
   });
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { isOpen, needsWorker, RUN_STATES } from "../../lib/engine/run-state";
 import { createDb, type Db } from "../../lib/store/db";
+import { admitAttempt } from "../../lib/metering/admission";
 import { startAttempt } from "../../lib/store/attempts";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
 import { inPhase } from "../../lib/store/run-phase";
@@ -58,7 +59,7 @@ it("a Run's start rewrites no index entry of runs: Pending → Running is a HOT 
   };
   const before = await counters();
   const snap = await readRunSnapshot(one, runId);
-  const started = await startAttempt(one, snap!, { token: "t", workerId: "w" });
+  const started = await startAttempt(one, snap!, { token: "t", workerId: "w" }, admitAttempt);
   expect(started.tag).toBe("Started");
   const after = await counters();
   expect({ updates: after.updates - before.updates, hot: after.hot - before.hot }).toEqual({ updates: 1, hot: 1 });

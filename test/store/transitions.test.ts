@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { infraFailure, agentFailure } from "../../lib/engine/failure";
 import { approve, parkForApproval } from "../../lib/store/approvals";
+import { admitAttempt } from "../../lib/metering/admission";
 import { expireAttempt, finishAttempt, startAttempt, type AttemptRef } from "../../lib/store/attempts";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
 import { beginAttempt } from "../support/attempts";
@@ -70,9 +71,11 @@ describe("attempts", () => {
     const a = await start(id);
     const r = await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
     expect(r.run.state).toBe("Failed");
+    // the Run keeps its latest failed Attempt, which Needs you compares with the resolved one
+    const failure = async () => (await db.pool.query(`SELECT failed_attempt_id, resolved_failure_attempt_id FROM runs WHERE id = $1`, [id])).rows[0];
+    expect(await failure()).toEqual({ failed_attempt_id: a.id, resolved_failure_attempt_id: null });
     await resolveFailure(db, id, "octo");
-    const { rows } = await db.pool.query(`SELECT resolved_failure_attempt_id FROM runs WHERE id = $1`, [id]);
-    expect(rows[0].resolved_failure_attempt_id).toBe(a.id);
+    expect(await failure()).toEqual({ failed_attempt_id: a.id, resolved_failure_attempt_id: a.id });
     await retryRun(db, id, "octo");
     expect((await start(id, "t2")).number).toBe(2);
   });
@@ -153,6 +156,8 @@ describe("attempts", () => {
     const third = await start(id, "t3");
     await expect(beginAttempt(db, id, { token: "t4", workerId: "w" })).rejects.toMatchObject({ token: "attempt_open" });
     expect(await expireAttempt(db, third.id)).toMatchObject({ decision: { tag: "FailRun" }, run: { state: "Failed" } });
+    const { rows } = await db.pool.query(`SELECT failed_attempt_id FROM runs WHERE id = $1`, [id]);
+    expect(rows[0].failed_attempt_id).toBe(third.id);
     await expect(beginAttempt(db, id, { token: "t4", workerId: "w" })).rejects.toMatchObject({ token: "run_state_conflict" });
   });
 
@@ -172,7 +177,7 @@ describe("attempts", () => {
     const id = await openRun();
     const seen = (await readRunSnapshot(db, id))!;
     await cancelRun(db, id, "octo");
-    const begun = await startAttempt(db, seen, { token: "late", workerId: "w" });
+    const begun = await startAttempt(db, seen, { token: "late", workerId: "w" }, admitAttempt);
     expect(begun).toMatchObject({ tag: "Changed", snapshot: { run: { state: "Canceled" } } });
     const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM attempts WHERE run_id = $1`, [id]);
     expect(rows[0].n).toBe(0);

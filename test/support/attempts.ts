@@ -1,3 +1,4 @@
+import { admitAttempt } from "../../lib/metering/admission";
 import type { Db } from "../../lib/store/db";
 import { startAttempt, type StartResult } from "../../lib/store/attempts";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
@@ -10,7 +11,7 @@ export async function beginAttempt(db: Db, runId: string, lease: { token: string
   for (;;) {
     const snap = await readRunSnapshot(db, runId);
     if (!snap) throw new Error(`No Run ${runId}.`);
-    const begun = await startAttempt(db, snap, lease);
+    const begun = await startAttempt(db, snap, lease, admitAttempt);
     if (begun.tag !== "Changed") return begun;
   }
 }

@@ -106,6 +106,8 @@ export async function seedRun(
        VALUES ($1, $2, $3, $4::text::"AttemptState", $5, $6, $7, $8, CASE WHEN $4::text = 'Running' THEN NULL ELSE now() END)`,
       [`${id}/agent/${n}`, id, n, a.state, a.failureKind ?? null, a.failureCategory ?? null, a.failureMessage ?? null, a.failureKind ? false : null],
     );
+    // as the statement that closes an Attempt as Failed does
+    if (a.state === "Failed") await db.pool.query(`UPDATE runs SET failed_attempt_id = $2 WHERE id = $1`, [id, `${id}/agent/${n}`]);
   }
   return id;
 }
