@@ -72,7 +72,7 @@ function holdFor(ctx: RunnerContext, run: RunRow, attempt: AttemptRef, startedAt
   const minutes = rosterAgent(ctx.config.roster, run.agent)?.maxAttemptMinutes ?? 0;
   const until = Math.max(startedAt + minutes * 60_000, Date.now() + ctx.config.leaseTtlMs);
   const onHeld = (err: unknown, retryInMs: number) =>
-    ctx.log.warn({ attemptId: attempt.id, retryInMs, err: message(err) }, "the database is away: holding the Attempt's outcome");
+    ctx.log.warn({ attemptId: attempt.id, retryInMs, err: message(err) }, "the database is away: holding the Attempt");
   return (write) => holdThroughOutage(ctx.deps.db, write, { until, signal, onHeld });
 }
 
@@ -87,6 +87,7 @@ async function produceOutcome(
   transcript: TranscriptWriter,
   leaseLost: AbortSignal,
   startedAt: number,
+  hold: Hold,
 ): Promise<Produced> {
   const failed = (failure: Failure): Produced => {
     transcript.system(failure.message);
@@ -105,8 +106,8 @@ async function produceOutcome(
     if (err instanceof AttemptFailureError) return failed(err.failure);
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
-  const base = await defaultBranchOf(ctx, run.repo, access);
-  const branch = await workBranchOfRun(ctx.deps.db, run);
+  // read before the agent starts, and held as the outcome is: a database blip here is no failure
+  const [base, branch] = await hold(() => Promise.all([defaultBranchOf(ctx, run.repo, access), workBranchOfRun(ctx.deps.db, run)]));
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -203,9 +204,10 @@ export async function runBegunAttempt(
   });
   transcript.system(`attempt ${attempt.number} started on ${ctx.config.workerId}`);
 
+  const hold = holdFor(ctx, run, attempt, startedAt, leaseLost);
   let produced: Produced;
   try {
-    produced = await produceOutcome(ctx, run, attempt, local, transcript, leaseLost, startedAt);
+    produced = await produceOutcome(ctx, run, attempt, local, transcript, leaseLost, startedAt, hold);
   } finally {
     watch.stop();
   }
@@ -220,7 +222,6 @@ export async function runBegunAttempt(
 
   let result: AttemptResult;
   const { outcome } = produced;
-  const hold = holdFor(ctx, run, attempt, startedAt, leaseLost);
   if (outcome.tag === "Succeeded") {
     const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript, hold);
     if ("failure" in published) {

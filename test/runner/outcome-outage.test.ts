@@ -59,6 +59,11 @@ describe("an Attempt that finishes while Postgres is away", () => {
     const run = await openRun(db, issueEvent(repo, 51, "h1", "Finish during the outage [demo:sleep 4]", { agent: "patient" }));
     await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
     await waitFor("the Attempt to run", async () => (await attemptsOf(db, run.runId)).find((a) => a.state === "Running"), 60_000);
+    // the agent itself is at work (its 4 s sleep ahead) before Postgres goes away
+    await waitFor("the agent to start writing", async () => {
+      const { rows } = await db.pool.query(`SELECT 1 FROM transcript_entries WHERE run_id = $1 AND text LIKE 'demo agent: writing%'`, [run.runId]);
+      return rows.length > 0 || null;
+    }, 60_000, 100);
 
     cluster.stop();
     try {
