@@ -3,7 +3,7 @@ import { inPhase } from "../store/run-phase";
 import { nearness, repoOpenRateSql, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "./scopes";
+import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "../store/usage-counters";
 
 /**
  * Usage rolled up from the truth: finished Attempts joined to their Runs (and the Runs'
