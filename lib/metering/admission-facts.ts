@@ -2,7 +2,6 @@ import { advisoryKey } from "../store/locks";
 import { inPhase } from "../store/run-phase";
 import type { Sql } from "../store/transaction";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
-import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../store/repo-metering";
 import { repoOpenRateSql, type Limits } from "./limits";
 import { monthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
