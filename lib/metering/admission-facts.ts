@@ -1,3 +1,4 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import { advisoryKey } from "../store/locks";
 import { inPhase } from "../store/run-phase";
 import type { Sql } from "../store/transaction";
@@ -115,7 +116,7 @@ export async function loadAdmissionFacts(
     const { rows: running } = await sql.query<{ inst: number; repo: number }>(
       `SELECT count(*)::int AS inst, count(*) FILTER (WHERE r.repo = $2)::int AS repo
          FROM runs r JOIN repositories rp ON rp.full_name = r.repo
-        WHERE rp.installation_id = $1 AND ${inPhase("r", "Active")} AND r.state = 'Running' AND r.id IS DISTINCT FROM $3`,
+        WHERE rp.installation_id = $1 AND ${inPhase("r", "Active")} AND ${RUN_STATE_SQL.isRunning("r.state")} AND r.id IS DISTINCT FROM $3`,
       [t.installation_id, repo, target.runId ?? null],
     );
     installation.running = running[0]!.inst;
