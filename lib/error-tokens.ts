@@ -140,9 +140,3 @@ export type ErrorStatus = (typeof ERROR_STATUS)[ErrorToken];
 
 /** The tokens answered with status `S`. */
 export type TokenOf<S extends ErrorStatus> = { [T in ErrorToken]: (typeof ERROR_STATUS)[T] extends S ? T : never }[ErrorToken];
-
-export const ERROR_TOKENS = Object.keys(ERROR_STATUS) as ErrorToken[];
-
-export function isErrorToken(s: string): s is ErrorToken {
-  return Object.hasOwn(ERROR_STATUS, s);
-}

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { ERROR_STATUS, ERROR_TOKENS, type ErrorToken, type TokenOf } from "../../lib/error-tokens";
+import { ERROR_STATUS, type ErrorToken, type TokenOf } from "../../lib/error-tokens";
 import {
   AtelierError,
   BadInputError,
@@ -20,6 +20,7 @@ import {
 /** The error tokens are a closed type, each with one status, and docs/openapi.yaml lists exactly them. */
 
 const ROOT = resolve(__dirname, "../..");
+const ERROR_TOKENS = Object.keys(ERROR_STATUS) as ErrorToken[];
 
 describe("error tokens", () => {
   it("are exactly the tokens docs/openapi.yaml lists for an error body", () => {
