@@ -1,78 +1,90 @@
+import { ERROR_STATUS, type ErrorStatus, type ErrorToken, type TokenOf } from "./error-tokens";
+
 /**
- * One error dialect: every refusal is an AtelierError with a stable token, a sentence for
- * people and the HTTP status that fits. The edge (route handlers) maps it once with
- * `toHttpError`; nothing else in the product chooses a status.
+ * One error dialect: every refusal is an AtelierError with a stable token (a member of the
+ * closed `ErrorToken`), a sentence for people, and the HTTP status its token is answered with
+ * (lib/error-tokens.ts). The edge (route handlers) maps it once with `toHttpError`; nothing
+ * else in the product chooses a status.
  */
 export class AtelierError extends Error {
+  readonly status: ErrorStatus;
   constructor(
-    readonly token: string,
+    readonly token: ErrorToken,
     message: string,
-    readonly status: number,
     readonly details: Record<string, unknown> = {},
   ) {
     super(message);
     this.name = new.target.name;
+    this.status = ERROR_STATUS[token];
   }
 }
 
 /** 400: the input is malformed or not allowed. Nothing was written. */
 export class BadInputError extends AtelierError {
-  constructor(token: string, message: string, details?: Record<string, unknown>) {
-    super(token, message, 400, details);
+  declare readonly token: TokenOf<400>;
+  constructor(token: TokenOf<400>, message: string, details?: Record<string, unknown>) {
+    super(token, message, details);
   }
 }
 
 /** 401: nobody is signed in, or the signature/credential is wrong. */
 export class UnauthorizedError extends AtelierError {
-  constructor(token: string, message: string) {
-    super(token, message, 401);
+  declare readonly token: TokenOf<401>;
+  constructor(token: TokenOf<401>, message: string) {
+    super(token, message);
   }
 }
 
 /** 403: signed in, but not allowed to do this here. */
 export class ForbiddenError extends AtelierError {
-  constructor(token: string, message: string, details?: Record<string, unknown>) {
-    super(token, message, 403, details);
+  declare readonly token: TokenOf<403>;
+  constructor(token: TokenOf<403>, message: string, details?: Record<string, unknown>) {
+    super(token, message, details);
   }
 }
 
 /** 404: no such thing (or not visible to this caller). */
 export class NotFoundError extends AtelierError {
-  constructor(token: string, message: string) {
-    super(token, message, 404);
+  declare readonly token: TokenOf<404>;
+  constructor(token: TokenOf<404>, message: string) {
+    super(token, message);
   }
 }
 
 /** 409: the thing is not in a state that allows this; a lost race lands here too. */
 export class ConflictError extends AtelierError {
-  constructor(token: string, message: string, details?: Record<string, unknown>) {
-    super(token, message, 409, details);
+  declare readonly token: TokenOf<409>;
+  constructor(token: TokenOf<409>, message: string, details?: Record<string, unknown>) {
+    super(token, message, details);
   }
 }
 
 /** 402: a monthly quota or cost cap says no until `reset_at`. */
 export class QuotaError extends AtelierError {
-  constructor(token: string, message: string, details?: Record<string, unknown>) {
-    super(token, message, 402, details);
+  declare readonly token: TokenOf<402>;
+  constructor(token: TokenOf<402>, message: string, details?: Record<string, unknown>) {
+    super(token, message, details);
   }
 }
 
 /** 429: too many, too fast; try again after `retryAfterSeconds`. */
 export class RateLimitError extends AtelierError {
+  declare readonly token: TokenOf<429>;
   constructor(
-    token: string,
+    token: TokenOf<429>,
     message: string,
     readonly retryAfterSeconds: number,
     details?: Record<string, unknown>,
   ) {
-    super(token, message, 429, details);
+    super(token, message, details);
   }
 }
 
 /** 413: the body is larger than this endpoint takes; it was not read past the limit. */
 export class PayloadTooLargeError extends AtelierError {
-  constructor(token: string, message: string, details?: Record<string, unknown>) {
-    super(token, message, 413, details);
+  declare readonly token: TokenOf<413>;
+  constructor(token: TokenOf<413>, message: string, details?: Record<string, unknown>) {
+    super(token, message, details);
   }
 }
 
@@ -81,19 +93,20 @@ export class PayloadTooLargeError extends AtelierError {
  * the same request may be sent again after `retryAfterSeconds`.
  */
 export class UnavailableError extends AtelierError {
+  declare readonly token: TokenOf<503>;
   constructor(
-    token: string,
+    token: TokenOf<503>,
     message: string,
     readonly retryAfterSeconds: number,
   ) {
-    super(token, message, 503);
+    super(token, message);
   }
 }
 
 export interface HttpError {
   status: number;
   headers: Record<string, string>;
-  body: { error: string; message: string } & Record<string, unknown>;
+  body: { error: ErrorToken; message: string } & Record<string, unknown>;
 }
 
 /** Seconds a client is told to wait when Postgres or Redis cannot be reached. */

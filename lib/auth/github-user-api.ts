@@ -24,7 +24,7 @@ export interface UserRepository {
 
 export class GitHubUnavailableError extends AtelierError {
   constructor(message: string) {
-    super("github_unavailable", message, 502);
+    super("github_unavailable", message);
   }
 }
 

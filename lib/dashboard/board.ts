@@ -1,5 +1,6 @@
 import type { BoardLane } from "../config/roster";
-import { isRunning, OPEN, type RunStateName } from "../engine/run-state";
+import { isRunning } from "../engine/run-predicates";
+import { OPEN, type RunStateName } from "../engine/run-state";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";

@@ -1,5 +1,6 @@
 import pg from "pg";
-import { isClosed, type RunStateName } from "../engine/run-state";
+import { isClosed } from "../engine/run-predicates";
+import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
 import { TRANSCRIPT_CHANNEL } from "../store/transcript-lines";
 import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";

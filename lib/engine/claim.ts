@@ -1,4 +1,5 @@
-import { isRunning, isUnstarted, type RunStateName } from "./run-state";
+import { isRunning, isUnstarted } from "./run-predicates";
+import type { RunStateName } from "./run-state";
 
 /** The open Run of the same Loop and Item, if any. */
 export interface BlockingRun {

@@ -133,15 +133,5 @@ export const TRANSITIONS = {
   retryParked: transition("retryParked", FROM.retryParked, retryParked),
 } as const satisfies Record<keyof typeof FROM, Transition>;
 
-const includes = (list: readonly RunStateName[], s: RunStateName): boolean => list.includes(s);
-
-export const isOpen = (s: RunStateName): boolean => includes(OPEN, s);
-export const isUnstarted = (s: RunStateName): boolean => includes(UNSTARTED, s);
-export const isStartable = (s: RunStateName): boolean => includes(STARTABLE, s);
-export const isRunning = (s: RunStateName): boolean => s === "Running";
-/** Closed: no Attempt will happen without an operator. */
-export const isClosed = (s: RunStateName): boolean => !isOpen(s);
-/** A worker job should exist for this Run (Waiting Runs have none until approved). */
-export const needsWorker = (s: RunStateName): boolean => isStartable(s) || isRunning(s);
 /** Whether an operator action is legal in this state. */
-export const allows = (action: keyof typeof FROM, s: RunStateName): boolean => includes(FROM[action], s);
+export const allows = (action: keyof typeof FROM, s: RunStateName): boolean => (FROM[action] as readonly RunStateName[]).includes(s);

@@ -48,7 +48,7 @@ export class GitHubRequestError extends AtelierError {
     readonly route: string,
     message: string,
   ) {
-    super("github_request_failed", `GitHub answered ${githubStatus} to ${route}: ${message}`, 502, { githubStatus, route });
+    super("github_request_failed", `GitHub answered ${githubStatus} to ${route}: ${message}`, { githubStatus, route });
   }
 }
 

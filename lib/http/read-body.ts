@@ -1,3 +1,4 @@
+import type { TokenOf } from "../error-tokens";
 import { PayloadTooLargeError } from "../errors";
 
 /**
@@ -9,7 +10,7 @@ export interface BodyLimit {
   /** At most this many bytes. */
   limit: number;
   /** The refusal's token, e.g. `webhook_too_large`. */
-  token: string;
+  token: TokenOf<413>;
   /** What is being refused, for the sentence: "A webhook delivery", "An API request body". */
   what: string;
 }

@@ -1,4 +1,5 @@
-import { AtelierError, BadInputError } from "../errors";
+import { BadInputError } from "../errors";
+import type { TokenOf } from "../error-tokens";
 import type { LoopDefinition, TriggerKind } from "./config-schema";
 import {
   compileCondition,
@@ -29,7 +30,7 @@ export interface RepositoryContext {
 export type LoopFailure = {
   outcome: "error";
   /** config_bad_expression (did not compile) or expression_evaluation_failed. */
-  token: string;
+  token: TokenOf<400>;
   message: string;
   /** Which part of the Loop failed. */
   where: "if" | "prompt";
@@ -253,7 +254,7 @@ function render(loop: LoopDefinition, context: ExpressionContext): string | Loop
 }
 
 function failure(err: unknown, where: "if" | "prompt", loop: LoopDefinition): LoopFailure {
-  if (err instanceof AtelierError) {
+  if (err instanceof BadInputError) {
     return { outcome: "error", token: err.token, message: `Loop "${loop.name}", ${where}: ${err.message}`, where };
   }
   throw err;

@@ -1,8 +1,9 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import { advisoryKey } from "../store/locks";
 import { inPhase } from "../store/run-phase";
 import type { Sql } from "../store/transaction";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
-import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE, repoOpenRateSql, type Limits } from "./limits";
+import { repoOpenRateSql, type Limits } from "./limits";
 import { monthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
 import { installationScope, repoScope } from "./scopes";
@@ -66,27 +67,6 @@ SELECT rp.installation_id, i.account_login, i.suspended_at, now() AS now,
  WHERE rp.full_name = $1`,
 };
 
-/**
- * What a hot path (a claim, an Attempt's start) reads of a repository's metering within its own
- * statement; null when the repository is not registered (nothing is counted or refused).
- * `gated`: the gate has something to ask (a quota is set on the installation or the
- * repository, the installation is suspended, or the default open rate of a repository is
- * on), so the caller asks it in a transaction.
- */
-export interface RepoMetering {
-  installationId: number;
-  gated: boolean;
-}
-
-/** SQL: the RepoMetering (json) of the repository `repo` (an owner/name expression). */
-export const repoMeteringSql = (repo: string): string => `
-(SELECT json_build_object('installationId', rp.installation_id,
-          'gated', ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0} OR i.suspended_at IS NOT NULL
-                   OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
-                   OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id))
-   FROM repositories rp JOIN installations i ON i.id = rp.installation_id
-  WHERE rp.full_name = lower(${repo}))`;
-
 /** The lock that serializes Attempt starts of one installation against its concurrency cap. */
 export const concurrencyLock = (installationId: number): bigint => advisoryKey("concurrency", String(installationId));
 
@@ -136,7 +116,7 @@ export async function loadAdmissionFacts(
     const { rows: running } = await sql.query<{ inst: number; repo: number }>(
       `SELECT count(*)::int AS inst, count(*) FILTER (WHERE r.repo = $2)::int AS repo
          FROM runs r JOIN repositories rp ON rp.full_name = r.repo
-        WHERE rp.installation_id = $1 AND ${inPhase("r", "Active")} AND r.state = 'Running' AND r.id IS DISTINCT FROM $3`,
+        WHERE rp.installation_id = $1 AND ${inPhase("r", "Active")} AND ${RUN_STATE_SQL.isRunning("r.state")} AND r.id IS DISTINCT FROM $3`,
       [t.installation_id, repo, target.runId ?? null],
     );
     installation.running = running[0]!.inst;

@@ -8,7 +8,8 @@ import { loadAdmissionFacts, type AdmissionTarget, type Queryable } from "./admi
 import { decideAdmission, type Phase } from "./gate";
 import { refusalError, type Refusal } from "./refusal";
 import { chargeOpen } from "./usage-counters";
-import { QUOTA_WAITING_PREFIX, quotaWaitingReason } from "./waiting-reason";
+import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
+import { quotaWaitingReason } from "./waiting-reason";
 
 /**
  * The one admission gate, for every path that opens a Run or starts an Attempt. The checks

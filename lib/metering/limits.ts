@@ -1,3 +1,5 @@
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../store/repo-metering";
+
 /** The limits of one installation or repository (`quotas`); 0 means unlimited. */
 export interface Limits {
   monthlyRuns: number;
@@ -8,12 +10,6 @@ export interface Limits {
 
 export const UNLIMITED: Limits = Object.freeze({ monthlyRuns: 0, monthlyCostUsd: 0, maxConcurrent: 0, openRatePerMinute: 0 });
 
-/**
- * The open rate of a repository whose own limit is 0 (not set): at most this many Runs open per
- * minute in one repository, whatever opens them (THREATS.md attack 12: one pull request's Runs
- * opening the next ones). A repository's own limit replaces it.
- */
-export const DEFAULT_REPO_OPEN_RATE_PER_MINUTE = 30;
 
 /** SQL: a repository's open rate from its quota column (an expression; NULL when it has no row). */
 export const repoOpenRateSql = (column: string): string =>

@@ -32,6 +32,3 @@ export function daysOfMonth(at: Date): string[] {
   for (let d = start; d < end; d = new Date(d.getTime() + 86_400_000)) days.push(d.toISOString().slice(0, 10));
   return days;
 }
-
-/** SQL: the key (`YYYY-MM`) of the database clock's current UTC month, the same as monthKey(now). */
-export const MONTH_OF_NOW_SQL = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM')`;

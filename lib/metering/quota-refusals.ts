@@ -1,7 +1,8 @@
 import { OPEN } from "../engine/run-state";
 import type { Db } from "../store/db";
 import { ADMISSION_ORDER, tokenSentence, type AdmissionToken } from "./refusal";
-import { QUOTA_WAITING_PREFIX, quotaTokenOf } from "./waiting-reason";
+import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
+import { quotaTokenOf } from "./waiting-reason";
 
 /**
  * Needs you: the work a limit is holding, for a person who can lift it. Two kinds:

@@ -1,9 +1,10 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { nearness, repoOpenRateSql, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "./scopes";
+import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "../store/usage-counters";
 
 /**
  * Usage rolled up from the truth: finished Attempts joined to their Runs (and the Runs'
@@ -186,7 +187,7 @@ SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
        CASE WHEN t.scope = 'repository' THEN ${repoOpenRateSql("t.open_rate_per_minute")} ELSE COALESCE(t.open_rate_per_minute, 0) END AS open_rate_per_minute,
        COALESCE(c.runs, 0) AS runs, COALESCE(c.cost_usd, 0)::float8 AS cost,
        (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
-         WHERE ${inPhase("r", "Active")} AND r.state = 'Running' AND x.installation_id = t.installation_id
+         WHERE ${inPhase("r", "Active")} AND ${RUN_STATE_SQL.isRunning("r.state")} AND x.installation_id = t.installation_id
            AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
        b.tokens, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8 AS elapsed
   FROM target t

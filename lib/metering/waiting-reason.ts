@@ -1,10 +1,5 @@
+import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
 import { isAdmissionToken, tokenSentence, type AdmissionToken } from "./refusal";
-
-/**
- * A Run the gate holds (it stays Pending, Queued or between Attempts) says why in
- * `runs.waiting_reason` as `quota:<token>`; the check run and the dashboard read it.
- */
-export const QUOTA_WAITING_PREFIX = "quota:";
 
 export const quotaWaitingReason = (token: AdmissionToken): string => `${QUOTA_WAITING_PREFIX}${token}`;
 

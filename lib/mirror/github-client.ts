@@ -87,7 +87,7 @@ export class GitHubCallError extends AtelierError {
     readonly githubStatus: number | null,
     message: string,
   ) {
-    super(retryable ? "github_unavailable" : "github_refused", message, 502, { githubStatus, retryable });
+    super(retryable ? "github_unavailable" : "github_refused", message, { githubStatus, retryable });
   }
 }
 

@@ -60,8 +60,8 @@ export const bareHost = (url: URL): string => url.hostname.replace(/^\[(.*)\]$/,
 
 /** Who asks for a host's addresses, for the refusal: its tokens' stem, its noun, what to set instead. */
 export interface AddressSubject {
-  /** `<stem>_private`, `<stem>_unresolvable`. */
-  stem: string;
+  /** `<stem>_private`, `<stem>_unresolvable`: both tokens of lib/error-tokens.ts. */
+  stem: "webhook_target" | "github_url";
   /** "The webhook host". */
   noun: string;
   /** The sentence's end: where only public addresses are reached, and the setting that allows the others. */

@@ -1,4 +1,4 @@
-import { needsWorker } from "../engine/run-state";
+import { needsWorker } from "../engine/run-predicates";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
 import { admitAttempt } from "../metering/admission";

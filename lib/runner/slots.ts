@@ -9,7 +9,7 @@ import { AtelierError } from "../errors";
 /** 503: this worker is draining; the job goes back to the queue for another worker. */
 export class DrainingError extends AtelierError {
   constructor() {
-    super("worker_draining", "This worker is shutting down and admits no new Attempt.", 503);
+    super("worker_draining", "This worker is shutting down and admits no new Attempt.");
   }
 }
 

@@ -20,7 +20,6 @@ export function openCredential(value: string, key: string, column: string): stri
     throw new AtelierError(
       "secret_key_mismatch",
       `${column} does not open with this ATELIER_SECRET_KEY (or .atelier/secret-key): set the key the GitHub App was registered under, or delete the row of app_credentials and register the App again from /setup.`,
-      500,
     );
   }
   return opened;

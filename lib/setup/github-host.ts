@@ -1,5 +1,5 @@
 import { BadInputError } from "../errors";
-import { bareHost, checkedAddresses, type Resolver } from "../outbound/target-policy";
+import { bareHost, checkedAddresses, type AddressSubject, type Resolver } from "../outbound/target-policy";
 
 /**
  * Which GitHub the App is registered on: github.com, or a GitHub Enterprise Server given by its
@@ -41,7 +41,7 @@ export function gitHubHost(webUrl: string | null | undefined, env: NodeJS.Proces
   return { webUrl: web, apiUrl: `${web}/api/v3` };
 }
 
-const GHES = {
+const GHES: AddressSubject = {
   stem: "github_url",
   noun: "The GitHub Enterprise Server",
   advice: "Atelier registers its App only on a public server unless ATELIER_GHES_ALLOW_PRIVATE=1 says a server on your own network is meant.",

@@ -19,7 +19,7 @@ const CODE = /^[A-Za-z0-9_-]{1,200}$/;
 function field(body: Record<string, unknown>, name: keyof AppConversion): string {
   const value = body[name];
   if ((typeof value !== "string" || value === "") && typeof value !== "number") {
-    throw new AtelierError("manifest_conversion_incomplete", `GitHub's answer to the manifest code has no ${name}; register the App again.`, 502);
+    throw new AtelierError("manifest_conversion_incomplete", `GitHub's answer to the manifest code has no ${name}; register the App again.`);
   }
   return String(value);
 }
@@ -37,17 +37,17 @@ export async function convertManifestCode(host: GitHubHost, code: string, fetchF
       headers: { accept: "application/vnd.github+json", "x-github-api-version": "2022-11-28", "user-agent": "atelier-setup" },
     });
   } catch (err) {
-    throw new AtelierError("github_unreachable", `Atelier could not reach ${host.apiUrl} (${(err as Error).message}); check the GitHub address and this server's network, then register again.`, 502);
+    throw new AtelierError("github_unreachable", `Atelier could not reach ${host.apiUrl} (${(err as Error).message}); check the GitHub address and this server's network, then register again.`);
   }
   if (response.status === 404 || response.status === 422) {
     throw new BadInputError("manifest_code_invalid", "GitHub no longer knows this code: it works once, within an hour. Start the registration again.");
   }
   if (!response.ok) {
-    throw new AtelierError("github_unavailable", `GitHub answered ${response.status} to the manifest conversion; try the registration again in a moment.`, 502);
+    throw new AtelierError("github_unavailable", `GitHub answered ${response.status} to the manifest conversion; try the registration again in a moment.`);
   }
   const body = (await response.json()) as Record<string, unknown>;
   const id = Number(field(body, "id"));
-  if (!Number.isInteger(id) || id <= 0) throw new AtelierError("manifest_conversion_incomplete", "GitHub's answer has no App id; register the App again.", 502);
+  if (!Number.isInteger(id) || id <= 0) throw new AtelierError("manifest_conversion_incomplete", "GitHub's answer has no App id; register the App again.");
   return {
     id,
     slug: field(body, "slug"),

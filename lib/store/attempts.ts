@@ -2,11 +2,12 @@ import { countAttemptOutcome, countRunTransition } from "../metrics/metrics";
 import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
-import { isStartable, TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
+import { needsWorker } from "../engine/run-predicates";
+import { TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { addAttemptUsageSql, addUsageSql } from "../metering/usage-counters";
-import { QUOTA_WAITING_PREFIX } from "../metering/waiting-reason";
-import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
+import { addAttemptUsageSql, addUsageSql } from "./usage-counters";
+import { QUOTA_WAITING_PREFIX } from "./repo-metering";
+import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { announce } from "./announce";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
@@ -78,7 +79,7 @@ SELECT * FROM started`,
  */
 export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }, gate: AttemptGate): Promise<StartResult> {
   const { run } = snap;
-  if (!isStartable(run.state) && run.state !== "Running") {
+  if (!needsWorker(run.state)) {
     throw new ConflictError("run_state_conflict", `Cannot start an Attempt of a Run that is ${run.state}.`, { state: run.state });
   }
   if (hasOpenAttempt(snap)) {

@@ -2,9 +2,10 @@ import { countRunTransition } from "../metrics/metrics";
 import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, type decideOpening } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
-import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
-import { countOpenSql, openScopesSql } from "../metering/usage-counters";
-import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
+import { repoMeteringSql, type RepoMetering } from "./repo-metering";
+import { countOpenSql, openScopesSql } from "./usage-counters";
+import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
+import type { ErrorToken } from "../error-tokens";
 import type { Db } from "./db";
 import { atOnceSql } from "./claim-sql";
 import { loopItemLock } from "./locks";
@@ -76,11 +77,11 @@ export type ClaimResult =
     }
   | { tag: "Queued"; behind: string }
   | { tag: "Ignored"; reason: "ignored_event" | "old_generation" }
-  | { tag: "Blocked"; reason: string; superseded: string | null };
+  | { tag: "Blocked"; reason: ErrorToken; superseded: string | null };
 
 /** A refusal from the admission gate (quotas), asked inside the claim's transaction. */
 export interface AdmissionRefusal {
-  token: string;
+  token: ErrorToken;
   message: string;
 }
 export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusal | null>;

@@ -1,6 +1,6 @@
 import { countRunTransition } from "../metrics/metrics";
 import { TRANSITIONS } from "../engine/run-state";
-import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/record-terminal-deliveries";
+import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";

@@ -1,7 +1,7 @@
 import { countRunTransition } from "../metrics/metrics";
 import type { RunStateName, Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { hasOutboundHooks, recordIfTerminal } from "../outbound/record-terminal-deliveries";
+import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
 import type { Sql } from "./transaction";
 

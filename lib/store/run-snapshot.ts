@@ -1,4 +1,4 @@
-import { repoMeteringSql, type RepoMetering } from "../metering/admission-facts";
+import { repoMeteringSql, type RepoMetering } from "./repo-metering";
 import type { Db } from "./db";
 import { RUN_COLUMNS, type RunRow } from "./run-rows";
 

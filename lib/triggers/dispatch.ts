@@ -3,7 +3,7 @@ import { dispatchEventKey } from "../engine/ids";
 import { BadInputError, ConflictError, NotFoundError } from "../errors";
 import { polledRepository } from "../github/installations";
 import { assertAdmitted, evaluateAdmission } from "../metering/admission";
-import { isAdmissionToken, refusalError } from "../metering/refusal";
+import { refusalError } from "../metering/refusal";
 import { renderOnDemand } from "../loops/evaluate";
 import { audit } from "../store/audit";
 import { recordAndClaim, type EventActor } from "../store/record-and-claim";
@@ -81,10 +81,13 @@ async function outcomeOf(deps: TriggerDeps, repo: string, result: Awaited<Return
     case "Queued":
       return { tag: "Queued", behind: result.behind };
     case "Blocked": {
+      if (result.reason === "cycle_budget_exhausted") {
+        throw new ConflictError(result.reason, "The Run was not opened: cycle budget exhausted (an operator can reset the Item's cycle budget on the Board).");
+      }
       // the gate said no inside the claim (a limit reached meanwhile): its refusal, with its numbers
-      const refusal = isAdmissionToken(result.reason) ? await evaluateAdmission(deps.db, { repo }, ["open"]) : null;
+      const refusal = await evaluateAdmission(deps.db, { repo }, ["open"]);
       if (refusal) throw refusalError(refusal);
-      throw new ConflictError(result.reason, `The Run was not opened: ${result.reason.replace(/_/g, " ")} (an operator can reset the Item's cycle budget on the Board).`);
+      throw new ConflictError("admission_changed", "The Run was not opened: a limit refused it inside the claim and no longer does; ask again.");
     }
     case "Ignored":
       throw new ConflictError(result.reason, "The Run was not opened: the Item's cycle generation changed meanwhile; ask again.");

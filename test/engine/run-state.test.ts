@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { isClosed, isOpen, isStartable, isUnstarted, needsWorker } from "../../lib/engine/run-predicates";
 import {
   allows,
   FROM,
@@ -9,11 +10,6 @@ import {
   cancel,
   continueRunning,
   fail,
-  isClosed,
-  isOpen,
-  isStartable,
-  isUnstarted,
-  needsWorker,
   parkForApproval,
   retry,
   revoke,

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { toHttpError } from "../../lib/errors";
 import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../../lib/metering/admission";
-import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/metering/limits";
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/store/repo-metering";
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";

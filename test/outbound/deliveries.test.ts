@@ -10,7 +10,7 @@ import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-
 import { createHook, deleteHook } from "../../lib/outbound/hooks";
 import { DELIVERY_TIMEOUT_MS } from "../../lib/outbound/post-webhook";
 import type { Resolver } from "../../lib/outbound/target-policy";
-import type { RunEventPayload } from "../../lib/outbound/payload";
+import type { RunEventPayload } from "../../lib/store/run-event-payload";
 import { finishAttempt } from "../../lib/store/attempts";
 import { cancelRun } from "../../lib/store/operator-actions";
 import { recordAndClaim } from "../../lib/store/record-and-claim";

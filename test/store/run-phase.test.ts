@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { isOpen, needsWorker, RUN_STATES } from "../../lib/engine/run-state";
+import { isOpen, needsWorker } from "../../lib/engine/run-predicates";
+import { RUN_STATES } from "../../lib/engine/run-state";
 import { createDb, type Db } from "../../lib/store/db";
 import { admitAttempt } from "../../lib/metering/admission";
 import { startAttempt } from "../../lib/store/attempts";

@@ -1,3 +1,4 @@
+import { isClosed } from "../engine/run-predicates";
 /**
  * What an outbound webhook says about a Run that reached a terminal state. Built once, in the
  * transaction of that state, and stored on the delivery row: every try sends the same facts.
@@ -7,7 +8,8 @@ export const TERMINAL_EVENTS = { Succeeded: "run.succeeded", Failed: "run.failed
 export type TerminalState = keyof typeof TERMINAL_EVENTS;
 export type RunEventName = (typeof TERMINAL_EVENTS)[TerminalState];
 
-export const isTerminalState = (s: string): s is TerminalState => Object.hasOwn(TERMINAL_EVENTS, s);
+/** A terminal state is a closed one (lib/engine/run-predicates.ts); TERMINAL_EVENTS names an event for each. */
+export const isTerminalState = (s: string): s is TerminalState => isClosed(s);
 
 export interface RunEventPayload {
   event: RunEventName;

@@ -1,5 +1,5 @@
-import type { Sql } from "../store/transaction";
-import { isTerminalState, runEventPayload, type TerminalRunRow } from "./payload";
+import type { Sql } from "./transaction";
+import { isTerminalState, runEventPayload, type TerminalRunRow } from "./run-event-payload";
 
 const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
