@@ -118,7 +118,12 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     try {
       if (sentAt >= validUntil) return lose("expired");
       const answer = Number(await runScript(redis, RENEW_SCRIPT, key, token, String(ttlMs)));
-      if (stopped) return;
+      if (stopped) {
+        // answered after the deadline lost the lease (Redis away): the key it renewed or set
+        // again is given back at once, not left to block the Attempt's retry for a whole TTL
+        if (controller.signal.aborted && answer !== 0) await runScript(redis, RELEASE_SCRIPT, key, token).catch(() => undefined);
+        return;
+      }
       if (answer === 0) return lose("taken");
       // a key set again after our own validity ran out could have been someone else's meanwhile
       if (answer === 2 && sentAt >= validUntil) {

@@ -1,7 +1,7 @@
 import { needsWorker } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
-import { startAttempt, type StartResult } from "../store/attempts";
+import { expireAttempt, startAttempt, type StartResult } from "../store/attempts";
 import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, type Lease } from "./lease";
@@ -183,6 +183,7 @@ async function underLease(
       queuedBehind: end.tag === "Recorded" ? end.finish.queuedBehind : true,
     };
     if (end.tag === "Abandoned") {
+      if (end.reason === "lease_expired") return closeRanOut(ctx, begun.attempt.id, closed);
       // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
       leaveLease = end.reason === "stopping";
       return { tag: "Held", reason: "open_attempt" };
@@ -196,4 +197,20 @@ async function underLease(
     if (leaveLease) lease.abandon();
     else await lease.release();
   }
+}
+
+const ranOutMessage = (workerId: string) =>
+  `The worker running this Attempt (${workerId}) could not renew its lease for a whole lease TTL (Redis did not answer): it stopped the agent and closed the Attempt so that it is retried.`;
+
+/**
+ * This live worker's lease ran out under its Attempt and the agent is stopped: no other worker
+ * can hold the Attempt (a start needs it closed), so it is closed now as an InfraFailure
+ * (lease_lost) rather than by the sweep's second look one TTL later. Closed meanwhile (the
+ * sweep, a cancel): held, and the Run read again.
+ */
+async function closeRanOut(ctx: RunnerContext, attemptId: string, closed: Closed): Promise<MoveOutcome | Closed> {
+  const expired = await expireAttempt(ctx.deps.db, attemptId, ranOutMessage(ctx.config.workerId));
+  if (!expired) return { tag: "Held", reason: "open_attempt" };
+  ctx.log.warn({ attempt_id: attemptId, decision: expired.decision.tag }, "closed its own Attempt whose lease ran out");
+  return expired.decision.tag === "RetryAttempt" ? { tag: "Again", reason: "retry", delayMs: 0 } : closed;
 }
