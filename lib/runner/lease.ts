@@ -77,8 +77,14 @@ export interface Lease {
   abandon(): void;
 }
 
-/** A fresh, unguessable lease token. */
-export const newLeaseToken = (): string => randomUUID();
+/** A fresh, unguessable lease token; given its holder's worker id, it names it first (`<worker>/<uuid>`). */
+export const newLeaseToken = (workerId?: string): string => (workerId ? `${workerId}/${randomUUID()}` : randomUUID());
+
+/** The worker a lease token names, or null (a token taken without one). */
+export function leaseTokenWorker(token: string): string | null {
+  const slash = token.lastIndexOf("/");
+  return slash > 0 ? token.slice(0, slash) : null;
+}
 
 /** Takes the lease if nobody holds it; null when it is held. The heartbeat starts at once. */
 export async function acquireLease(redis: Redis, key: string, options: LeaseOptions, token = newLeaseToken()): Promise<Lease | null> {

@@ -3,8 +3,9 @@ import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
 import { expireAttempt, startAttempt, type StartResult } from "../store/attempts";
 import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
+import { isWorkerStopped } from "../store/workers";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
-import { acquireLease, type Lease } from "./lease";
+import { acquireLease, leaseHolder, leaseTokenWorker, newLeaseToken, releaseLeaseOf, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
 import type { RunnerContext } from "./runner-context";
 import { DrainingError, type Slot } from "./slots";
@@ -99,7 +100,7 @@ async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | 
   }
   let next: MoveOutcome | Closed;
   try {
-    const lease = await acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs });
+    const lease = (await takeLease(ctx, runId)) ?? (await takeFromStoppedHolder(ctx, runId));
     if (!lease) return { tag: "Held", reason: "lease_held" };
     next = await underLease(ctx, decision.snap, lease);
   } finally {
@@ -111,6 +112,26 @@ async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | 
 }
 
 const NOTHING_QUEUED: ContinueResult = { tag: "NothingQueued" };
+
+/** The Run's lease for this worker, its token naming the worker; null when it is held. */
+const takeLease = (ctx: RunnerContext, runId: string): Promise<Lease | null> =>
+  acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs }, newLeaseToken(ctx.config.workerId));
+
+/**
+ * The Run's lease is held by a worker the registry holds as stopped: it died after it took the
+ * lease and before its Attempt began (a begun Attempt holds the Run by its row, before any lease
+ * is asked for). Its key is deleted (compare-and-delete on its token) and taken now, rather
+ * than waited out for a TTL. A holder that is only silent (another host) is waited out.
+ */
+async function takeFromStoppedHolder(ctx: RunnerContext, runId: string): Promise<Lease | null> {
+  const key = ctx.names.lease(runId);
+  const holder = await leaseHolder(ctx.deps.redis, key);
+  const worker = holder === null ? null : leaseTokenWorker(holder);
+  if (holder === null || worker === null || !(await isWorkerStopped(ctx.deps.db, worker))) return null;
+  if (!(await releaseLeaseOf(ctx.deps.redis, key, holder))) return null;
+  ctx.log.warn({ run_id: runId, worker }, "took the lease of a Run from a stopped worker");
+  return takeLease(ctx, runId);
+}
 
 const recheckOptions = (ctx: RunnerContext) => ({
   log: ctx.log,
