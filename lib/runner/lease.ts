@@ -145,6 +145,9 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     }
   };
   const timer = setInterval(() => void renew(), every);
+  // a SET answered late (sent while Redis was away, answered once it came back) leaves less
+  // than a renewal period of validity: renewed at once, not lost before the first renewal
+  if (validUntil - Date.now() < ttlMs - every) void renew();
 
   function stop() {
     stopped = true;
