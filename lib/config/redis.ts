@@ -2,6 +2,16 @@ import { Redis, type RedisOptions } from "ioredis";
 import { BadInputError } from "../errors";
 import { redisUrl } from "./database-url";
 
+/** The longest wait between two reconnection tries, however long Redis has been away. */
+export const RECONNECT_MAX_DELAY_MS = 2_000;
+
+/**
+ * When to try reconnecting after `times` failed tries: 50 ms more each time, at most
+ * RECONNECT_MAX_DELAY_MS. BullMQ's own default grows to 20 s, so after a 20 s outage its
+ * queues and workers came back up to 18 s after Redis did, every job waiting meanwhile.
+ */
+export const reconnectDelayMs = (times: number): number => Math.min(times * 50, RECONNECT_MAX_DELAY_MS);
+
 /** Connection options for ioredis and BullMQ (BullMQ needs maxRetriesPerRequest: null). */
 export function redisOptions(url: string = redisUrl()): RedisOptions {
   const u = new URL(url);
@@ -12,6 +22,7 @@ export function redisOptions(url: string = redisUrl()): RedisOptions {
     password: u.password ? decodeURIComponent(u.password) : undefined,
     db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : 0,
     maxRetriesPerRequest: null,
+    retryStrategy: reconnectDelayMs,
   };
 }
 

@@ -77,8 +77,14 @@ export interface Lease {
   abandon(): void;
 }
 
-/** A fresh, unguessable lease token. */
-export const newLeaseToken = (): string => randomUUID();
+/** A fresh, unguessable lease token; given its holder's worker id, it names it first (`<worker>/<uuid>`). */
+export const newLeaseToken = (workerId?: string): string => (workerId ? `${workerId}/${randomUUID()}` : randomUUID());
+
+/** The worker a lease token names, or null (a token taken without one). */
+export function leaseTokenWorker(token: string): string | null {
+  const slash = token.lastIndexOf("/");
+  return slash > 0 ? token.slice(0, slash) : null;
+}
 
 /** Takes the lease if nobody holds it; null when it is held. The heartbeat starts at once. */
 export async function acquireLease(redis: Redis, key: string, options: LeaseOptions, token = newLeaseToken()): Promise<Lease | null> {
@@ -118,7 +124,12 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     try {
       if (sentAt >= validUntil) return lose("expired");
       const answer = Number(await runScript(redis, RENEW_SCRIPT, key, token, String(ttlMs)));
-      if (stopped) return;
+      if (stopped) {
+        // answered after the deadline lost the lease (Redis away): the key it renewed or set
+        // again is given back at once, not left to block the Attempt's retry for a whole TTL
+        if (controller.signal.aborted && answer !== 0) await runScript(redis, RELEASE_SCRIPT, key, token).catch(() => undefined);
+        return;
+      }
       if (answer === 0) return lose("taken");
       // a key set again after our own validity ran out could have been someone else's meanwhile
       if (answer === 2 && sentAt >= validUntil) {
@@ -134,6 +145,9 @@ function holdLease(redis: Redis, key: string, token: string, acquiredAt: number,
     }
   };
   const timer = setInterval(() => void renew(), every);
+  // a SET answered late (sent while Redis was away, answered once it came back) leaves less
+  // than a renewal period of validity: renewed at once, not lost before the first renewal
+  if (validUntil - Date.now() < ttlMs - every) void renew();
 
   function stop() {
     stopped = true;

@@ -2,10 +2,11 @@ import { needsWorker } from "../engine/run-predicates";
 import { ConflictError } from "../errors";
 import { parkForApproval } from "../store/approvals";
 import { admitAttempt } from "../metering/admission";
-import { startAttempt, type StartResult } from "../store/attempts";
+import { expireAttempt, startAttempt, type StartResult } from "../store/attempts";
 import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
+import { isWorkerStopped } from "../store/workers";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
-import { acquireLease, type Lease } from "./lease";
+import { acquireLease, leaseHolder, leaseTokenWorker, newLeaseToken, releaseLeaseOf, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
 import type { RunnerContext } from "./runner-context";
 import { DrainingError, type Slot } from "./slots";
@@ -100,7 +101,7 @@ async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | 
   }
   let next: MoveOutcome | Closed;
   try {
-    const lease = await acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs });
+    const lease = (await takeLease(ctx, runId)) ?? (await takeFromStoppedHolder(ctx, runId));
     if (!lease) return { tag: "Held", reason: "lease_held" };
     next = await underLease(ctx, decision.snap, lease);
   } finally {
@@ -112,6 +113,26 @@ async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | 
 }
 
 const NOTHING_QUEUED: ContinueResult = { tag: "NothingQueued" };
+
+/** The Run's lease for this worker, its token naming the worker; null when it is held. */
+const takeLease = (ctx: RunnerContext, runId: string): Promise<Lease | null> =>
+  acquireLease(ctx.deps.redis, ctx.names.lease(runId), { ttlMs: ctx.config.leaseTtlMs }, newLeaseToken(ctx.config.workerId));
+
+/**
+ * The Run's lease is held by a worker the registry holds as stopped: it died after it took the
+ * lease and before its Attempt began (a begun Attempt holds the Run by its row, before any lease
+ * is asked for). Its key is deleted (compare-and-delete on its token) and taken now, rather
+ * than waited out for a TTL. A holder that is only silent (another host) is waited out.
+ */
+async function takeFromStoppedHolder(ctx: RunnerContext, runId: string): Promise<Lease | null> {
+  const key = ctx.names.lease(runId);
+  const holder = await leaseHolder(ctx.deps.redis, key);
+  const worker = holder === null ? null : leaseTokenWorker(holder);
+  if (holder === null || worker === null || !(await isWorkerStopped(ctx.deps.db, worker))) return null;
+  if (!(await releaseLeaseOf(ctx.deps.redis, key, holder))) return null;
+  ctx.log.warn({ run_id: runId, worker }, "took the lease of a Run from a stopped worker");
+  return takeLease(ctx, runId);
+}
 
 const recheckOptions = (ctx: RunnerContext) => ({
   log: ctx.log,
@@ -184,6 +205,7 @@ async function underLease(
       queuedBehind: end.tag === "Recorded" ? end.finish.queuedBehind : true,
     };
     if (end.tag === "Abandoned") {
+      if (end.reason === "lease_expired") return closeRanOut(ctx, begun.attempt.id, closed);
       // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
       leaveLease = end.reason === "stopping";
       return { tag: "Held", reason: "open_attempt" };
@@ -197,4 +219,20 @@ async function underLease(
     if (leaveLease) lease.abandon();
     else await lease.release();
   }
+}
+
+const ranOutMessage = (workerId: string) =>
+  `The worker running this Attempt (${workerId}) could not renew its lease for a whole lease TTL (Redis did not answer): it stopped the agent and closed the Attempt so that it is retried.`;
+
+/**
+ * This live worker's lease ran out under its Attempt and the agent is stopped: no other worker
+ * can hold the Attempt (a start needs it closed), so it is closed now as an InfraFailure
+ * (lease_lost) rather than by the sweep's second look one TTL later. Closed meanwhile (the
+ * sweep, a cancel): held, and the Run read again.
+ */
+async function closeRanOut(ctx: RunnerContext, attemptId: string, closed: Closed): Promise<MoveOutcome | Closed> {
+  const expired = await expireAttempt(ctx.deps.db, attemptId, ranOutMessage(ctx.config.workerId));
+  if (!expired) return { tag: "Held", reason: "open_attempt" };
+  ctx.log.warn({ attempt_id: attemptId, decision: expired.decision.tag }, "closed its own Attempt whose lease ran out");
+  return expired.decision.tag === "RetryAttempt" ? { tag: "Again", reason: "retry", delayMs: 0 } : closed;
 }

@@ -29,9 +29,11 @@ export type AttemptEnd =
   /**
    * This worker no longer owns the Attempt: its lease holder or the orphan sweep decides.
    * `database_away`: the outcome could not be written within the Attempt's budget; the sweep
-   * closes it with that reason (left in Redis).
+   * closes it with that reason (left in Redis). `lease_expired`: this worker's own lease ran
+   * out (Redis did not answer for a TTL) and its agent is stopped: nobody else can hold the
+   * Attempt, so the worker closes it itself (move-run.ts).
    */
-  | { tag: "Abandoned"; reason: "lease_lost" | "stopping" | "database_away" };
+  | { tag: "Abandoned"; reason: "lease_lost" | "lease_expired" | "stopping" | "database_away" };
 
 function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
   return {
@@ -213,7 +215,7 @@ export async function runBegunAttempt(
   }
   if (leaseLost.aborted) {
     await transcript.close({ discard: true });
-    return { tag: "Abandoned", reason: local.stopped.signal.aborted ? "stopping" : "lease_lost" };
+    return { tag: "Abandoned", reason: local.stopped.signal.aborted ? "stopping" : !lostByRow.signal.aborted && leaseRanOut(lease) ? "lease_expired" : "lease_lost" };
   }
   if (produced.outcome.tag === "Canceled" || local.canceled.signal.aborted) {
     await transcript.close();
@@ -253,6 +255,9 @@ export async function runBegunAttempt(
     return rows[0]?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
   }
 }
+
+/** The lease was lost to its own deadline (no renewal answered for a TTL), not taken by another token. */
+const leaseRanOut = (lease: Lease): boolean => lease.lost.aborted && lease.lost.reason === "expired";
 
 /** The outcome could not be written in time: the reason is left for the sweep that closes the Attempt. */
 async function abandonUnrecorded(ctx: RunnerContext, attempt: AttemptRef, err: DatabaseAwayError): Promise<AttemptEnd> {

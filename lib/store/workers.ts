@@ -62,6 +62,12 @@ export async function markWorkerStopped(db: Db, id: string): Promise<void> {
   await db.prisma.worker.updateMany({ where: { id }, data: { stoppedAt: new Date(), running: 0 } });
 }
 
+/** Whether the registry holds `id` as stopped: it exited, or a worker of its host found its process gone. */
+export async function isWorkerStopped(db: Db, id: string): Promise<boolean> {
+  const row = await db.prisma.worker.findUnique({ where: { id }, select: { stoppedAt: true } });
+  return row !== null && row.stoppedAt !== null;
+}
+
 /** Every registered worker, newest heartbeat first (the Workers page). */
 export async function listWorkers(db: Db): Promise<WorkerRow[]> {
   return db.prisma.worker.findMany({ orderBy: { heartbeatAt: "desc" } });

@@ -45,3 +45,16 @@ export async function pollSoon(db: Db, repo: string, now: number): Promise<void>
     [repo.toLowerCase(), new Date(now)],
   );
 }
+
+/**
+ * Redis lost its data (FLUSHALL, a new server): the webhooks received meanwhile may have lost
+ * their Hints, so every repository is due at the next tick, each keeping its interval (a quiet
+ * one goes back to it after that one probe). Returns how many repositories were made due.
+ */
+export async function pollEverySoon(db: Db, now: number): Promise<number> {
+  const { rowCount } = await db.pool.query(
+    `UPDATE repositories SET next_poll_at = $1 WHERE next_poll_at IS NOT NULL AND next_poll_at > $1`,
+    [new Date(now)],
+  );
+  return rowCount ?? 0;
+}

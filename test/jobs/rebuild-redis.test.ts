@@ -12,7 +12,8 @@ import { issueEvent, openRun } from "../runner/support/runner-fixture";
  * Invariant 1, scheduler by scheduler: once this instance's Redis data is gone (its keys
  * deleted — the shared Redis must not be flushed under the other files), the rebuild guard's
  * rebuild brings back the poll scheduler of the repository, the schedule Loop's, the
- * installations' reconcile and both maintenance schedulers, and the open Run's job.
+ * installations' reconcile and both maintenance schedulers, and the open Run's job; and a
+ * repository whose poll interval had backed off is due at once (its webhooks may have been lost).
  */
 
 let fx: Fixture;
@@ -59,6 +60,9 @@ describe("the rebuild after Redis lost its data", () => {
     // an open Run whose job Redis will lose
     const run = await openRun(fx.db, issueEvent(fullName, 1, "h1", "Rebuild me"));
     await fx.workQueue.moveRun(run.runId, { receivedAt: run.receivedAt });
+    // a quiet repository, backed off to the longest interval
+    await fx.db.pool.query(`UPDATE repositories SET poll_interval_s = 240, next_poll_at = now() + interval '240 seconds' WHERE full_name = $1`, [fullName]);
+    const dueAt = async () => (await fx.db.pool.query<{ due: boolean; interval: number }>(`SELECT next_poll_at <= now() AS due, poll_interval_s AS interval FROM repositories WHERE full_name = $1`, [fullName])).rows[0];
 
     let rebuilds = 0;
     const guard = await startRebuildGuard(redis, `${fx.prefix}:rebuilt`, async () => {
@@ -67,11 +71,14 @@ describe("the rebuild after Redis lost its data", () => {
     }, { everyMs: 600_000 });
     try {
       expect(await guard.check()).toBe(false);
+      expect(await dueAt()).toEqual({ due: false, interval: 240 });
       expect(await loseRedisData(fx.prefix)).toBeGreaterThan(0);
       expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(POLL_TICK_SCHEDULER_ID)).toBeFalsy();
 
       expect(await guard.check()).toBe(true);
       expect(rebuilds).toBe(1);
+      // due at the next tick, its interval kept
+      expect(await dueAt()).toEqual({ due: true, interval: 240 });
       expect(await fx.workQueue.queue(QUEUE_NAMES.poll).getJobScheduler(POLL_TICK_SCHEDULER_ID)).toMatchObject({ every: 15_000 });
       expect(await fx.workQueue.queue(QUEUE_NAMES.schedules).getJobScheduler(scheduleSchedulerId(fullName, "nightly"))).toMatchObject({
         pattern: "15 7 * * 1-5",

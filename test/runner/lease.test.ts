@@ -2,6 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, describe, expect, it } from "vitest";
 import { redisOptions } from "../../lib/config/redis";
 import { acquireLease, leaseHolder } from "../../lib/runner/lease";
+import { startPrivateRedis } from "../support/private-redis";
 import { REDIS_URL, uniquePrefix, waitFor } from "./support/runner-fixture";
 
 const redis = new Redis(redisOptions(REDIS_URL));
@@ -67,6 +68,29 @@ describe("the Run lease", () => {
     expect(Date.now() - t0).toBeLessThan(3 * TTL);
     a.abandon();
   });
+
+  it("taken by a SET that Redis answered late, is renewed at once and kept", async () => {
+    const paused = await startPrivateRedis();
+    const admin = new Redis(paused.url, { maxRetriesPerRequest: null });
+    const holder = new Redis(paused.url, { maxRetriesPerRequest: null });
+    try {
+      const ttl = 6_000;
+      const k = key();
+      await holder.ping();
+      // the SET waits three quarters of the TTL for its answer: a renewal a period after it would come too late
+      await admin.call("CLIENT", "PAUSE", String((3 * ttl) / 4), "ALL");
+      const a = (await acquireLease(holder, k, { ttlMs: ttl }))!;
+      expect(a).not.toBeNull();
+      await sleep(ttl);
+      expect(a.lost.aborted).toBe(false);
+      expect(await leaseHolder(holder, k)).toBe(a.token);
+      await a.release();
+    } finally {
+      admin.disconnect();
+      holder.disconnect();
+      await paused.stop();
+    }
+  }, 60_000);
 
   it("keeps renewing and releases by digest after Redis forgot its scripts (SCRIPT FLUSH): the text is sent again", async () => {
     const k = key();
