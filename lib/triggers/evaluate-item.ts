@@ -9,6 +9,7 @@ import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
+import { latestEventFromGraphql } from "../github/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
@@ -26,6 +27,14 @@ export interface ItemOutcome {
   failures: Map<string, string>;
   /** true when a newer read of the Item judged it instead. */
   stale: boolean;
+}
+
+/** The Item's timeline from a GraphQL read of the Item (deps.slices). */
+function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository, waitMs: number | undefined): NonNullable<ActorLookup["latestEvent"]> {
+  return async (item) => {
+    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], waitMs);
+    return node ? latestEventFromGraphql(node) : undefined;
+  };
 }
 
 /** The `repository` an expression sees. */
@@ -68,7 +77,16 @@ export async function evaluateItem(
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin, ...(roles ? { roles } : {}) }));
+  // a poll cycle's GraphQL reads wait for company (one query for the repositories polled together), a Hint's go at once
+  const waitMs = roles ? undefined : 1;
+  const lookup: ActorLookup = {
+    db: deps.db,
+    botLogin,
+    latestEvent: timelineByGraphql(deps, repo, waitMs),
+    roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login, waitMs),
+    ...(roles ? { roles } : {}),
+  };
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;

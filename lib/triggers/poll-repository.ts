@@ -5,6 +5,7 @@ import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/labels";
+import { latestEventFromGraphql } from "../github/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import { AtelierError } from "../errors";
 import {
@@ -193,7 +194,7 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
       nodes.flatMap((node) => {
         if (!node) return [];
         marks.read.set(node.number, pullMark(node));
-        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation)];
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node))];
       }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
