@@ -41,9 +41,9 @@ export class RepositoryRoleReader {
   ) {}
 
   /** The role GraphQL reports, or undefined when only REST can tell. */
-  read(installationId: number, fullName: string, login: string, waitMs = this.windowMs): Promise<RepoRole | undefined> {
+  read(installationId: number, fullName: string, login: string): Promise<RepoRole | undefined> {
     return new Promise((resolve) => {
-      const group = this.waiting.get(installationId) ?? { pairs: [], timer: setTimeout(() => this.send(installationId), waitMs) };
+      const group = this.waiting.get(installationId) ?? { pairs: [], timer: setTimeout(() => this.send(installationId), this.windowMs) };
       this.waiting.set(installationId, group);
       group.pairs.push({ fullName, login, resolve });
       if (group.pairs.length >= ROLE_BATCH) this.send(installationId);

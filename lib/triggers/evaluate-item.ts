@@ -30,9 +30,9 @@ export interface ItemOutcome {
 }
 
 /** The Item's timeline from a GraphQL read of the Item (deps.slices). */
-function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository, waitMs: number | undefined): NonNullable<ActorLookup["latestEvent"]> {
+function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository): NonNullable<ActorLookup["latestEvent"]> {
   return async (item) => {
-    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], waitMs);
+    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }]);
     return node ? latestEventFromGraphql(node) : undefined;
   };
 }
@@ -77,14 +77,12 @@ export async function evaluateItem(
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
-  // a poll cycle's GraphQL reads wait for company (one query for the repositories polled together), a Hint's go at once
-  const waitMs = roles ? undefined : 1;
+  // a poll cycle's lookups by GraphQL wait for company (one query for the repositories polled
+  // together); a Hint's, alone anyway, ask REST as before
   const lookup: ActorLookup = {
     db: deps.db,
     botLogin,
-    latestEvent: timelineByGraphql(deps, repo, waitMs),
-    roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login, waitMs),
-    ...(roles ? { roles } : {}),
+    ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
   };
   const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
