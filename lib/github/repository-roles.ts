@@ -31,13 +31,19 @@ interface CollaboratorEdge {
   node?: { login?: string | null } | null;
 }
 
+/**
+ * How long a role read waits for company: a poll tick's repositories are polled a few at a time,
+ * and their lookups come a database round or two apart.
+ */
+export const ACTOR_LOOKUP_WAIT_MS = 200;
+
 /** Coalesces role reads of one installation asked within `windowMs` of each other into queries of ROLE_BATCH pairs. */
 export class RepositoryRoleReader {
   private readonly waiting = new Map<number, { pairs: Pending[]; timer: NodeJS.Timeout }>();
 
   constructor(
     private readonly app: GitHubApp,
-    private readonly windowMs = 50,
+    private readonly windowMs = ACTOR_LOOKUP_WAIT_MS,
   ) {}
 
   /** The role GraphQL reports, or undefined when only REST can tell. */

@@ -9,6 +9,7 @@ import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
+import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
 import { latestEventFromGraphql } from "../github/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
@@ -29,10 +30,10 @@ export interface ItemOutcome {
   stale: boolean;
 }
 
-/** The Item's timeline from a GraphQL read of the Item (deps.slices). */
+/** The Item's timeline from a GraphQL read of the Item (deps.slices), waiting as long as a role read for company. */
 function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository): NonNullable<ActorLookup["latestEvent"]> {
   return async (item) => {
-    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }]);
+    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], ACTOR_LOOKUP_WAIT_MS);
     return node ? latestEventFromGraphql(node) : undefined;
   };
 }
