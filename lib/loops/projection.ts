@@ -1,4 +1,6 @@
 import { BadInputError } from "../errors";
+import { graphqlLogin } from "./graphql-login";
+import { ISSUE_TIMELINE_FIELDS, PULL_REQUEST_TIMELINE_FIELDS, type GraphqlTimeline } from "../github/timeline-events";
 import { feedbackFromGraphql, PULL_REQUEST_FEEDBACK_FIELDS, type GraphqlFeedbackNode, type PullFeedback } from "./pull-feedback";
 
 /**
@@ -36,11 +38,15 @@ export interface ItemProjection extends PullFeedback {
 export type ItemKind = "issue" | "pull_request";
 export type ItemState = "open" | "closed" | "merged";
 
-/** GraphQL selection for an issue; `projectionFromGraphql(node, "issue")` reads exactly this. */
+/**
+ * GraphQL selection for an issue; `projectionFromGraphql(node, "issue")` reads it (the timeline
+ * is not projected: it tells who caused a change, timeline-events.ts).
+ */
 export const ISSUE_PROJECTION_FIELDS = `
   number title body state url createdAt updatedAt closedAt
   author { __typename login }
   labels(first: 100) { nodes { name } }
+  ${ISSUE_TIMELINE_FIELDS}
 `;
 
 /** GraphQL selection for a pull request; `projectionFromGraphql(node, "pull_request")` reads this. */
@@ -50,6 +56,7 @@ export const PULL_REQUEST_PROJECTION_FIELDS = `
   author { __typename login }
   labels(first: 100) { nodes { name } }
   ${PULL_REQUEST_FEEDBACK_FIELDS}
+  ${PULL_REQUEST_TIMELINE_FIELDS}
 `;
 
 export interface GraphqlActor {
@@ -58,7 +65,7 @@ export interface GraphqlActor {
 }
 
 /** An Issue or PullRequest node as GitHub's GraphQL API returns it for the selections above. */
-export interface GraphqlItemNode extends GraphqlFeedbackNode {
+export interface GraphqlItemNode extends GraphqlFeedbackNode, GraphqlTimeline {
   number: number;
   title: string;
   body?: string | null;
@@ -176,13 +183,6 @@ export function projectionFromRest(item: RestItem): ItemProjection {
 function sortedLabels(names: (string | null | undefined)[]): string[] {
   const unique = new Set(names.filter((n): n is string => typeof n === "string" && n !== ""));
   return [...unique].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-}
-
-/** GraphQL names a Bot actor without the "[bot]" suffix that REST shows; add it back. */
-function graphqlLogin(actor: GraphqlActor | null | undefined): string | null {
-  if (!actor?.login) return null;
-  if (actor.__typename === "Bot" && !actor.login.endsWith("[bot]")) return `${actor.login}[bot]`;
-  return actor.login;
 }
 
 function restLogin(user: RestItem["user"]): string | null {

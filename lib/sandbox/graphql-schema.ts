@@ -23,6 +23,21 @@ export const schema = buildSchema(/* GraphQL */ `
   type LabelConnection { nodes: [Label] totalCount: Int! pageInfo: PageInfo! }
   type IssueCommentConnection { totalCount: Int! }
 
+  type LabeledEvent { id: ID! actor: Actor createdAt: DateTime! label: Label! }
+  type UnlabeledEvent { id: ID! actor: Actor createdAt: DateTime! label: Label! }
+  type RenamedTitleEvent { id: ID! actor: Actor createdAt: DateTime! previousTitle: String! currentTitle: String! }
+  type ClosedEvent { id: ID! actor: Actor createdAt: DateTime! }
+  type ReopenedEvent { id: ID! actor: Actor createdAt: DateTime! }
+  type ReadyForReviewEvent { id: ID! actor: Actor createdAt: DateTime! }
+  type ConvertToDraftEvent { id: ID! actor: Actor createdAt: DateTime! }
+  "The item types of the events the simulator records (GitHub's enums have many more)."
+  enum IssueTimelineItemsItemType { LABELED_EVENT UNLABELED_EVENT RENAMED_TITLE_EVENT CLOSED_EVENT REOPENED_EVENT }
+  enum PullRequestTimelineItemsItemType { LABELED_EVENT UNLABELED_EVENT RENAMED_TITLE_EVENT CLOSED_EVENT REOPENED_EVENT READY_FOR_REVIEW_EVENT CONVERT_TO_DRAFT_EVENT }
+  union IssueTimelineItems = LabeledEvent | UnlabeledEvent | RenamedTitleEvent | ClosedEvent | ReopenedEvent
+  union PullRequestTimelineItems = LabeledEvent | UnlabeledEvent | RenamedTitleEvent | ClosedEvent | ReopenedEvent | ReadyForReviewEvent | ConvertToDraftEvent
+  type IssueTimelineItemsConnection { nodes: [IssueTimelineItems] totalCount: Int! filteredCount: Int! pageInfo: PageInfo! }
+  type PullRequestTimelineItemsConnection { nodes: [PullRequestTimelineItems] totalCount: Int! filteredCount: Int! pageInfo: PageInfo! }
+
   type Issue {
     id: ID!
     databaseId: Int
@@ -36,6 +51,7 @@ export const schema = buildSchema(/* GraphQL */ `
     authorAssociation: CommentAuthorAssociation!
     labels(first: Int, last: Int, after: String, before: String): LabelConnection
     comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+    timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, itemTypes: [IssueTimelineItemsItemType!]): IssueTimelineItemsConnection!
     createdAt: DateTime!
     updatedAt: DateTime!
     closedAt: DateTime
@@ -62,6 +78,7 @@ export const schema = buildSchema(/* GraphQL */ `
     resourcePath: URI!
     repository: Repository!
     authorAssociation: CommentAuthorAssociation!
+    timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, itemTypes: [PullRequestTimelineItemsItemType!]): PullRequestTimelineItemsConnection!
     isDraft: Boolean!
     headRefName: String!
     headRefOid: GitObjectID!
@@ -133,6 +150,14 @@ export const schema = buildSchema(/* GraphQL */ `
   type IssueConnection { nodes: [Issue] totalCount: Int! pageInfo: PageInfo! }
   type PullRequestConnection { nodes: [PullRequest] totalCount: Int! pageInfo: PageInfo! }
 
+  enum RepositoryPermission { ADMIN MAINTAIN WRITE TRIAGE READ }
+  enum DefaultRepositoryPermissionField { NONE READ WRITE ADMIN }
+  enum CollaboratorAffiliation { OUTSIDE DIRECT ALL }
+  "The simulator names no source (GitHub's is the Organization, Repository or Team that granted it)."
+  type PermissionSource { permission: DefaultRepositoryPermissionField! roleName: String }
+  type RepositoryCollaboratorEdge { cursor: String! permission: RepositoryPermission! permissionSources: [PermissionSource!] node: User! }
+  type RepositoryCollaboratorConnection { edges: [RepositoryCollaboratorEdge] nodes: [User] totalCount: Int! pageInfo: PageInfo! }
+
   type Repository {
     id: ID!
     databaseId: Int
@@ -146,6 +171,7 @@ export const schema = buildSchema(/* GraphQL */ `
     issueOrPullRequest(number: Int!): IssueOrPullRequest
     issues(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [IssueState!]): IssueConnection!
     pullRequests(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [PullRequestState!]): PullRequestConnection!
+    collaborators(first: Int, last: Int, after: String, before: String, query: String, affiliation: CollaboratorAffiliation): RepositoryCollaboratorConnection
   }
 
   type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }

@@ -5,6 +5,8 @@ import { isoOrNull, isoSeconds } from "./clock";
 import type { SimCore } from "./core";
 import { pullFeedbackFields, type Connection } from "./graphql-feedback";
 import { schema } from "./graphql-schema";
+import { collaboratorsField } from "./graphql-collaborators";
+import { timelineItemsField } from "./graphql-timeline";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./rate-limit";
 import { authorAssociation } from "./render/issue";
@@ -61,6 +63,8 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     if (caller.kind === "installation" && !grants(caller.token.permissions, permission, "read")) throw new TypedError("FORBIDDEN", "Resource not accessible by integration");
   };
 
+  const tools = { state, baseUrl, window, actor, requireRead };
+
   const itemNode = (repo: SimRepo, item: SimIssue) => {
     const full = state.fullName(repo);
     const path = `/${full}/${item.pull ? "pull" : "issues"}/${item.number}`;
@@ -82,6 +86,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
         return { nodes, totalCount: labels.length, pageInfo: { hasNextPage: nodes.length < labels.length, hasPreviousPage: false, startCursor: null, endCursor: null } };
       },
       comments: () => ({ totalCount: state.commentsOf(repo, item.number).length }),
+      timelineItems: timelineItemsField(tools, repo, item),
       createdAt: isoSeconds(item.createdAt),
       updatedAt: isoSeconds(item.updatedAt),
       closedAt: isoOrNull(item.closedAt),
@@ -104,7 +109,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       },
       merged: pull.merged,
       mergedAt: isoOrNull(pull.mergedAt),
-      ...pullFeedbackFields({ state, baseUrl, window, actor, requireRead }, repo, item, pull),
+      ...pullFeedbackFields(tools, repo, item, pull),
     };
   };
 
@@ -145,6 +150,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     issueOrPullRequest: ({ number }: { number: number }) => lookup(repo, number, "either"),
     issues: (args: ItemConnectionArgs) => itemConnection(repo, false, "issues", args),
     pullRequests: (args: ItemConnectionArgs) => itemConnection(repo, true, "pullRequests", args),
+    collaborators: collaboratorsField(tools, repo),
   });
 
   const rootValue = {

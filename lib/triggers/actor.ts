@@ -1,10 +1,10 @@
-import type { components } from "@octokit/openapi-types";
 import { normalizeRole, type RepoRole } from "../auth/github-user-api";
 import type { Octokit } from "../github/app";
 import { httpStatusOf } from "../github/errors";
 import { getListedItem } from "../github/issues-listing";
 import type { RegisteredRepository } from "../github/installations";
 import { splitRepo } from "../github/repo-name";
+import { ACTOR_EVENT_NAMES, type TimelineEvent } from "../github/timeline-events";
 import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
 import type { Db } from "../store/db";
 import type { ApprovalReason, EventActor } from "../store/record-and-claim";
@@ -13,8 +13,10 @@ import type { Observation } from "./observe-item";
 /**
  * Who caused a match, and what GitHub lets them do (ADR 0009). The candidates:
  * - the sender of the webhook that hinted the Item (labeled, opened, edited);
- * - the actor of the Item's latest timeline event (GET /repos/{o}/{r}/issues/{n}/events), which
- *   is what a poll finds: labels, renames, closes and reopens each carry their actor;
+ * - the actor of the Item's latest timeline event (timeline-events.ts), which is what a poll
+ *   finds: labels, renames, closes and reopens each carry their actor. Read in the Item's own
+ *   GraphQL selection (a pull request's poll read, or a batched read of the issue), and by
+ *   REST (GET /repos/{o}/{r}/issues/{n}/events) only when GraphQL cannot tell;
  * - the Item's author, when there is no timeline event (it was opened matching) or when the
  *   Item changed after its latest event (a body edit has no event: only its author, or a
  *   writer, can make it).
@@ -31,8 +33,6 @@ export interface ActorFacts {
 const UNEXPLAINED_CHANGE_MS = 2_000;
 const MAX_EVENT_PAGES = 10;
 
-type IssueEvent = components["schemas"]["issue-event"];
-
 /** What the lookup needs besides GitHub: the ledger of Board moves, and the App's bot login. */
 export interface ActorLookup {
   db: Db;
@@ -42,6 +42,13 @@ export interface ActorLookup {
    * caused by one person ask GitHub once. Never kept past the cycle.
    */
   roles?: Map<string, Promise<RepoRole>>;
+  /**
+   * The Item's latest timeline event by GraphQL, for an observation that did not carry it (an
+   * issue from the REST listing): null when it has none, undefined when GraphQL cannot tell.
+   */
+  latestEvent?: (item: Observation) => Promise<TimelineEvent | null | undefined>;
+  /** A person's role by GraphQL (batched): undefined when only REST can tell. */
+  roleByGraphql?: (fullName: string, login: string) => Promise<RepoRole | undefined>;
 }
 
 /**
@@ -59,24 +66,24 @@ export async function resolveActor(
   // the read that produced the observation carried author_association (a listing, GraphQL): no GET
   const [listed, latest] = await Promise.all([
     item.authorAssociation === undefined ? getListedItem(octokit, repo.fullName, item.number) : null,
-    latestTimelineEvent(octokit, repo.fullName, item.number),
+    latestEventOf(octokit, repo, item, lookup),
   ]);
   const author = item.projection.author;
   const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
   const candidates: { login: string; source: EventActor["source"] }[] = [];
-  const mover = latest?.actor?.login && isBot(latest.actor.login) ? await boardMover(lookup.db, item, latest.created_at) : null;
+  const mover = latest && isBot(latest.login) ? await boardMover(lookup.db, item, latest.createdAt) : null;
   if (sender && !(mover && isBot(sender))) candidates.push({ login: sender, source: "webhook" });
   if (mover) candidates.push({ login: mover, source: "board" });
-  else if (latest?.actor?.login) candidates.push({ login: latest.actor.login, source: "timeline" });
+  else if (latest) candidates.push({ login: latest.login, source: "timeline" });
   const updatedAt = Date.parse(listed?.updated_at ?? item.projection.updatedAt);
-  const unexplained = !latest || updatedAt - Date.parse(latest.created_at) > UNEXPLAINED_CHANGE_MS;
+  const unexplained = !latest || updatedAt - Date.parse(latest.createdAt) > UNEXPLAINED_CHANGE_MS;
   if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
 
   let weakest: EventActor | null = null;
   const roles = lookup.roles ?? new Map<string, Promise<RepoRole>>();
   for (const c of candidates) {
     const key = `${repo.fullName.toLowerCase()}|${c.login.toLowerCase()}`;
-    if (!roles.has(key)) roles.set(key, repositoryRoleOf(octokit, repo.fullName, c.login));
+    if (!roles.has(key)) roles.set(key, roleOf(octokit, repo.fullName, c.login, lookup));
     const permission = await roles.get(key)!;
     if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
   }
@@ -99,6 +106,11 @@ async function boardMover(db: Db, item: Observation, at: string): Promise<string
   return rows[0]?.actor ?? null;
 }
 
+/** The role GitHub reports, by GraphQL when it can tell, else by REST. */
+async function roleOf(octokit: Octokit, fullName: string, login: string, lookup: ActorLookup): Promise<RepoRole> {
+  return (await lookup.roleByGraphql?.(fullName, login)) ?? repositoryRoleOf(octokit, fullName, login);
+}
+
 /** The role GitHub reports for `login` on the repository; "none" for a bot, a deleted user or a 404. */
 export async function repositoryRoleOf(octokit: Octokit, fullName: string, login: string): Promise<RepoRole> {
   const { owner, repo } = splitRepo(fullName);
@@ -112,14 +124,21 @@ export async function repositoryRoleOf(octokit: Octokit, fullName: string, login
   }
 }
 
-/** The newest event with an actor of the Item's timeline, or null. */
-async function latestTimelineEvent(octokit: Octokit, fullName: string, number: number): Promise<IssueEvent | null> {
+/** The Item's latest timeline event with an actor: from its GraphQL read when it can tell, else by REST. */
+async function latestEventOf(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, item: Observation, lookup: ActorLookup): Promise<TimelineEvent | null> {
+  const known = item.latestEvent !== undefined ? item.latestEvent : await lookup.latestEvent?.(item);
+  return known !== undefined ? known : latestRestEvent(octokit, repo.fullName, item.number);
+}
+
+/** The newest event of ACTOR_EVENT_NAMES with an actor in the Item's REST events, or null. */
+async function latestRestEvent(octokit: Octokit, fullName: string, number: number): Promise<TimelineEvent | null> {
   const { owner, repo } = splitRepo(fullName);
-  let latest: IssueEvent | null = null;
+  let latest: TimelineEvent | null = null;
   let pages = 0;
   for await (const page of octokit.paginate.iterator("GET /repos/{owner}/{repo}/issues/{issue_number}/events", { owner, repo, issue_number: number, per_page: 100 })) {
-    for (const event of page.data as IssueEvent[]) {
-      if (event.actor && (!latest || Date.parse(event.created_at) >= Date.parse(latest.created_at))) latest = event;
+    for (const event of page.data) {
+      const login = event.actor?.login;
+      if (login && ACTOR_EVENT_NAMES.has(event.event) && (!latest || Date.parse(event.created_at) >= Date.parse(latest.createdAt))) latest = { login, createdAt: event.created_at };
     }
     if (++pages >= MAX_EVENT_PAGES) break;
   }

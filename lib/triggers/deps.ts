@@ -3,6 +3,7 @@ import type { GitHubApp } from "../github/app";
 import { systemClock, type Clock } from "../github/clock";
 import { ItemSliceReader } from "../github/graphql-items";
 import type { Log } from "../github/log";
+import { RepositoryRoleReader } from "../github/repository-roles";
 import type { Db } from "../store/db";
 import type { Admission } from "../store/record-and-claim";
 import type { WorkQueue } from "../work/work-queue";
@@ -14,6 +15,8 @@ export interface TriggerDeps {
   github: GitHubApp;
   /** GraphQL reads of Item payload slices, batched per installation. */
   slices: ItemSliceReader;
+  /** People's roles by GraphQL, batched per installation (REST when GraphQL cannot tell). */
+  roles: RepositoryRoleReader;
   workQueue: WorkQueue;
   /** The instance's roster: a Loop may only name one of its agents. */
   roster: Pick<InstanceConfig, "agents">;
@@ -40,6 +43,7 @@ export function createTriggerDeps(
   return {
     ...input,
     slices: input.slices ?? new ItemSliceReader(input.github),
+    roles: input.roles ?? new RepositoryRoleReader(input.github),
     clock: input.clock ?? systemClock,
     log: input.log ?? input.github.log,
     configTtlMs: input.configTtlMs ?? DEFAULT_CONFIG_TTL_MS,

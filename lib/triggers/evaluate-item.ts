@@ -9,6 +9,8 @@ import type { Db } from "../store/db";
 import { inPhase } from "../store/run-phase";
 import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
 import { revoke } from "../store/revoke";
+import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
+import { latestEventFromGraphql } from "../github/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
@@ -26,6 +28,14 @@ export interface ItemOutcome {
   failures: Map<string, string>;
   /** true when a newer read of the Item judged it instead. */
   stale: boolean;
+}
+
+/** The Item's timeline from a GraphQL read of the Item (deps.slices), waiting as long as a role read for company. */
+function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository): NonNullable<ActorLookup["latestEvent"]> {
+  return async (item) => {
+    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], ACTOR_LOOKUP_WAIT_MS);
+    return node ? latestEventFromGraphql(node) : undefined;
+  };
 }
 
 /** The `repository` an expression sees. */
@@ -68,7 +78,14 @@ export async function evaluateItem(
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, { db: deps.db, botLogin, ...(roles ? { roles } : {}) }));
+  // a poll cycle's lookups by GraphQL wait for company (one query for the repositories polled
+  // together); a Hint's, alone anyway, ask REST as before
+  const lookup: ActorLookup = {
+    db: deps.db,
+    botLogin,
+    ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
+  };
+  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;

@@ -1,6 +1,7 @@
 import { itemKey } from "../engine/ids";
 import { polledRepository, type RegisteredRepository } from "../github/installations";
 import { getListedItem, isListedPullRequest } from "../github/issues-listing";
+import { latestEventFromGraphql } from "../github/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import type { Hint } from "../work/work-queue";
 import type { TriggerDeps } from "./deps";
@@ -61,7 +62,7 @@ export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, nu
     if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt, listed.author_association);
   }
   const [node, botLogin] = await Promise.all([deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" }), appBotLogin(deps.github)]);
-  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation) : null;
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node)) : null;
 }
 
 async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {

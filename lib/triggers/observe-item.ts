@@ -1,5 +1,6 @@
 import { contentHash } from "../engine/content-hash";
 import { itemKey } from "../engine/ids";
+import type { TimelineEvent } from "../github/timeline-events";
 import type { ItemProjection } from "../loops/projection";
 import type { Db } from "../store/db";
 import { announceItemsChanged } from "../store/item-changed";
@@ -15,9 +16,11 @@ export interface Observation {
   readAt: Date;
   /** GitHub's author_association as that read gave it (not in the projection: no content of the Item); undefined when it did not */
   authorAssociation?: string | null;
+  /** the Item's latest timeline event with an actor, when that read carried its timeline (GraphQL); undefined when it did not */
+  latestEvent?: TimelineEvent | null;
 }
 
-export function observation(repo: string, projection: ItemProjection, readAt: Date, authorAssociation?: string | null): Observation {
+export function observation(repo: string, projection: ItemProjection, readAt: Date, authorAssociation?: string | null, latestEvent?: TimelineEvent | null): Observation {
   const fullName = repo.toLowerCase();
   return {
     key: itemKey(fullName, projection.number),
@@ -27,6 +30,7 @@ export function observation(repo: string, projection: ItemProjection, readAt: Da
     hash: contentHash(projection),
     readAt,
     ...(authorAssociation !== undefined ? { authorAssociation } : {}),
+    ...(latestEvent !== undefined ? { latestEvent } : {}),
   };
 }
 

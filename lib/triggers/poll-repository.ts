@@ -5,7 +5,8 @@ import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/labels";
-import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
+import { latestEventFromGraphql } from "../github/timeline-events";
+import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
 import { AtelierError } from "../errors";
 import {
   activeLoopSignature,
@@ -117,7 +118,10 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
   // after a probe: the open pull requests whose mark changed or that the listing names
-  if (probe) known.push(...readPulls(deps, repo, base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]), marks));
+  const changedPulls = probe ? base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]) : [];
+  known.push(...readPulls(deps, repo, changedPulls, marks));
+  // the listed issues' timelines (who caused a change, ADR 0025) ride in that query when it has room
+  const timelines = changedPulls.length > 0 && changedPulls.length + issues.length <= deps.slices.batchSize ? readTimelines(deps, repo, issues) : null;
   const judgedBefore = fresh ? new Set<number>() : await alreadyJudged(deps.db, repo.fullName, others.map((i) => ({ number: i.number, updatedAt: i.updated_at })), state.lastCompletedAt);
   const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)), marks);
 
@@ -144,7 +148,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
     }
   };
 
-  await judge(issues).catch((err: unknown) => failures.push(err));
+  await judge(await withTimelines(issues, timelines)).catch((err: unknown) => failures.push(err));
   const reread: number[] = [];
   await judgeBatches(known, reread);
   await judgeBatches([...unknown, ...readPulls(deps, repo, reread, marks)], null);
@@ -193,13 +197,28 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
       nodes.flatMap((node) => {
         if (!node) return [];
         marks.read.set(node.number, pullMark(node));
-        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation)];
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node))];
       }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
     batches.push(batch);
   }
   return batches;
+}
+
+/** The issues' GraphQL reads, for their timelines only (their projection is the listing's); null when the read failed. */
+function readTimelines(deps: TriggerDeps, repo: RegisteredRepository, issues: Observation[]): Promise<(GraphqlItemNode | null)[] | null> {
+  const refs: ItemSliceRef[] = issues.map((o) => ({ repo: repo.fullName, number: o.number, kind: "issue" }));
+  return deps.slices.read(repo.installationId, refs).catch(() => null);
+}
+
+/** The observations with the latest timeline event their GraphQL read gave (the others look it up when they need it). */
+async function withTimelines(issues: Observation[], timelines: Promise<(GraphqlItemNode | null)[] | null> | null): Promise<Observation[]> {
+  const nodes = timelines ? await timelines : null;
+  return issues.map((o, i) => {
+    const latestEvent = nodes?.[i] ? latestEventFromGraphql(nodes[i]) : undefined;
+    return latestEvent === undefined ? o : { ...o, latestEvent };
+  });
 }
 
 /** The pull requests a cycle asked for, and the marks of those GitHub returned. */

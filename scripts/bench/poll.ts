@@ -65,6 +65,8 @@ async function seed(sim: Simulator): Promise<string[]> {
   for (let r = 0; r < REPOS; r++) {
     const { fullName } = await sim.createRepo({ owner: "bench", name: `repo-${r}`, files: { ".github/atelier.yml": CONFIG } });
     names.push(fullName.toLowerCase());
+    // the changes come from a team member (a writer): their role is one GraphQL edge, not a REST call
+    sim.setUserPermission({ repo: fullName, login: "octo", permission: "write" });
   }
   sim.createInstallation({ account: "bench" });
   const author = sim.state.findAccount("octo")!.id;

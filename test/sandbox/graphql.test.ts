@@ -79,6 +79,26 @@ describe("GraphQL", () => {
     expect(result.repository.issue.title).toBe("Return 404 for unknown users");
   });
 
+  it("serves an Item's timeline events with their actors, filtered by itemTypes, and collaborators with their permission", async () => {
+    sim.addLabels({ login: "octo-writer", repo: "demo-org/webapp", number: 1, labels: ["bug"] });
+    sim.editIssue({ login: "octo-reader", repo: "demo-org/webapp", number: 1, title: "Add a dark mode switch" });
+    const { body } = await graphql(`{ repository(owner: "demo-org", name: "webapp") {
+      issue(number: 1) {
+        all: timelineItems(last: 10, itemTypes: [LABELED_EVENT, RENAMED_TITLE_EVENT]) { nodes { __typename ... on LabeledEvent { createdAt actor { login } label { name } } ... on RenamedTitleEvent { actor { login } previousTitle currentTitle } } }
+        renames: timelineItems(last: 10, itemTypes: [RENAMED_TITLE_EVENT]) { nodes { __typename } }
+      }
+      collaborators(query: "OCTO-W", first: 10) { edges { permission permissionSources { roleName } node { login } } }
+    } }`);
+    expect(body.errors).toBeUndefined();
+    const repo = body.data?.repository as { issue: Record<string, { nodes: Record<string, unknown>[] }>; collaborators: { edges: unknown[] } };
+    expect(repo.issue.all!.nodes.slice(-2)).toMatchObject([
+      { __typename: "LabeledEvent", actor: { login: "octo-writer" }, label: { name: "bug" } },
+      { __typename: "RenamedTitleEvent", actor: { login: "octo-reader" }, previousTitle: "Add a dark mode toggle", currentTitle: "Add a dark mode switch" },
+    ]);
+    expect(repo.issue.renames!.nodes.every((n) => n.__typename === "RenamedTitleEvent")).toBe(true);
+    expect(repo.collaborators.edges).toEqual([{ permission: "WRITE", permissionSources: [{ roleName: "write" }], node: { login: "octo-writer" } }]);
+  });
+
   it("refuses an anonymous call", async () => {
     const res = await fetch(`${sim.url}/graphql`, { method: "POST", body: JSON.stringify({ query: "{ rateLimit { cost } }" }) });
     expect(res.status).toBe(401);
