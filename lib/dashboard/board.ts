@@ -1,5 +1,6 @@
 import type { BoardLane } from "../config/roster";
-import { isRunning, OPEN, type RunStateName } from "../engine/run-state";
+import { isRunning, type RunStateName } from "../engine/run-state";
+import { inPhase } from "../store/run-phase";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
@@ -101,6 +102,14 @@ interface Row {
   budget_ask: boolean;
 }
 
+/**
+ * The current Run of Item `i` among one Loop's Runs ($4): its open one, else its newest — the
+ * order of the Item's own `current_run_id`, which Postgres keeps for all its Runs
+ * (migration 20261201490000_item_current_run).
+ */
+const LOOP_RUN = `(SELECT r.id FROM runs r WHERE r.item_key = i.key AND r.loop = $4
+                    ORDER BY (${inPhase("r", "Active", "Waiting")}) DESC, r.received_at DESC, r.id DESC LIMIT 1)`;
+
 export const DEFAULT_PER_LANE = 50;
 export const MAX_PER_LANE = 200;
 
@@ -113,9 +122,9 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
   const loop = q.loop || null;
   // The lane as one CASE (laneOf in lanes.ts): closed Items and closed pull requests of the
   // current Run, then the lanes that follow the work, then the Item's lower-cased labels,
-  // right-most lane first; the lane labels are parameters ($9…), never spliced into the text.
+  // right-most lane first; the lane labels are parameters ($8…), never spliced into the text.
   const labelled = rules.labels.flatMap((label, idx) => (label ? [{ label, idx }] : [])).reverse();
-  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, OPEN, perLane, rules.running, rules.review];
+  const params: unknown[] = [q.repos, rules.openCatchAll, rules.closed, loop, perLane, rules.running, rules.review];
   const whens = labelled.map(({ label, idx }) => {
     params.push(label);
     return `WHEN $${params.length}::text = ANY (ll.labels) THEN ${idx}`;
@@ -126,22 +135,16 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
               COALESCE(i.github_updated_at, i.observed_at) AS updated_at,
               CASE WHEN i.state <> 'open' THEN $3::int
                    WHEN $3::int IS NOT NULL AND pr.state <> 'open' THEN $3::int
-                   WHEN $7::int IS NOT NULL AND cur.state = 'Running' THEN $7::int
-                   WHEN $8::int IS NOT NULL AND pr.state = 'open' THEN $8::int
+                   WHEN $6::int IS NOT NULL AND cur.state = 'Running' THEN $6::int
+                   WHEN $7::int IS NOT NULL AND pr.state = 'open' THEN $7::int
                    ${whens.join(" ")} ELSE $2::int END AS lane,
-              pr.state AS pull_request_state
+              cur.id AS run_id, pr.state AS pull_request_state
          FROM items i
          CROSS JOIN LATERAL (SELECT lower(i.labels::text)::text[] AS labels) ll
-         LEFT JOIN LATERAL (
-           SELECT r.state::text AS state, r.pull_request_number
-             FROM runs r
-            WHERE r.item_key = i.key AND ($4::text IS NULL OR r.loop = $4)
-            ORDER BY (r.state::text = ANY($5::text[])) DESC, r.received_at DESC
-            LIMIT 1
-         ) cur ON true
+         LEFT JOIN runs cur ON cur.id = ${loop ? LOOP_RUN : "i.current_run_id"}
          LEFT JOIN items pr ON pr.repo = i.repo AND pr.number = cur.pull_request_number
         WHERE i.repo = ANY($1::text[])
-          AND ($4::text IS NULL OR EXISTS (SELECT 1 FROM runs r WHERE r.loop = $4 AND r.item_key = i.key))
+          AND ($4::text IS NULL OR cur.id IS NOT NULL)
           -- a pull request another Item's Run opened is on that Item's card, not a card of its own
           AND ($4::text IS NOT NULL OR i.kind <> 'pull_request'
                OR NOT EXISTS (SELECT 1 FROM runs o WHERE o.repo = i.repo AND o.pull_request_number = i.number AND o.item_key <> i.key))
@@ -158,13 +161,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
             a.started_at AS attempt_started_at, last.stream AS last_stream, last.text AS last_text,
             EXISTS (SELECT 1 FROM cycle_budgets cb WHERE cb.item_key = k.key AND cb.ask IS NOT NULL) AS budget_ask
        FROM ranked k
-       LEFT JOIN LATERAL (
-         SELECT r.id, r.loop, r.state::text AS state, r.waiting_reason, r.pull_request_number, r.updated_at, r.resolved_failure_attempt_id
-           FROM runs r
-          WHERE r.item_key = k.key AND ($4::text IS NULL OR r.loop = $4)
-          ORDER BY (r.state::text = ANY($5::text[])) DESC, r.received_at DESC
-          LIMIT 1
-       ) run ON true
+       LEFT JOIN runs run ON run.id = k.run_id
        LEFT JOIN LATERAL (
          SELECT at.id, at.number, at.state::text AS state, at.failure_kind, at.started_at
            FROM attempts at WHERE at.run_id = run.id ORDER BY at.number DESC LIMIT 1
@@ -173,7 +170,7 @@ export async function loadBoard(db: Db, q: BoardQuery): Promise<Board> {
          SELECT te.stream, te.text
            FROM transcript_entries te WHERE run.state = 'Running' AND te.run_id = run.id ORDER BY te.id DESC LIMIT 1
        ) last ON true
-      WHERE k.rn <= $6
+      WHERE k.rn <= $5
       ORDER BY k.lane, k.rn`,
     params,
   );
