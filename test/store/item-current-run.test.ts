@@ -13,15 +13,23 @@ const db = testDb();
 afterAll(() => db.close());
 const usage = { durationMs: 5, tokensIn: 10, tokensOut: 20, costUsd: 0.01, costEstimated: false };
 
-/** What the Item keeps. */
-const kept = async (key: string) => (await db.pool.query(`SELECT current_run_id FROM items WHERE key = $1`, [key])).rows[0]?.current_run_id ?? null;
+/** What the Item keeps: its current Run's id, and whether that Run is open and its pull request. */
+async function keptFacts(key: string) {
+  const { rows } = await db.pool.query(`SELECT current_run_id AS id, current_run_open AS open, current_run_pull_request AS pr FROM items WHERE key = $1`, [key]);
+  return rows[0];
+}
+const kept = async (key: string) => (await keptFacts(key))?.id ?? null;
 
 /** The current Run by its definition, read from the Runs themselves: the open one, else the newest. */
-async function current(key: string): Promise<string | null> {
-  const { rows } = await db.pool.query<{ id: string; state: string; received_at: Date }>(`SELECT id, state, received_at FROM runs WHERE item_key = $1`, [key]);
+async function currentFacts(key: string) {
+  const { rows } = await db.pool.query<{ id: string; state: string; received_at: Date; pull_request_number: number | null }>(
+    `SELECT id, state, received_at, pull_request_number FROM runs WHERE item_key = $1`,
+    [key],
+  );
   const open = (s: string) => ["Pending", "Waiting", "Queued", "Running"].includes(s);
   rows.sort((a, b) => Number(open(b.state)) - Number(open(a.state)) || b.received_at.getTime() - a.received_at.getTime() || (a.id < b.id ? 1 : -1));
-  return rows[0]?.id ?? null;
+  const run = rows[0];
+  return { id: run?.id ?? null, open: run ? open(run.state) : false, pr: run?.pull_request_number ?? null };
 }
 
 async function claim(repo: string, hash: string, loop = "start-dev"): Promise<string> {
@@ -36,9 +44,9 @@ it("an Item keeps its current Run through every write that changes it: open, sup
   expect(await kept(key)).toBeNull();
   const checks: (string | null)[] = [];
   const check = async () => {
-    const want = await current(key);
-    expect(await kept(key)).toBe(want);
-    checks.push(want);
+    const want = await currentFacts(key);
+    expect(await keptFacts(key)).toEqual(want);
+    checks.push(want.id);
   };
 
   const first = await claim(repo, "h1");
@@ -58,6 +66,9 @@ it("an Item keeps its current Run through every write that changes it: open, sup
   await retryRun(db, review, "octo");
   await check(); // reopened by the operator's retry
   expect(await kept(key)).toBe(review);
+  await db.pool.query(`UPDATE runs SET pull_request_number = 12 WHERE id = $1`, [review]);
+  await check(); // its pull request
+  expect(await keptFacts(key)).toMatchObject({ open: true, pr: 12 });
 
   await cancelRun(db, review, "octo");
   await cancelRun(db, second, "octo");
@@ -66,7 +77,7 @@ it("an Item keeps its current Run through every write that changes it: open, sup
   await db.pool.query(`DELETE FROM attempts WHERE run_id = $1`, [review]);
   await db.pool.query(`DELETE FROM runs WHERE id = $1`, [review]);
   await check(); // removed
-  expect(checks).toEqual([first, second, review, review, second, review, review, second]);
+  expect(checks).toEqual([first, second, review, review, second, review, review, review, second]);
 
   // an Item stored after its Runs finds its current Run
   await db.pool.query(`DELETE FROM items WHERE key = $1`, [key]);
