@@ -56,7 +56,12 @@ END';
 CREATE TRIGGER "items_current_run_insert" BEFORE INSERT ON "items"
   FOR EACH ROW EXECUTE FUNCTION "items_find_current_run"();
 
-UPDATE "items" i SET "current_run_id" = c."id", "current_run_open" = COALESCE(c."open", false),
-       "current_run_pull_request" = c."pull_request_number"
-  FROM "items" k CROSS JOIN LATERAL "item_current_run"(k."key") c
- WHERE k."key" = i."key" AND c."id" IS NOT NULL;
+-- every Item's, at once: after this migration, and after a bulk load that set the triggers aside
+CREATE FUNCTION "items_refresh_current_runs"() RETURNS void LANGUAGE sql AS $$
+  UPDATE "items" i SET "current_run_id" = c."id", "current_run_open" = COALESCE(c."open", false),
+         "current_run_pull_request" = c."pull_request_number"
+    FROM "items" k CROSS JOIN LATERAL "item_current_run"(k."key") c
+   WHERE k."key" = i."key" AND (i."current_run_id", i."current_run_open", i."current_run_pull_request")
+         IS DISTINCT FROM (c."id", COALESCE(c."open", false), c."pull_request_number")
+$$;
+SELECT "items_refresh_current_runs"();
