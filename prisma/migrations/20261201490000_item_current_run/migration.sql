@@ -25,6 +25,9 @@ DECLARE
   item text := CASE WHEN TG_OP = ''DELETE'' THEN OLD."item_key" ELSE NEW."item_key" END\073
 BEGIN
   PERFORM 1 FROM "items" WHERE "key" = item FOR NO KEY UPDATE\073
+  IF NOT FOUND THEN
+    RETURN NULL\073
+  END IF\073
   UPDATE "items" i SET "current_run_id" = c."id", "current_run_open" = COALESCE(c."open", false),
          "current_run_pull_request" = c."pull_request_number"
     FROM "item_current_run"(item) c
