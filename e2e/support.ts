@@ -94,8 +94,8 @@ export async function seedRun(
        VALUES ($1, $2, 1, $3::text::"AttemptState", $4, $5, $6, false, now(), 'demo')`,
       [`${id}/agent/1`, id, opts.attempt.state, opts.attempt.failureKind ?? null, opts.attempt.failureCategory ?? null, opts.attempt.message ?? null],
     );
-    // as the statement that closes a failed Attempt does
-    if (opts.attempt.state === "Failed") await db.query(`UPDATE runs SET failed_attempt_id = $2 WHERE id = $1`, [id, `${id}/agent/1`]);
+    // the Run keeps its latest failed Attempt, as the statement that closes an Attempt writes it (ADR 0024)
+    if (opts.attempt.state === "Failed") await db.query(`UPDATE runs SET failed_attempt_id = $1 WHERE id = $2`, [`${id}/agent/1`, id]);
   }
   return id;
 }

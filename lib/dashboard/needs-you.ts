@@ -46,9 +46,15 @@ export interface NeedsYou {
 /** How many of each kind are listed at most; the counts are exact. */
 export const NEEDS_LIMIT = 100;
 
-/** A Waiting Run parked by engine failures ($2: the reason), and one that waits for its approval. */
-const ENGINE_PARKED = `${inPhase("r", "Waiting")} AND r.waiting_reason IS NOT DISTINCT FROM $2`;
-const AWAITS_APPROVAL = `${inPhase("r", "Waiting")} AND r.waiting_reason IS DISTINCT FROM $2`;
+/**
+ * A Waiting Run parked by engine failures ($2: the reason, never null), and one that waits for
+ * its approval: every other Waiting Run. The parked ones are found by the partial index on
+ * `waiting_reason`; the count of those awaiting approval is the Waiting count (an index-only
+ * scan of runs_repo_phase_idx) less theirs, rather than a visit of every Waiting Run.
+ */
+const WAITING = inPhase("r", "Waiting");
+const ENGINE_PARKED = `${WAITING} AND r.waiting_reason = $2`;
+const AWAITS_APPROVAL = `${WAITING} AND r.waiting_reason IS DISTINCT FROM $2`;
 
 /** A Failed Run whose latest failed Attempt nobody resolved (the partial index runs_unresolved_failures holds them). */
 const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`;
@@ -58,9 +64,9 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   const zero = { approval: 0, failure: 0, engine_failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
   if (!repos.length) return zero;
   const quota = countQuotaRefusals(db, { repos });
-  const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota">, string>>(
+  const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota" | "approval">, string> & { waiting: string }>(
     `SELECT
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${AWAITS_APPROVAL}) AS approval,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${WAITING}) AS waiting,
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
        (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${ENGINE_PARKED}) AS engine_failure,
        (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL) AS budget_ask,
@@ -71,7 +77,7 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   );
   const row = rows[0]!;
   const counts = {
-    approval: Number(row.approval),
+    approval: Number(row.waiting) - Number(row.engine_failure),
     failure: Number(row.failure),
     engine_failure: Number(row.engine_failure),
     budget_ask: Number(row.budget_ask),
@@ -82,6 +88,9 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   };
   return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
 }
+
+/** SQL: the newest NEEDS_LIMIT Runs `r` where `cond` holds — picked before anything joins them, so only those join. */
+const newest = (cond: string) => `(SELECT * FROM runs r WHERE ${cond} ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}) r`;
 
 /** What an entry about one Run says of it: when, where, which Item, which Loop. */
 const aboutRun = (r: { id: string; repo: string; loop: string; item_key: string; number: number | null; updated_at: Date; title: string | null }) => ({
@@ -99,40 +108,42 @@ const engineFailureSentence = (error: string, times: number) =>
   `Atelier failed moving this Run ${times} times (an engine failure, not the agent's); the last error: ${error}. Retry once it is fixed, or cancel.`;
 
 export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
-  const counts = await countNeeds(db, repos);
-  const { total, ...byKind } = counts;
-  if (!repos.length) return { needs: [], counts: byKind, total };
-  const [approvals, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
+  if (!repos.length) {
+    const { total, ...byKind } = await countNeeds(db, repos);
+    return { needs: [], counts: byKind, total };
+  }
+  // the counts and the lists at once, each on a connection of its own
+  const [{ total, ...byKind }, approvals, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
+    countNeeds(db, repos),
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title,
               e.submission->'approvalReason' AS approval_reason
-         FROM runs r LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
-        WHERE r.repo = ANY($1) AND ${AWAITS_APPROVAL}
-        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+         FROM ${newest(`r.repo = ANY($1) AND ${AWAITS_APPROVAL}`)}
+         LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
+        ORDER BY r.updated_at DESC`,
       [repos, ENGINE_FAILED_REASON],
     ),
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, i.title, r.engine_error, r.engine_failures, f.failure_kind, f.failure_category, f.failure_message
-         FROM runs r
+         FROM ${newest(`r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}`)}
          LEFT JOIN items i ON i.key = r.item_key
          LEFT JOIN LATERAL (SELECT a.failure_kind, a.failure_category, a.failure_message FROM attempts a
                              WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1) f ON true
-        WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}
-        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+        ORDER BY r.updated_at DESC`,
       [repos],
     ),
     db.pool.query(
       `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.engine_failures, r.engine_error, i.title
-         FROM runs r LEFT JOIN items i ON i.key = r.item_key
-        WHERE r.repo = ANY($1) AND ${ENGINE_PARKED}
-        ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
+         FROM ${newest(`r.repo = ANY($1) AND ${ENGINE_PARKED}`)} LEFT JOIN items i ON i.key = r.item_key
+        ORDER BY r.updated_at DESC`,
       [repos, ENGINE_FAILED_REASON],
     ),
     db.pool.query(
       `SELECT b.item_key, b.repo, b.ask, b.asked_at, b.generation, i.number, i.title
-         FROM cycle_budgets b LEFT JOIN items i ON i.key = b.item_key
-        WHERE b.repo = ANY($1) AND b.ask IS NOT NULL
-        ORDER BY b.asked_at DESC NULLS LAST LIMIT ${NEEDS_LIMIT}`,
+         FROM (SELECT * FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL
+                ORDER BY b.asked_at DESC NULLS LAST LIMIT ${NEEDS_LIMIT}) b
+         LEFT JOIN items i ON i.key = b.item_key
+        ORDER BY b.asked_at DESC NULLS LAST`,
       [repos],
     ),
     db.pool.query(
