@@ -4,6 +4,7 @@ import type { BoardCard } from "../../../lib/dashboard/board";
 import { getBoard } from "../../../lib/dashboard/queries";
 import { boardQuery } from "../../../lib/dashboard/schemas";
 import { Elapsed } from "../../_components/elapsed";
+import { FilterSelect } from "../../_components/filter-select";
 import { LiveRefresh } from "../../_components/live-refresh";
 import { BoardMoves, CardDrag, LaneDrop } from "../../_components/board-moves";
 import { Empty, ExternalLink, Label, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
@@ -182,20 +183,3 @@ const PR_STATE_STYLE: Record<string, string> = {
   merged: "bg-violet-50 text-violet-800",
   closed: "bg-red-50 text-red-800",
 };
-
-/** One filter of the Board's GET form: "all" or one of the options. */
-function FilterSelect({ name, label, all, value, options }: { name: string; label: string; all: string; value: string | undefined | null; options: string[] }) {
-  return (
-    <label className="flex flex-col gap-0.5">
-      <span className="text-xs text-stone-500">{label}</span>
-      <select name={name} defaultValue={value ?? ""} className="rounded border border-stone-300 bg-white px-2 py-1">
-        <option value="">{all}</option>
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {o}
-          </option>
-        ))}
-      </select>
-    </label>
-  );
-}
