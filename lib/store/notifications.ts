@@ -119,7 +119,10 @@ export function createNotifications(connection: pg.ClientConfig, options: Notifi
       const want = wanted();
       const add = [...want].filter((ch) => !listened.has(ch));
       const drop = [...listened].filter((ch) => !want.has(ch));
-      if (!add.length && !drop.length) return;
+      if (!add.length && !drop.length) {
+        settle(false);
+        return;
+      }
       try {
         await c.query([...add.map((ch) => `LISTEN ${ch}`), ...drop.map((ch) => `UNLISTEN ${ch}`)].join("; "));
       } catch {

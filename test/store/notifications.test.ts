@@ -45,6 +45,10 @@ it("hands each channel's payloads to its subscribers, over one connection", asyn
   await eventually(() => heard.length === 3);
   expect(heard.sort()).toEqual(["a1:x", "a2:x", "b:y"]);
 
+  // a subscriber of a channel already listened to is ready at once, on the same connection
+  const a3 = notifications.subscribe(A, (p) => heard.push(`a3:${p}`));
+  await a3.ready;
+  a3.close();
   a1.close();
   heard.length = 0;
   await notify(A, "z");
