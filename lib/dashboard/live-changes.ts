@@ -1,6 +1,6 @@
 import type { Db } from "../store/db";
 import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";
-import { notificationsOf, type Notifications } from "../store/notifications";
+import { notificationsOf } from "../store/notifications";
 import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
 
 /**
@@ -9,8 +9,9 @@ import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
  * notification) or any Item's content does (a label, a close, an edit, a merge — every
  * `atelier_item_changed` one, whether or not a Loop matched), a burst coalesced into one. The event carries no id and no data of a Run:
  * the page reads its own data again with the viewer's rights, so the stream tells a viewer
- * nothing but that something moved. While the process's LISTEN connection (lib/store/notifications.ts) is down the stream
- * says `changed` every few seconds instead, so a page is never left stale for long.
+ * nothing but that something moved. While the process's LISTEN connection
+ * (lib/store/notifications.ts) is down the stream says `changed` every few seconds instead,
+ * so a page is never left stale for long.
  */
 const COALESCE_MS = 150;
 const HEARTBEAT_MS = 15_000;
@@ -18,8 +19,8 @@ const UNLISTENED_POLL_MS = 5_000;
 
 const encoder = new TextEncoder();
 
-export function streamChanges(db: Db, opts: { signal?: AbortSignal; notifications?: Notifications } = {}): ReadableStream<Uint8Array> {
-  const notifications = opts.notifications ?? notificationsOf(db);
+export function streamChanges(db: Db, opts: { signal?: AbortSignal } = {}): ReadableStream<Uint8Array> {
+  const notifications = notificationsOf(db);
   let unsubscribe: (() => void) | null = null;
   const timers = new Set<NodeJS.Timeout>();
   let pending = false;

@@ -121,14 +121,13 @@ export function streamTranscript(
   opts: {
     after?: string;
     signal?: AbortSignal;
-    notifications?: Notifications;
     /** asks again whether the viewer may read the Run; a refusal ends the stream with a `failure` event */
     reauthorize?: () => Promise<void>;
     /** how often (default every 5 minutes): a revoked reader stops receiving within that */
     reauthorizeEveryMs?: number;
   } = {},
 ): ReadableStream<Uint8Array> {
-  const notifications = opts.notifications ?? notificationsOf(db);
+  const notifications = notificationsOf(db);
   let after = opts.after && /^\d+$/.test(opts.after) ? opts.after : "0";
   let stopped = false;
   let unsubscribe: (() => void) | null = null;
