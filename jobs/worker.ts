@@ -3,15 +3,11 @@
 // Postgres (the truth) and one Redis (queues, leases), and each takes up to
 // max_concurrent_attempts Attempts at a time.
 import { resolve } from "node:path";
-import { loadGitHubAppSettings } from "../lib/config/github-app";
-import { createRedis, instanceKeyPrefix } from "../lib/config/redis";
 import { loadInstanceConfig } from "../lib/config/roster";
 import { atelierVersion } from "../lib/config/version";
-import { createGitHubApp } from "../lib/github/app";
-import { redisRateBlocks } from "../lib/github/redis-rate-blocks";
 import { createLog } from "../lib/github/log";
 import { healthPortFrom, startHealthServer } from "../lib/health/health-server";
-import { admission } from "../lib/metering/admission";
+import { createWiring } from "../lib/instance/wiring";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
 import { appRunnerGitHub } from "../lib/runner/app-github";
@@ -21,11 +17,7 @@ import { startRebuildGuard } from "../lib/runner/rebuild-guard";
 import { redisNames } from "../lib/runner/redis-names";
 import { createRunnerHost } from "../lib/runner/runner-host";
 import { startWorkerHeartbeat, WORKER_STALE_AFTER_MS, workerIdentity } from "../lib/runner/worker-heartbeat";
-import { getDb } from "../lib/store/db";
 import { joinRunningInstance } from "../lib/supervisor/running-instance";
-import { loopConditionHolds } from "../lib/triggers/condition-holds";
-import { createTriggerDeps } from "../lib/triggers/deps";
-import { pollIntervals } from "../lib/triggers/poll-interval";
 import { BullWorkQueue, bullConnection } from "./queues";
 import { createAttemptWorker, installShutdownSignals } from "./processors/attempt";
 import { createHintWorker } from "./processors/hint";
@@ -46,18 +38,21 @@ const instance = await loadInstanceConfig();
 // the agents' secrets are masked in the worker's log lines too, beside the instance's own
 const log = createLog("atelier.worker", { secrets: Object.values(instance.agents).flatMap((a) => a.secrets.map((name) => process.env[name])) });
 if (supervisor) log.info({ supervisor }, "joining the instance `npm start` runs from this directory");
-const db = getDb();
-const redis = createRedis();
-const keyPrefix = instanceKeyPrefix();
-const github = createGitHubApp(await loadGitHubAppSettings({ db }), { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
 const connection = bullConnection();
-const workQueue = new BullWorkQueue({ connection, db, pollIntervalSeconds: instance.pollIntervalSeconds });
+const wiring = createWiring({
+  log,
+  roster: async () => instance,
+  failFast: false,
+  publicUrl: process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`,
+  workQueue: ({ db, roster }) => new BullWorkQueue({ connection, db, pollIntervalSeconds: roster.pollIntervalSeconds }),
+});
+const { db, keyPrefix, admission: gate, recheckCondition } = wiring;
+const redis = wiring.redis();
+const github = await wiring.github();
+const workQueue = await wiring.workQueue();
+const triggers = await wiring.triggerDeps();
 const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspaces");
-const publicUrl = process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`;
 
-const gate = admission({ onRefusal: (event, refusal) => log.info({ event: event.id, token: refusal.token }, "open refused") });
-const triggers = createTriggerDeps({ db, github, workQueue, roster: instance, log, admission: gate, pollIntervals: pollIntervals(instance.pollIntervalSeconds) });
-const recheckCondition = (subject: { loop: string; repo: string; number: number | null }) => loopConditionHolds(triggers, subject);
 const runnerGitHub = appRunnerGitHub(github, db);
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
@@ -79,10 +74,9 @@ await workQueue.syncSchedulers();
 const healthPort = healthPortFrom();
 const health = healthPort === null ? null : await startHealthServer({ port: healthPort, version: atelierVersion(), readiness: { db, redis } });
 
-const mirrorDeps = { db, github: async (id: number) => github.installationOctokit(id), publicUrl };
 const attempts = createAttemptWorker(connection, host);
 const maintenance = await createMaintenanceWorker(connection, maintenanceDeps);
-const mirror = await createMirrorWorker(connection, mirrorDeps, { log });
+const mirror = await createMirrorWorker(connection, wiring.mirror, { log });
 const outbound = await createOutboundWorker(connection, { db, policy: targetPolicyFor(instance) }, { log });
 const others = [
   createPollWorker(connection, triggers),
@@ -120,8 +114,7 @@ installShutdownSignals({
     await heartbeat.stop();
     await health?.close();
     rebuildGuard.stop();
-    await workQueue.close();
-    redis.disconnect();
+    await wiring.close();
     await db.close();
   },
 });

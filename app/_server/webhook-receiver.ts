@@ -1,15 +1,9 @@
-import { BullWorkQueue, bullConnection } from "../../jobs/queues";
-import { instanceConfig } from "../../lib/auth/instance-config";
-import { loadGitHubAppSettings } from "../../lib/config/github-app";
-import { createRedis, instanceKeyPrefix } from "../../lib/config/redis";
-import { createGitHubApp } from "../../lib/github/app";
 import { createLog } from "../../lib/github/log";
-import { redisRateBlocks } from "../../lib/github/redis-rate-blocks";
 import { receiveWebhook, type WebhookReceiverDeps, type WebhookRequest } from "../../lib/github/receive-webhook";
 import { handleCheckRunEvent, type CheckRunEventPayload } from "../../lib/mirror/check-run-actions";
 import { atelierApp } from "../../probot.config";
-import { db as webDb } from "./db";
 import { dashboardContext } from "./services";
+import { webWiring } from "./wiring";
 
 export type Receiver = {
   receive: (request: WebhookRequest) => ReturnType<typeof receiveWebhook>;
@@ -18,22 +12,17 @@ export type Receiver = {
 };
 
 async function createReceiver(): Promise<Receiver> {
-  const db = webDb();
+  const wiring = webWiring();
+  const { db } = wiring;
   const log = createLog("atelier.webhooks");
-  const settings = await loadGitHubAppSettings({ db });
-  const instance = await instanceConfig();
-  const redis = createRedis(undefined, { failFast: true });
-  const keyPrefix = instanceKeyPrefix();
-  const github = createGitHubApp(settings, { log, sharedRateBlocks: redisRateBlocks(redis, keyPrefix) });
-  const workQueue = new BullWorkQueue({ connection: bullConnection(undefined, { failFast: true }), db, pollIntervalSeconds: instance.pollIntervalSeconds });
+  const [github, workQueue] = await Promise.all([wiring.github(), wiring.workQueue()]);
   // the check-run buttons act through the dashboard's own operator (one for every door: the
   // admission gate, the `if:` re-check, the roster's allow:)
   const operator = dashboardContext().services;
-  const publicUrl = process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin;
-  const onCheckRunAction = (payload: CheckRunEventPayload, deliveryId: string) =>
-    handleCheckRunEvent({ db, github: async (id) => github.installationOctokit(id), publicUrl, operator }, payload, deliveryId);
+  const onCheckRunAction = (payload: CheckRunEventPayload, deliveryId: string) => handleCheckRunEvent({ ...wiring.mirror, operator }, payload, deliveryId);
   await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction }));
-  return { receive: (request) => receiveWebhook({ db, probot: github.probot, secret: settings.webhookSecret, log }, request), secret: settings.webhookSecret };
+  const secret = github.settings.webhookSecret;
+  return { receive: (request) => receiveWebhook({ db, probot: github.probot, secret, log }, request), secret };
 }
 
 // Next.js bundles the instrumentation hook and each route apart, each with its own copy of this

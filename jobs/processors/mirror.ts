@@ -1,8 +1,9 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job, type JobsOptions } from "bullmq";
 import { isRetryableMirrorError, MIRROR_TRIES, mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
-import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
 import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
+import { notificationsOf, type Subscription } from "../../lib/store/notifications";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 import { bullPrefix } from "../queues";
 
@@ -97,7 +98,7 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
     (final ? log.error : log.warn).call(log, { err, run_id: runId }, final ? "the Run's mirror gave up on this version" : "the Run's mirror will try again");
   });
 
-  let listener: RunChangedListener | null = null;
+  let listener: Subscription | null = null;
   try {
     const every = options.sweepEveryMs ?? MIRROR_SWEEP_EVERY_MS;
     if (every > 0) await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every }, { name: SWEEP_JOB, data: {} });
@@ -105,16 +106,18 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
       const onRunId = (runId: string): void => {
         enqueue(runId).catch((err: unknown) => log.error({ err, run_id: runId }, "could not enqueue the Run's mirror"));
       };
-      listener = await listenRunChanged(deps.db, onRunId, {
+      listener = notificationsOf(deps.db).subscribe(RUN_CHANGED_CHANNEL, onRunId, {
         onReconnect: () => {
           sweep().catch((err: unknown) => log.error({ err }, "the mirror sweep failed"));
         },
         onError: (err) => log.warn({ err }, "the mirror's Postgres listener lost its connection"),
       });
+      await listener.ready;
       // changes made while no worker listened
       await sweep();
     }
   } catch (err) {
+    listener?.close();
     await worker.close().catch(() => undefined);
     await queue.close().catch(() => undefined);
     throw err;
@@ -126,7 +129,7 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
     enqueue,
     sweep,
     async close() {
-      await listener?.close();
+      listener?.close();
       await worker.close();
       await queue.close();
     },

@@ -1,7 +1,8 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
-import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
 import { attemptDelivery, dueDeliveries, dueDeliveriesOfRun, type DeliveryDeps, type DeliveryOutcome } from "../../lib/outbound/attempt-delivery";
 import { bullPrefix, type DeliverJob, QUEUE_NAMES } from "../queues";
+import { notificationsOf, type Subscription } from "../../lib/store/notifications";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 
 /**
@@ -101,17 +102,18 @@ export async function createOutboundWorker(
   const timer = every > 0 ? setInterval(() => void sweep().catch((err: unknown) => log.error({ err }, "the outbound sweep failed")), every) : null;
   timer?.unref();
 
-  let listener: RunChangedListener | null = null;
+  let listener: Subscription | null = null;
   if (options.listen ?? true) {
     const onRunId = (runId: string): void => {
       dueDeliveriesOfRun(deps.db, runId)
         .then((ids) => Promise.all(ids.map((id) => enqueue(id))))
         .catch((err: unknown) => log.error({ err, run_id: runId }, "could not queue the Run's webhook deliveries"));
     };
-    listener = await listenRunChanged(deps.db, onRunId, {
+    listener = notificationsOf(deps.db).subscribe(RUN_CHANGED_CHANNEL, onRunId, {
       onReconnect: () => void sweep().catch(() => undefined),
       onError: (err) => log.warn({ err }, "the outbound worker's Postgres listener lost its connection"),
     });
+    await listener.ready;
   }
 
   return {
@@ -121,7 +123,7 @@ export async function createOutboundWorker(
     sweep,
     async close() {
       if (timer) clearInterval(timer);
-      await listener?.close();
+      listener?.close();
       await worker.close();
       await queue.close();
       await sweeping?.catch(() => undefined);

@@ -1,5 +1,7 @@
 import type { Db } from "../store/db";
-import { transcriptWatcher, type TranscriptWatcher } from "./transcript";
+import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";
+import { notificationsOf } from "../store/notifications";
+import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
 
 /**
  * The dashboard's live views (Board, Needs you) as server-sent events: a `changed` event soon
@@ -7,8 +9,9 @@ import { transcriptWatcher, type TranscriptWatcher } from "./transcript";
  * notification) or any Item's content does (a label, a close, an edit, a merge — every
  * `atelier_item_changed` one, whether or not a Loop matched), a burst coalesced into one. The event carries no id and no data of a Run:
  * the page reads its own data again with the viewer's rights, so the stream tells a viewer
- * nothing but that something moved. While the process's LISTEN connection is down the stream
- * says `changed` every few seconds instead, so a page is never left stale for long.
+ * nothing but that something moved. While the process's LISTEN connection
+ * (lib/store/notifications.ts) is down the stream says `changed` every few seconds instead,
+ * so a page is never left stale for long.
  */
 const COALESCE_MS = 150;
 const HEARTBEAT_MS = 15_000;
@@ -16,8 +19,8 @@ const UNLISTENED_POLL_MS = 5_000;
 
 const encoder = new TextEncoder();
 
-export function streamChanges(db: Db, opts: { signal?: AbortSignal; watcher?: TranscriptWatcher } = {}): ReadableStream<Uint8Array> {
-  const watcher = opts.watcher ?? transcriptWatcher(db);
+export function streamChanges(db: Db, opts: { signal?: AbortSignal } = {}): ReadableStream<Uint8Array> {
+  const notifications = notificationsOf(db);
   let unsubscribe: (() => void) | null = null;
   const timers = new Set<NodeJS.Timeout>();
   let pending = false;
@@ -56,11 +59,14 @@ export function streamChanges(db: Db, opts: { signal?: AbortSignal; watcher?: Tr
           /* already closed */
         }
       }, { once: true });
-      unsubscribe = watcher.subscribeEveryChange(changed);
+      const subscriptions = [RUN_CHANGED_CHANNEL, ITEM_CHANGED_CHANNEL].map((channel) => notifications.subscribe(channel, changed));
+      unsubscribe = () => {
+        for (const s of subscriptions) s.close();
+      };
       send(`retry: 2000\n\n`);
       timers.add(setInterval(() => send(`: keep-alive\n\n`), HEARTBEAT_MS));
       timers.add(setInterval(() => {
-        if (!watcher.listening) changed();
+        if (!notifications.listening) changed();
       }, UNLISTENED_POLL_MS));
     },
     cancel() {

@@ -1,17 +1,17 @@
-import pg from "pg";
 import { isClosed } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
-import { TRANSCRIPT_CHANNEL } from "../store/transcript-lines";
-import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";
-import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
 import type { Db } from "../store/db";
+import { notificationsOf, type Notifications } from "../store/notifications";
+import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
+import { TRANSCRIPT_CHANNEL, transcriptEntriesAfter, transcriptRunProgress } from "../store/transcript-lines";
 import { pullRequestUrl } from "./links";
 
 /**
  * The live transcript of a Run, as server-sent events. Writers of transcript rows notify the
  * Postgres channel `atelier_transcript` with the Run id (and every Run change notifies
- * `atelier_run_changed`); one LISTEN connection per process wakes the streams of that Run.
+ * `atelier_run_changed`); the process's one LISTEN connection (lib/store/notifications.ts)
+ * wakes the streams of that Run.
  * Until a transcript notification has been seen — or while the listener is down — each stream
  * polls every 250 ms instead, so a writer that does not notify is still followed closely.
  */
@@ -30,13 +30,9 @@ export interface TranscriptEntryView {
   at: string;
 }
 
-/** Entries after `afterId`, in id order: the table's bigint, not the text the rows carry it as (10 after 9). */
+/** Entries after `afterId`, in id order (numbers: 10 after 9). */
 export async function readTranscript(db: Db, runId: string, afterId: string, limit = BATCH): Promise<TranscriptEntryView[]> {
-  const { rows } = await db.pool.query<{ id: string; attempt_id: string; stream: string; text: string; at: Date }>(
-    `SELECT id::text AS id, attempt_id, stream, text, at FROM transcript_entries
-      WHERE run_id = $1 AND id > $2::bigint ORDER BY transcript_entries.id LIMIT $3`,
-    [runId, afterId, limit],
-  );
+  const rows = await transcriptEntriesAfter(db, runId, afterId, limit);
   return rows.map((r) => ({ id: r.id, attemptId: r.attempt_id, stream: r.stream, text: r.text, at: r.at.toISOString() }));
 }
 
@@ -68,11 +64,7 @@ export interface RunProgress {
 }
 
 export async function runProgress(db: Db, runId: string): Promise<RunProgress> {
-  const { rows } = await db.pool.query<{ repo: string; state: RunStateName; pull_request_number: number | null; updated_at: Date }>(
-    `SELECT repo, state::text AS state, pull_request_number, updated_at FROM runs WHERE id = $1`,
-    [runId],
-  );
-  const r = rows[0];
+  const r = await transcriptRunProgress(db, runId);
   if (!r) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
   return {
     state: r.state,
@@ -82,112 +74,31 @@ export async function runProgress(db: Db, runId: string): Promise<RunProgress> {
   };
 }
 
-type Wake = () => void;
+/**
+ * Whether a transcript writer was seen notifying, per process's notifications: until then (and
+ * while the connection is down) streams poll fast, since a writer may not notify.
+ */
+const transcriptNotifies = new WeakSet<Notifications>();
 
-/** One LISTEN connection per process, waking the streams of the Run a notification names. */
-export class TranscriptWatcher {
-  private client: pg.Client | null = null;
-  private connecting: Promise<void> | null = null;
-  private readonly subscribers = new Map<string, Set<Wake>>();
-  /** Woken by every Run change and every Item change, whichever (the dashboard's live views). */
-  private readonly everyChange = new Set<Wake>();
-  private retryTimer: NodeJS.Timeout | null = null;
-  /** True while the LISTEN connection is up. */
-  listening = false;
-  /** True once a transcript writer was seen notifying: streams may then poll slowly. */
-  transcriptNotifies = false;
-
-  constructor(private readonly url: string) {}
-
-  subscribe(runId: string, wake: Wake): () => void {
-    let set = this.subscribers.get(runId);
-    if (!set) this.subscribers.set(runId, (set = new Set()));
-    set.add(wake);
-    void this.ensureConnected();
-    return () => {
-      set.delete(wake);
-      if (!set.size) this.subscribers.delete(runId);
-      this.disconnectWhenIdle();
-    };
-  }
-
-  /** Wakes `wake` at every Run change (`atelier_run_changed`) and Item change (`atelier_item_changed`). */
-  subscribeEveryChange(wake: Wake): () => void {
-    this.everyChange.add(wake);
-    void this.ensureConnected();
-    return () => {
-      this.everyChange.delete(wake);
-      this.disconnectWhenIdle();
-    };
-  }
-
-  private hasSubscribers(): boolean {
-    return this.subscribers.size > 0 || this.everyChange.size > 0;
-  }
-
-  private disconnectWhenIdle(): void {
-    if (!this.hasSubscribers()) void this.disconnect();
-  }
-
-  /** How long a stream may sleep before it looks again by itself. */
-  pollMs(): number {
-    return this.listening && this.transcriptNotifies ? SLOW_POLL_MS : FAST_POLL_MS;
-  }
-
-  private ensureConnected(): Promise<void> {
-    if (this.client || this.connecting) return this.connecting ?? Promise.resolve();
-    const client = new pg.Client({ connectionString: this.url });
-    this.connecting = (async () => {
-      try {
-        client.on("notification", (msg) => {
-          if (msg.channel === TRANSCRIPT_CHANNEL) this.transcriptNotifies = true;
-          if (msg.payload) for (const wake of this.subscribers.get(msg.payload) ?? []) wake();
-          if (msg.channel === RUN_CHANGED_CHANNEL || msg.channel === ITEM_CHANGED_CHANNEL) for (const wake of this.everyChange) wake();
-        });
-        client.on("error", () => this.lost(client));
-        client.on("end", () => this.lost(client));
-        await client.connect();
-        await client.query(`LISTEN ${TRANSCRIPT_CHANNEL}; LISTEN ${RUN_CHANGED_CHANNEL}; LISTEN ${ITEM_CHANGED_CHANNEL}`);
-        this.client = client;
-        this.listening = true;
-      } catch {
-        this.lost(client);
-      } finally {
-        this.connecting = null;
-      }
-    })();
-    return this.connecting;
-  }
-
-  private lost(client: pg.Client): void {
-    if (this.client && this.client !== client) return;
-    this.client = null;
-    this.listening = false;
-    client.end().catch(() => undefined);
-    if (this.hasSubscribers() && !this.retryTimer) {
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        if (this.hasSubscribers()) void this.ensureConnected();
-      }, 1_000);
-      this.retryTimer.unref();
-    }
-  }
-
-  async disconnect(): Promise<void> {
-    const client = this.client;
-    this.client = null;
-    this.listening = false;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    if (client) await client.end().catch(() => undefined);
-  }
+/** How long a stream may sleep before it looks again by itself. */
+function pollMs(notifications: Notifications): number {
+  return notifications.listening && transcriptNotifies.has(notifications) ? SLOW_POLL_MS : FAST_POLL_MS;
 }
 
-let sharedWatcher: TranscriptWatcher | undefined;
-
-export function transcriptWatcher(db: Db): TranscriptWatcher {
-  sharedWatcher ??= new TranscriptWatcher((db.pool as unknown as { options: { connectionString: string } }).options.connectionString);
-  return sharedWatcher;
+/** Wakes `wake` at each new transcript row and each change of the Run `runId`. */
+function subscribeRun(notifications: Notifications, runId: string, wake: () => void): () => void {
+  const subscriptions = [
+    notifications.subscribe(TRANSCRIPT_CHANNEL, (payload) => {
+      transcriptNotifies.add(notifications);
+      if (payload === runId) wake();
+    }),
+    notifications.subscribe(RUN_CHANGED_CHANNEL, (payload) => {
+      if (payload === runId) wake();
+    }),
+  ];
+  return () => {
+    for (const s of subscriptions) s.close();
+  };
 }
 
 const encoder = new TextEncoder();
@@ -210,14 +121,13 @@ export function streamTranscript(
   opts: {
     after?: string;
     signal?: AbortSignal;
-    watcher?: TranscriptWatcher;
     /** asks again whether the viewer may read the Run; a refusal ends the stream with a `failure` event */
     reauthorize?: () => Promise<void>;
     /** how often (default every 5 minutes): a revoked reader stops receiving within that */
     reauthorizeEveryMs?: number;
   } = {},
 ): ReadableStream<Uint8Array> {
-  const watcher = opts.watcher ?? transcriptWatcher(db);
+  const notifications = notificationsOf(db);
   let after = opts.after && /^\d+$/.test(opts.after) ? opts.after : "0";
   let stopped = false;
   let unsubscribe: (() => void) | null = null;
@@ -245,7 +155,7 @@ export function streamTranscript(
   return new ReadableStream<Uint8Array>({
     async start(controller) {
       opts.signal?.addEventListener("abort", stop, { once: true });
-      unsubscribe = watcher.subscribe(runId, wake);
+      unsubscribe = subscribeRun(notifications, runId, wake);
       controller.enqueue(encoder.encode(`retry: 2000\n\n`));
       let lastRun = "";
       let lastBeat = Date.now();
@@ -277,7 +187,7 @@ export function streamTranscript(
             controller.enqueue(encoder.encode(`: keep-alive\n\n`));
             lastBeat = Date.now();
           }
-          await sleep(isClosed(progress.state) ? FAST_POLL_MS : watcher.pollMs());
+          await sleep(isClosed(progress.state) ? FAST_POLL_MS : pollMs(notifications));
         }
       } catch (err) {
         if (!stopped) {

@@ -12,7 +12,7 @@ import type { MirrorDeps } from "./sync-run";
  * A person acts on a Run from its check run: a button (`requested_action` approve, retry,
  * cancel) or GitHub's "Re-run" (`rerequested`, an operator retry). Write access to the
  * repository is required; anyone else changes nothing, and the check run says why. The action
- * goes through the same operator as the dashboard's (lib/triggers/operator-deps.ts: quota gate,
+ * goes through the same operator as the dashboard's (lib/instance/wiring.ts: quota gate,
  * `if:` re-check); it acts once per (check run, action, identifier, sender) — a replayed delivery
  * under a new delivery id changes nothing — and only from the Run's current check run.
  */

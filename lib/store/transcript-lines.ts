@@ -1,3 +1,7 @@
+import type { RunStateName } from "../engine/run-state";
+import type { Db } from "./db";
+import { first, rows, sql } from "./sql";
+
 /**
  * Transcript rows: an Attempt's output, stored in batches. The writer (runner/transcript-writer)
  * inserts them as they come; the last batch is stored by the statement that records the
@@ -24,3 +28,33 @@ export const transcriptColumns = (lines: readonly TranscriptLine[]): [string[], 
   lines.map((l) => l.text),
   lines.map((l) => l.at),
 ];
+
+export interface TranscriptEntryRow {
+  /** the table's bigint, as text */
+  id: string;
+  attempt_id: string;
+  stream: string;
+  text: string;
+  at: Date;
+}
+
+/** A Run's entries after `afterId`, in id order: the table's bigint, not the text the rows carry it as (10 after 9). */
+export function transcriptEntriesAfter(db: Db, runId: string, afterId: string, limit: number): Promise<TranscriptEntryRow[]> {
+  return rows<TranscriptEntryRow>(
+    db.pool,
+    sql`SELECT id::text AS id, attempt_id, stream, text, at FROM transcript_entries
+      WHERE run_id = ${runId} AND id > ${afterId}::bigint ORDER BY transcript_entries.id LIMIT ${limit}`,
+  );
+}
+
+export interface TranscriptRunRow {
+  repo: string;
+  state: RunStateName;
+  pull_request_number: number | null;
+  updated_at: Date;
+}
+
+/** What a live transcript shows of its Run (its state and pull request); undefined when there is no such Run. */
+export function transcriptRunProgress(db: Db, runId: string): Promise<TranscriptRunRow | undefined> {
+  return first<TranscriptRunRow>(db.pool, sql`SELECT repo, state::text AS state, pull_request_number, updated_at FROM runs WHERE id = ${runId}`);
+}

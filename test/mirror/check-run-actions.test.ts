@@ -4,7 +4,8 @@ import { createRedis } from "../../lib/config/redis";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import { admission } from "../../lib/metering/admission";
 import { setQuota } from "../../lib/metering/quota-settings";
-import { operatorDeps } from "../../lib/triggers/operator-deps";
+import { createWiring } from "../../lib/instance/wiring";
+import { silentLog } from "../../lib/github/log";
 import { agentFailure } from "../../lib/engine/failure";
 import { handleCheckRunEvent, type CheckRunActionDeps, type CheckRunEventPayload } from "../../lib/mirror/check-run-actions";
 import { checkRunName } from "../../lib/mirror/check-run-view";
@@ -146,18 +147,25 @@ describe("check run buttons act on the Run for people with write access", () => 
 });
 
 describe("one operator for every door (attack 15)", () => {
-  /** The operator every door uses, as the web process builds it (lib/triggers/operator-deps.ts). */
-  const liveOperator = () =>
-    runnerOperatorServices(
-      operatorDeps({
-        db,
-        redis,
-        keyPrefix: `mirror-actions-live-${randomBytes(4).toString("hex")}:`,
-        workQueue: { moveRun: async (runId) => void moved.push(runId), hint: async () => {}, pollNow: async () => {}, deliver: async () => {}, syncSchedulers: async () => {} },
-        roster: defaultInstanceConfig(),
-        github: async () => world.app,
-      }),
-    );
+  /** The operator every door uses, as every process builds it (lib/instance/wiring.ts). */
+  const liveOperator = async () => {
+    const wiring = createWiring({
+      db,
+      log: silentLog,
+      keyPrefix: `mirror-actions-live-${randomBytes(4).toString("hex")}:`,
+      workQueue: () => ({ moveRun: async (runId) => void moved.push(runId), hint: async () => {}, pollNow: async () => {}, deliver: async () => {}, syncSchedulers: async () => {}, close: async () => {} }),
+      roster: async () => defaultInstanceConfig(),
+      failFast: true,
+      publicUrl: world.deps.publicUrl,
+      appSettings: async () => world.app.settings,
+    });
+    wirings.push(wiring);
+    return runnerOperatorServices(await wiring.operator());
+  };
+  const wirings: { close(): Promise<void> }[] = [];
+  afterAll(async () => {
+    for (const w of wirings) await w.close();
+  });
 
   /** A Run that failed its first Attempt, on a new pull request, shown on GitHub. */
   async function failedRun(head: string): Promise<{ runId: string; sha: string; number: number }> {
@@ -219,7 +227,7 @@ describe("one operator for every door (attack 15)", () => {
       // Running, its next Attempt not started: a new change of the pull request queues behind it
       expect(await recordAndClaim(db, loopEvent(world.repo, pr.number, "q2", LOOP, true), gate)).toMatchObject({ tag: "Queued" });
 
-      const live = { ...deps, operator: liveOperator() };
+      const live = { ...deps, operator: await liveOperator() };
       const canceled = await handleCheckRunEvent(live, click((await syncedCheck(first.runId, pr.sha)).id, "cancel", "octo-writer"));
       expect(canceled).toEqual({ tag: "Done", runId: first.runId, action: "cancel" });
       expect(await runState(first.runId)).toBe("Canceled");
