@@ -6,6 +6,9 @@ import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signature";
 import type { TargetPolicy } from "./target-policy";
 
+/** The due deliveries, where the outbound worker (jobs/processors/outbound.ts) imports them from. */
+export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound-deliveries";
+
 /**
  * One try of one delivery row. Whoever calls it — the queue's job, the sweep, a redeliver —
  * first claims the row: a due pending row gets its try counted and its next_at pushed past the
@@ -68,5 +71,3 @@ async function record(db: Db, claimed: ClaimedDelivery, o: DeliveryTry): Promise
   metrics.outboundDeliveries.inc({ outcome: o.status === "pending" ? "retry" : o.status });
   await recordDeliveryTry(db, claimed, o);
 }
-
-export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound-deliveries";
