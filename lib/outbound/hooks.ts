@@ -82,7 +82,9 @@ function toView(r: OutboundHookRecord): HookView {
  */
 export async function hookOwnerOf(db: Db, input: HookInput): Promise<HookOwner> {
   if ("installation_id" in input) {
-    if (!(await isInstallationRegistered(db, input.installation_id))) throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
+    if (!(await isInstallationRegistered(db, input.installation_id))) {
+      throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
+    }
     return { kind: "installation", installationId: input.installation_id };
   }
   const repo = input.repo.toLowerCase();
