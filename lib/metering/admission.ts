@@ -1,14 +1,13 @@
-import { OPEN } from "../engine/run-state";
 import { NotFoundError } from "../errors";
+import { runAdmissionBasis, setQuotaWaitingReason } from "../store/admission-facts";
 import type { Db } from "../store/db";
 import type { Admission, EventInput } from "../store/record-and-claim";
-import { markRunsChanged } from "../store/run-changed";
+import type { Queryable } from "../store/sql";
 import { transaction, type Sql } from "../store/transaction";
-import { loadAdmissionFacts, type AdmissionTarget, type Queryable } from "./admission-facts";
+import { loadAdmissionFacts, type AdmissionTarget } from "./admission-facts";
 import { decideAdmission, type Phase } from "./gate";
 import { refusalError, type Refusal } from "./refusal";
 import { chargeOpen } from "./usage-counters";
-import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
 import { quotaWaitingReason } from "./waiting-reason";
 
 /**
@@ -74,27 +73,9 @@ async function admitAttemptIn(sql: Sql, runId: string, known?: KnownRun): Promis
 }
 
 async function readRun(sql: Sql, runId: string): Promise<KnownRun> {
-  const { rows } = await sql.query<{ repo: string; waiting_reason: string | null }>(
-    `SELECT repo, waiting_reason FROM runs WHERE id = $1`,
-    [runId],
-  );
-  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
-  return { repo: rows[0].repo, waitingReason: rows[0].waiting_reason };
-}
-
-/**
- * Sets (or clears) a Run's quota waiting reason, leaving any other reason (approval) alone;
- * notifies atelier_run_changed only when it changed, so the check run says it.
- */
-async function setQuotaWaitingReason(sql: Sql, runId: string, reason: string | null): Promise<void> {
-  const { rows } = await sql.query<{ id: string }>(
-    `UPDATE runs SET waiting_reason = $2, updated_at = now()
-      WHERE id = $1 AND state::text = ANY($3) AND waiting_reason IS DISTINCT FROM $2
-        AND (waiting_reason IS NULL OR starts_with(waiting_reason, $4))
-     RETURNING id`,
-    [runId, reason, OPEN, QUOTA_WAITING_PREFIX],
-  );
-  await markRunsChanged(sql, rows.map((r) => r.id));
+  const run = await runAdmissionBasis(sql, runId);
+  if (!run) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  return run;
 }
 
 /**

@@ -1,7 +1,7 @@
-import { OPEN } from "../engine/run-state";
 import type { Db } from "../store/db";
+import { countQuotaRefusalRows, listQuotaRefusalRows, type RefusalScope } from "../store/quota-refusals";
+import { installationsOfRepositories } from "../store/registrations";
 import { ADMISSION_ORDER, tokenSentence, type AdmissionToken } from "./refusal";
-import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
 import { quotaTokenOf } from "./waiting-reason";
 
 /**
@@ -24,39 +24,10 @@ export interface QuotaRefusal {
   at: Date;
 }
 
-interface Row {
-  kind: "run" | "event";
-  reason: string;
-  repo: string;
-  loop: string;
-  number: number | null;
-  item_key: string;
-  event_id: string;
-  run_id: string | null;
-  at: Date;
-}
-
-const REFUSALS = `
-SELECT 'run' AS kind, r.waiting_reason AS reason, r.repo, r.loop, r.number, r.item_key, r.event_id, r.id AS run_id,
-       r.updated_at AS at
-  FROM runs r
- WHERE starts_with(r.waiting_reason, $1) AND r.state::text = ANY($2) AND ($4::text[] IS NULL OR r.repo = ANY($4))
-UNION ALL
-SELECT 'event', e.reason, e.repo, e.loop, e.number, e.item_key, e.id, NULL, e.received_at
-  FROM events e
- WHERE e.status = 'Blocked' AND e.reason = ANY($3) AND ($4::text[] IS NULL OR e.repo = ANY($4))
-   AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.loop = e.loop AND o.item_key = e.item_key AND o.state::text = ANY($2))
-   AND NOT EXISTS (SELECT 1 FROM events n WHERE n.loop = e.loop AND n.item_key = e.item_key AND n.id <> e.id
-                     AND n.received_at > e.received_at)`;
-const LIST = `${REFUSALS} ORDER BY at DESC LIMIT $5`;
-const COUNT = `SELECT count(*)::int AS n FROM (${REFUSALS}) AS refusals`;
-
-const params = (repos: string[] | null | undefined) => [
-  QUOTA_WAITING_PREFIX,
-  OPEN,
-  ADMISSION_ORDER,
-  repos ? repos.map((r) => r.toLowerCase()) : null,
-];
+const scopeOf = (repos: string[] | null | undefined): RefusalScope => ({
+  reasons: ADMISSION_ORDER,
+  repos: repos ? repos.map((r) => r.toLowerCase()) : null,
+});
 
 /**
  * What the Needs you page lists for quotas: `listQuotaRefusals(db, { repos })` with the
@@ -66,7 +37,7 @@ export async function listQuotaRefusals(
   db: Db,
   opts: { repos?: string[] | null; limit?: number } = {},
 ): Promise<QuotaRefusal[]> {
-  const { rows } = await db.pool.query<Row>(LIST, [...params(opts.repos), opts.limit ?? 200]);
+  const rows = await listQuotaRefusalRows(db, scopeOf(opts.repos), opts.limit ?? 200);
   return rows.flatMap((r) => {
     const token = r.kind === "run" ? quotaTokenOf(r.reason) : (r.reason as AdmissionToken);
     if (!token) return [];
@@ -89,8 +60,7 @@ export async function listQuotaRefusals(
 
 /** How many quota refusals wait (for the navigation's Needs you count); same scope as the list. */
 export async function countQuotaRefusals(db: Db, opts: { repos?: string[] | null } = {}): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>(COUNT, params(opts.repos));
-  return rows[0]!.n;
+  return countQuotaRefusalRows(db, scopeOf(opts.repos));
 }
 
 /**
@@ -103,10 +73,7 @@ export async function quotaBlockedItems(db: Db, limit = 500): Promise<{ installa
   const refusals = await listQuotaRefusals(db, { limit });
   const items = refusals.filter((r) => r.kind === "event" && r.number !== null);
   if (!items.length) return [];
-  const { rows } = await db.pool.query<{ full_name: string; installation_id: number }>(
-    `SELECT full_name, installation_id FROM repositories WHERE full_name = ANY($1)`,
-    [[...new Set(items.map((i) => i.repo))]],
-  );
+  const rows = await installationsOfRepositories(db, [...new Set(items.map((i) => i.repo))]);
   const installationOf = new Map(rows.map((r) => [r.full_name, r.installation_id]));
   const seen = new Set<string>();
   return items.flatMap((i) => {

@@ -2,6 +2,8 @@ import { numericIdParam, repoParam } from "../http/ids";
 import { z } from "zod";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
+import { quotaOf, setQuotaLimits, type QuotaKey } from "../store/quotas";
+import { isInstallationRegistered, registeredRepository } from "../store/registrations";
 import { UNLIMITED, type Limits } from "./limits";
 
 /**
@@ -38,53 +40,35 @@ export const quotaInput = z.strictObject({
 });
 export type QuotaInput = z.infer<typeof quotaInput>;
 
-interface QuotaRow {
-  monthly_runs: number;
-  monthly_cost_usd: number;
-  max_concurrent: number;
-  open_rate_per_minute: number;
-}
-
-const toLimits = (r: QuotaRow | undefined): Limits =>
-  r
-    ? { monthlyRuns: r.monthly_runs, monthlyCostUsd: r.monthly_cost_usd, maxConcurrent: r.max_concurrent, openRatePerMinute: r.open_rate_per_minute }
-    : { ...UNLIMITED };
-
-const COLUMNS = `monthly_runs, monthly_cost_usd::float8 AS monthly_cost_usd, max_concurrent, open_rate_per_minute`;
-
-/** The owner's key column and id; NotFoundError when the installation or repository is not registered. */
-async function ownerKey(db: Db, owner: QuotaOwner): Promise<{ column: "installation_id" | "repository_id"; id: number }> {
+/** The owner's key; NotFoundError when the installation or repository is not registered. */
+async function ownerKey(db: Db, owner: QuotaOwner): Promise<QuotaKey> {
   if (owner.kind === "installation") {
-    const { rowCount } = await db.pool.query(`SELECT 1 FROM installations WHERE id = $1`, [owner.installationId]);
-    if (!rowCount) throw new NotFoundError("installation_not_found", `No installation ${owner.installationId} is registered.`);
-    return { column: "installation_id", id: owner.installationId };
+    if (!(await isInstallationRegistered(db, owner.installationId))) {
+      throw new NotFoundError("installation_not_found", `No installation ${owner.installationId} is registered.`);
+    }
+    return { installationId: owner.installationId };
   }
-  const { rows } = await db.pool.query<{ id: number }>(`SELECT id FROM repositories WHERE full_name = $1`, [owner.repo.toLowerCase()]);
-  if (!rows[0]) throw new NotFoundError("repository_not_found", `The repository ${owner.repo} is not registered with Atelier.`);
-  return { column: "repository_id", id: rows[0].id };
+  const registered = await registeredRepository(db, owner.repo);
+  if (!registered) throw new NotFoundError("repository_not_found", `The repository ${owner.repo} is not registered with Atelier.`);
+  return { repositoryId: registered.id };
 }
 
 export async function getQuota(db: Db, owner: QuotaOwner): Promise<QuotaSetting> {
-  const key = await ownerKey(db, owner);
-  const { rows } = await db.pool.query<QuotaRow>(`SELECT ${COLUMNS} FROM quotas WHERE ${key.column} = $1`, [key.id]);
-  return { owner, limits: toLimits(rows[0]) };
+  return { owner, limits: (await quotaOf(db, await ownerKey(db, owner))) ?? { ...UNLIMITED } };
 }
 
 /** Sets the given limits (the others keep their value); returns the whole setting. */
 export async function setQuota(db: Db, owner: QuotaOwner, input: QuotaInput): Promise<QuotaSetting> {
   const key = await ownerKey(db, owner);
-  const { rows } = await db.pool.query<QuotaRow>(
-    `INSERT INTO quotas (${key.column}, monthly_runs, monthly_cost_usd, max_concurrent, open_rate_per_minute)
-     VALUES ($1, COALESCE($2::int, 0), COALESCE($3::numeric, 0), COALESCE($4::int, 0), COALESCE($5::int, 0))
-     ON CONFLICT (${key.column}) DO UPDATE SET
-       monthly_runs = COALESCE($2::int, quotas.monthly_runs),
-       monthly_cost_usd = COALESCE($3::numeric, quotas.monthly_cost_usd),
-       max_concurrent = COALESCE($4::int, quotas.max_concurrent),
-       open_rate_per_minute = COALESCE($5::int, quotas.open_rate_per_minute)
-     RETURNING ${COLUMNS}`,
-    [key.id, input.monthly_runs ?? null, input.monthly_cost_usd ?? null, input.max_concurrent ?? null, input.open_rate_per_minute ?? null],
-  );
-  return { owner, limits: toLimits(rows[0]) };
+  return {
+    owner,
+    limits: await setQuotaLimits(db, key, {
+      monthlyRuns: input.monthly_runs,
+      monthlyCostUsd: input.monthly_cost_usd,
+      maxConcurrent: input.max_concurrent,
+      openRatePerMinute: input.open_rate_per_minute,
+    }),
+  };
 }
 
 /** The limits as the API shows them (snake_case, like the body it accepts). */

@@ -1,3 +1,4 @@
+import { chargeOpenCounters } from "../store/usage-counters";
 import type { Sql } from "../store/transaction";
 import type { LoadedFacts } from "./admission-facts";
 import { installationScope, repoScope } from "./scopes";
@@ -9,17 +10,11 @@ import { installationScope, repoScope } from "./scopes";
 
 /** An admitted open: one Run on the installation's and the repository's counters, one token from each limited bucket. */
 export async function chargeOpen(sql: Sql, loaded: LoadedFacts): Promise<void> {
-  await sql.query(
-    `WITH c AS (UPDATE usage_counters SET runs = runs + 1 WHERE month = $1 AND scope = ANY($2) RETURNING 1),
-          b AS (UPDATE rate_buckets rb SET tokens = v.tokens, refilled_at = now()
-                  FROM unnest($3::text[], $4::float8[]) AS v(scope, tokens) WHERE rb.scope = v.scope RETURNING 1)
-     SELECT (SELECT count(*) FROM c) AS counters, (SELECT count(*) FROM b) AS buckets`,
-    [
-      loaded.month,
-      [loaded.scopes.installation, loaded.scopes.repository],
-      loaded.buckets.map((b) => b.scope),
-      loaded.buckets.map((b) => b.available - 1),
-    ],
+  await chargeOpenCounters(
+    sql,
+    loaded.month,
+    [loaded.scopes.installation, loaded.scopes.repository],
+    loaded.buckets.map((b) => ({ scope: b.scope, tokens: b.available - 1 })),
   );
 }
 

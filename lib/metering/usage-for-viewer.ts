@@ -2,6 +2,7 @@ import { z } from "zod";
 import { requireViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/db";
+import { installationsOfRepositories } from "../store/registrations";
 import { usageReport, type UsageReport } from "./usage-report";
 
 /** The repositories a viewer sees, and one of them when asked (lib/dashboard/scope.ts, passed in: metering sits below the dashboard). */
@@ -33,11 +34,7 @@ export async function usageForViewer(
   const everything = who.admin && !q.repo;
   let installationIds: number[] | null = null;
   if (!everything) {
-    const { rows } = await db.pool.query<{ installation_id: number }>(
-      `SELECT DISTINCT installation_id FROM repositories WHERE full_name = ANY($1)`,
-      [repos],
-    );
-    installationIds = rows.map((r) => r.installation_id);
+    installationIds = [...new Set((await installationsOfRepositories(db, repos)).map((r) => r.installation_id))];
   }
   const report = await usageReport(db, { month: q.month, repos: everything ? null : repos, installationIds });
   return { ...report, canEditQuotas: who.admin, repos: visible };

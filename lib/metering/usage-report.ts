@@ -1,10 +1,8 @@
-import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { Db } from "../store/db";
-import { inPhase } from "../store/run-phase";
-import { nearness, repoOpenRateSql, type Limits } from "./limits";
+import { capRows, usageRollup, type UsageRollupRow } from "../store/usage-report";
+import { nearness, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "../store/usage-counters";
 
 /**
  * Usage rolled up from the truth: finished Attempts joined to their Runs (and the Runs'
@@ -63,42 +61,9 @@ export interface UsageScope {
   installationIds?: number[] | null;
 }
 
-interface RollupRow {
-  dim: "day" | "repo" | "loop" | "agent" | "total";
-  day: string | null;
-  repo: string | null;
-  loop: string | null;
-  agent: string | null;
-  runs: number;
-  attempts: number;
-  ms: number;
-  cost: number;
-  est: number;
-  tin: number;
-  tout: number;
-}
-
-const ROLLUP = `
-WITH u AS (
-  SELECT a.run_id, r.repo, r.loop, COALESCE(a.agent, r.agent) AS agent, to_char(a.ended_at, 'YYYY-MM-DD') AS day,
-         COALESCE(a.duration_ms, 0) AS ms, COALESCE(a.tokens_in, 0) AS tin, COALESCE(a.tokens_out, 0) AS tout,
-         COALESCE(a.cost_usd, 0)::float8 AS cost, a.cost_estimated
-    FROM attempts a JOIN runs r ON r.id = a.run_id
-   WHERE a.ended_at >= ($1::timestamptz AT TIME ZONE 'UTC') AND a.ended_at < ($2::timestamptz AT TIME ZONE 'UTC')
-     AND ($3::text[] IS NULL OR r.repo = ANY($3))
-)
-SELECT CASE WHEN GROUPING(day) = 0 THEN 'day' WHEN GROUPING(loop) = 0 THEN 'loop' WHEN GROUPING(repo) = 0 THEN 'repo'
-            WHEN GROUPING(agent) = 0 THEN 'agent' ELSE 'total' END AS dim,
-       day, repo, loop, agent,
-       count(DISTINCT run_id)::int AS runs, count(*)::int AS attempts, COALESCE(sum(ms), 0)::float8 AS ms,
-       COALESCE(sum(cost), 0)::float8 AS cost, COALESCE(sum(cost) FILTER (WHERE cost_estimated), 0)::float8 AS est,
-       COALESCE(sum(tin), 0)::float8 AS tin, COALESCE(sum(tout), 0)::float8 AS tout
-  FROM u
- GROUP BY GROUPING SETS ((day), (repo), (repo, loop), (agent), ())`;
-
 const ZERO: UsageTotals = Object.freeze({ runs: 0, attempts: 0, minutes: 0, costUsd: 0, estimatedCostUsd: 0, tokensIn: 0, tokensOut: 0 });
 
-const totalsOf = (r: RollupRow): UsageTotals => ({
+const totalsOf = (r: UsageRollupRow): UsageTotals => ({
   runs: r.runs,
   attempts: r.attempts,
   minutes: r.ms / 60_000,
@@ -115,7 +80,7 @@ export async function usageReport(db: Db, scope: UsageScope = {}): Promise<Usage
   const from = monthStart(at);
   const to = resetAt(at);
   const repos = scope.repos ? scope.repos.map((r) => r.toLowerCase()) : null;
-  const { rows } = await db.pool.query<RollupRow>(ROLLUP, [from, to, repos]);
+  const rows = await usageRollup(db, from, to, repos);
 
   const days = new Map(daysOfMonth(at).map((d) => [d, { day: d, ...ZERO }]));
   const report: UsageReport = {
@@ -145,68 +110,12 @@ export async function usageReport(db: Db, scope: UsageScope = {}): Promise<Usage
   return report;
 }
 
-interface CapRow {
-  scope: "installation" | "repository";
-  name: string;
-  installation_id: number;
-  repo: string | null;
-  suspended: boolean;
-  monthly_runs: number;
-  monthly_cost_usd: number;
-  max_concurrent: number;
-  open_rate_per_minute: number;
-  runs: number;
-  cost: number;
-  running: number;
-  tokens: number | null;
-  elapsed: number | null;
-}
-
-const CAPS = `
-WITH inst AS (
-  SELECT i.id, i.account_login, i.suspended_at IS NOT NULL AS suspended FROM installations i
-   WHERE ($3::bigint[] IS NULL OR i.id = ANY($3))
-     AND ($4::text[] IS NULL OR EXISTS (SELECT 1 FROM repositories x WHERE x.installation_id = i.id AND x.full_name = ANY($4)))
-), repo AS (
-  SELECT rp.id, rp.full_name, rp.installation_id, i.suspended_at IS NOT NULL AS suspended
-    FROM repositories rp JOIN installations i ON i.id = rp.installation_id
-   WHERE rp.removed_at IS NULL AND ($4::text[] IS NULL OR rp.full_name = ANY($4))
-), target AS (
-  SELECT 'installation' AS scope, inst.account_login AS name, inst.id AS installation_id, NULL::text AS repo, inst.suspended,
-         $1::text || inst.id AS key, q.*
-    FROM inst LEFT JOIN LATERAL (SELECT monthly_runs, monthly_cost_usd, max_concurrent, open_rate_per_minute
-                                   FROM quotas WHERE installation_id = inst.id) q ON true
-  UNION ALL
-  SELECT 'repository', repo.full_name, repo.installation_id, repo.full_name, repo.suspended, $2::text || repo.full_name, q.*
-    FROM repo LEFT JOIN LATERAL (SELECT monthly_runs, monthly_cost_usd, max_concurrent, open_rate_per_minute
-                                   FROM quotas WHERE repository_id = repo.id) q ON true
-)
-SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
-       COALESCE(t.monthly_runs, 0) AS monthly_runs, COALESCE(t.monthly_cost_usd, 0)::float8 AS monthly_cost_usd,
-       COALESCE(t.max_concurrent, 0) AS max_concurrent,
-       CASE WHEN t.scope = 'repository' THEN ${repoOpenRateSql("t.open_rate_per_minute")} ELSE COALESCE(t.open_rate_per_minute, 0) END AS open_rate_per_minute,
-       COALESCE(c.runs, 0) AS runs, COALESCE(c.cost_usd, 0)::float8 AS cost,
-       (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
-         WHERE ${inPhase("r", "Active")} AND ${RUN_STATE_SQL.isRunning("r.state")} AND x.installation_id = t.installation_id
-           AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
-       b.tokens, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8 AS elapsed
-  FROM target t
-  LEFT JOIN usage_counters c ON c.scope = t.key AND c.month = $5
-  LEFT JOIN rate_buckets b ON b.scope = t.key
- ORDER BY t.scope, t.name`;
-
 /** Each limit of the installations and repositories in scope, with its counter. */
 export async function capStatus(
   db: Db,
   opts: { month: string; resetAt: Date; repos: string[] | null; installationIds: number[] | null },
 ): Promise<CapStatus[]> {
-  const { rows } = await db.pool.query<CapRow>(CAPS, [
-    INSTALLATION_SCOPE_PREFIX,
-    REPO_SCOPE_PREFIX,
-    opts.installationIds,
-    opts.repos,
-    opts.month,
-  ]);
+  const rows = await capRows(db, opts);
   return rows.flatMap((r) => {
     const limits: Limits = {
       monthlyRuns: r.monthly_runs,

@@ -1,9 +1,13 @@
 import { metrics } from "../metrics/metrics";
 import type { Db } from "../store/db";
+import { claimDelivery, recordDeliveryTry, type ClaimedDelivery, type DeliveryTry } from "../store/outbound-deliveries";
 import { retryDelayMs } from "./backoff";
 import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signature";
 import type { TargetPolicy } from "./target-policy";
+
+/** The due deliveries, where the outbound worker (jobs/processors/outbound.ts) imports them from. */
+export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound-deliveries";
 
 /**
  * One try of one delivery row. Whoever calls it — the queue's job, the sweep, a redeliver —
@@ -30,24 +34,8 @@ export type DeliveryOutcome =
 /** How long a claimed try owns its row: past the POST's timeout, with room to write the outcome. */
 const CLAIM_SECONDS = Math.ceil(DELIVERY_TIMEOUT_MS / 1000) * 3;
 
-interface Claimed {
-  id: number;
-  attempts: number;
-  payload: { event: string };
-  url: string | null;
-  secret: string | null;
-}
-
 export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): Promise<DeliveryOutcome> {
-  const { rows } = await deps.db.pool.query<Claimed>(
-    `WITH c AS (
-       UPDATE outbound_deliveries SET attempts = attempts + 1, next_at = now() + make_interval(secs => $2)
-        WHERE id = $1 AND status = 'pending' AND next_at <= now()
-       RETURNING id, hook_id, attempts, payload)
-     SELECT c.id, c.attempts, c.payload, h.url, h.secret FROM c LEFT JOIN outbound_hooks h ON h.id = c.hook_id`,
-    [deliveryId, CLAIM_SECONDS],
-  );
-  const claimed = rows[0];
+  const claimed = await claimDelivery(deps.db, deliveryId, CLAIM_SECONDS);
   if (!claimed) return { tag: "NotDue" };
   if (claimed.url === null || claimed.secret === null) {
     await record(deps.db, claimed, { status: "failed", lastStatus: null, error: "the webhook was deleted", delayMs: null });
@@ -79,36 +67,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): P
   return { tag: "Retry", delayMs, tries: claimed.attempts, error };
 }
 
-async function record(
-  db: Db,
-  claimed: Claimed,
-  o: { status: "pending" | "delivered" | "failed"; lastStatus: number | null; error: string | null; delayMs: number | null },
-): Promise<void> {
+async function record(db: Db, claimed: ClaimedDelivery, o: DeliveryTry): Promise<void> {
   metrics.outboundDeliveries.inc({ outcome: o.status === "pending" ? "retry" : o.status });
-  await db.pool.query(
-    `UPDATE outbound_deliveries
-        SET status = $3, last_status = $4, last_error = $5,
-            next_at = CASE WHEN $6::float8 IS NULL THEN next_at ELSE now() + make_interval(secs => $6::float8 / 1000) END,
-            delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END
-      WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-    [claimed.id, claimed.attempts, o.status, o.lastStatus, o.error?.slice(0, 1000) ?? null, o.delayMs],
-  );
-}
-
-/** Ids of pending deliveries due now, oldest first: the sweep's work. */
-export async function dueDeliveries(db: Db, limit = 50): Promise<number[]> {
-  const { rows } = await db.pool.query<{ id: number }>(
-    `SELECT id FROM outbound_deliveries WHERE status = 'pending' AND next_at <= now() ORDER BY next_at LIMIT $1`,
-    [limit],
-  );
-  return rows.map((r) => r.id);
-}
-
-/** Ids of a Run's pending deliveries due now (after its state changed). */
-export async function dueDeliveriesOfRun(db: Db, runId: string): Promise<number[]> {
-  const { rows } = await db.pool.query<{ id: number }>(
-    `SELECT id FROM outbound_deliveries WHERE run_id = $1 AND status = 'pending' AND next_at <= now() ORDER BY id`,
-    [runId],
-  );
-  return rows.map((r) => r.id);
+  await recordDeliveryTry(db, claimed, o);
 }

@@ -3,6 +3,15 @@ import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
+import {
+  deleteOutboundHook,
+  findOutboundHook,
+  insertOutboundHook,
+  listOutboundHooks,
+  updateOutboundHook,
+  type OutboundHookRecord,
+} from "../store/outbound-hooks";
+import { isInstallationRegistered, registeredRepository } from "../store/registrations";
 import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
 
 /**
@@ -59,22 +68,12 @@ export function idParam(text: string, what: "webhook" | "delivery"): number {
 
 export const newSecret = (): string => randomBytes(32).toString("hex");
 
-interface HookRow {
-  id: number;
-  installation_id: number | null;
-  repo: string | null;
-  loop: string | null;
-  url: string;
-  secret: string;
-  created_at: Date;
-}
-
-function toView(r: HookRow): HookView {
+function toView(r: OutboundHookRecord): HookView {
   const owner: HookOwner =
     r.repo && r.loop
-      ? { kind: "loop", installationId: r.installation_id ?? 0, repo: r.repo, loop: r.loop }
-      : { kind: "installation", installationId: r.installation_id ?? 0 };
-  return { id: r.id, owner, url: r.url, secretHint: r.secret.slice(-4), createdAt: r.created_at };
+      ? { kind: "loop", installationId: r.installationId ?? 0, repo: r.repo, loop: r.loop }
+      : { kind: "installation", installationId: r.installationId ?? 0 };
+  return { id: r.id, owner, url: r.url, secretHint: r.secret.slice(-4), createdAt: r.createdAt };
 }
 
 /**
@@ -83,14 +82,15 @@ function toView(r: HookRow): HookView {
  */
 export async function hookOwnerOf(db: Db, input: HookInput): Promise<HookOwner> {
   if ("installation_id" in input) {
-    const { rowCount } = await db.pool.query(`SELECT 1 FROM installations WHERE id = $1`, [input.installation_id]);
-    if (!rowCount) throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
+    if (!(await isInstallationRegistered(db, input.installation_id))) {
+      throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
+    }
     return { kind: "installation", installationId: input.installation_id };
   }
   const repo = input.repo.toLowerCase();
-  const { rows } = await db.pool.query<{ installation_id: number }>(`SELECT installation_id FROM repositories WHERE full_name = $1`, [repo]);
-  if (!rows[0]) throw new NotFoundError("repository_not_found", `The repository ${input.repo} is not registered with Atelier.`);
-  return { kind: "loop", installationId: rows[0].installation_id, repo, loop: input.loop };
+  const registered = await registeredRepository(db, repo);
+  if (!registered) throw new NotFoundError("repository_not_found", `The repository ${input.repo} is not registered with Atelier.`);
+  return { kind: "loop", installationId: registered.installation_id, repo, loop: input.loop };
 }
 
 /** Subscribes a URL (checked against the target policy now); returns the hook and its secret, once. */
@@ -98,29 +98,29 @@ export async function createHook(db: Db, input: HookInput, policy: TargetPolicy)
   const owner = await hookOwnerOf(db, input);
   const url = await assertWebhookTarget(input.url, policy);
   const secret = input.secret ?? newSecret();
-  const { rows } = await db.pool.query<HookRow>(
-    `INSERT INTO outbound_hooks (installation_id, repo, loop, url, secret) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
-    [owner.installationId, owner.kind === "loop" ? owner.repo : null, owner.kind === "loop" ? owner.loop : null, url.toString(), secret],
-  );
-  return { hook: toView(rows[0]!), secret };
+  const hook = await insertOutboundHook(db, {
+    installationId: owner.installationId,
+    repo: owner.kind === "loop" ? owner.repo : null,
+    loop: owner.kind === "loop" ? owner.loop : null,
+    url: url.toString(),
+    secret,
+  });
+  return { hook: toView(hook), secret };
 }
 
 export async function getHook(db: Db, id: number): Promise<HookView> {
-  const { rows } = await db.pool.query<HookRow>(`SELECT * FROM outbound_hooks WHERE id = $1`, [id]);
-  if (!rows[0]) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
-  return toView(rows[0]);
+  const hook = await findOutboundHook(db, id);
+  if (!hook) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  return toView(hook);
 }
 
 /** The hooks of the given installations and repositories (null = all), newest first. */
 export async function listHooks(db: Db, scope: { installationIds?: number[] | null; repos?: string[] | null } = {}): Promise<HookView[]> {
-  const all = scope.installationIds == null && scope.repos == null;
-  const { rows } = await db.pool.query<HookRow>(
-    `SELECT * FROM outbound_hooks
-      WHERE $1::boolean OR (repo IS NULL AND installation_id = ANY($2)) OR repo = ANY($3)
-      ORDER BY created_at DESC, id DESC`,
-    [all, scope.installationIds ?? [], (scope.repos ?? []).map((r) => r.toLowerCase())],
-  );
-  return rows.map(toView);
+  const hooks = await listOutboundHooks(db, {
+    installationIds: scope.installationIds ?? null,
+    repos: scope.repos ? scope.repos.map((r) => r.toLowerCase()) : null,
+  });
+  return hooks.map(toView);
 }
 
 /** Changes a hook's URL (checked again) or secret; a new secret is returned once. */
@@ -132,16 +132,12 @@ export async function updateHook(
 ): Promise<{ hook: HookView; secret: string | null }> {
   const url = update.url === undefined ? null : (await assertWebhookTarget(update.url, policy)).toString();
   const secret = update.rotate_secret ? newSecret() : (update.secret ?? null);
-  const { rows } = await db.pool.query<HookRow>(
-    `UPDATE outbound_hooks SET url = COALESCE($2, url), secret = COALESCE($3, secret) WHERE id = $1 RETURNING *`,
-    [id, url, secret],
-  );
-  if (!rows[0]) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
-  return { hook: toView(rows[0]), secret };
+  const hook = await updateOutboundHook(db, id, { url, secret });
+  if (!hook) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  return { hook: toView(hook), secret };
 }
 
 /** Deletes a hook; its pending deliveries then give up at their next try (the log keeps them). */
 export async function deleteHook(db: Db, id: number): Promise<void> {
-  const { rowCount } = await db.pool.query(`DELETE FROM outbound_hooks WHERE id = $1`, [id]);
-  if (!rowCount) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  if (!(await deleteOutboundHook(db, id))) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
 }

@@ -1,6 +1,7 @@
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/db";
+import { liveInstallations } from "../store/registrations";
 import { hookScope, requireHookManager } from "./access";
 import { getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
 import { createHook, deleteHook, getHook, hookOwnerOf, listHooks, updateHook, type HookInput, type HookUpdate, type HookView } from "./hooks";
@@ -64,8 +65,6 @@ export async function redeliverFor(db: Db, viewer: Viewer | null, id: number) {
 /** The delivery log page's read: the viewer's hooks, their deliveries, and where an admin may add one. */
 export async function deliveryLogFor(db: Db, viewer: Viewer | null) {
   const [{ hooks }, { deliveries }] = await Promise.all([listHooksFor(db, viewer), listDeliveriesFor(db, viewer, { limit: 200 })]);
-  const installations = viewer?.admin
-    ? (await db.pool.query<{ id: number; account: string }>(`SELECT id, account_login AS account FROM installations WHERE deleted_at IS NULL ORDER BY account_login`)).rows
-    : [];
+  const installations = viewer?.admin ? await liveInstallations(db) : [];
   return { hooks, deliveries, installations };
 }

@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import { attemptLease } from "../store/attempt-lease";
 import type { AttemptRef } from "../store/attempts";
 
 /**
@@ -21,11 +22,7 @@ export function watchAttemptRow(
     if (busy) return;
     busy = true;
     try {
-      const { rows } = await db.pool.query<{ state: string; lease_token: string | null }>(
-        `SELECT state, lease_token FROM attempts WHERE id = $1`,
-        [attempt.id],
-      );
-      const row = rows[0];
+      const row = await attemptLease(db, attempt.id);
       if (row?.state === "Canceled") on.canceled();
       else if (!row || row.state !== "Running" || row.lease_token !== attempt.leaseToken) on.lost();
     } catch {

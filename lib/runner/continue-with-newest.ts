@@ -3,6 +3,7 @@ import { claimQueued, newestQueuedEvent } from "../store/claim-queued";
 import { loopItemLock } from "../store/locks";
 import type { Admission } from "../store/record-and-claim";
 import { ignoreQueuedEvents } from "../store/revoke";
+import { runReceivedAt } from "../store/runs-to-move";
 import { transaction } from "../store/transaction";
 import type { WorkQueue } from "../work/work-queue";
 import { SILENT_LOG, type ConditionSubject, type RecheckCondition, type RunnerLog } from "./runner-deps";
@@ -66,7 +67,6 @@ export async function continueWithNewest(deps: ContinueDeps, scope: { loop: stri
   if (!claim) return { tag: "NotOpened", eventId: event.id, reason: "already_claimed_or_run_open" };
   if (claim.tag === "Queued") return { tag: "NotOpened", eventId: event.id, reason: "queued_behind_running_run" };
   if (claim.tag !== "Claimed") return { tag: "NotOpened", eventId: event.id, reason: claim.reason };
-  const { rows } = await deps.db.pool.query<{ received_at: Date }>(`SELECT received_at FROM runs WHERE id = $1`, [claim.runId]);
-  await deps.workQueue.moveRun(claim.runId, { receivedAt: rows[0]?.received_at });
+  await deps.workQueue.moveRun(claim.runId, { receivedAt: await runReceivedAt(deps.db, claim.runId) });
   return { tag: "Opened", runId: claim.runId, eventId: event.id };
 }

@@ -1,3 +1,4 @@
+import { runningAttemptsOfWorker } from "../store/attempt-sweep";
 import { markWorkerStopped, unstoppedWorkersOnHost, type WorkerIdentity } from "../store/workers";
 import { releaseLeaseOf } from "./lease";
 import { closeOrphan, type SweepDeps } from "./reconcile";
@@ -33,11 +34,7 @@ export async function recoverOwnHost(deps: SweepDeps, self: Pick<WorkerIdentity,
   const closed: string[] = [];
   for (const worker of dead) {
     await markWorkerStopped(deps.db, worker.id);
-    const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null }>(
-      `SELECT id, run_id, lease_token FROM attempts WHERE worker_id = $1 AND state = 'Running'`,
-      [worker.id],
-    );
-    for (const a of rows) {
+    for (const a of await runningAttemptsOfWorker(deps.db, worker.id)) {
       if (a.lease_token) await releaseLeaseOf(deps.redis, names.lease(a.run_id), a.lease_token);
       if (await closeOrphan(deps, a.id, diedOnThisHost(worker.id, self.host))) closed.push(a.id);
     }

@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
 import { expireAttempt } from "../store/attempts";
-import { inPhase } from "../store/run-phase";
-import { workerDeadSql } from "../store/workers";
+import { orphanSuspects, type OrphanSuspect } from "../store/attempt-sweep";
+import { activeRunsToMove, strandedQueues } from "../store/runs-to-move";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
 import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
@@ -27,21 +27,13 @@ export interface ReconcileResult {
 export async function reconcile(deps: ContinueDeps & { graceMs?: number }): Promise<ReconcileResult> {
   const log = deps.log ?? SILENT_LOG;
   // every Run a worker moves (Pending, Queued, Running); a Waiting Run gets its job from the approval
-  const { rows: runs } = await deps.db.pool.query<{ id: string; received_at: Date }>(
-    `SELECT id, received_at FROM runs WHERE ${inPhase("runs", "Active")} ORDER BY received_at, id`,
-  );
+  const runs = await activeRunsToMove(deps.db);
   for (const run of runs) await deps.workQueue.moveRun(run.id, { receivedAt: run.received_at });
 
   // queued Events whose Run closed (a worker died between the close and continueWithNewest, or
   // an operator canceled a Run whose worker was gone); a Run that closed within the grace period
   // may still be continuing on its worker
-  const { rows: stranded } = await deps.db.pool.query<{ loop: string; item_key: string }>(
-    `SELECT DISTINCT e.loop, e.item_key FROM events e
-      WHERE e.status = 'Queued'
-        AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.loop = e.loop AND r.item_key = e.item_key
-                          AND (${inPhase("r", "Active", "Waiting")} OR r.ended_at > now() - make_interval(secs => $1::float8 / 1000)))`,
-    [deps.graceMs ?? DEFAULT_LEASE_TTL_MS],
-  );
+  const stranded = await strandedQueues(deps.db, deps.graceMs ?? DEFAULT_LEASE_TTL_MS);
   let continued = 0;
   for (const s of stranded) {
     const r = await continueWithNewest(deps, { loop: s.loop, itemKey: s.item_key });
@@ -92,14 +84,8 @@ export async function closeOrphan(deps: ContinueDeps, attemptId: string, message
  */
 export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
   const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
-  const { rows } = await deps.db.pool.query<{ id: string; run_id: string; lease_token: string | null; worker_id: string | null; worker_dead: boolean }>(
-    // a Running Attempt is the latest of a Running Run (the start and every close write both)
-    `SELECT a.id, a.run_id, a.lease_token, a.worker_id, ${workerDeadSql("w", "$2")} AS worker_dead
-       FROM runs r JOIN attempts a ON a.run_id = r.id LEFT JOIN workers w ON w.id = a.worker_id
-      WHERE ${inPhase("r", "Active")} AND a.state = 'Running' AND a.started_at < now() - make_interval(secs => $1::float8 / 1000)`,
-    [deps.leaseTtlMs, deps.staleAfterMs ?? deps.leaseTtlMs],
-  );
-  const unheld = async (candidates: typeof rows) => {
+  const rows = await orphanSuspects(deps.db, { olderThanMs: deps.leaseTtlMs, staleAfterMs: deps.staleAfterMs ?? deps.leaseTtlMs });
+  const unheld = async (candidates: OrphanSuspect[]) => {
     const holders = await leaseHolders(deps.redis, candidates.map((a) => names.lease(a.run_id)));
     return candidates.filter((a, i) => holders[i] !== a.lease_token);
   };

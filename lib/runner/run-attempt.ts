@@ -4,6 +4,8 @@ import { AttemptFailureError } from "../executor/attempt-failure-error";
 import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type Usage } from "../store/attempts";
+import { attemptLease } from "../store/attempt-lease";
+import { repositoryDefaultBranch } from "../store/run-branch";
 import type { RunRow } from "../store/run-rows";
 import { watchAttemptRow } from "./attempt-watch";
 import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
@@ -56,11 +58,7 @@ const message = (err: unknown) => (err instanceof Error ? err.message : String(e
 
 async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
   if (access.defaultBranch) return access.defaultBranch;
-  const { rows } = await ctx.deps.db.pool.query<{ default_branch: string }>(
-    `SELECT default_branch FROM repositories WHERE full_name = $1`,
-    [repo.toLowerCase()],
-  );
-  return rows[0]?.default_branch ?? "main";
+  return (await repositoryDefaultBranch(ctx.deps.db, repo)) ?? "main";
 }
 
 /** A write held through a database outage (hold-through-outage.ts), for this Attempt. */
@@ -251,8 +249,7 @@ export async function runBegunAttempt(
     if (err instanceof DatabaseAwayError) return abandonUnrecorded(ctx, attempt, err);
     if (!(err instanceof ConflictError) || err.token !== "lease_lost") throw err;
     // closed meanwhile: by an operator's cancel, or by the sweep after this worker lost its lease
-    const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attempt.id]);
-    return rows[0]?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
+    return (await attemptLease(db, attempt.id))?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
   }
 }
 

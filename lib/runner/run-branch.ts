@@ -1,5 +1,6 @@
 import { runBranch } from "../executor/branch-name";
 import type { Db } from "../store/db";
+import { submittedBranchOf } from "../store/run-branch";
 import type { RunRow } from "../store/run-rows";
 
 /**
@@ -28,6 +29,5 @@ function tickScheduledAt(eventId: string): Date | null {
  */
 export async function workBranchOfRun(db: Db, run: Pick<RunRow, "loop" | "number" | "event_id" | "received_at" | "branch">): Promise<string> {
   if (run.branch) return run.branch;
-  const { rows } = await db.pool.query<{ branch: string | null }>(`SELECT submission->>'branch' AS branch FROM events WHERE id = $1`, [run.event_id]);
-  return rows[0]?.branch ?? branchOfRun(run);
+  return (await submittedBranchOf(db, run.event_id)) ?? branchOfRun(run);
 }

@@ -1,8 +1,8 @@
 import { DEFAULT_TRANSCRIPT_MB } from "../config/roster";
 import type { OutputEntry } from "../executor/agent-spec";
-import { announce } from "../store/announce";
+import { storeTranscriptBatch } from "../store/attempt-transcript";
 import type { Db } from "../store/db";
-import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type TranscriptLine } from "../store/transcript-lines";
+import type { TranscriptLine } from "../store/transcript-lines";
 
 /**
  * Stores an Attempt's output as it comes: entries are batched (every `flushMs`, or at once
@@ -23,8 +23,6 @@ export interface TranscriptOptions {
   /** Called when a batch could not be stored (the Attempt goes on; the lines are lost). */
   onError?: (err: unknown) => void;
 }
-
-const INSERT = { name: "atelier-transcript-insert", text: transcriptRowsSql("$1", "$2", "$3", "$4", "$5") };
 
 export class TranscriptWriter {
   private buffer: TranscriptLine[] = [];
@@ -79,11 +77,7 @@ export class TranscriptWriter {
     if (batch.length > 0) {
       this.writing = this.writing.then(async () => {
         try {
-          await this.db.pool.query({
-            ...INSERT,
-            values: [this.attemptId, this.runId, ...transcriptColumns(batch)],
-          });
-          announce(this.db.pool, TRANSCRIPT_CHANNEL, [this.runId]);
+          await storeTranscriptBatch(this.db, this.attemptId, this.runId, batch);
         } catch (err) {
           this.options.onError?.(err);
         }

@@ -23,6 +23,19 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
  */
 const SESSION_OPTIONS = "-c jit=off";
 
+/**
+ * The schema a URL's `options=-c search_path=…` names (a test file's isolated schema), for
+ * Prisma: it qualifies every table with its schema (public unless told), where the pool's own
+ * statements follow the search path.
+ */
+function searchPathSchema(url: string): string | undefined {
+  try {
+    return new URL(url).searchParams.get("options")?.match(/-c\s*search_path=([A-Za-z_][A-Za-z0-9_]*)/)?.[1];
+  } catch {
+    return undefined;
+  }
+}
+
 export function createDb(url: string = databaseUrl(), max = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max, allowExitOnIdle: true, options: SESSION_OPTIONS });
   pool.on("error", () => {
@@ -33,7 +46,8 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
   pool.on("connect", (client) => {
     client.on("error", () => undefined);
   });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const schema = searchPathSchema(url);
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
   return {
     pool,
     prisma,

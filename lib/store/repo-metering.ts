@@ -11,6 +11,10 @@
  */
 export const DEFAULT_REPO_OPEN_RATE_PER_MINUTE = 30;
 
+/** SQL: a repository's open rate from its quota column (an expression; NULL when it has no row). */
+export const repoOpenRateSql = (column: string): string =>
+  `(CASE WHEN COALESCE(${column}, 0) > 0 THEN ${column} ELSE ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE} END)`;
+
 /**
  * What a hot path (a claim, an Attempt's start) reads of a repository's metering within its own
  * statement; null when the repository is not registered (nothing is counted or refused).

@@ -1,7 +1,10 @@
+import { query, sql } from "./sql";
+import type { Sql } from "./transaction";
+
 /**
  * The SQL of the month's counters (`usage_counters`) that the store's own statements embed:
  * an open counted by the statement that opens it, the usage of Attempts by the statement that
- * closes them. Metering reads and charges the same rows (lib/metering/usage-counters.ts).
+ * closes them. Metering reads the same rows (admission-facts.ts) and charges them (chargeOpenCounters).
  */
 
 /** The keys the counters and rate buckets count under: one per installation, one per repository (owner/name, lower-cased). */
@@ -46,3 +49,24 @@ ON CONFLICT (scope, month) DO UPDATE
 /** addUsageSql of the Attempts a statement closed (`closed` returns their run_id, cost_usd, duration_ms). */
 export const addAttemptUsageSql = (closed: string): string =>
   addUsageSql(`(SELECT r.repo, c.cost_usd, c.duration_ms FROM ${closed} c JOIN runs r ON r.id = c.run_id)`);
+
+/**
+ * An admitted open the gate asked (chargeOpen, lib/metering/usage-counters.ts), in its
+ * transaction: one Run on the month's counters `scopes` (created and locked by the gate's read),
+ * and the rate buckets set to what is left of them.
+ */
+export async function chargeOpenCounters(
+  tx: Sql,
+  month: string,
+  scopes: readonly string[],
+  buckets: readonly { scope: string; tokens: number }[],
+): Promise<void> {
+  await query(
+    tx,
+    sql`WITH c AS (UPDATE usage_counters SET runs = runs + 1 WHERE month = ${month} AND scope = ANY(${scopes}) RETURNING 1),
+             b AS (UPDATE rate_buckets rb SET tokens = v.tokens, refilled_at = now()
+                     FROM unnest(${buckets.map((b) => b.scope)}::text[], ${buckets.map((b) => b.tokens)}::float8[]) AS v(scope, tokens)
+                    WHERE rb.scope = v.scope RETURNING 1)
+        SELECT (SELECT count(*) FROM c) AS counters, (SELECT count(*) FROM b) AS buckets`,
+  );
+}

@@ -1,4 +1,5 @@
 import type { Db } from "./db";
+import { raw, sql, type Statement } from "./sql";
 
 /**
  * The worker registry (table `workers`). Each worker process registers at start, heartbeats
@@ -34,11 +35,13 @@ export function isWorkerAlive(worker: Pick<WorkerRow, "heartbeatAt" | "stoppedAt
 
 /**
  * The same predicate in SQL, on the workers row `alias` (which may be missing: a LEFT JOIN), for
- * the sweep: true only when the registry knows the worker and says it is dead. `staleParam` is
- * the placeholder of the stale window in ms.
+ * the sweep: true only when the registry knows the worker and says it is dead, given the stale
+ * window in ms.
  */
-export const workerDeadSql = (alias: string, staleParam: string): string =>
-  `(${alias}.id IS NOT NULL AND (${alias}.stopped_at IS NOT NULL OR ${alias}.heartbeat_at <= now() - make_interval(secs => ${staleParam}::float8 / 1000)))`;
+export const workerDeadSql = (alias: string, staleAfterMs: number): Statement => {
+  const w = raw(alias);
+  return sql`(${w}.id IS NOT NULL AND (${w}.stopped_at IS NOT NULL OR ${w}.heartbeat_at <= now() - make_interval(secs => ${staleAfterMs}::float8 / 1000)))`;
+};
 
 /** The workers of `host` other than `selfId` that the registry still counts as running (a restart looks at these). */
 export async function unstoppedWorkersOnHost(db: Db, host: string, selfId: string): Promise<Pick<WorkerRow, "id" | "pid">[]> {
