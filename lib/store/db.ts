@@ -23,6 +23,17 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
  */
 const SESSION_OPTIONS = "-c jit=off";
 
+/**
+ * The schema Prisma names its tables in: it qualifies every table, where the store's SQL finds
+ * them by the connection's search_path. The URL's `schema` parameter, else the first schema of
+ * a `-c search_path=…` in its `options` (the tests' isolated schemas), else public.
+ */
+export function prismaSchemaOf(url: string): string {
+  const params = new URL(url).searchParams;
+  const searchPath = /-c\s*search_path=([^\s,]+)/.exec(params.get("options") ?? "")?.[1];
+  return params.get("schema") ?? searchPath?.replace(/^"(.*)"$/, "$1") ?? "public";
+}
+
 export function createDb(url: string = databaseUrl(), max = 10): Db {
   const pool = new pg.Pool({ connectionString: url, max, allowExitOnIdle: true, options: SESSION_OPTIONS });
   pool.on("error", () => {
@@ -33,7 +44,7 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
   pool.on("connect", (client) => {
     client.on("error", () => undefined);
   });
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: prismaSchemaOf(url) }) });
   return {
     pool,
     prisma,
