@@ -1,7 +1,7 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job, type JobsOptions } from "bullmq";
 import { isRetryableMirrorError, MIRROR_TRIES, mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
 import { listenRunChanged, type RunChangedListener } from "../../lib/mirror/run-changed-listener";
-import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
+import { runsBehindTheirMirror } from "../../lib/store/run-mirrors";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 import { bullPrefix } from "../queues";
