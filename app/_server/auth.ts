@@ -7,18 +7,9 @@ import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { instanceConfig } from "../../lib/auth/instance-config";
 import { resolveGitHubEnv, type GitHubEnv } from "../../lib/auth/github-env";
-import {
-  createSession,
-  deleteSession,
-  getSessionAndUser,
-  getUser,
-  SESSION_MAX_AGE_SECONDS,
-  storeUserToken,
-  updateSession,
-  updateUserProfile,
-  upsertUser,
-  type StoredUser,
-} from "../../lib/auth/session-store";
+import { SESSION_MAX_AGE_SECONDS, storeUserToken } from "../../lib/auth/sessions";
+import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/sessions";
+import { getUser, updateUserProfile, upsertUser, type StoredUser } from "../../lib/store/users";
 import { db } from "./db";
 
 /**

@@ -1,6 +1,6 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job, type JobsOptions } from "bullmq";
 import { isRetryableMirrorError, MIRROR_TRIES, mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
-import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
+import { runsBehindTheirMirror } from "../../lib/store/run-mirrors";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
 import { notificationsOf, type Subscription } from "../../lib/store/notifications";
 import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";

@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import { recordAdminResolution, resolvedAdmins } from "../store/instance-admins";
 import { gitHubAccountId } from "./github-user-api";
 import { TtlCache } from "./ttl-cache";
 
@@ -22,26 +23,18 @@ export async function adminAccountIds(db: Db, logins: readonly string[], token: 
   const wanted = [...new Set(logins.map((l) => l.toLowerCase()))].sort();
   if (wanted.length === 0) return new Set();
   return cache.get(wanted.join(","), async () => {
-    const stored = await storedAdmins(db, wanted);
+    const stored = await resolvedAdmins(db, wanted);
     const missing = wanted.filter((l) => !stored.has(l));
     if (missing.length && token) {
       for (const login of missing) {
         const id = await gitHubAccountId(token, login, apiUrl);
         if (id === null) continue;
-        await db.pool.query(`INSERT INTO instance_admins (login, github_id) VALUES ($1, $2) ON CONFLICT (login) DO NOTHING`, [login, id]);
+        await recordAdminResolution(db, login, id);
       }
-      return new Set((await storedAdmins(db, wanted)).values());
+      return new Set((await resolvedAdmins(db, wanted)).values());
     }
     return new Set(stored.values());
   });
-}
-
-async function storedAdmins(db: Db, logins: string[]): Promise<Map<string, string>> {
-  const { rows } = await db.pool.query<{ login: string; github_id: string }>(
-    `SELECT login, github_id FROM instance_admins WHERE login = ANY($1::text[])`,
-    [logins],
-  );
-  return new Map(rows.map((r) => [r.login, r.github_id]));
 }
 
 /** Forgets the cached ids (tests; the stored resolution stays). */

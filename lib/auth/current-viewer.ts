@@ -1,11 +1,12 @@
 import type { Db } from "../store/db";
+import type { StoredUser } from "../store/users";
 import { adminAccountIds } from "./admins";
 import { allowedBy } from "./allowed-orgs";
 import { bearerOf, userOfApiToken, type TokenScope } from "./api-tokens";
 import { visibleToViewer } from "./authorize";
 import { authSecret } from "./auth-secret";
 import { instanceConfig } from "./instance-config";
-import { userWithToken, type StoredUser } from "./session-store";
+import { userWithToken } from "./sessions";
 import { makeViewer, sessionTokenOf, type Viewer } from "./viewer";
 
 /** The signed-in viewer of a request's Cookie header, or null when signed out or expired. */

@@ -1,4 +1,4 @@
-import type { StoredUser } from "./session-store";
+import type { StoredUser } from "../store/users";
 
 /**
  * The signed-in person, as the dashboard's pages and API see them. Their GitHub token is kept

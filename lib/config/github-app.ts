@@ -2,6 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { BadInputError } from "../errors";
 import { isPlainCredential, openCredential, sealCredential } from "../setup/credential-box";
+import { readAppCredentials, replacePlainCredentials } from "../store/app-credentials";
 import type { Db } from "../store/db";
 import { secretKey } from "./secret-key";
 
@@ -114,7 +115,7 @@ export async function settingsFromSandboxFile(path: string): Promise<GitHubAppSe
  * sealed under `key`; a row stored before sealing existed is sealed in place on this read.
  */
 export async function settingsFromDatabase(db: Db, key: string = secretKey()): Promise<GitHubAppSettings | null> {
-  const row = await db.prisma.appCredential.findUnique({ where: { id: 1 } });
+  const row = await readAppCredentials(db);
   if (!row) return null;
   if (isPlainCredential(row.privateKey)) await sealStoredCredentials(db, row, key);
   return validateSettings(
@@ -139,7 +140,7 @@ async function sealStoredCredentials(db: Db, row: { privateKey: string; webhookS
     webhookSecret: isPlainCredential(row.webhookSecret) ? sealCredential(row.webhookSecret, key) : row.webhookSecret,
     clientSecret: isPlainCredential(row.clientSecret) ? sealCredential(row.clientSecret, key) : row.clientSecret,
   };
-  await db.prisma.appCredential.updateMany({ where: { id: 1, privateKey: row.privateKey }, data: sealed });
+  await replacePlainCredentials(db, row.privateKey, sealed);
   Object.assign(row, sealed);
 }
 

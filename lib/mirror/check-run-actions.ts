@@ -1,9 +1,10 @@
 import { AtelierError } from "../errors";
+import { claimCheckRunAction, releaseCheckRunAction } from "../store/check-run-actions";
 import type { Db } from "../store/db";
+import { mirroredCheckRunId, runIdForCheckRun } from "../store/run-mirrors";
 import { checkRunView, isCheckActionId } from "./check-run-view";
 import { callGitHub, repoParams, type GitHubClient } from "./github-client";
 import { canOperateRuns, collaboratorRole } from "./repo-permission";
-import { runIdForCheckRun } from "./run-mirror-rows";
 import { runPageUrl } from "./run-presentation";
 import { readRunSnapshot, type RunSnapshot } from "./run-snapshot";
 import type { MirrorDeps } from "./sync-run";
@@ -73,22 +74,13 @@ async function runOfCheckRun(db: Db, payload: CheckRunEventPayload): Promise<{ r
   return { run, current };
 }
 
-async function mirroredCheckRunId(db: Db, runId: string): Promise<string | null> {
-  const { rows } = await db.pool.query<{ check_run_id: string | null }>(`SELECT check_run_id::text FROM run_mirrors WHERE run_id = $1`, [runId]);
-  return rows[0]?.check_run_id ?? null;
-}
-
 /**
  * Claims the action's key (repository, check run, action, identifier, sender): false when a delivery with
  * the same key already acted (a replay). A refused action gives its key back.
  */
 async function claimAction(db: Db, payload: CheckRunEventPayload, runId: string, deliveryId: string | null): Promise<{ fresh: boolean; release(): Promise<void> }> {
   const key = JSON.stringify([payload.repository.full_name.toLowerCase(), payload.check_run.id, payload.action, payload.requested_action?.identifier ?? "", payload.sender.id ?? payload.sender.login.toLowerCase()]);
-  const { rowCount } = await db.pool.query(
-    `INSERT INTO check_run_actions (key, run_id, delivery_id) VALUES ($1, $2, $3) ON CONFLICT (key) DO NOTHING`,
-    [key, runId, deliveryId],
-  );
-  return { fresh: rowCount === 1, release: async () => void (await db.pool.query(`DELETE FROM check_run_actions WHERE key = $1`, [key])) };
+  return { fresh: await claimCheckRunAction(db, key, runId, deliveryId), release: () => releaseCheckRunAction(db, key) };
 }
 
 function perform(operator: OperatorServices, action: OperatorAction, runId: string, actor: string): Promise<unknown> {

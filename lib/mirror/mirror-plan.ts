@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
+import type { RunMirror } from "../store/run-mirrors";
 import { checkRunView, type CheckRunView } from "./check-run-view";
 import { checkHeadSha } from "./check-target";
 import { commentsOnItems } from "./loop-feedback";
 import { runCommentBody } from "./run-comment-view";
-import type { RunMirror } from "./run-mirror-rows";
 import { isQuietEnd } from "./run-presentation";
 import type { RunSnapshot } from "./run-snapshot";
 

@@ -1,10 +1,9 @@
 import type { Db } from "../store/db";
+import { ensureRunMirror, recordCheckRun, recordComment, recordSynced, withRunMirrorLock, type RunMirror, type SyncedState } from "../store/run-mirrors";
 import { showCheckRun, type ShownCheckRun } from "./check-run";
 import { callGitHub, GitHubCallError, type InstallationClients } from "./github-client";
 import { planMirror } from "./mirror-plan";
 import { showRunComment } from "./run-comment";
-import { ensureRunMirror, recordCheckRun, recordComment, recordSynced, type RunMirror, type SyncedState } from "./run-mirror-rows";
-import { withRunMirrorLock } from "./run-mirror-lock";
 import { readRunSnapshot } from "./run-snapshot";
 
 /** What the mirror needs: Postgres, an installation's GitHub client, and where the dashboard is. */

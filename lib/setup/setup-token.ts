@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ForbiddenError } from "../errors";
 import type { Db } from "../store/db";
+import { isSetupTokenHash, replaceSetupToken, spendSetupTokenHash } from "../store/setup-tokens";
 
 /**
  * The one-time setup token (as Grafana's and Jenkins's first start do): the web process makes
@@ -13,26 +14,20 @@ const hashOf = (token: string): string => createHash("sha256").update(token, "ut
 /** A fresh token, replacing the one an earlier start printed. */
 export async function issueSetupToken(db: Db): Promise<string> {
   const token = randomBytes(24).toString("base64url");
-  await db.pool.query(
-    `INSERT INTO setup_token (id, token_hash, created_at) VALUES (1, $1, now())
-     ON CONFLICT (id) DO UPDATE SET token_hash = EXCLUDED.token_hash, created_at = EXCLUDED.created_at`,
-    [hashOf(token)],
-  );
+  await replaceSetupToken(db, hashOf(token));
   return token;
 }
 
 /** Whether `token` is the setup token now (without spending it). */
 export async function isSetupToken(db: Db, token: string | null | undefined): Promise<boolean> {
   if (!token) return false;
-  const { rowCount } = await db.pool.query(`SELECT 1 FROM setup_token WHERE id = 1 AND token_hash = $1`, [hashOf(token)]);
-  return rowCount === 1;
+  return isSetupTokenHash(db, hashOf(token));
 }
 
 /** Spends the token: true for the one caller that held it, false for every later one. */
 export async function spendSetupToken(db: Db, token: string | null | undefined): Promise<boolean> {
   if (!token) return false;
-  const { rowCount } = await db.pool.query(`DELETE FROM setup_token WHERE id = 1 AND token_hash = $1`, [hashOf(token)]);
-  return rowCount === 1;
+  return spendSetupTokenHash(db, hashOf(token));
 }
 
 export const setupTokenRequired = () =>

@@ -24,16 +24,15 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
 const SESSION_OPTIONS = "-c jit=off";
 
 /**
- * The schema a URL's `options=-c search_path=…` names (a test file's isolated schema), for
- * Prisma: it qualifies every table with its schema (public unless told), where the pool's own
- * statements follow the search path.
+ * The schema Prisma names its tables in: it qualifies every table, where the store's SQL finds
+ * them by the connection's search_path. The URL's `schema` parameter, else the first schema of
+ * a `-c search_path=…` in its `options` (the tests' isolated schemas), else public.
  */
-function searchPathSchema(url: string): string | undefined {
-  try {
-    return new URL(url).searchParams.get("options")?.match(/-c\s*search_path=([A-Za-z_][A-Za-z0-9_]*)/)?.[1];
-  } catch {
-    return undefined;
-  }
+export function prismaSchemaOf(url: string): string {
+  if (!URL.canParse(url)) return "public";
+  const params = new URL(url).searchParams;
+  const searchPath = /-c\s*search_path=([^\s,]+)/.exec(params.get("options") ?? "")?.[1];
+  return params.get("schema") ?? searchPath?.replace(/^"(.*)"$/, "$1") ?? "public";
 }
 
 export function createDb(url: string = databaseUrl(), max = 10): Db {
@@ -46,8 +45,7 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
   pool.on("connect", (client) => {
     client.on("error", () => undefined);
   });
-  const schema = searchPathSchema(url);
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, schema ? { schema } : undefined) });
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: prismaSchemaOf(url) }) });
   return {
     pool,
     prisma,

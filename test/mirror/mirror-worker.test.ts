@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMirrorWorker, type MirrorWorker } from "../../jobs/processors/mirror";
 import { bullConnection } from "../../jobs/queues";
 import { checkRunName } from "../../lib/mirror/check-run-view";
-import { runsBehindTheirMirror } from "../../lib/mirror/run-mirror-rows";
+import { runsBehindTheirMirror } from "../../lib/store/run-mirrors";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
 import { approve, parkForApproval } from "../../lib/store/approvals";
 import { recordAndClaim } from "../../lib/store/record-and-claim";

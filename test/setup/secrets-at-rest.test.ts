@@ -3,11 +3,13 @@ import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { getSessionAndUser, openSession, storeUserToken, upsertUser } from "../../lib/auth/session-store";
+import { openSession, storeUserToken } from "../../lib/auth/sessions";
 import { settingsFromDatabase } from "../../lib/config/github-app";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { completeAppRegistration, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { issueSetupToken } from "../../lib/setup/setup-token";
+import { getSessionAndUser } from "../../lib/store/sessions";
+import { upsertUser } from "../../lib/store/users";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 
 // THREATS.md, attack 17: the App key, webhook and client secrets, and session tokens sat in

@@ -1,4 +1,6 @@
-import type { Db } from "../store/db";
+import type { Db } from "./db";
+import { advisoryKey } from "./locks";
+import { first, query, raw, rows, sql } from "./sql";
 
 /**
  * The `run_mirrors` row of a Run: the GitHub ids of its check run and Item comment, what was
@@ -56,57 +58,50 @@ function toMirror(row: MirrorRow): RunMirror {
   };
 }
 
-const COLUMNS = "run_id, check_run_id, check_sha, comment_id, last_synced";
+const COLUMNS = raw("run_id, check_run_id, check_sha, comment_id, last_synced");
 
 /**
  * The Run's mirror row, created when missing. A new row's version is -infinity, so the sweep
  * sees it behind until a sync completes.
  */
 export async function ensureRunMirror(db: Db, runId: string): Promise<RunMirror> {
-  const { rows } = await db.pool.query<MirrorRow>(
-    `WITH ins AS (
-       INSERT INTO run_mirrors (run_id, updated_at) VALUES ($1, '-infinity') ON CONFLICT (run_id) DO NOTHING RETURNING ${COLUMNS})
-     SELECT ${COLUMNS} FROM ins UNION ALL SELECT ${COLUMNS} FROM run_mirrors WHERE run_id = $1`,
-    [runId],
+  const row = await first<MirrorRow>(
+    db.pool,
+    sql`WITH ins AS (
+          INSERT INTO run_mirrors (run_id, updated_at) VALUES (${runId}, '-infinity') ON CONFLICT (run_id) DO NOTHING RETURNING ${COLUMNS})
+        SELECT ${COLUMNS} FROM ins UNION ALL SELECT ${COLUMNS} FROM run_mirrors WHERE run_id = ${runId}`,
   );
-  return toMirror(rows[0]!);
+  return toMirror(row!);
 }
 
 /** Remembers the check run the Run now shows on, in the step that created or adopted it. */
 export async function recordCheckRun(db: Db, runId: string, checkRunId: number, sha: string, synced: SyncedState): Promise<void> {
-  await db.pool.query(`UPDATE run_mirrors SET check_run_id = $2, check_sha = $3, last_synced = $4 WHERE run_id = $1`, [
-    runId,
-    checkRunId,
-    sha,
-    JSON.stringify(synced),
-  ]);
+  await query(db.pool, sql`UPDATE run_mirrors SET check_run_id = ${checkRunId}, check_sha = ${sha}, last_synced = ${JSON.stringify(synced)} WHERE run_id = ${runId}`);
 }
 
 /** Remembers the Run's comment, in the step that created or found it (null forgets a deleted one). */
 export async function recordComment(db: Db, runId: string, commentId: number | null, synced: SyncedState): Promise<void> {
-  await db.pool.query(`UPDATE run_mirrors SET comment_id = $2, last_synced = $3 WHERE run_id = $1`, [
-    runId,
-    commentId,
-    JSON.stringify(synced),
-  ]);
+  await query(db.pool, sql`UPDATE run_mirrors SET comment_id = ${commentId}, last_synced = ${JSON.stringify(synced)} WHERE run_id = ${runId}`);
 }
 
 /** Records what was synced and the Run version the mirror caught up with. */
 export async function recordSynced(db: Db, runId: string, synced: SyncedState, version: string): Promise<void> {
-  await db.pool.query(`UPDATE run_mirrors SET last_synced = $2, updated_at = $3::timestamp WHERE run_id = $1`, [
-    runId,
-    JSON.stringify(synced),
-    version,
-  ]);
+  await query(db.pool, sql`UPDATE run_mirrors SET last_synced = ${JSON.stringify(synced)}, updated_at = ${version}::timestamp WHERE run_id = ${runId}`);
 }
 
 /** The Run of a repository (owner/name, lower-cased) whose mirror shows this check run. */
 export async function runIdForCheckRun(db: Db, checkRunId: number, repo: string): Promise<string | null> {
-  const { rows } = await db.pool.query<{ run_id: string }>(
-    `SELECT m.run_id FROM run_mirrors m JOIN runs r ON r.id = m.run_id WHERE m.check_run_id = $1 AND r.repo = $2 LIMIT 1`,
-    [checkRunId, repo],
+  const row = await first<{ run_id: string }>(
+    db.pool,
+    sql`SELECT m.run_id FROM run_mirrors m JOIN runs r ON r.id = m.run_id WHERE m.check_run_id = ${checkRunId} AND r.repo = ${repo} LIMIT 1`,
   );
-  return rows[0]?.run_id ?? null;
+  return row?.run_id ?? null;
+}
+
+/** The check run the Run's mirror shows it on now, as text; null when it has none (or no mirror). */
+export async function mirroredCheckRunId(db: Db, runId: string): Promise<string | null> {
+  const row = await first<{ check_run_id: string | null }>(db.pool, sql`SELECT check_run_id::text FROM run_mirrors WHERE run_id = ${runId}`);
+  return row?.check_run_id ?? null;
 }
 
 /** How far back the sweep looks for Runs whose mirror fell behind. */
@@ -117,11 +112,34 @@ export const SWEEP_WINDOW = "7 days";
  * what a missed notification left behind.
  */
 export async function runsBehindTheirMirror(db: Db, limit = 500): Promise<string[]> {
-  const { rows } = await db.pool.query<{ id: string }>(
-    `SELECT r.id FROM runs r LEFT JOIN run_mirrors m ON m.run_id = r.id
-      WHERE (m.run_id IS NULL OR r.updated_at > m.updated_at) AND r.updated_at > now() - $2::interval
-      ORDER BY r.updated_at LIMIT $1`,
-    [limit, SWEEP_WINDOW],
+  const behind = await rows<{ id: string }>(
+    db.pool,
+    sql`SELECT r.id FROM runs r LEFT JOIN run_mirrors m ON m.run_id = r.id
+         WHERE (m.run_id IS NULL OR r.updated_at > m.updated_at) AND r.updated_at > now() - ${SWEEP_WINDOW}::interval
+         ORDER BY r.updated_at LIMIT ${limit}`,
   );
-  return rows.map((r) => r.id);
+  return behind.map((r) => r.id);
+}
+
+/**
+ * Runs `fn` holding the Run's mirror lock (a session advisory lock on a connection of its
+ * own): two syncs of one Run never interleave, so neither creates what the other is creating.
+ * A worker that dies drops its connection, and the lock with it.
+ */
+export async function withRunMirrorLock<T>(db: Db, runId: string, fn: () => Promise<T>): Promise<T> {
+  const key = advisoryKey("run-mirror", runId).toString();
+  const client = await db.pool.connect();
+  // a connection whose lock state is unknown is closed rather than reused
+  let clean = false;
+  try {
+    await query(client, sql`SELECT pg_advisory_lock(${key}::bigint)`);
+    try {
+      return await fn();
+    } finally {
+      await query(client, sql`SELECT pg_advisory_unlock(${key}::bigint)`);
+      clean = true;
+    }
+  } finally {
+    client.release(!clean);
+  }
 }
