@@ -3,17 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
 import { arr, JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type {
-  AdapterAgent,
-  AgentAdapter,
-  AgentInvocation,
-  AgentReport,
-  AgentUsage,
-  InvocationOptions,
-  ParserOptions,
-  ProcessExit,
-  TranscriptStep,
-} from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentReport, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes on stdin,
@@ -105,7 +95,7 @@ function toolResultText(content: unknown): string {
     .join("\n");
 }
 
-export class ClaudeStreamParser extends JsonLinesParser {
+export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "maxTurns">> {
   private readonly toolNames = new Map<string, string>();
   private sessionId: string | null = null;
   private model: string | null = null;
@@ -113,13 +103,6 @@ export class ClaudeStreamParser extends JsonLinesParser {
   /** The last result. */
   private result: Json | null = null;
   private lastApiError: { status: number | null; message: string } | null = null;
-
-  constructor(
-    private readonly agent: Pick<AdapterAgent, "name" | "maxTurns">,
-    options: ParserOptions = {},
-  ) {
-    super(options);
-  }
 
   protected event(event: Json): TranscriptStep[] {
     switch (event.type) {

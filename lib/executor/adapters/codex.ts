@@ -3,17 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason, statusInText } from "./classify";
 import { JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type {
-  AdapterAgent,
-  AgentAdapter,
-  AgentInvocation,
-  AgentReport,
-  AgentUsage,
-  InvocationOptions,
-  ParserOptions,
-  ProcessExit,
-  TranscriptStep,
-} from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentReport, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Codex (`codex exec --json --dangerously-bypass-approvals-and-sandbox -`): the prompt on stdin,
@@ -102,7 +92,7 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
 /** "Reconnecting... 2/5 (unexpected status 529 …)" */
 const RECONNECTING = /^Reconnecting\.*\s*(\d+)\/(\d+)\s*\((.*)\)\s*$/s;
 
-export class CodexStreamParser extends JsonLinesParser {
+export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "model" | "pricePerMillionInputUsd" | "pricePerMillionOutputUsd">> {
   private readonly started = new Set<string>();
   private threadId: string | null = null;
   private lastMessage: string | null = null;
@@ -111,13 +101,6 @@ export class CodexStreamParser extends JsonLinesParser {
   private tokens = { in: 0, cached: 0, cacheWrite: 0, out: 0 };
   private turnFailed: string | null = null;
   private lastError: string | null = null;
-
-  constructor(
-    private readonly agent: Pick<AdapterAgent, "name" | "model" | "pricePerMillionInputUsd" | "pricePerMillionOutputUsd">,
-    options: ParserOptions = {},
-  ) {
-    super(options);
-  }
 
   protected event(event: Json): TranscriptStep[] {
     switch (event.type) {

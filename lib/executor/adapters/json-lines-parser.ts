@@ -11,14 +11,18 @@ export const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 /**
  * The stream handling of an agent that prints one JSON event a line: each stream is split into
  * lines whatever the chunks; a stdout line that is a JSON object is an event for the subclass;
- * any other non-empty line (stderr, plain text, broken JSON) is an `output` step.
+ * any other non-empty line (stderr, plain text, broken JSON) is an `output` step. `agent`: what
+ * the subclass reads of the roster's Agent.
  */
-export abstract class JsonLinesParser implements StreamParser {
+export abstract class JsonLinesParser<Agent> implements StreamParser {
   private readonly lines = { stdout: new LineSplitter(), stderr: new LineSplitter() };
   protected readonly maxResult: number;
   protected readonly maxInput: number;
 
-  constructor(protected readonly options: ParserOptions = {}) {
+  constructor(
+    protected readonly agent: Agent,
+    protected readonly options: ParserOptions = {},
+  ) {
     this.maxResult = options.maxToolResultBytes ?? DEFAULT_MAX_TOOL_RESULT_BYTES;
     this.maxInput = options.maxToolInputBytes ?? DEFAULT_MAX_TOOL_INPUT_BYTES;
   }
