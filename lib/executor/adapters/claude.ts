@@ -3,7 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
 import { arr, JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentReport, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes on stdin,
@@ -189,7 +189,7 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
    * duration_ms are that message's (so they add up), total_cost_usd and modelUsage the process's
    * so far (so the last one counts).
    */
-  private usage(): AgentUsage | null {
+  protected usage(): AgentUsage | null {
     const last = this.result;
     if (!last) return null;
     const sum = (pick: (r: Json) => number | null) => this.results.reduce((n, r) => n + (pick(r) ?? 0), 0);
@@ -214,7 +214,7 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
     };
   }
 
-  private failure(exit?: ProcessExit): Failure | null {
+  protected failure(exit?: ProcessExit): Failure | null {
     const r = this.result;
     const name = this.agent.name;
     if (r) {
@@ -237,16 +237,15 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
     return null;
   }
 
-  protected report(exit?: ProcessExit): AgentReport {
+  protected session(): string | null {
+    return this.sessionId;
+  }
+
+  protected answer(): string | null {
     const r = this.result;
     const failed = r ? r.is_error === true || String(r.subtype ?? "").startsWith("error") : false;
-    return {
-      sessionId: this.sessionId,
-      // without a result the run was cut short: its last words are no answer
-      finalText: r && !failed ? str(r.result) || null : null,
-      usage: this.usage(),
-      failure: this.failure(exit),
-    };
+    // without a result the run was cut short: its last words are no answer
+    return r && !failed ? str(r.result) || null : null;
   }
 }
 

@@ -3,7 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason, statusInText } from "./classify";
 import { JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentReport, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Codex (`codex exec --json --dangerously-bypass-approvals-and-sandbox -`): the prompt on stdin,
@@ -225,7 +225,7 @@ export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name"
     }
   }
 
-  private usage(): AgentUsage | null {
+  protected usage(): AgentUsage | null {
     if (this.turns === 0) return null;
     const pin = this.agent.pricePerMillionInputUsd;
     const pout = this.agent.pricePerMillionOutputUsd;
@@ -245,7 +245,7 @@ export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name"
     };
   }
 
-  private failure(exit?: ProcessExit): Failure | null {
+  protected failure(exit?: ProcessExit): Failure | null {
     const name = this.agent.name;
     if (this.turnFailed !== null) {
       return apiFailure(name, statusInText(this.turnFailed), this.turnFailed) ?? agentFailure("agent_exit", `agent ${name}: ${reason(this.turnFailed)}`);
@@ -254,13 +254,12 @@ export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name"
     return null;
   }
 
-  protected report(exit?: ProcessExit): AgentReport {
-    return {
-      sessionId: this.threadId,
-      finalText: this.turnFailed === null ? this.finalText : null,
-      usage: this.usage(),
-      failure: this.failure(exit),
-    };
+  protected session(): string | null {
+    return this.threadId;
+  }
+
+  protected answer(): string | null {
+    return this.turnFailed === null ? this.finalText : null;
   }
 }
 

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_TOOL_INPUT_BYTES, DEFAULT_MAX_TOOL_RESULT_BYTES } from "./bound";
 import { LineSplitter, parseJsonObject } from "./json-lines";
-import type { AgentReport, ParserOptions, ProcessExit, StreamParser, TranscriptStep } from "./types";
+import type { Failure } from "../../engine/failure";
+import type { AgentReport, AgentUsage, ParserOptions, ProcessExit, StreamParser, TranscriptStep } from "./types";
 
 export type Json = Record<string, unknown>;
 export const str = (v: unknown): string | null => (typeof v === "string" ? v : null);
@@ -33,7 +34,8 @@ export abstract class JsonLinesParser<Agent> implements StreamParser {
 
   end(exit?: ProcessExit): { steps: TranscriptStep[]; report: AgentReport } {
     const steps = (["stdout", "stderr"] as const).flatMap((s) => this.lines[s].end().flatMap((l) => this.line(l.text, s)));
-    return { steps, report: this.report(exit) };
+    const report: AgentReport = { sessionId: this.session(), finalText: this.answer(), usage: this.usage(), failure: this.failure(exit) };
+    return { steps, report };
   }
 
   private line(text: string, stream: "stdout" | "stderr"): TranscriptStep[] {
@@ -45,5 +47,13 @@ export abstract class JsonLinesParser<Agent> implements StreamParser {
   /** The steps of one event; unknown events give none (they stay in the raw lines). */
   protected abstract event(event: Json): TranscriptStep[];
 
-  protected abstract report(exit?: ProcessExit): AgentReport;
+  /** The session to resume; null when the agent named none. */
+  protected abstract session(): string | null;
+
+  /** The agent's final answer; null when it gave none, or failed. */
+  protected abstract answer(): string | null;
+
+  protected abstract usage(): AgentUsage | null;
+
+  protected abstract failure(exit?: ProcessExit): Failure | null;
 }
