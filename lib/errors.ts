@@ -19,57 +19,37 @@ export class AtelierError extends Error {
   }
 }
 
-/** 400: the input is malformed or not allowed. Nothing was written. */
-export class BadInputError extends AtelierError {
-  declare readonly token: TokenOf<400>;
-  constructor(token: TokenOf<400>, message: string, details?: Record<string, unknown>) {
+/** An AtelierError whose token is one of those answered with status `S`. */
+abstract class StatusError<S extends ErrorStatus> extends AtelierError {
+  declare readonly token: TokenOf<S>;
+  constructor(token: TokenOf<S>, message: string, details?: Record<string, unknown>) {
     super(token, message, details);
   }
 }
+
+/** 400: the input is malformed or not allowed. Nothing was written. */
+export class BadInputError extends StatusError<400> {}
 
 /** 401: nobody is signed in, or the signature/credential is wrong. */
-export class UnauthorizedError extends AtelierError {
-  declare readonly token: TokenOf<401>;
-  constructor(token: TokenOf<401>, message: string) {
-    super(token, message);
-  }
-}
+export class UnauthorizedError extends StatusError<401> {}
 
 /** 403: signed in, but not allowed to do this here. */
-export class ForbiddenError extends AtelierError {
-  declare readonly token: TokenOf<403>;
-  constructor(token: TokenOf<403>, message: string, details?: Record<string, unknown>) {
-    super(token, message, details);
-  }
-}
+export class ForbiddenError extends StatusError<403> {}
 
 /** 404: no such thing (or not visible to this caller). */
-export class NotFoundError extends AtelierError {
-  declare readonly token: TokenOf<404>;
-  constructor(token: TokenOf<404>, message: string) {
-    super(token, message);
-  }
-}
+export class NotFoundError extends StatusError<404> {}
 
 /** 409: the thing is not in a state that allows this; a lost race lands here too. */
-export class ConflictError extends AtelierError {
-  declare readonly token: TokenOf<409>;
-  constructor(token: TokenOf<409>, message: string, details?: Record<string, unknown>) {
-    super(token, message, details);
-  }
-}
+export class ConflictError extends StatusError<409> {}
 
 /** 402: a monthly quota or cost cap says no until `reset_at`. */
-export class QuotaError extends AtelierError {
-  declare readonly token: TokenOf<402>;
-  constructor(token: TokenOf<402>, message: string, details?: Record<string, unknown>) {
-    super(token, message, details);
-  }
-}
+export class QuotaError extends StatusError<402> {}
+
+/** 413: the body is larger than this endpoint takes; it was not read past the limit. */
+export class PayloadTooLargeError extends StatusError<413> {}
 
 /** 429: too many, too fast; try again after `retryAfterSeconds`. */
-export class RateLimitError extends AtelierError {
-  declare readonly token: TokenOf<429>;
+export class RateLimitError extends StatusError<429> {
   constructor(
     token: TokenOf<429>,
     message: string,
@@ -80,20 +60,11 @@ export class RateLimitError extends AtelierError {
   }
 }
 
-/** 413: the body is larger than this endpoint takes; it was not read past the limit. */
-export class PayloadTooLargeError extends AtelierError {
-  declare readonly token: TokenOf<413>;
-  constructor(token: TokenOf<413>, message: string, details?: Record<string, unknown>) {
-    super(token, message, details);
-  }
-}
-
 /**
  * 503: something Atelier depends on (Postgres, Redis) cannot be reached; nothing was done, and
  * the same request may be sent again after `retryAfterSeconds`.
  */
-export class UnavailableError extends AtelierError {
-  declare readonly token: TokenOf<503>;
+export class UnavailableError extends StatusError<503> {
   constructor(
     token: TokenOf<503>,
     message: string,

@@ -1,5 +1,5 @@
 import { agentFailure, infraFailure, type Failure } from "../engine/failure";
-import { classifyGitError, GitCommandError } from "./git";
+import { classifyGitError, git, GitCommandError, type GitErrorClass, type GitOptions, type GitResult } from "./git";
 import type { Redactor } from "./redact";
 
 /**
@@ -11,34 +11,50 @@ import type { Redactor } from "./redact";
  */
 
 export function fetchFailure(err: unknown, redactor: Redactor, what: string): Failure {
-  if (!(err instanceof GitCommandError)) return infraFailure("tool_error", redactor.redact(`${what}: ${String(err)}`));
-  const message = redactor.redact(`${what}: ${err.message}`);
-  switch (classifyGitError(err.stderr)) {
-    case "authentication":
-    case "not_found":
-      return infraFailure("authentication", message);
-    case "transport":
-      return infraFailure("transport", message);
-    default:
-      return infraFailure("tool_error", message);
-  }
+  return remoteFailure(err, redactor, what, (kind, message) => (kind === "authentication" || kind === "not_found" ? infraFailure("authentication", message) : null));
 }
 
 export function pushFailure(err: unknown, redactor: Redactor, branch: string): Failure {
-  const what = `pushing ${branch} failed`;
+  return remoteFailure(err, redactor, `pushing ${branch} failed`, (kind, message, gitError) => {
+    switch (kind) {
+      case "authentication":
+      case "not_found":
+        return agentFailure("authentication", message);
+      case "rejected":
+        return infraFailure("transport", redactor.redact(`${branch} moved on the remote during the Attempt; nothing was overwritten (${gitError.message})`));
+      case "declined":
+        return agentFailure("configuration", message);
+      default:
+        return null;
+    }
+  });
+}
+
+/**
+ * A failure of git talking to the remote: `byKind` decides the kinds of git error it knows
+ * (given the redacted message); a broken network is a transport InfraFailure, the rest a tool_error.
+ */
+function remoteFailure(
+  err: unknown,
+  redactor: Redactor,
+  what: string,
+  byKind: (kind: GitErrorClass, message: string, gitError: GitCommandError) => Failure | null,
+): Failure {
   if (!(err instanceof GitCommandError)) return infraFailure("tool_error", redactor.redact(`${what}: ${String(err)}`));
   const message = redactor.redact(`${what}: ${err.message}`);
-  switch (classifyGitError(err.stderr)) {
-    case "authentication":
-    case "not_found":
-      return agentFailure("authentication", message);
-    case "transport":
-      return infraFailure("transport", message);
-    case "rejected":
-      return infraFailure("transport", redactor.redact(`${branch} moved on the remote during the Attempt; nothing was overwritten (${err.message})`));
-    case "declined":
-      return agentFailure("configuration", message);
-    default:
-      return infraFailure("tool_error", message);
+  const kind = classifyGitError(err.stderr);
+  return byKind(kind, message, err) ?? infraFailure(kind === "transport" ? "transport" : "tool_error", message);
+}
+
+/**
+ * Runs a git command that talks to the remote; its failure is thrown as `failed(err)`, unless
+ * the Attempt was stopped meanwhile (then as it is).
+ */
+export async function remoteGit(args: string[], options: GitOptions, failed: (err: unknown) => Error): Promise<GitResult> {
+  try {
+    return await git(args, options);
+  } catch (err) {
+    if (options.signal?.aborted) throw err;
+    throw failed(err);
   }
 }

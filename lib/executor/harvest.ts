@@ -4,7 +4,7 @@ import type { AttemptBox } from "./agent-sandbox/box";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
 import { exportAgentCommits } from "./export-agent-commits";
 import { AGENT_IDENTITY, classifyGitError, git, GitCommandError } from "./git";
-import { pushFailure } from "./git-failure";
+import { pushFailure, remoteGit } from "./git-failure";
 import { gitCredentialForms, Redactor } from "./redact";
 import { cacheObjects, initBorrowingRepo } from "./workspace";
 import { harvestDir } from "./workspace-paths";
@@ -127,18 +127,10 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
   const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
   if (commits.length === 0) return result;
   const ref = `refs/heads/${input.branch}`;
-  try {
-    await git(["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`], {
-      cwd: repo,
-      token: input.token,
-      remoteUrl: input.cloneUrl,
-      signal: input.signal,
-    });
-  } catch (err) {
-    if (input.signal?.aborted) throw err;
+  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`];
+  await remoteGit(push, { cwd: repo, token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
     const failure = pushFailure(err, redactor, input.branch);
-    if (err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected") throw new BranchMovedError(failure);
-    throw new AttemptFailureError(failure);
-  }
+    return err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected" ? new BranchMovedError(failure) : new AttemptFailureError(failure);
+  });
   return { ...result, pushed: true };
 }

@@ -7,7 +7,7 @@ import { boxPaths, makeBox, type AttemptBox } from "./agent-sandbox/box";
 import { SANDBOX_OBJECTS } from "./agent-sandbox/bwrap-args";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { git } from "./git";
-import { fetchFailure } from "./git-failure";
+import { fetchFailure, remoteGit } from "./git-failure";
 import { processStartTime } from "./process-group";
 import { gitCredentialForms, Redactor } from "./redact";
 import { attemptDir, attemptsDir, cacheDir, metaFile, sanitizeName } from "./workspace-paths";
@@ -142,17 +142,9 @@ async function fetchCache(req: Pick<WorkspaceRequest, "root" | "repo" | "cloneUr
   const dir = cacheDir(req.root, req.repo);
   const redactor = new Redactor(gitCredentialForms(req.token));
   await ensureCache(dir, req.cloneUrl);
-  try {
-    await git(["fetch", "--prune", "--no-tags", "--quiet", "origin"], {
-      cwd: dir,
-      token: req.token,
-      remoteUrl: req.cloneUrl,
-      signal: req.signal,
-    });
-  } catch (err) {
-    if (req.signal?.aborted) throw err;
-    throw new AttemptFailureError(fetchFailure(err, redactor, `fetching ${req.repo} failed`));
-  }
+  await remoteGit(["fetch", "--prune", "--no-tags", "--quiet", "origin"], { cwd: dir, token: req.token, remoteUrl: req.cloneUrl, signal: req.signal }, (err) =>
+    new AttemptFailureError(fetchFailure(err, redactor, `fetching ${req.repo} failed`)),
+  );
   return dir;
 }
 

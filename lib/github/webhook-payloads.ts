@@ -38,48 +38,17 @@ const installationRepositoriesEvent = loose({
   repositories_removed: z.array(loose({ id })).max(100_000),
 });
 
-const issuesEvent = loose({
-  action,
-  installation: installation.optional(),
-  repository,
-  issue: loose({ number: id }),
-  sender: sender.optional(),
-});
+/** An event of an Item (an issue or a pull request): its action, installation, repository and sender, and `fields` of its own. */
+const itemEvent = <T extends z.core.$ZodLooseShape>(fields: T) =>
+  loose({ action, installation: installation.optional(), repository, ...fields, sender: sender.optional() });
 
-const pullRequestEvent = loose({
-  action,
-  installation: installation.optional(),
-  repository,
-  number: id.optional(),
-  pull_request: loose({ number: id }),
-  sender: sender.optional(),
-});
+const issuesEvent = itemEvent({ issue: loose({ number: id }) });
+const pullRequestEvent = itemEvent({ number: id.optional(), pull_request: loose({ number: id }) });
 
 const commentBody = loose({ id, body: text(70_000).nullable().optional() });
-const issueCommentEvent = loose({
-  action,
-  installation: installation.optional(),
-  repository,
-  issue: loose({ number: id }),
-  comment: commentBody,
-  sender: sender.optional(),
-});
-const reviewCommentEvent = loose({
-  action,
-  installation: installation.optional(),
-  repository,
-  pull_request: loose({ number: id }),
-  comment: commentBody,
-  sender: sender.optional(),
-});
-const reviewEvent = loose({
-  action,
-  installation: installation.optional(),
-  repository,
-  pull_request: loose({ number: id }),
-  review: commentBody,
-  sender: sender.optional(),
-});
+const issueCommentEvent = itemEvent({ issue: loose({ number: id }), comment: commentBody });
+const reviewCommentEvent = itemEvent({ pull_request: loose({ number: id }), comment: commentBody });
+const reviewEvent = itemEvent({ pull_request: loose({ number: id }), review: commentBody });
 
 const labelEvent = loose({ action, installation: installation.optional(), repository });
 

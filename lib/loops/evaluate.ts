@@ -111,26 +111,14 @@ export function evaluateLoopsForItem(input: EvaluateItemInput): LoopDecision[] {
   const decisions: LoopDecision[] = [];
   for (const loop of input.loops) {
     if (loop.trigger.kind !== kind) continue;
-    if (paused.has(loop.name)) {
-      decisions.push({ loop, outcome: "skip", reason: "paused" });
-      continue;
-    }
-    const unseen = unseenItem(loop, input.ownItem === true);
-    if (unseen) {
-      decisions.push({ loop, outcome: "skip", reason: unseen });
+    const passed = passedOver(loop, paused, input.ownItem === true);
+    if (passed) {
+      decisions.push({ loop, outcome: "skip", reason: passed });
       continue;
     }
     const item = buildItemContext(input.projection, input.actorOf?.(loop) ?? null);
-    const context: ExpressionContext = { item, repository: input.repository, loop: loopContext(loop) };
-    const matched = decide(loop, context);
-    if (typeof matched !== "boolean") {
-      decisions.push({ loop, ...matched });
-    } else if (!matched) {
-      decisions.push({ loop, outcome: "revoke" });
-    } else {
-      const prompt = render(loop, context);
-      decisions.push(typeof prompt === "string" ? { loop, outcome: "submit", prompt } : { loop, ...prompt });
-    }
+    const submission = submissionOf(loop, { item, repository: input.repository, loop: loopContext(loop) });
+    decisions.push(submission ? { loop, ...submission } : { loop, outcome: "revoke" });
   }
   return decisions;
 }
@@ -153,32 +141,22 @@ export function evaluateCommentLoops(input: EvaluateCommentInput): CommentDecisi
   const decisions: CommentDecision[] = [];
   for (const loop of input.loops) {
     if (loop.trigger.kind !== "comments") continue;
-    if (paused.has(loop.name)) {
-      decisions.push({ loop, outcome: "skip", reason: "paused" });
-      continue;
-    }
-    const unseen = unseenItem(loop, input.ownItem === true);
-    if (unseen) {
-      decisions.push({ loop, outcome: "skip", reason: unseen });
+    const passed = passedOver(loop, paused, input.ownItem === true);
+    if (passed) {
+      decisions.push({ loop, outcome: "skip", reason: passed });
       continue;
     }
     if (loop.trigger.mention && !(input.appSlug !== null && mentionsApp(input.comment.body, input.appSlug))) {
       decisions.push({ loop, outcome: "skip", reason: "no_mention" });
       continue;
     }
-    const context: ExpressionContext = {
+    const submission = submissionOf(loop, {
       item: buildItemContext(input.projection, input.actor),
       repository: input.repository,
       loop: loopContext(loop),
       comment: buildCommentContext(input.comment),
-    };
-    const matched = decide(loop, context);
-    if (typeof matched !== "boolean") decisions.push({ loop, ...matched });
-    else if (!matched) decisions.push({ loop, outcome: "skip", reason: "condition_false" });
-    else {
-      const prompt = render(loop, context);
-      decisions.push(typeof prompt === "string" ? { loop, outcome: "submit", prompt } : { loop, ...prompt });
-    }
+    });
+    decisions.push(submission ? { loop, ...submission } : { loop, outcome: "skip", reason: "condition_false" });
   }
   return decisions;
 }
@@ -204,13 +182,10 @@ export function evaluateTick(
     throw new BadInputError("loop_not_schedule", `Loop "${loop.name}" is an ${loop.trigger.kind} Loop; only schedule Loops have Ticks.`);
   }
   const item = buildTickContext({ scheduledAt: tick.scheduledAt, cron: loop.trigger.cron, tz: loop.trigger.tz });
-  const context: ExpressionContext = { item, repository, loop: loopContext(loop) };
-  const matched = decide(loop, context);
-  if (typeof matched !== "boolean") return { loop, ...matched };
-  if (!matched) return { loop, outcome: "skip", reason: "condition_false" };
-  const prompt = render(loop, context);
-  if (typeof prompt !== "string") return { loop, ...prompt };
-  return { loop, outcome: "submit", prompt, scheduledAt: tick.scheduledAt, tick: item.tick };
+  const submission = submissionOf(loop, { item, repository, loop: loopContext(loop) });
+  if (!submission) return { loop, outcome: "skip", reason: "condition_false" };
+  if (submission.outcome === "error") return { loop, ...submission };
+  return { loop, ...submission, scheduledAt: tick.scheduledAt, tick: item.tick };
 }
 
 /** The `loop` context an expression sees. */
@@ -225,6 +200,20 @@ export function loopContext(loop: LoopDefinition): Record<string, unknown> {
 }
 
 // ---------------------------------------------------------------------------------------------
+
+/** Why a Loop passes over an Item before its `if:` is asked: it is paused, or it does not look at the Item. */
+function passedOver(loop: LoopDefinition, paused: ReadonlySet<string>, ownItem: boolean): "paused" | UnseenItem | null {
+  return paused.has(loop.name) ? "paused" : unseenItem(loop, ownItem);
+}
+
+/** The Loop's `if:`, then its prompt: null when the `if:` does not hold, else the prompt or the failure of either. */
+function submissionOf(loop: LoopDefinition, context: ExpressionContext): { outcome: "submit"; prompt: string } | LoopFailure | null {
+  const matched = decide(loop, context);
+  if (typeof matched !== "boolean") return matched;
+  if (!matched) return null;
+  const prompt = render(loop, context);
+  return typeof prompt === "string" ? { outcome: "submit", prompt } : prompt;
+}
 
 function decide(loop: LoopDefinition, context: ExpressionContext): boolean | LoopFailure {
   if (loop.if === null) return true;

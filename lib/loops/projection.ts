@@ -36,6 +36,12 @@ export interface ItemProjection extends PullFeedback {
 }
 
 export type ItemKind = "issue" | "pull_request";
+
+/** The fields only a pull request has. */
+type PullFields = Pick<ItemProjection, "draft" | "headRefName" | "headRefOid" | "baseRefName" | "mergeable" | "merged" | "mergedAt">;
+
+/** An issue's pull request fields: not a draft, not merged, the rest null. */
+const NOT_A_PULL: PullFields = { draft: false, headRefName: null, headRefOid: null, baseRefName: null, mergeable: null, merged: false, mergedAt: null };
 export type ItemState = "open" | "closed" | "merged";
 
 /**
@@ -118,6 +124,17 @@ export interface RestItem {
 export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind, ownApp: string | null = null): ItemProjection {
   const isPull = kind === "pull_request";
   const merged = isPull && (node.state === "MERGED" || node.merged === true);
+  const pull: PullFields = isPull
+    ? {
+        draft: node.isDraft === true,
+        headRefName: node.headRefName ?? null,
+        headRefOid: node.headRefOid ?? null,
+        baseRefName: node.baseRefName ?? null,
+        mergeable: graphqlMergeable(node.mergeable),
+        merged,
+        mergedAt: node.mergedAt ?? null,
+      }
+    : NOT_A_PULL;
   return {
     kind,
     number: node.number,
@@ -126,17 +143,11 @@ export function projectionFromGraphql(node: GraphqlItemNode, kind: ItemKind, own
     state: merged ? "merged" : node.state === "OPEN" ? "open" : "closed",
     author: graphqlLogin(node.author),
     labels: sortedLabels((node.labels?.nodes ?? []).map((l) => l?.name)),
-    draft: isPull && node.isDraft === true,
-    headRefName: isPull ? (node.headRefName ?? null) : null,
-    headRefOid: isPull ? (node.headRefOid ?? null) : null,
-    baseRefName: isPull ? (node.baseRefName ?? null) : null,
-    mergeable: isPull ? graphqlMergeable(node.mergeable) : null,
-    merged,
     url: node.url,
     createdAt: node.createdAt,
     updatedAt: node.updatedAt,
     closedAt: node.closedAt ?? null,
-    mergedAt: isPull ? (node.mergedAt ?? null) : null,
+    ...pull,
     ...(isPull ? feedbackFromGraphql(node, ownApp, graphqlLogin) : {}),
   };
 }
@@ -158,6 +169,17 @@ export function projectionFromRest(item: RestItem): ItemProjection {
     );
   }
   const merged = isPull && (item.merged === true || item.merged_at != null);
+  const pull: PullFields = isPull
+    ? {
+        draft: item.draft === true,
+        headRefName: item.head?.ref ?? null,
+        headRefOid: item.head?.sha ?? null,
+        baseRefName: item.base?.ref ?? null,
+        mergeable: item.mergeable ?? null,
+        merged,
+        mergedAt: item.merged_at ?? null,
+      }
+    : NOT_A_PULL;
   return {
     kind: isPull ? "pull_request" : "issue",
     number: item.number,
@@ -166,17 +188,11 @@ export function projectionFromRest(item: RestItem): ItemProjection {
     state: merged ? "merged" : item.state === "open" ? "open" : "closed",
     author: restLogin(item.user),
     labels: sortedLabels((item.labels ?? []).map((l) => (typeof l === "string" ? l : l?.name))),
-    draft: isPull && item.draft === true,
-    headRefName: isPull ? (item.head?.ref ?? null) : null,
-    headRefOid: isPull ? (item.head?.sha ?? null) : null,
-    baseRefName: isPull ? (item.base?.ref ?? null) : null,
-    mergeable: isPull ? (item.mergeable ?? null) : null,
-    merged,
     url: item.html_url,
     createdAt: item.created_at,
     updatedAt: item.updated_at,
     closedAt: item.closed_at ?? null,
-    mergedAt: isPull ? (item.merged_at ?? null) : null,
+    ...pull,
   };
 }
 

@@ -13,19 +13,12 @@ collectDefaultMetrics({ register: registry, prefix: "atelier_process_" });
 
 const registers = [registry];
 
+/** A counter in the registry; `labelNames` bound what it is counted by. */
+const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) => new Counter<L>({ name, help, labelNames, registers });
+
 export const metrics = {
-  runTransitions: new Counter({
-    name: "atelier_run_transitions_total",
-    help: "Runs moved into a state (opened, started, finished, canceled), by the state they moved to.",
-    labelNames: ["to"] as const,
-    registers,
-  }),
-  attemptOutcomes: new Counter({
-    name: "atelier_attempt_outcomes_total",
-    help: "Attempts finished, by outcome (Succeeded, Failed) and failure category (none when it succeeded).",
-    labelNames: ["outcome", "category"] as const,
-    registers,
-  }),
+  runTransitions: counter("atelier_run_transitions_total", "Runs moved into a state (opened, started, finished, canceled), by the state they moved to.", ["to"]),
+  attemptOutcomes: counter("atelier_attempt_outcomes_total", "Attempts finished, by outcome (Succeeded, Failed) and failure category (none when it succeeded).", ["outcome", "category"]),
   attemptDuration: new Histogram({
     name: "atelier_attempt_duration_seconds",
     help: "How long an Attempt's agent ran, by outcome.",
@@ -33,47 +26,18 @@ export const metrics = {
     buckets: [1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600],
     registers,
   }),
-  polls: new Counter({
-    name: "atelier_polls_total",
-    help: "Poll cycles of a repository, by outcome (polled, skipped, failed).",
-    labelNames: ["outcome"] as const,
-    registers,
-  }),
-  webhookDeliveries: new Counter({
-    name: "atelier_webhook_deliveries_total",
-    help: "Webhook deliveries received, by outcome (accepted, filtered, duplicate, invalid, refused, failed).",
-    labelNames: ["outcome"] as const,
-    registers,
-  }),
+  polls: counter("atelier_polls_total", "Poll cycles of a repository, by outcome (polled, skipped, failed).", ["outcome"]),
+  webhookDeliveries: counter("atelier_webhook_deliveries_total", "Webhook deliveries received, by outcome (accepted, filtered, duplicate, invalid, refused, failed).", ["outcome"]),
   githubRateRemaining: new Gauge({
     name: "atelier_github_rate_limit_remaining",
     help: "What GitHub's last answer said of the caller's budget (x-ratelimit-remaining), by resource and caller (the App or an installation).",
     labelNames: ["resource", "caller"] as const,
     registers,
   }),
-  leaseLosses: new Counter({
-    name: "atelier_lease_losses_total",
-    help: "Attempt leases lost while the Attempt ran, by reason (taken, expired).",
-    labelNames: ["reason"] as const,
-    registers,
-  }),
-  sandboxStarts: new Counter({
-    name: "atelier_sandbox_starts_total",
-    help: "Agent processes started, by how (sandboxed, unconfined).",
-    labelNames: ["mode"] as const,
-    registers,
-  }),
-  sandboxRefusals: new Counter({
-    name: "atelier_sandbox_egress_refusals_total",
-    help: "Connections an agent's sandbox asked for and its egress proxy refused.",
-    registers,
-  }),
-  outboundDeliveries: new Counter({
-    name: "atelier_outbound_deliveries_total",
-    help: "Outbound webhook tries, by outcome (delivered, retry, failed).",
-    labelNames: ["outcome"] as const,
-    registers,
-  }),
+  leaseLosses: counter("atelier_lease_losses_total", "Attempt leases lost while the Attempt ran, by reason (taken, expired).", ["reason"]),
+  sandboxStarts: counter("atelier_sandbox_starts_total", "Agent processes started, by how (sandboxed, unconfined).", ["mode"]),
+  sandboxRefusals: counter("atelier_sandbox_egress_refusals_total", "Connections an agent's sandbox asked for and its egress proxy refused."),
+  outboundDeliveries: counter("atelier_outbound_deliveries_total", "Outbound webhook tries, by outcome (delivered, retry, failed).", ["outcome"]),
 };
 
 /** The exposition text of the registry (what GET /metrics answers). */

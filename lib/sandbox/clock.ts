@@ -1,3 +1,6 @@
+export const MINUTE_MS = 60_000;
+export const HOUR_MS = 60 * MINUTE_MS;
+
 /** The simulator's clock: real time plus an offset the control API moves forward. */
 export class SimClock {
   private offsetMs = 0;

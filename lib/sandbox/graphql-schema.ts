@@ -1,5 +1,24 @@
 import { buildSchema } from "graphql";
 
+/** The fields an Issue and a PullRequest share (on GitHub, those of the interfaces both implement). */
+const ITEM_FIELDS = `
+    id: ID!
+    databaseId: Int
+    number: Int!
+    title: String!
+    body: String!
+    closed: Boolean!
+    author: Actor
+    authorAssociation: CommentAuthorAssociation!
+    labels(first: Int, last: Int, after: String, before: String): LabelConnection
+    comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
+    createdAt: DateTime!
+    updatedAt: DateTime!
+    closedAt: DateTime
+    url: URI!
+    resourcePath: URI!
+    repository: Repository!`;
+
 /** The subset of GitHub's GraphQL schema the simulator answers. */
 export const schema = buildSchema(/* GraphQL */ `
   scalar DateTime
@@ -38,46 +57,14 @@ export const schema = buildSchema(/* GraphQL */ `
   type IssueTimelineItemsConnection { nodes: [IssueTimelineItems] totalCount: Int! filteredCount: Int! pageInfo: PageInfo! }
   type PullRequestTimelineItemsConnection { nodes: [PullRequestTimelineItems] totalCount: Int! filteredCount: Int! pageInfo: PageInfo! }
 
-  type Issue {
-    id: ID!
-    databaseId: Int
-    number: Int!
-    title: String!
-    body: String!
+  type Issue {${ITEM_FIELDS}
     state: IssueState!
     stateReason: IssueStateReason
-    closed: Boolean!
-    author: Actor
-    authorAssociation: CommentAuthorAssociation!
-    labels(first: Int, last: Int, after: String, before: String): LabelConnection
-    comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
     timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, itemTypes: [IssueTimelineItemsItemType!]): IssueTimelineItemsConnection!
-    createdAt: DateTime!
-    updatedAt: DateTime!
-    closedAt: DateTime
-    url: URI!
-    resourcePath: URI!
-    repository: Repository!
   }
 
-  type PullRequest {
-    id: ID!
-    databaseId: Int
-    number: Int!
-    title: String!
-    body: String!
+  type PullRequest {${ITEM_FIELDS}
     state: PullRequestState!
-    closed: Boolean!
-    author: Actor
-    labels(first: Int, last: Int, after: String, before: String): LabelConnection
-    comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!
-    createdAt: DateTime!
-    updatedAt: DateTime!
-    closedAt: DateTime
-    url: URI!
-    resourcePath: URI!
-    repository: Repository!
-    authorAssociation: CommentAuthorAssociation!
     timelineItems(first: Int, last: Int, after: String, before: String, since: DateTime, itemTypes: [PullRequestTimelineItemsItemType!]): PullRequestTimelineItemsConnection!
     isDraft: Boolean!
     headRefName: String!

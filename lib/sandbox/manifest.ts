@@ -2,6 +2,7 @@ import type { operations } from "@octokit/openapi-types";
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { GitHubApiError, validationFailed } from "./api-error";
+import { HOUR_MS } from "./clock";
 import type { SimCore } from "./core";
 import { escapeHtml, page } from "./html";
 import { parseBody, readRaw, redirect, sendHtml } from "./http-util";
@@ -22,7 +23,7 @@ interface Manifest {
   default_events?: string[];
 }
 
-const CODE_TTL_MS = 60 * 60 * 1000;
+const CODE_TTL_MS = HOUR_MS;
 
 /**
  * The App manifest flow. `/settings/apps/new?manifest=…` (GET, or a POSTed form like GitHub's)

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { MINUTE_MS } from "./clock";
 import type { SimCore } from "./core";
 import { escapeHtml, page } from "./html";
 import { parseBody, readRaw, redirect, sendHtml, sendJson } from "./http-util";
@@ -11,7 +12,7 @@ interface Grant {
   expiresAt: number;
 }
 
-const CODE_TTL_MS = 10 * 60 * 1000;
+const CODE_TTL_MS = 10 * MINUTE_MS;
 
 /**
  * GitHub's web OAuth flow for the dashboard. `/login/oauth/authorize` approves at once as the

@@ -1,4 +1,4 @@
-import type { SimClock } from "./clock";
+import { HOUR_MS, type SimClock } from "./clock";
 
 export type RateResource = "core" | "graphql";
 
@@ -9,8 +9,6 @@ export interface RateBucket {
   /** Epoch ms when the window ends. */
   resetAt: number;
 }
-
-const HOUR_MS = 60 * 60 * 1000;
 
 /**
  * GitHub's primary rate limit, really counted: one bucket per caller (installation, user,

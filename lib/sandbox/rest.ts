@@ -40,6 +40,21 @@ export interface RestRoute {
 
 export type RouteTable = Array<[method: string, template: string, route: RestRoute]>;
 
+type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+
+/**
+ * The routes of a repository's resources, by path below `/repos/{owner}/{repo}` and then by
+ * method: `repoScoped({ "/labels": { GET: listLabels, POST: postLabel } })`. Paths are matched
+ * in the order given.
+ */
+export function repoScoped(paths: Record<string, Partial<Record<Method, RestHandler>>>): RouteTable {
+  const table: RouteTable = [];
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, handler] of Object.entries(methods)) table.push([method, `/repos/{owner}/{repo}${path}`, { handler }]);
+  }
+  return table;
+}
+
 export function param(ctx: RestContext, name: string): string {
   const value = ctx.params[name];
   if (value === undefined) throw new Error(`route has no {${name}}`);

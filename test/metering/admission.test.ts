@@ -157,6 +157,17 @@ describe("one admission gate, in a fixed order", () => {
   });
 });
 
+describe("a quota that refuses the Run of an Event that supersedes another", () => {
+  it("still cancels the unstarted Run it supersedes, in the statement that records the refusal", async () => {
+    const t = await seedTenant(db);
+    const pending = await openRun(db, t.repo, 1, gate); // unstarted: the newer content of #1 supersedes it
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 1 });
+    expect(await recordAndClaim(db, itemEvent(t.repo, 1, "h1-edited"), gate)).toEqual({ tag: "Blocked", reason: "repo_quota_exceeded", superseded: pending });
+    const { rows } = await db.pool.query(`SELECT state, cancel_reason FROM runs WHERE id = $1`, [pending]);
+    expect(rows[0]).toEqual({ state: "Canceled", cancel_reason: "Superseded" });
+  });
+});
+
 describe("refunds", () => {
   it("a refused open takes no rate token and no run from the quota", async () => {
     const t = await seedTenant(db);

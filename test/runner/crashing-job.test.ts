@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { WORKER_DIED_ERROR } from "../../lib/runner/engine-failure";
@@ -9,6 +9,7 @@ import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures"
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, issueEvent, openRun, REDIS_URL, uniquePrefix, waitFor } from "./support/runner-fixture";
+import { killChildren, spawnWorkerChild, type WorkerChild } from "./support/worker-child";
 
 /**
  * A Run whose job kills its worker every time, before any Attempt begins: here the worker is
@@ -20,10 +21,9 @@ import { attemptsOf, issueEvent, openRun, REDIS_URL, uniquePrefix, waitFor } fro
 
 let pdb: PrivateDb;
 const prefix = uniquePrefix("crashing");
-const ENTRY = resolve(__dirname, "support/worker-entry.ts");
 const TTL = 2_000;
 let world: SimWorld;
-let children: ChildProcess[] = [];
+const children: ChildProcess[] = [];
 const roots: string[] = [];
 
 beforeAll(async () => {
@@ -33,38 +33,19 @@ beforeAll(async () => {
   await pdb.db.pool.query(`ALTER DATABASE "${dbName}" SET client_connection_check_interval = '500ms'`);
   world = await startSimWorld(pdb.db);
 }, 60_000);
-afterEach(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  children = [];
-});
+afterEach(() => killChildren(children));
 afterAll(async () => {
   for (const root of roots) rmSync(root, { recursive: true, force: true });
   await world?.close();
   await pdb?.drop();
 });
 
-async function spawnWorker(workerId: string): Promise<ChildProcess> {
+async function spawnWorker(workerId: string): Promise<WorkerChild> {
   const root = mkdtempSync(join(tmpdir(), "atelier-crashing-ws-"));
   roots.push(root);
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
-    cwd: resolve(__dirname, "../.."),
-    env: {
-      ...process.env,
-      TEST_DATABASE_URL: pdb.url,
-      RUNNER_PREFIX: prefix,
-      GITHUB_SETTINGS: JSON.stringify(world.settings),
-      WORKSPACE_ROOT: root,
-      WORKER_ID: workerId,
-      LEASE_TTL_MS: String(TTL),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
-  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 60_000);
-  return child;
+  const worker = await spawnWorkerChild({ workerId, dbUrl: pdb.url, prefix, world, workspaceRoot: root, leaseTtlMs: TTL });
+  children.push(worker.child);
+  return worker;
 }
 
 /** Backends of this database sleeping in the trigger: a worker's move of the Run, waiting. */
@@ -91,9 +72,8 @@ describe("a Run whose job crashes its worker every time", () => {
       for (let death = 1; death <= ENGINE_FAILURES_BEFORE_PARKING; death++) {
         const worker = await spawnWorker(`crash-${death}`);
         await waitFor(`worker ${death} to hold the Run's job, inside Postgres`, async () => (await sleepingMoves()) > 0 || null, 90_000, 200);
-        const exited = new Promise((r) => worker.once("exit", r));
-        worker.kill("SIGKILL");
-        await exited;
+        worker.child.kill("SIGKILL");
+        await worker.exited;
         await waitFor("its backend to end", async () => (await sleepingMoves()) === 0 || null, 30_000, 200);
         // the next worker finds the abandoned job and counts it
         if (death > 1) expect((await runRow(run.runId)).engine_failures).toBe(death - 1);

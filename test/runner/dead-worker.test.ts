@@ -1,15 +1,16 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMaintenanceWorker, type MaintenanceWorker } from "../../jobs/processors/maintenance";
-import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { bullConnection } from "../../jobs/queues";
 import { watchOwnHost } from "../../lib/runner/own-host-recovery";
 import { listWorkers } from "../../lib/store/workers";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { attemptsOf, issueEvent, openRun, REDIS_URL, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runningOn, settledState, startRunner, uniquePrefix, type RunnerUnderTest } from "./support/runner-fixture";
+import { killAgentsUnder, killChildren, spawnWorkerChild } from "./support/worker-child";
 
 /**
  * A worker killed with SIGKILL (a real child process, registered and heartbeating): its
@@ -21,9 +22,8 @@ import { attemptsOf, issueEvent, openRun, REDIS_URL, runState, startRunner, uniq
 let pdb: PrivateDb;
 let db: PrivateDb["db"];
 const prefix = uniquePrefix("dead");
-const ENTRY = resolve(__dirname, "support/worker-entry.ts");
 let world: SimWorld;
-let children: ChildProcess[] = [];
+const children: ChildProcess[] = [];
 let parent: RunnerUnderTest | null = null;
 let maintenance: MaintenanceWorker | null = null;
 const roots: string[] = [];
@@ -39,8 +39,7 @@ beforeAll(async () => {
   world = await startSimWorld(db);
 });
 afterEach(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  children = [];
+  killChildren(children);
   await maintenance?.close(true);
   maintenance = null;
   await parent?.close();
@@ -55,55 +54,14 @@ afterAll(async () => {
   await pdb?.drop();
 });
 
-/** Kills what a dead worker left running under its workspace root (should die-with-parent miss one). */
-function killAgentsUnder(root: string): void {
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(root)) process.kill(Number(pid), "SIGKILL");
-    } catch {
-      // gone, or not ours
-    }
-  }
-}
-
 async function spawnWorker(workerId: string, ttlMs: number, demoDelayMs: number) {
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
-    cwd: resolve(__dirname, "../.."),
-    env: {
-      ...process.env,
-      TEST_DATABASE_URL: pdb.url,
-      RUNNER_PREFIX: prefix,
-      GITHUB_SETTINGS: JSON.stringify(world.settings),
-      WORKSPACE_ROOT: newRoot(),
-      WORKER_ID: workerId,
-      LEASE_TTL_MS: String(ttlMs),
-      DEMO_DELAY_MS: String(demoDelayMs),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => child.once("exit", () => r()));
-  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 60_000);
-  return { child, exited, output: () => out };
+  const worker = await spawnWorkerChild({ workerId, dbUrl: pdb.url, prefix, world, workspaceRoot: newRoot(), leaseTtlMs: ttlMs, demoDelayMs });
+  children.push(worker.child);
+  return worker;
 }
 
-async function enqueue(runId: string, receivedAt: Date): Promise<void> {
-  const q = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db, pollIntervalSeconds: 60 });
-  await q.moveRun(runId, { receivedAt });
-  await q.close();
-}
 
-const runningOn = (runId: string, workerId: string) =>
-  waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId), 60_000);
-
-const settled = (runId: string, timeoutMs: number) =>
-  waitFor(`Run ${runId} to settle`, async () => {
-    const s = await runState(db, runId);
-    return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
-  }, timeoutMs, 200);
+const settled = (runId: string, timeoutMs: number) => settledState(db, runId, timeoutMs);
 
 const failureMessage = async (attemptId: string) =>
   (await db.pool.query<{ failure_message: string }>(`SELECT failure_message FROM attempts WHERE id = $1`, [attemptId])).rows[0]!.failure_message;
@@ -114,8 +72,8 @@ describe("a dead worker's Attempts", () => {
     const { child, exited } = await spawnWorker("doomed", TTL, 1_000);
     const repo = await world.addRepo("sigkill");
     const run = await openRun(db, issueEvent(repo, 31, "h1", "Survive a kill -9"));
-    await enqueue(run.runId, run.receivedAt);
-    const dead = await runningOn(run.runId, "doomed");
+    await enqueueMove(db, prefix, run.runId, run.receivedAt);
+    const dead = await runningOn(db, run.runId, "doomed");
     child.kill("SIGKILL");
     await exited;
 
@@ -146,8 +104,8 @@ describe("a dead worker's Attempts", () => {
     const { child, exited } = await spawnWorker("first-life", TTL, 1_000);
     const repo = await world.addRepo("restart");
     const run = await openRun(db, issueEvent(repo, 32, "h1", "Survive a restart"));
-    await enqueue(run.runId, run.receivedAt);
-    const dead = await runningOn(run.runId, "first-life");
+    await enqueueMove(db, prefix, run.runId, run.receivedAt);
+    const dead = await runningOn(db, run.runId, "first-life");
     child.kill("SIGKILL");
     await exited;
     const diedAt = Date.now();
@@ -170,8 +128,8 @@ describe("a dead worker's Attempts", () => {
     const { child, exited } = await spawnWorker("watched", TTL, 1_000);
     const repo = await world.addRepo("watched");
     const run = await openRun(db, issueEvent(repo, 33, "h1", "Survive a kill -9 beside a live worker"));
-    await enqueue(run.runId, run.receivedAt);
-    const dead = await runningOn(run.runId, "watched");
+    await enqueueMove(db, prefix, run.runId, run.receivedAt);
+    const dead = await runningOn(db, run.runId, "watched");
     // the live worker of this host: its attempts worker, and its watch of the host's workers
     parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "watcher", leaseTtlMs: TTL });
     const deps = { db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL };

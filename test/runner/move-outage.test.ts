@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunnerLog } from "../../lib/runner/runner-deps";
-import { createDb, type Db } from "../../lib/store/db";
-import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
-import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { startOutageRig, type OutageRig } from "./support/outage-rig";
+import { attemptsOf, issueEvent, openRun, settledState, waitFor } from "./support/runner-fixture";
 
 /**
  * A Run's job that meets a Postgres outage before its Attempt begins (Postgres restarted or
@@ -14,11 +9,7 @@ import { attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, w
  * is back, by the same worker, without waiting for a reconcile: the job does not just fail.
  */
 
-let cluster: PrivateCluster;
-let db: Db;
-let world: SimWorld;
-let runner: RunnerUnderTest;
-let workspaceRoot: string;
+let rig: OutageRig;
 const met: string[] = [];
 const log: RunnerLog = {
   info: () => undefined,
@@ -27,41 +18,27 @@ const log: RunnerLog = {
 };
 
 beforeAll(async () => {
-  cluster = await startPrivateCluster();
-  db = createDb(cluster.url, 4);
-  world = await startSimWorld(db);
-  workspaceRoot = mkdtempSync(join(tmpdir(), "atelier-move-outage-ws-"));
-  runner = await startRunner({ db, prefix: uniquePrefix("move-outage"), github: world.github, workspaceRoot, leaseTtlMs: 3_000, log });
-  runner.worker.on("failed", (_job, err) => met.push(`job failed: ${err.message}`));
+  rig = await startOutageRig("move-outage", 4, { log });
+  rig.runner.worker.on("failed", (_job, err) => met.push(`job failed: ${err.message}`));
 }, 120_000);
-afterAll(async () => {
-  await runner?.close();
-  await world?.close();
-  await db?.close();
-  cluster?.destroy();
-  if (workspaceRoot) rmSync(workspaceRoot, { recursive: true, force: true });
-});
+afterAll(() => rig?.close());
 
 describe("a Run's job that meets a Postgres outage", () => {
   it("is moved again once Postgres is back: the Run succeeds without a reconcile", async () => {
-    const repo = await world.addRepo("move-outage");
-    const run = await openRun(db, issueEvent(repo, 71, "h1", "Start after the outage"));
-    cluster.stop();
+    const repo = await rig.world.addRepo("move-outage");
+    const run = await openRun(rig.db, issueEvent(repo, 71, "h1", "Start after the outage"));
+    rig.cluster.stop();
     try {
       // no `opened`: the job reads the Run, and meets the outage
-      await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
+      await rig.runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
       await waitFor("the job to meet the outage", async () => met.length > 0 || null, 60_000, 100);
     } finally {
-      cluster.start();
+      rig.cluster.start();
     }
-    const state = await waitFor("the Run to settle", async () => {
-      const s = await runState(db, run.runId).catch(() => null);
-      return s && ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
-    }, 90_000, 250);
-    expect(state).toBe("Succeeded");
-    expect((await attemptsOf(db, run.runId)).map((a) => a.state)).toEqual(["Succeeded"]);
+    expect(await settledState(rig.db, run.runId, 90_000)).toBe("Succeeded");
+    expect((await attemptsOf(rig.db, run.runId)).map((a) => a.state)).toEqual(["Succeeded"]);
     expect(met.filter((m) => m.startsWith("job failed"))).toEqual([]);
-    const { rows } = await db.pool.query<{ engine_failures: number }>(`SELECT engine_failures FROM runs WHERE id = $1`, [run.runId]);
+    const { rows } = await rig.db.pool.query<{ engine_failures: number }>(`SELECT engine_failures FROM runs WHERE id = $1`, [run.runId]);
     expect(rows[0]!.engine_failures).toBe(0);
   }, 240_000);
 });

@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sweepOrphans } from "../../lib/runner/reconcile";
 import { finishAttempt } from "../../lib/store/attempts";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { demoChildAlive } from "../support/processes";
-import { BullWorkQueue, bullConnection } from "../../jobs/queues";
-import { attemptsOf, REDIS_URL, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { attemptsOf, enqueueMove, issueEvent, openRun, runningOn, runState, settledState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { killAgentsUnder, killChildren, spawnWorkerChild, type WorkerChild } from "./support/worker-child";
 
 /**
  * The worker as a real child process (node + tsx, the same wiring as the worker entry): killed
@@ -20,9 +20,8 @@ const TTL = 1_500;
 let pdb: PrivateDb;
 let db: PrivateDb["db"];
 const prefix = uniquePrefix("proc");
-const ENTRY = resolve(__dirname, "support/worker-entry.ts");
 let world: SimWorld;
-let children: ChildProcess[] = [];
+const children: ChildProcess[] = [];
 let parent: RunnerUnderTest | null = null;
 const childRoot = () => mkdtempSync(join(tmpdir(), "atelier-child-ws-"));
 
@@ -32,8 +31,7 @@ beforeAll(async () => {
   world = await startSimWorld(db);
 });
 afterEach(async () => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill("SIGKILL");
-  children = [];
+  killChildren(children);
   await parent?.close();
   parent = null;
 });
@@ -42,51 +40,17 @@ afterAll(async () => {
   await pdb?.drop();
 });
 
-/** Kills the agents a dead worker left running (their cwd is inside its workspace root). */
-function killAgentsUnder(root: string): void {
-  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
-    try {
-      if (readlinkSync(`/proc/${pid}/cwd`).startsWith(root)) process.kill(Number(pid), "SIGKILL");
-    } catch {
-      // gone, or not ours
-    }
-  }
-}
-
-async function spawnWorker(workerId: string, root: string, demoDelayMs = 5): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], {
-    cwd: resolve(__dirname, "../.."),
-    env: {
-      ...process.env,
-      TEST_DATABASE_URL: pdb.url,
-      RUNNER_PREFIX: prefix,
-      GITHUB_SETTINGS: JSON.stringify(world.settings),
-      WORKSPACE_ROOT: root,
-      WORKER_ID: workerId,
-      LEASE_TTL_MS: String(TTL),
-      DEMO_DELAY_MS: String(demoDelayMs),
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  child.stdout!.on("data", (b: Buffer) => (out += b.toString()));
-  child.stderr!.on("data", (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
-  await waitFor(`worker ${workerId} ready`, async () => out.includes("worker ready") || (child.exitCode !== null && Promise.reject(new Error(out))), 30_000);
-  return { child, output: () => out, exited };
+async function spawnWorker(workerId: string, root: string, demoDelayMs = 5): Promise<WorkerChild> {
+  const worker = await spawnWorkerChild({ workerId, dbUrl: pdb.url, prefix, world, workspaceRoot: root, leaseTtlMs: TTL, demoDelayMs });
+  children.push(worker.child);
+  return worker;
 }
 
 const startParent = (root: string) => startRunner({ db, prefix, github: world.github, workspaceRoot: root, workerId: "parent", leaseTtlMs: TTL });
 
-const running = (runId: string, workerId: string) =>
-  waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId));
+const running = (runId: string, workerId: string) => runningOn(db, runId, workerId, 20_000);
 
-const settled = (runId: string, timeoutMs = 60_000) =>
-  waitFor(`Run ${runId} to settle`, async () => {
-    const s = await runState(db, runId);
-    return ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
-  }, timeoutMs);
+const settled = (runId: string) => settledState(db, runId, 60_000);
 
 describe("a worker process", () => {
   it("killed with SIGKILL in mid-Attempt: the lease expires, the sweep closes the Attempt as an InfraFailure, another Attempt succeeds, the dead one's late write is refused", async () => {
@@ -96,7 +60,7 @@ describe("a worker process", () => {
       const { child, exited } = await spawnWorker("doomed", root, 1_000);
       const repo = await world.addRepo("kill");
       const run = await openRun(db, issueEvent(repo, 21, "h1", "Survive a crash"));
-      await parent_enqueue(run.runId, run.receivedAt);
+      await enqueueMove(db, prefix, run.runId, run.receivedAt);
       const dead = await running(run.runId, "doomed");
       child.kill("SIGKILL");
       await exited;
@@ -144,12 +108,12 @@ describe("a worker process", () => {
       const { child, exited, output } = await spawnWorker("drainer", root);
       const repo = await world.addRepo("drain");
       const first = await openRun(db, issueEvent(repo, 22, "h1", "Finish me [demo:sleep 1.5]"));
-      await parent_enqueue(first.runId, first.receivedAt);
+      await enqueueMove(db, prefix, first.runId, first.receivedAt);
       await running(first.runId, "drainer");
       child.kill("SIGTERM");
       await waitFor("the drain to begin", async () => output().includes("draining"));
       const second = await openRun(db, issueEvent(repo, 23, "h1", "Later"));
-      await parent_enqueue(second.runId, second.receivedAt);
+      await enqueueMove(db, prefix, second.runId, second.receivedAt);
       expect(await exited).toBe(0);
       expect(await runState(db, first.runId)).toBe("Succeeded");
       expect((await attemptsOf(db, first.runId)).map((a) => [a.state, a.worker_id])).toEqual([["Succeeded", "drainer"]]);
@@ -170,7 +134,7 @@ describe("a worker process", () => {
       const { child, exited } = await spawnWorker("impatient", root, 1_000);
       const repo = await world.addRepo("stop");
       const run = await openRun(db, issueEvent(repo, 24, "h1", "Too slow [demo:spawn-child]"));
-      await parent_enqueue(run.runId, run.receivedAt);
+      await enqueueMove(db, prefix, run.runId, run.receivedAt);
       await running(run.runId, "impatient");
       await waitFor("the agent's child", async () => {
         const { rows } = await db.pool.query<{ text: string }>(`SELECT text FROM transcript_entries WHERE run_id = $1 AND text LIKE '%child pid%'`, [run.runId]);
@@ -201,9 +165,3 @@ describe("a worker process", () => {
     }
   }, 120_000);
 });
-
-async function parent_enqueue(runId: string, receivedAt: Date): Promise<void> {
-  const q = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db, pollIntervalSeconds: 60 });
-  await q.moveRun(runId, { receivedAt });
-  await q.close();
-}

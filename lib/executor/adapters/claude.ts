@@ -3,17 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
 import { arr, JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type {
-  AdapterAgent,
-  AgentAdapter,
-  AgentInvocation,
-  AgentReport,
-  AgentUsage,
-  InvocationOptions,
-  ParserOptions,
-  ProcessExit,
-  TranscriptStep,
-} from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Claude Code (`claude -p --output-format stream-json --verbose`). The prompt goes on stdin,
@@ -105,7 +95,7 @@ function toolResultText(content: unknown): string {
     .join("\n");
 }
 
-export class ClaudeStreamParser extends JsonLinesParser {
+export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "maxTurns">> {
   private readonly toolNames = new Map<string, string>();
   private sessionId: string | null = null;
   private model: string | null = null;
@@ -113,13 +103,6 @@ export class ClaudeStreamParser extends JsonLinesParser {
   /** The last result. */
   private result: Json | null = null;
   private lastApiError: { status: number | null; message: string } | null = null;
-
-  constructor(
-    private readonly agent: Pick<AdapterAgent, "name" | "maxTurns">,
-    options: ParserOptions = {},
-  ) {
-    super(options);
-  }
 
   protected event(event: Json): TranscriptStep[] {
     switch (event.type) {
@@ -206,7 +189,7 @@ export class ClaudeStreamParser extends JsonLinesParser {
    * duration_ms are that message's (so they add up), total_cost_usd and modelUsage the process's
    * so far (so the last one counts).
    */
-  private usage(): AgentUsage | null {
+  protected usage(): AgentUsage | null {
     const last = this.result;
     if (!last) return null;
     const sum = (pick: (r: Json) => number | null) => this.results.reduce((n, r) => n + (pick(r) ?? 0), 0);
@@ -231,7 +214,7 @@ export class ClaudeStreamParser extends JsonLinesParser {
     };
   }
 
-  private failure(exit?: ProcessExit): Failure | null {
+  protected failure(exit?: ProcessExit): Failure | null {
     const r = this.result;
     const name = this.agent.name;
     if (r) {
@@ -254,16 +237,15 @@ export class ClaudeStreamParser extends JsonLinesParser {
     return null;
   }
 
-  protected report(exit?: ProcessExit): AgentReport {
+  protected session(): string | null {
+    return this.sessionId;
+  }
+
+  protected answer(): string | null {
     const r = this.result;
     const failed = r ? r.is_error === true || String(r.subtype ?? "").startsWith("error") : false;
-    return {
-      sessionId: this.sessionId,
-      // without a result the run was cut short: its last words are no answer
-      finalText: r && !failed ? str(r.result) || null : null,
-      usage: this.usage(),
-      failure: this.failure(exit),
-    };
+    // without a result the run was cut short: its last words are no answer
+    return r && !failed ? str(r.result) || null : null;
   }
 }
 

@@ -3,17 +3,7 @@ import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv 
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason, statusInText } from "./classify";
 import { JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
-import type {
-  AdapterAgent,
-  AgentAdapter,
-  AgentInvocation,
-  AgentReport,
-  AgentUsage,
-  InvocationOptions,
-  ParserOptions,
-  ProcessExit,
-  TranscriptStep,
-} from "./types";
+import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
  * Codex (`codex exec --json --dangerously-bypass-approvals-and-sandbox -`): the prompt on stdin,
@@ -102,7 +92,7 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
 /** "Reconnecting... 2/5 (unexpected status 529 …)" */
 const RECONNECTING = /^Reconnecting\.*\s*(\d+)\/(\d+)\s*\((.*)\)\s*$/s;
 
-export class CodexStreamParser extends JsonLinesParser {
+export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "model" | "pricePerMillionInputUsd" | "pricePerMillionOutputUsd">> {
   private readonly started = new Set<string>();
   private threadId: string | null = null;
   private lastMessage: string | null = null;
@@ -111,13 +101,6 @@ export class CodexStreamParser extends JsonLinesParser {
   private tokens = { in: 0, cached: 0, cacheWrite: 0, out: 0 };
   private turnFailed: string | null = null;
   private lastError: string | null = null;
-
-  constructor(
-    private readonly agent: Pick<AdapterAgent, "name" | "model" | "pricePerMillionInputUsd" | "pricePerMillionOutputUsd">,
-    options: ParserOptions = {},
-  ) {
-    super(options);
-  }
 
   protected event(event: Json): TranscriptStep[] {
     switch (event.type) {
@@ -242,7 +225,7 @@ export class CodexStreamParser extends JsonLinesParser {
     }
   }
 
-  private usage(): AgentUsage | null {
+  protected usage(): AgentUsage | null {
     if (this.turns === 0) return null;
     const pin = this.agent.pricePerMillionInputUsd;
     const pout = this.agent.pricePerMillionOutputUsd;
@@ -262,7 +245,7 @@ export class CodexStreamParser extends JsonLinesParser {
     };
   }
 
-  private failure(exit?: ProcessExit): Failure | null {
+  protected failure(exit?: ProcessExit): Failure | null {
     const name = this.agent.name;
     if (this.turnFailed !== null) {
       return apiFailure(name, statusInText(this.turnFailed), this.turnFailed) ?? agentFailure("agent_exit", `agent ${name}: ${reason(this.turnFailed)}`);
@@ -271,13 +254,12 @@ export class CodexStreamParser extends JsonLinesParser {
     return null;
   }
 
-  protected report(exit?: ProcessExit): AgentReport {
-    return {
-      sessionId: this.threadId,
-      finalText: this.turnFailed === null ? this.finalText : null,
-      usage: this.usage(),
-      failure: this.failure(exit),
-    };
+  protected session(): string | null {
+    return this.threadId;
+  }
+
+  protected answer(): string | null {
+    return this.turnFailed === null ? this.finalText : null;
   }
 }
 

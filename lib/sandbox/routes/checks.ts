@@ -3,7 +3,7 @@ import { actorId } from "../access";
 import { GitHubApiError, validationFailed } from "../api-error";
 import { asObject } from "../http-util";
 import { renderCheckRun } from "../render/check-run";
-import { numberParam, paginate, param, repoOf, type RestContext, type RouteTable } from "../rest";
+import { numberParam, paginate, param, repoOf, repoScoped, type RestContext } from "../rest";
 import { checkRun, createCheckRun, updateCheckRun, type CheckRunInput } from "../state/checks";
 
 type Schemas = components["schemas"];
@@ -73,9 +73,8 @@ async function listForRef(ctx: RestContext) {
   return { body, headers };
 }
 
-export const checkRoutes: RouteTable = [
-  ["POST", "/repos/{owner}/{repo}/check-runs", { handler: postCheckRun }],
-  ["GET", "/repos/{owner}/{repo}/check-runs/{check_run_id}", { handler: getCheckRun }],
-  ["PATCH", "/repos/{owner}/{repo}/check-runs/{check_run_id}", { handler: patchCheckRun }],
-  ["GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", { handler: listForRef }],
-];
+export const checkRoutes = repoScoped({
+  "/check-runs": { POST: postCheckRun },
+  "/check-runs/{check_run_id}": { GET: getCheckRun, PATCH: patchCheckRun },
+  "/commits/{ref}/check-runs": { GET: listForRef },
+});

@@ -1,12 +1,13 @@
 import { actorId } from "../access";
-import { notFound, validationFailed } from "../api-error";
+import { validationFailed } from "../api-error";
 import { asObject } from "../http-util";
 import { renderCheckSuite, renderStatus } from "../render/ci";
 import { renderRepository } from "../render/repository";
-import { numberParam, paginate, param, repoOf, type RestContext, type RouteTable } from "../rest";
+import { numberParam, paginate, param, repoOf, repoScoped, type RestContext } from "../rest";
 import { combinedState, createCommitStatus, latestStatuses } from "../state/ci";
 import { replyToReviewComment } from "../state/review-threads";
 import { renderReviewComment } from "../render/review";
+import { pullOf } from "./items";
 
 /**
  * What CI and reviewers leave on a pull request besides check runs and reviews: commit
@@ -62,17 +63,15 @@ async function listCheckSuites(ctx: RestContext) {
 }
 
 function postReply(ctx: RestContext) {
-  const repo = repoOf(ctx, { permission: "pull_requests", level: "write", role: "read" });
-  const item = ctx.state.findItem(repo, numberParam(ctx, "pull_number"));
-  if (!item?.pull) throw notFound();
+  const { repo, item } = pullOf(ctx, "write", "read");
   const reply = replyToReviewComment(ctx.state, repo, item, numberParam(ctx, "comment_id"), asObject(ctx.body).body, actorId(ctx.state, ctx.caller));
   return { status: 201, body: renderReviewComment(ctx.render, repo, reply) };
 }
 
-export const ciRoutes: RouteTable = [
-  ["POST", "/repos/{owner}/{repo}/statuses/{sha}", { handler: postStatus }],
-  ["GET", "/repos/{owner}/{repo}/commits/{ref}/statuses", { handler: listStatuses }],
-  ["GET", "/repos/{owner}/{repo}/commits/{ref}/status", { handler: combinedStatus }],
-  ["GET", "/repos/{owner}/{repo}/commits/{ref}/check-suites", { handler: listCheckSuites }],
-  ["POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments/{comment_id}/replies", { handler: postReply }],
-];
+export const ciRoutes = repoScoped({
+  "/statuses/{sha}": { POST: postStatus },
+  "/commits/{ref}/statuses": { GET: listStatuses },
+  "/commits/{ref}/status": { GET: combinedStatus },
+  "/commits/{ref}/check-suites": { GET: listCheckSuites },
+  "/pulls/{pull_number}/comments/{comment_id}/replies": { POST: postReply },
+});

@@ -4,7 +4,7 @@ import { GitHubApiError, validationFailed } from "../api-error";
 import { asObject } from "../http-util";
 import type { SimIssue } from "../model";
 import { renderComment, renderIssue, renderIssueEvent } from "../render/issue";
-import { numberParam, paginate, repoOf, stringField, stringList, timeQuery, type RestContext, type RouteTable } from "../rest";
+import { numberParam, paginate, repoOf, stringField, stringList, timeQuery, repoScoped, type RestContext } from "../rest";
 import { createComment, createIssue, editComment, editIssue, type IssueEdit } from "../state/issues";
 import { setLabels } from "../state/labels";
 import { itemOf, visibleKinds } from "./items";
@@ -64,18 +64,24 @@ function postIssue(ctx: RestContext) {
   return { status: 201, body: renderIssue(ctx.render, repo, item) satisfies Schemas["issue"] };
 }
 
+/** The title, body and state of a PATCH of an issue or a pull request (`resource`: which, in a validation error). */
+export function issueEditOf(body: Record<string, unknown>, resource: "Issue" | "PullRequest"): IssueEdit {
+  const edit: IssueEdit = {};
+  const title = stringField(body, "title", resource);
+  if (title !== undefined) edit.title = title;
+  if ("body" in body) edit.body = stringField(body, "body", resource) ?? null;
+  const state = stringField(body, "state", resource);
+  if (state !== undefined) {
+    if (state !== "open" && state !== "closed") throw validationFailed([{ resource, field: "state", code: "invalid", value: state }]);
+    edit.state = state;
+  }
+  return edit;
+}
+
 function patchIssue(ctx: RestContext) {
   const { repo, item } = itemOf(ctx, "write");
   const body = asObject(ctx.body);
-  const edit: IssueEdit = {};
-  const title = stringField(body, "title", "Issue");
-  if (title !== undefined) edit.title = title;
-  if ("body" in body) edit.body = stringField(body, "body", "Issue") ?? null;
-  const state = stringField(body, "state", "Issue");
-  if (state !== undefined) {
-    if (state !== "open" && state !== "closed") throw validationFailed([{ resource: "Issue", field: "state", code: "invalid", value: state }]);
-    edit.state = state;
-  }
+  const edit = issueEditOf(body, "Issue");
   const reason = stringField(body, "state_reason", "Issue");
   if (reason === "completed" || reason === "not_planned" || reason === "reopened") edit.stateReason = reason;
   const sender = actorId(ctx.state, ctx.caller);
@@ -133,14 +139,10 @@ function patchComment(ctx: RestContext) {
   return { body: renderComment(ctx.render, repo, comment) satisfies Schemas["issue-comment"] };
 }
 
-export const issueRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}/issues", { handler: listIssues }],
-  ["POST", "/repos/{owner}/{repo}/issues", { handler: postIssue }],
-  ["GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}", { handler: getComment }],
-  ["PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", { handler: patchComment }],
-  ["GET", "/repos/{owner}/{repo}/issues/{issue_number}", { handler: getIssue }],
-  ["PATCH", "/repos/{owner}/{repo}/issues/{issue_number}", { handler: patchIssue }],
-  ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", { handler: listComments }],
-  ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/events", { handler: listEvents }],
-  ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", { handler: postComment }],
-];
+export const issueRoutes = repoScoped({
+  "/issues": { GET: listIssues, POST: postIssue },
+  "/issues/comments/{comment_id}": { GET: getComment, PATCH: patchComment },
+  "/issues/{issue_number}": { GET: getIssue, PATCH: patchIssue },
+  "/issues/{issue_number}/comments": { GET: listComments, POST: postComment },
+  "/issues/{issue_number}/events": { GET: listEvents },
+});

@@ -1,4 +1,4 @@
-import { notAccessibleByIntegration } from "../api-error";
+import { notAccessibleByIntegration, notFound } from "../api-error";
 import type { AccessLevel, SimIssue, SimRepo } from "../model";
 import { numberParam, repoOf, type RestContext } from "../rest";
 import { grants } from "../state/tokens";
@@ -13,6 +13,14 @@ export function itemOf(ctx: RestContext, level: AccessLevel, role: "read" | "wri
   if (ctx.caller.kind === "installation" && !grants(ctx.caller.token.permissions, item.pull ? "pull_requests" : "issues", level)) {
     throw notAccessibleByIntegration();
   }
+  return { repo, item };
+}
+
+/** The `{pull_number}` of the route, with the App's `pull_requests` permission; a user needs `role`. */
+export function pullOf(ctx: RestContext, level: AccessLevel, role: "read" | "write" = level): { repo: SimRepo; item: SimIssue } {
+  const repo = repoOf(ctx, { permission: "pull_requests", level, role });
+  const item = ctx.state.findItem(repo, numberParam(ctx, "pull_number"));
+  if (!item?.pull) throw notFound();
   return { repo, item };
 }
 

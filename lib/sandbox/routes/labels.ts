@@ -2,7 +2,7 @@ import type { components } from "@octokit/openapi-types";
 import { actorId } from "../access";
 import { GitHubApiError, validationFailed } from "../api-error";
 import { renderLabel } from "../render/label";
-import { paginate, param, repoOf, type RestContext, type RouteTable } from "../rest";
+import { paginate, param, repoOf, repoScoped, type RestContext } from "../rest";
 import { addLabels, createLabel, deleteLabel, editLabel, labelsOf, removeLabel, setLabels, type LabelEdit } from "../state/labels";
 import { itemOf } from "./items";
 
@@ -98,14 +98,9 @@ function deleteItemLabel(ctx: RestContext) {
   return { body: labels.map((l) => renderLabel(ctx.render, repo, l) satisfies Schemas["label"]) };
 }
 
-export const labelRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}/labels", { handler: listLabels }],
-  ["POST", "/repos/{owner}/{repo}/labels", { handler: postLabel }],
-  ["GET", "/repos/{owner}/{repo}/labels/{name}", { handler: getLabel }],
-  ["PATCH", "/repos/{owner}/{repo}/labels/{name}", { handler: patchLabel }],
-  ["DELETE", "/repos/{owner}/{repo}/labels/{name}", { handler: removeRepoLabel }],
-  ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: itemLabels }],
-  ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: addItemLabels }],
-  ["PUT", "/repos/{owner}/{repo}/issues/{issue_number}/labels", { handler: replaceItemLabels }],
-  ["DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", { handler: deleteItemLabel }],
-];
+export const labelRoutes = repoScoped({
+  "/labels": { GET: listLabels, POST: postLabel },
+  "/labels/{name}": { GET: getLabel, PATCH: patchLabel, DELETE: removeRepoLabel },
+  "/issues/{issue_number}/labels": { GET: itemLabels, POST: addItemLabels, PUT: replaceItemLabels },
+  "/issues/{issue_number}/labels/{name}": { DELETE: deleteItemLabel },
+});

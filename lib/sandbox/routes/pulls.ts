@@ -1,21 +1,16 @@
 import type { components } from "@octokit/openapi-types";
 import { actorId } from "../access";
-import { GitHubApiError, notFound, validationFailed } from "../api-error";
+import { GitHubApiError, validationFailed } from "../api-error";
 import { asObject } from "../http-util";
 import type { SimIssue, SimRepo } from "../model";
 import { renderPull, renderPullSimple } from "../render/pull";
-import { numberParam, paginate, repoOf, stringField, type RestContext, type RouteTable } from "../rest";
-import { editIssue, type IssueEdit } from "../state/issues";
+import { paginate, repoOf, repoScoped, stringField, type RestContext } from "../rest";
+import { editIssue } from "../state/issues";
 import { branchMoved, changeBase, createPull, markMerged, requirePull } from "../state/pulls";
+import { issueEditOf } from "./issues";
+import { pullOf } from "./items";
 
 type Schemas = components["schemas"];
-
-function pullOf(ctx: RestContext, level: "read" | "write"): { repo: SimRepo; item: SimIssue } {
-  const repo = repoOf(ctx, { permission: "pull_requests", level });
-  const item = ctx.state.findItem(repo, numberParam(ctx, "pull_number"));
-  if (!item?.pull) throw notFound();
-  return { repo, item };
-}
 
 /** `owner:branch` or `branch` → branch, when the owner is the repository's. */
 function branchOf(ctx: RestContext, repo: SimRepo, head: string): string | null {
@@ -87,16 +82,7 @@ async function patchPull(ctx: RestContext) {
     if (!baseSha) throw validationFailed([{ resource: "PullRequest", field: "base", code: "invalid" }]);
     changeBase(ctx.state, repo, item, base, baseSha, sender);
   }
-  const edit: IssueEdit = {};
-  const title = stringField(body, "title", "PullRequest");
-  if (title !== undefined) edit.title = title;
-  if ("body" in body) edit.body = stringField(body, "body", "PullRequest") ?? null;
-  const state = stringField(body, "state", "PullRequest");
-  if (state !== undefined) {
-    if (state !== "open" && state !== "closed") throw validationFailed([{ resource: "PullRequest", field: "state", code: "invalid", value: state }]);
-    edit.state = state;
-  }
-  editIssue(ctx.state, repo, item, edit, sender);
+  editIssue(ctx.state, repo, item, issueEditOf(body, "PullRequest"), sender);
   return { body: renderPull(ctx.render, repo, item) satisfies Schemas["pull-request"] };
 }
 
@@ -123,10 +109,8 @@ async function mergePull(ctx: RestContext) {
   return { body: { sha, merged: true, message: "Pull Request successfully merged" } satisfies Schemas["pull-request-merge-result"] };
 }
 
-export const pullRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}/pulls", { handler: listPulls }],
-  ["POST", "/repos/{owner}/{repo}/pulls", { handler: postPull }],
-  ["GET", "/repos/{owner}/{repo}/pulls/{pull_number}", { handler: getPull }],
-  ["PATCH", "/repos/{owner}/{repo}/pulls/{pull_number}", { handler: patchPull }],
-  ["PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", { handler: mergePull }],
-];
+export const pullRoutes = repoScoped({
+  "/pulls": { GET: listPulls, POST: postPull },
+  "/pulls/{pull_number}": { GET: getPull, PATCH: patchPull },
+  "/pulls/{pull_number}/merge": { PUT: mergePull },
+});

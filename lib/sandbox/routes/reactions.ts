@@ -4,7 +4,7 @@ import { isoSeconds } from "../clock";
 import { asObject } from "../http-util";
 import type { RenderContext } from "../render/context";
 import { renderSimpleUser } from "../render/user";
-import { paginate, type RestContext, type RouteTable } from "../rest";
+import { paginate, repoScoped, type RestContext } from "../rest";
 import { react, reactionsOf, type SimReaction } from "../state/reactions";
 import { commentOf } from "./issues";
 import { reviewCommentOf } from "./reviews";
@@ -41,9 +41,7 @@ const listReviewCommentReactions = (ctx: RestContext) => {
   return { body: page.map((r) => renderReaction(ctx.render, r)), headers };
 };
 
-export const reactionRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", { handler: listReactions }],
-  ["POST", "/repos/{owner}/{repo}/issues/comments/{comment_id}/reactions", { handler: postReaction }],
-  ["GET", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", { handler: listReviewCommentReactions }],
-  ["POST", "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions", { handler: postReviewCommentReaction }],
-];
+export const reactionRoutes = repoScoped({
+  "/issues/comments/{comment_id}/reactions": { GET: listReactions, POST: postReaction },
+  "/pulls/comments/{comment_id}/reactions": { GET: listReviewCommentReactions, POST: postReviewCommentReaction },
+});

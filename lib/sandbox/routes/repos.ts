@@ -4,7 +4,7 @@ import { notFound } from "../api-error";
 import type { TreeEntry } from "../git-repos";
 import { renderFullRepository, repoPermissions } from "../render/repository";
 import { renderSimpleUser } from "../render/user";
-import { param, repoOf, type RestContext, type RouteTable } from "../rest";
+import { param, repoOf, repoScoped, type RestContext } from "../rest";
 import type { RepoPermission, SimRepo } from "../model";
 
 const LEGACY_PERMISSION: Record<RepoPermission, string> = { none: "none", read: "read", triage: "read", write: "write", maintain: "write", admin: "admin" };
@@ -89,9 +89,9 @@ function collaboratorPermission(ctx: RestContext) {
   return { body };
 }
 
-export const repoRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}", { handler: getRepo }],
-  ["GET", "/repos/{owner}/{repo}/contents", { handler: getContents }],
-  ["GET", "/repos/{owner}/{repo}/contents/{path+}", { handler: getContents }],
-  ["GET", "/repos/{owner}/{repo}/collaborators/{username}/permission", { handler: collaboratorPermission }],
-];
+export const repoRoutes = repoScoped({
+  "": { GET: getRepo },
+  "/contents": { GET: getContents },
+  "/contents/{path+}": { GET: getContents },
+  "/collaborators/{username}/permission": { GET: collaboratorPermission },
+});

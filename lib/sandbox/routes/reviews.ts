@@ -2,24 +2,23 @@ import type { components } from "@octokit/openapi-types";
 import { actorId } from "../access";
 import { notFound } from "../api-error";
 import { asObject } from "../http-util";
+import type { SimRepo } from "../model";
 import { renderReview, renderReviewComment } from "../render/review";
-import { numberParam, paginate, repoOf, type RestContext, type RouteTable } from "../rest";
+import { numberParam, paginate, repoOf, repoScoped, type RestContext } from "../rest";
 import { createReviewComment, submitReview } from "../state/reviews";
+import { pullOf } from "./items";
 
 type Schemas = components["schemas"];
 
-function pullOf(ctx: RestContext, level: "read" | "write") {
-  const repo = repoOf(ctx, { permission: "pull_requests", level, role: "read" });
-  const item = ctx.state.findItem(repo, numberParam(ctx, "pull_number"));
-  if (!item?.pull) throw notFound();
-  return { repo, item };
+/** A page of a pull request's reviews or line comments (`records`), each as `render` gives it. */
+function listOnPull<T extends { repoId: number; pullNumber: number }>(ctx: RestContext, records: ReadonlyMap<number, T>, render: (repo: SimRepo, record: T) => unknown) {
+  const { repo, item } = pullOf(ctx, "read");
+  const { page, headers } = paginate(ctx, [...records.values()].filter((r) => r.repoId === repo.id && r.pullNumber === item.number));
+  return { body: page.map((r) => render(repo, r)), headers };
 }
 
 function listReviews(ctx: RestContext) {
-  const { repo, item } = pullOf(ctx, "read");
-  const reviews = [...ctx.state.reviews.values()].filter((r) => r.repoId === repo.id && r.pullNumber === item.number);
-  const { page, headers } = paginate(ctx, reviews);
-  return { body: page.map((r) => renderReview(ctx.render, repo, r) satisfies Schemas["pull-request-review"]), headers };
+  return listOnPull(ctx, ctx.state.reviews, (repo, r) => renderReview(ctx.render, repo, r) satisfies Schemas["pull-request-review"]);
 }
 
 function getReview(ctx: RestContext) {
@@ -30,21 +29,18 @@ function getReview(ctx: RestContext) {
 }
 
 function postReview(ctx: RestContext) {
-  const { repo, item } = pullOf(ctx, "write");
+  const { repo, item } = pullOf(ctx, "write", "read");
   const body = asObject(ctx.body);
   const { review } = submitReview(ctx.state, repo, item, { event: body.event, body: body.body, comments: body.comments }, actorId(ctx.state, ctx.caller));
   return { body: renderReview(ctx.render, repo, review) };
 }
 
 function listReviewComments(ctx: RestContext) {
-  const { repo, item } = pullOf(ctx, "read");
-  const comments = [...ctx.state.reviewComments.values()].filter((c) => c.repoId === repo.id && c.pullNumber === item.number);
-  const { page, headers } = paginate(ctx, comments);
-  return { body: page.map((c) => renderReviewComment(ctx.render, repo, c) satisfies Schemas["pull-request-review-comment"]), headers };
+  return listOnPull(ctx, ctx.state.reviewComments, (repo, c) => renderReviewComment(ctx.render, repo, c) satisfies Schemas["pull-request-review-comment"]);
 }
 
 function postReviewComment(ctx: RestContext) {
-  const { repo, item } = pullOf(ctx, "write");
+  const { repo, item } = pullOf(ctx, "write", "read");
   return { status: 201, body: renderReviewComment(ctx.render, repo, createReviewComment(ctx.state, repo, item, ctx.body, actorId(ctx.state, ctx.caller))) };
 }
 
@@ -61,11 +57,9 @@ function getReviewComment(ctx: RestContext) {
   return { body: renderReviewComment(ctx.render, repo, comment) };
 }
 
-export const reviewRoutes: RouteTable = [
-  ["GET", "/repos/{owner}/{repo}/pulls/comments/{comment_id}", { handler: getReviewComment }],
-  ["GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews", { handler: listReviews }],
-  ["POST", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews", { handler: postReview }],
-  ["GET", "/repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}", { handler: getReview }],
-  ["GET", "/repos/{owner}/{repo}/pulls/{pull_number}/comments", { handler: listReviewComments }],
-  ["POST", "/repos/{owner}/{repo}/pulls/{pull_number}/comments", { handler: postReviewComment }],
-];
+export const reviewRoutes = repoScoped({
+  "/pulls/comments/{comment_id}": { GET: getReviewComment },
+  "/pulls/{pull_number}/reviews": { GET: listReviews, POST: postReview },
+  "/pulls/{pull_number}/reviews/{review_id}": { GET: getReview },
+  "/pulls/{pull_number}/comments": { GET: listReviewComments, POST: postReviewComment },
+});

@@ -66,10 +66,8 @@ export function createCheckRun(state: SimState, repo: SimRepo, input: CheckRunIn
   if (!input.head_sha) throw validationFailed([{ resource: "CheckRun", field: "head_sha", code: "missing_field" }]);
   const now = state.clock.now();
   const status = input.conclusion && !input.status ? "completed" : (input.status ?? "queued");
-  const id = state.nextId();
   const run: SimCheckRun = {
-    id,
-    nodeId: state.nodeId("CheckRun", id),
+    ...state.newNode("CheckRun"),
     repoId: repo.id,
     headSha: input.head_sha,
     name: input.name ?? "",
@@ -87,8 +85,8 @@ export function createCheckRun(state: SimState, repo: SimRepo, input: CheckRunIn
   validateCheckRun(run);
   const sameName = [...state.checkRuns.values()].filter((r) => r.checkSuiteId === run.checkSuiteId && r.name === run.name);
   if (sameName.length >= 1000) throw new GitHubApiError(403, "You have exceeded the limit of 1000 check runs of one name in a check suite.");
-  state.checkRuns.set(id, run);
-  state.emit({ event: "check_run", action: "created", repoId: repo.id, checkRunId: id, senderId });
+  state.checkRuns.set(run.id, run);
+  state.emit({ event: "check_run", action: "created", repoId: repo.id, checkRunId: run.id, senderId });
   return run;
 }
 

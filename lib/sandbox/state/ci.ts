@@ -93,11 +93,9 @@ export function createCommitStatus(state: SimState, repo: SimRepo, sha: string, 
   }
   const description = typeof input.description === "string" ? input.description : null;
   if ((description ?? "").length > 140) throw validationFailed([{ resource: "Status", field: "description", code: "custom", message: "description is too long (maximum is 140 characters)" }]);
-  const id = state.nextId();
   const now = state.clock.now();
   const status: SimCommitStatus = {
-    id,
-    nodeId: state.nodeId("StatusContext", id),
+    ...state.newNode("StatusContext"),
     repoId: repo.id,
     sha,
     state: input.state as CommitState,
@@ -108,8 +106,8 @@ export function createCommitStatus(state: SimState, repo: SimRepo, sha: string, 
     createdAt: now,
     updatedAt: now,
   };
-  state.statuses.set(id, status);
-  state.emit({ event: "status", action: "", repoId: repo.id, statusId: id, senderId: creatorId });
+  state.statuses.set(status.id, status);
+  state.emit({ event: "status", action: "", repoId: repo.id, statusId: status.id, senderId: creatorId });
   return status;
 }
 

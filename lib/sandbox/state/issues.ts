@@ -27,11 +27,9 @@ export function requireTitle(title: unknown): string {
 
 /** Allocates the next number of the repository's shared issue/pull request sequence. */
 export function newItem(state: SimState, repo: SimRepo, title: string, body: string | null, authorId: number): SimIssue {
-  const id = state.nextId();
   const now = state.clock.now();
   const item: SimIssue = {
-    id,
-    nodeId: state.nodeId("Issue", id),
+    ...state.newNode("Issue"),
     repoId: repo.id,
     number: repo.nextNumber++,
     title,
@@ -109,12 +107,11 @@ export function createComment(state: SimState, repo: SimRepo, item: SimIssue, bo
   if (typeof body !== "string" || !body) throw validationFailed([{ resource: "IssueComment", field: "body", code: "missing_field" }]);
   if (body.length > 65536) throw validationFailed([{ resource: "IssueComment", field: "body", code: "custom", message: "Body is too long (maximum is 65536 characters)" }]);
   if (item.locked) throw new GitHubApiError(403, "Unable to create comment because issue is locked.");
-  const id = state.nextId();
   const now = state.clock.now();
-  const comment: SimComment = { id, nodeId: state.nodeId("IssueComment", id), repoId: repo.id, issueNumber: item.number, body, authorId, createdAt: now, updatedAt: now };
-  state.comments.set(id, comment);
+  const comment: SimComment = { ...state.newNode("IssueComment"), repoId: repo.id, issueNumber: item.number, body, authorId, createdAt: now, updatedAt: now };
+  state.comments.set(comment.id, comment);
   item.updatedAt = now;
-  state.emit({ event: "issue_comment", action: "created", repoId: repo.id, number: item.number, commentId: id, senderId: authorId });
+  state.emit({ event: "issue_comment", action: "created", repoId: repo.id, number: item.number, commentId: comment.id, senderId: authorId });
   return comment;
 }
 

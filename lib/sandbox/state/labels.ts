@@ -32,10 +32,8 @@ export function createLabel(state: SimState, repo: SimRepo, input: LabelInput, s
   if (repo.labels.has(name.toLowerCase())) {
     throw validationFailed([{ resource: "Label", code: "already_exists", field: "name" }]);
   }
-  const id = state.nextId();
   const label: SimLabel = {
-    id,
-    nodeId: state.nodeId("Label", id),
+    ...state.newNode("Label"),
     name,
     color: (input.color ?? "ededed").toLowerCase(),
     description: input.description ?? null,

@@ -29,10 +29,8 @@ export function createPull(state: SimState, repo: SimRepo, input: PullInput, aut
     ]);
   }
   const item = newItem(state, repo, title, input.body ?? null, authorId);
-  const id = state.nextId();
   item.pull = {
-    id,
-    nodeId: state.nodeId("PullRequest", id),
+    ...state.newNode("PullRequest"),
     headRef: input.head,
     headSha: input.headSha,
     baseRef: input.base,

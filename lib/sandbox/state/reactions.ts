@@ -31,8 +31,7 @@ export function react(state: SimState, comment: Pick<SimComment, "id">, content:
   }
   const existing = reactionsOf(state, comment).find((r) => r.userId === userId && r.content === content);
   if (existing) return { reaction: existing, created: false };
-  const id = state.nextId();
-  const reaction: SimReaction = { id, nodeId: state.nodeId("Reaction", id), commentId: comment.id, userId, content: content as ReactionContent, createdAt: state.clock.now() };
+  const reaction: SimReaction = { ...state.newNode("Reaction"), commentId: comment.id, userId, content: content as ReactionContent, createdAt: state.clock.now() };
   state.reactions.push(reaction);
   return { reaction, created: true };
 }

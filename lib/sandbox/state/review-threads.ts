@@ -45,12 +45,10 @@ function threadRoot(state: SimState, repo: SimRepo, item: SimIssue, commentId: n
 export function replyToReviewComment(state: SimState, repo: SimRepo, item: SimIssue, commentId: number, body: unknown, authorId: number): SimReviewComment {
   if (typeof body !== "string" || !body) throw validationFailed([{ resource: "PullRequestReviewComment", field: "body", code: "missing_field" }]);
   const root = threadRoot(state, repo, item, commentId);
-  const id = state.nextId();
   const now = state.clock.now();
   const reply: SimReviewComment = {
     ...root,
-    id,
-    nodeId: state.nodeId("PullRequestReviewComment", id),
+    ...state.newNode("PullRequestReviewComment"),
     reviewId: null,
     inReplyTo: root.id,
     body,
@@ -59,9 +57,9 @@ export function replyToReviewComment(state: SimState, repo: SimRepo, item: SimIs
     createdAt: now,
     updatedAt: now,
   };
-  state.reviewComments.set(id, reply);
+  state.reviewComments.set(reply.id, reply);
   item.updatedAt = now;
-  state.emit({ event: "pull_request_review_comment", action: "created", repoId: repo.id, number: item.number, commentId: id, senderId: authorId });
+  state.emit({ event: "pull_request_review_comment", action: "created", repoId: repo.id, number: item.number, commentId: reply.id, senderId: authorId });
   return reply;
 }
 

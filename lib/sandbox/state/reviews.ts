@@ -63,23 +63,19 @@ export function submitReview(state: SimState, repo: SimRepo, item: SimIssue, inp
   if (event !== "APPROVE" && !body && lines.length === 0) {
     throw validationFailed([{ resource: "PullRequestReview", field: "body", code: "missing_field", message: "Review body is required for this event" }]);
   }
-  const id = state.nextId();
   const now = state.clock.now();
   const review: SimReview = {
-    id,
-    nodeId: state.nodeId("PullRequestReview", id),
-    repoId: repo.id,
-    pullNumber: item.number,
+    ...onPull(state, "PullRequestReview", repo, item),
     body,
     state: REVIEW_STATES[event as keyof typeof REVIEW_STATES],
     authorId,
     commitId: item.pull.headSha,
     submittedAt: now,
   };
-  state.reviews.set(id, review);
-  const comments = lines.map((l) => addReviewComment(state, repo, item, l, authorId, id));
+  state.reviews.set(review.id, review);
+  const comments = lines.map((l) => addReviewComment(state, repo, item, l, authorId, review.id));
   item.updatedAt = now;
-  state.emit({ event: "pull_request_review", action: "submitted", repoId: repo.id, number: item.number, reviewId: id, senderId: authorId });
+  state.emit({ event: "pull_request_review", action: "submitted", repoId: repo.id, number: item.number, reviewId: review.id, senderId: authorId });
   for (const c of comments) state.emit({ event: "pull_request_review_comment", action: "created", repoId: repo.id, number: item.number, commentId: c.id, senderId: authorId });
   return { review, comments };
 }
@@ -93,13 +89,9 @@ export function createReviewComment(state: SimState, repo: SimRepo, item: SimIss
 }
 
 function addReviewComment(state: SimState, repo: SimRepo, item: SimIssue, l: { path: string; line: number; body: string }, authorId: number, reviewId: number | null): SimReviewComment {
-  const id = state.nextId();
   const now = state.clock.now();
   const comment: SimReviewComment = {
-    id,
-    nodeId: state.nodeId("PullRequestReviewComment", id),
-    repoId: repo.id,
-    pullNumber: item.number,
+    ...onPull(state, "PullRequestReviewComment", repo, item),
     reviewId,
     inReplyTo: null,
     ...l,
@@ -108,6 +100,11 @@ function addReviewComment(state: SimState, repo: SimRepo, item: SimIssue, l: { p
     createdAt: now,
     updatedAt: now,
   };
-  state.reviewComments.set(id, comment);
+  state.reviewComments.set(comment.id, comment);
   return comment;
+}
+
+/** What a review and a line comment of a pull request begin with: their ids, and the pull request they are on. */
+function onPull(state: SimState, kind: string, repo: SimRepo, item: SimIssue): Pick<SimReview, "id" | "nodeId" | "repoId" | "pullNumber"> {
+  return { ...state.newNode(kind), repoId: repo.id, pullNumber: item.number };
 }

@@ -76,12 +76,11 @@ export class SimState {
       publicKeyEncoding: { type: "spki", format: "pem" },
     });
     const owner = this.createAccount("atelier-sim", "Organization");
-    const id = this.nextId();
+    const node = this.newNode("App");
     const slug = "atelier-sandbox";
     const bot = this.createAccount(`${slug}[bot]`, "Bot");
     this.app = {
-      id,
-      nodeId: nodeId("App", id),
+      ...node,
       slug,
       name: "Atelier (sandbox)",
       description: "The GitHub App of the Atelier sandbox",
@@ -104,6 +103,12 @@ export class SimState {
   nextId(): number {
     this.lastId += 1;
     return this.lastId;
+  }
+
+  /** The next id and its GraphQL node id, for a new object of `kind`: `{ ...state.newNode("Issue"), … }`. */
+  newNode(kind: string): { id: number; nodeId: string } {
+    const id = this.nextId();
+    return { id, nodeId: nodeId(kind, id) };
   }
 
   nodeId(kind: string, id: number): string {
@@ -135,10 +140,7 @@ export class SimState {
       converted_to_draft: "convert_to_draft",
     };
     const base = { repoId: event.repoId, number: event.number, actorId: event.senderId, createdAt: this.clock.now() };
-    const add = (entry: Omit<SimIssueEvent, "id" | "nodeId">) => {
-      const id = this.nextId();
-      this.issueEvents.push({ id, nodeId: nodeId("IssueEvent", id), ...entry });
-    };
+    const add = (entry: Omit<SimIssueEvent, "id" | "nodeId">) => this.issueEvents.push({ ...this.newNode("IssueEvent"), ...entry });
     const kind = kinds[event.action];
     if (kind) add({ ...base, event: kind, ...(event.label ? { label: { name: event.label.name, color: event.label.color } } : {}) });
     const title = event.action === "edited" ? event.changes?.title : undefined;
@@ -154,17 +156,15 @@ export class SimState {
 
   createAccount(login: string, type: SimAccount["type"], extra: { name?: string; email?: string } = {}): SimAccount {
     if (this.findAccount(login)) throw new Error(`account ${login} already exists`);
-    const id = this.nextId();
     const account: SimAccount = {
-      id,
-      nodeId: nodeId(type === "Organization" ? "Organization" : "User", id),
+      ...this.newNode(type === "Organization" ? "Organization" : "User"),
       login,
       type,
       name: extra.name ?? null,
       email: extra.email ?? null,
       createdAt: this.clock.now(),
     };
-    this.accounts.set(id, account);
+    this.accounts.set(account.id, account);
     return account;
   }
 
@@ -194,11 +194,9 @@ export class SimState {
 
   addRepo(owner: SimAccount, name: string, gitDir: string, description: string | null = null): SimRepo {
     if (this.findRepo(owner.login, name)) throw new Error(`repository ${owner.login}/${name} already exists`);
-    const id = this.nextId();
     const now = this.clock.now();
     const repo: SimRepo = {
-      id,
-      nodeId: nodeId("Repository", id),
+      ...this.newNode("Repository"),
       ownerId: owner.id,
       name,
       description,
@@ -212,7 +210,7 @@ export class SimState {
       collaborators: new Map(),
       gitDir,
     };
-    this.repos.set(id, repo);
+    this.repos.set(repo.id, repo);
     return repo;
   }
 

@@ -1,8 +1,9 @@
 import { GitHubApiError, validationFailed } from "../api-error";
+import { HOUR_MS } from "../clock";
 import type { AccessLevel, AppPermissions, SimInstallation, SimToken } from "../model";
 import type { SimState } from "./sim-state";
 
-export const INSTALLATION_TOKEN_TTL_MS = 60 * 60 * 1000;
+export const INSTALLATION_TOKEN_TTL_MS = HOUR_MS;
 
 const RANK: Record<AccessLevel, number> = { read: 1, write: 2 };
 

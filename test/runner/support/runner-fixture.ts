@@ -88,6 +88,18 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | null | unde
 export const runState = async (db: Db, runId: string): Promise<string> =>
   (await db.pool.query<{ state: string }>(`SELECT state FROM runs WHERE id = $1`, [runId])).rows[0]!.state;
 
+/** The state the Run ends in (Succeeded, Failed or Canceled); a read that fails (Postgres away) is asked again. */
+export const settledState = (db: Db, runId: string, timeoutMs: number): Promise<string> =>
+  waitFor(
+    `Run ${runId} to settle`,
+    async () => {
+      const s = await runState(db, runId).catch(() => null);
+      return s && ["Succeeded", "Failed", "Canceled"].includes(s) ? s : null;
+    },
+    timeoutMs,
+    250,
+  );
+
 export async function attemptsOf(db: Db, runId: string) {
   const { rows } = await db.pool.query<{
     id: string;
@@ -99,6 +111,17 @@ export async function attemptsOf(db: Db, runId: string) {
     lease_token: string | null;
   }>(`SELECT id, number, state, failure_kind, failure_category, worker_id, lease_token FROM attempts WHERE run_id = $1 ORDER BY number`, [runId]);
   return rows;
+}
+
+/** The Run's Attempt once it runs on `workerId`. */
+export const runningOn = (db: Db, runId: string, workerId: string, timeoutMs = 60_000) =>
+  waitFor(`an Attempt of ${runId} on ${workerId}`, async () => (await attemptsOf(db, runId)).find((a) => a.state === "Running" && a.worker_id === workerId), timeoutMs);
+
+/** Puts the Run's move on the queue of `prefix` from outside any worker (for a worker process to take). */
+export async function enqueueMove(db: Db, prefix: string, runId: string, receivedAt: Date): Promise<void> {
+  const q = new BullWorkQueue({ connection: bullConnection(REDIS_URL), prefix, db, pollIntervalSeconds: 60 });
+  await q.moveRun(runId, { receivedAt });
+  await q.close();
 }
 
 export interface RunnerUnderTest {
