@@ -2,6 +2,8 @@ import { repoRole, requireRepoPermission, requireViewer, seesRepository } from "
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
+import { itemLaneFacts } from "../store/board-lanes";
+import { repoOfCycleBudget } from "../store/budget-holds";
 import { planMove } from "./lanes";
 import { authorizeRun } from "./run-access";
 import { runSummary } from "./run-detail";
@@ -59,23 +61,20 @@ export async function checkConfig(ctx: DashboardContext, viewer: Viewer | null, 
 
 export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {
   const who = requireViewer(viewer);
-  const { rows } = await ctx.db.pool.query<{ repo: string }>(`SELECT repo FROM cycle_budgets WHERE item_key = $1`, [input.itemKey]);
+  const repo = await repoOfCycleBudget(ctx.db, input.itemKey);
   // authorization before lookup: a budget of a repository the viewer cannot see does not exist for them
-  if (!rows[0] || !(await seesRepository(who, rows[0].repo))) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
-  await requireRepoPermission(who, rows[0].repo, "write");
+  if (!repo || !(await seesRepository(who, repo))) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
+  await requireRepoPermission(who, repo, "write");
   const result = await ctx.services.resetCycleBudget(input.itemKey, who.login);
   return { ok: true as const, itemKey: input.itemKey, result };
 }
 
 export async function moveCard(ctx: DashboardContext, viewer: Viewer | null, input: { repo: string; number: number; lane: string }) {
   const who = await requireRepoPermission(viewer, input.repo, "write");
-  const { rows } = await ctx.db.pool.query<{ state: string; labels: string[] }>(
-    `SELECT state, labels FROM items WHERE repo = $1 AND number = $2`,
-    [input.repo, input.number],
-  );
-  if (!rows[0]) throw new NotFoundError("item_not_found", `Atelier has not seen ${input.repo}#${input.number} yet.`);
+  const item = await itemLaneFacts(ctx.db, input.repo, input.number);
+  if (!item) throw new NotFoundError("item_not_found", `Atelier has not seen ${input.repo}#${input.number} yet.`);
   const { lanes } = (await instanceConfig()).board;
-  const plan = planMove(lanes, rows[0], input.lane);
+  const plan = planMove(lanes, item, input.lane);
   if (plan.add.length || plan.remove.length) {
     await ctx.services.moveCard({ repo: input.repo, number: input.number, add: plan.add, remove: plan.remove, actor: who.login, lane: plan.lane.name });
   }

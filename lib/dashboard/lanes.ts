@@ -1,5 +1,6 @@
 import type { BoardLane } from "../config/roster";
 import { BadInputError, ConflictError } from "../errors";
+import type { LaneRules } from "../store/board-lanes";
 
 /**
  * Pure Board lane rules. A closed or merged Item — or one whose Run's pull request was merged
@@ -9,19 +10,6 @@ import { BadInputError, ConflictError } from "../errors";
  * carries (labels compare case-insensitively, as on GitHub), else in the first open lane
  * without a label (the catch-all). An Item no lane takes is not on the Board.
  */
-
-export interface LaneRules {
-  /** Lower-cased label of each lane, null for lanes without one (same order as the lanes). */
-  labels: (string | null)[];
-  /** Index of the open catch-all lane, or null. */
-  openCatchAll: number | null;
-  /** Index of the closed lane, or null. */
-  closed: number | null;
-  /** Index of the lane that follows running Runs, or null. */
-  running: number | null;
-  /** Index of the lane that follows open pull requests of Runs, or null. */
-  review: number | null;
-}
 
 /** Where an Item's work stands: its current Run, and that Run's pull request. */
 export interface ItemWork {

@@ -1,4 +1,5 @@
 import type { Db } from "../store/db";
+import { repositoryPolls } from "../store/repository-list";
 import { listLoopsOf } from "../triggers/loops";
 
 /**
@@ -37,14 +38,10 @@ export function isLoopBroken(loop: Pick<LoopView, "valid" | "error">): boolean {
 export async function loadLoops(db: Db, repos: string[]): Promise<{ repositories: RepositoryConfigView[]; loops: LoopView[] }> {
   if (!repos.length) return { repositories: [], loops: [] };
   const [polls, byRepo] = await Promise.all([
-    db.pool.query<{ full_name: string; last_polled_at: Date | null; poll_error: string | null; read_at: string | null; config_error: string | null }>(
-      `SELECT full_name, last_polled_at, poll_error, config->>'readAt' AS read_at, config_error
-         FROM repositories WHERE full_name = ANY($1) ORDER BY full_name`,
-      [repos],
-    ),
+    repositoryPolls(db, repos),
     listLoopsOf(db, repos),
   ]);
-  const poll = new Map(polls.rows.map((r) => [r.full_name, r]));
+  const poll = new Map(polls.map((r) => [r.full_name, r]));
   const loops = [...byRepo]
     .flatMap(([repo, list]) =>
       list.map((l) => ({
@@ -61,7 +58,7 @@ export async function loadLoops(db: Db, repos: string[]): Promise<{ repositories
       })),
     )
     .sort((a, b) => a.repo.localeCompare(b.repo) || a.loop.localeCompare(b.loop));
-  const repositories = polls.rows.map((r) => ({
+  const repositories = polls.map((r) => ({
     repo: r.full_name,
     // markConfigStale writes the epoch to make the next poll read again: not a read time
     readAt: r.read_at && !r.read_at.startsWith("1970-") ? r.read_at : null,

@@ -1,8 +1,18 @@
 import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusals";
 import type { Db } from "../store/db";
-import { inPhase } from "../store/run-phase";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../store/engine-failures";
+import {
+  countNeedRows,
+  listAwaitingApproval,
+  listBudgetAsks,
+  listEngineParked,
+  listLoopErrors,
+  listRepositoryErrors,
+  listUnresolvedFailures,
+  NEEDS_LIMIT,
+  type NeedRunRow,
+} from "../store/needs-you-lists";
 import { approvalSentence } from "../triggers/actor";
-import { ENGINE_FAILED_REASON, ENGINE_FAILURES_BEFORE_PARKING } from "../store/engine-failures";
 import { configFileUrl } from "./links";
 
 /**
@@ -43,39 +53,12 @@ export interface NeedsYou {
   total: number;
 }
 
-/** How many of each kind are listed at most; the counts are exact. */
-export const NEEDS_LIMIT = 100;
-
-/**
- * A Waiting Run parked by engine failures ($2: the reason, never null), and one that waits for
- * its approval: every other Waiting Run. The parked ones are found by the partial index on
- * `waiting_reason`; the count of those awaiting approval is the Waiting count (an index-only
- * scan of runs_repo_phase_idx) less theirs, rather than a visit of every Waiting Run.
- */
-const WAITING = inPhase("r", "Waiting");
-const ENGINE_PARKED = `${WAITING} AND r.waiting_reason = $2`;
-const AWAITS_APPROVAL = `${WAITING} AND r.waiting_reason IS DISTINCT FROM $2`;
-
-/** A Failed Run whose latest failed Attempt nobody resolved (the partial index runs_unresolved_failures holds them). */
-const UNRESOLVED_FAILURE = `${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`;
-
 /** The count per kind, in one round trip (the navigation shows it on every page). */
 export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {
   const zero = { approval: 0, failure: 0, engine_failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
   if (!repos.length) return zero;
   const quota = countQuotaRefusals(db, { repos });
-  const { rows } = await db.pool.query<Record<Exclude<NeedKind, "quota" | "approval">, string> & { waiting: string }>(
-    `SELECT
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${WAITING}) AS waiting,
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}) AS failure,
-       (SELECT count(*) FROM runs r WHERE r.repo = ANY($1) AND ${ENGINE_PARKED}) AS engine_failure,
-       (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL) AS budget_ask,
-       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.config_error IS NOT NULL) AS config_error,
-       (SELECT count(*) FROM loop_runtime l WHERE l.repo = ANY($1) AND l.error IS NOT NULL) AS loop_error,
-       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY($1) AND p.poll_error IS NOT NULL) AS poll_error`,
-    [repos, ENGINE_FAILED_REASON],
-  );
-  const row = rows[0]!;
+  const row = await countNeedRows(db, repos);
   const counts = {
     approval: Number(row.waiting) - Number(row.engine_failure),
     failure: Number(row.failure),
@@ -89,11 +72,8 @@ export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["cou
   return { ...counts, total: Object.values(counts).reduce((a, b) => a + b, 0) };
 }
 
-/** SQL: the newest NEEDS_LIMIT Runs `r` where `cond` holds — picked before anything joins them, so only those join. */
-const newest = (cond: string) => `(SELECT * FROM runs r WHERE ${cond} ORDER BY r.updated_at DESC LIMIT ${NEEDS_LIMIT}) r`;
-
 /** What an entry about one Run says of it: when, where, which Item, which Loop. */
-const aboutRun = (r: { id: string; repo: string; loop: string; item_key: string; number: number | null; updated_at: Date; title: string | null }) => ({
+const aboutRun = (r: NeedRunRow) => ({
   at: r.updated_at.toISOString(),
   repo: r.repo,
   title: r.title ?? `${r.repo}#${r.number ?? "?"}`,
@@ -115,54 +95,17 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
   // the counts and the lists at once, each on a connection of its own
   const [{ total, ...byKind }, approvals, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
     countNeeds(db, repos),
-    db.pool.query(
-      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.waiting_reason, i.title,
-              e.submission->'approvalReason' AS approval_reason
-         FROM ${newest(`r.repo = ANY($1) AND ${AWAITS_APPROVAL}`)}
-         LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
-        ORDER BY r.updated_at DESC`,
-      [repos, ENGINE_FAILED_REASON],
-    ),
-    db.pool.query(
-      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, i.title, r.engine_error, r.engine_failures, f.failure_kind, f.failure_category, f.failure_message
-         FROM ${newest(`r.repo = ANY($1) AND ${UNRESOLVED_FAILURE}`)}
-         LEFT JOIN items i ON i.key = r.item_key
-         LEFT JOIN LATERAL (SELECT a.failure_kind, a.failure_category, a.failure_message FROM attempts a
-                             WHERE a.run_id = r.id AND a.state = 'Failed' ORDER BY a.number DESC LIMIT 1) f ON true
-        ORDER BY r.updated_at DESC`,
-      [repos],
-    ),
-    db.pool.query(
-      `SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.engine_failures, r.engine_error, i.title
-         FROM ${newest(`r.repo = ANY($1) AND ${ENGINE_PARKED}`)} LEFT JOIN items i ON i.key = r.item_key
-        ORDER BY r.updated_at DESC`,
-      [repos, ENGINE_FAILED_REASON],
-    ),
-    db.pool.query(
-      `SELECT b.item_key, b.repo, b.ask, b.asked_at, b.generation, i.number, i.title
-         FROM (SELECT * FROM cycle_budgets b WHERE b.repo = ANY($1) AND b.ask IS NOT NULL
-                ORDER BY b.asked_at DESC NULLS LAST LIMIT ${NEEDS_LIMIT}) b
-         LEFT JOIN items i ON i.key = b.item_key
-        ORDER BY b.asked_at DESC NULLS LAST`,
-      [repos],
-    ),
-    db.pool.query(
-      `SELECT full_name, default_branch, config_error, poll_error, poll_error_at, updated_at
-         FROM repositories WHERE full_name = ANY($1) AND (config_error IS NOT NULL OR poll_error IS NOT NULL)`,
-      [repos],
-    ),
-    db.pool.query(
-      `SELECT l.repo, l.loop, l.error, l.error_line, l.updated_at, p.default_branch
-         FROM loop_runtime l LEFT JOIN repositories p ON p.full_name = l.repo
-        WHERE l.repo = ANY($1) AND l.error IS NOT NULL
-        ORDER BY l.updated_at DESC LIMIT ${NEEDS_LIMIT}`,
-      [repos],
-    ),
+    listAwaitingApproval(db, repos),
+    listUnresolvedFailures(db, repos),
+    listEngineParked(db, repos),
+    listBudgetAsks(db, repos),
+    listRepositoryErrors(db, repos),
+    listLoopErrors(db, repos),
     listQuotaRefusals(db, { repos, limit: NEEDS_LIMIT }),
   ]);
 
   const needs: Need[] = [];
-  for (const r of approvals.rows) {
+  for (const r of approvals) {
     needs.push({
       kind: "approval",
       id: `approval:${r.id}`,
@@ -171,7 +114,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       action: { kind: "approve", runId: r.id },
     });
   }
-  for (const r of failures.rows) {
+  for (const r of failures) {
     const kind = [r.failure_kind, r.failure_category].filter(Boolean).join(" · ");
     needs.push({
       kind: "failure",
@@ -181,7 +124,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       action: { kind: "retry_or_resolve", runId: r.id },
     });
   }
-  for (const r of parked.rows) {
+  for (const r of parked) {
     needs.push({
       kind: "engine_failure",
       id: `engine:${r.id}`,
@@ -190,8 +133,8 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       action: { kind: "retry_or_cancel", runId: r.id },
     });
   }
-  for (const r of asks.rows) {
-    const ask = (r.ask ?? {}) as { loop?: string; maxCycles?: number; used?: number };
+  for (const r of asks) {
+    const ask = r.ask ?? {};
     needs.push({
       kind: "budget_ask",
       id: `budget:${r.item_key}`,
@@ -206,7 +149,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       action: { kind: "reset_budget", itemKey: r.item_key },
     });
   }
-  for (const r of repoErrors.rows) {
+  for (const r of repoErrors) {
     if (r.config_error) {
       needs.push({
         kind: "config_error",
@@ -238,7 +181,7 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       });
     }
   }
-  for (const r of loopErrors.rows) {
+  for (const r of loopErrors) {
     needs.push({
       kind: "loop_error",
       id: `loop:${r.repo}:${r.loop}`,

@@ -1,6 +1,7 @@
 import { hasRepoPermission, requireViewer } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
+import { agentsOfRuns, loopNamesOf } from "../store/filter-choices";
 import { loadAudit } from "./audit";
 import { loadBoard, type Board } from "./board";
 import { loadBudgets, type BudgetView } from "./budgets";
@@ -8,7 +9,7 @@ import { loadLoops, type LoopView, type RepositoryConfigView } from "./loops";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
 import { authorizeRun } from "./run-access";
-import { loadRunPage, runAgents, type RunListFilter, type RunPage } from "./runs-list";
+import { loadRunPage, type RunListFilter, type RunPage } from "./runs-list";
 import { loadRunDetail, type RunDetail } from "./run-detail";
 import { narrow, scopeRepos } from "./scope";
 import type { DashboardContext } from "./services";
@@ -48,24 +49,10 @@ export async function getBoard(
   const repos = narrow(scope, q.repo);
   const [board, loops] = await Promise.all([
     loadBoard(ctx.db, { repos, lanes: config.board.lanes, loop: q.loop ?? null, perLane: q.perLane }),
-    loopNames(ctx, scope),
+    loopNamesOf(ctx.db, scope),
   ]);
   const shown = new Set(board.lanes.flatMap((l) => l.cards.map((c) => c.repo)));
   return { board, repos: scope, loops, filter: { repo: q.repo ?? null, loop: q.loop ?? null }, writable: await writableRepos(who, shown) };
-}
-
-async function loopNames(ctx: ReadContext, repos: string[]): Promise<string[]> {
-  if (!repos.length) return [];
-  const { rows } = await ctx.db.pool.query<{ loop: string }>(
-    `SELECT DISTINCT loop FROM (
-       SELECT loop FROM loop_runtime WHERE repo = ANY($1)
-       UNION ALL
-       SELECT l->>'name' FROM repositories p, jsonb_array_elements(CASE WHEN jsonb_typeof(p.config->'loops') = 'array' THEN p.config->'loops' ELSE '[]'::jsonb END) l
-        WHERE p.full_name = ANY($1)
-     ) x WHERE loop IS NOT NULL ORDER BY loop`,
-    [repos],
-  );
-  return rows.map((r) => r.loop);
 }
 
 export interface RunsListPage extends RunPage {
@@ -86,8 +73,8 @@ export async function getRuns(
   const repos = narrow(scope, q.repo);
   const [page, loops, agents] = await Promise.all([
     loadRunPage(ctx.db, repos, { loop: q.loop, agent: q.agent, state: q.state, q: q.q }, { cursor: q.cursor, limit: q.limit }),
-    loopNames(ctx, scope),
-    runAgents(ctx.db, scope),
+    loopNamesOf(ctx.db, scope),
+    agentsOfRuns(ctx.db, scope),
   ]);
   return { ...page, repos: scope, loops, agents };
 }

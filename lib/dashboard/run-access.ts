@@ -2,6 +2,7 @@ import { requireRepoPermission, requireViewer, seesRepository, type Level } from
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/db";
+import { repoOfRun } from "../store/run-detail-read";
 
 /**
  * Authorization before lookup, for everything reached by a Run's id: a Run of a repository the
@@ -11,8 +12,7 @@ import type { Db } from "../store/db";
  */
 export async function authorizeRun(db: Db, viewer: Viewer | null, runId: string, level: Level): Promise<{ who: Viewer; repo: string }> {
   const who = requireViewer(viewer);
-  const { rows } = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
-  const repo = rows[0]?.repo;
+  const repo = await repoOfRun(db, runId);
   if (!repo || !(await seesRepository(who, repo))) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
   if (level === "write") await requireRepoPermission(who, repo, "write");
   return { who, repo };

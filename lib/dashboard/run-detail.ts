@@ -1,14 +1,16 @@
 import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
+import { auditOfRun, type AuditRow } from "../store/audit-page";
 import type { Db } from "../store/db";
 import type { EventActor, Submission } from "../store/record-and-claim";
 import { approvalSentence } from "../triggers/actor";
 import { issueUrl, pullRequestUrl } from "./links";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
+import { readRunAttempts, readRunDetail, readRunSummary } from "../store/run-detail-read";
 import { anyWorkerAlive } from "../store/workers";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
 
-/** Everything the Run page shows, from three indexed queries. */
+/** Everything the Run page shows, from three indexed reads (lib/store/run-detail-read.ts, lib/store/audit-page.ts). */
 export interface RunDetail {
   id: string;
   loop: string;
@@ -97,36 +99,10 @@ export interface AuditView {
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
-  const [main, attempts, audit] = await Promise.all([
-    db.pool.query(
-      `SELECT r.*, r.state::text AS state,
-              i.title AS item_title, i.kind AS item_kind, i.state AS item_state, i.labels AS item_labels,
-              e.id AS e_id, e.kind AS e_kind, e.status::text AS e_status, e.reason AS e_reason, e.received_at AS e_received_at,
-              e.generation AS e_generation, e.content_hash AS e_content_hash, e.submission AS e_submission,
-              ap.approved_by, ap.at AS approved_at
-         FROM runs r
-         LEFT JOIN items i ON i.key = r.item_key
-         LEFT JOIN events e ON e.id = r.event_id
-         LEFT JOIN approvals ap ON ap.run_id = r.id
-        WHERE r.id = $1`,
-      [runId],
-    ),
-    db.pool.query(
-      `SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
-              failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent,
-              cost_exact, cost_estimated, model, turns, session_id
-         FROM attempts WHERE run_id = $1 ORDER BY number, step`,
-      [runId],
-    ),
-    db.pool.query(
-      `SELECT id::text AS id, at, actor, action, repo, run_id, detail FROM audit_log WHERE run_id = $1 ORDER BY audit_log.id DESC LIMIT 200`,
-      [runId],
-    ),
-  ]);
-  const r = main.rows[0];
+  const [r, attempts, audit] = await Promise.all([readRunDetail(db, runId), readRunAttempts(db, runId), auditOfRun(db, runId, 200)]);
   if (!r) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
 
-  const attemptViews: AttemptView[] = attempts.rows.map((a) => ({
+  const attemptViews: AttemptView[] = attempts.map((a) => ({
     id: a.id,
     number: a.number,
     step: a.step,
@@ -152,12 +128,12 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
   const latest = attemptViews.at(-1) ?? null;
   const latestFailed = [...attemptViews].reverse().find((a) => a.state === "Failed") ?? null;
   const facts = {
-    state: r.state as RunStateName,
-    waitingReason: r.waiting_reason as string | null,
-    pullRequestNumber: r.pull_request_number as number | null,
+    state: r.state,
+    waitingReason: r.waiting_reason,
+    pullRequestNumber: r.pull_request_number,
     latestAttempt: latest ? { id: latest.id, state: latest.state, number: latest.number } : null,
     latestFailedAttemptId: latestFailed?.id ?? null,
-    resolvedFailureAttemptId: r.resolved_failure_attempt_id as string | null,
+    resolvedFailureAttemptId: r.resolved_failure_attempt_id,
     workerRunning: r.state === "Queued" ? await anyWorkerAlive(db, WORKER_STALE_AFTER_MS) : true,
   };
 
@@ -201,7 +177,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
       : null,
     approval: r.approved_by ? { approvedBy: r.approved_by, at: r.approved_at.toISOString() } : null,
     attempts: attemptViews,
-    audit: audit.rows.map(toAuditView),
+    audit: audit.map(toAuditView),
     actions: availableActions(facts, opts.canIntervene?.(r.agent) ?? false),
   };
 }
@@ -216,16 +192,13 @@ function eventFacts(loop: string, repo: string, approvalRequired: boolean, s: Su
   };
 }
 
-export function toAuditView(a: { id: string; at: Date; actor: string; action: string; repo: string | null; run_id: string | null; detail: unknown }): AuditView {
-  return { id: String(a.id), at: a.at.toISOString(), actor: a.actor, action: a.action, repo: a.repo, runId: a.run_id, detail: a.detail };
+export function toAuditView(a: AuditRow): AuditView {
+  return { ...a, at: a.at.toISOString() };
 }
 
 /** The Run's state and PR after an action, for the API's answer. */
 export async function runSummary(db: Db, runId: string): Promise<{ id: string; state: RunStateName; pullRequestNumber: number | null }> {
-  const { rows } = await db.pool.query<{ id: string; state: RunStateName; pull_request_number: number | null }>(
-    `SELECT id, state::text AS state, pull_request_number FROM runs WHERE id = $1`,
-    [runId],
-  );
-  if (!rows[0]) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
-  return { id: rows[0].id, state: rows[0].state, pullRequestNumber: rows[0].pull_request_number };
+  const run = await readRunSummary(db, runId);
+  if (!run) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
+  return { id: run.id, state: run.state, pullRequestNumber: run.pull_request_number };
 }

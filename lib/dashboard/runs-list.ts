@@ -1,6 +1,7 @@
 import type { RunStateName } from "../engine/run-state";
 import { BadInputError } from "../errors";
 import type { Db } from "../store/db";
+import { readRunsPage } from "../store/runs-page";
 
 /**
  * The Runs list: the Runs of the repositories in scope, newest first, filtered by Loop, agent
@@ -80,27 +81,17 @@ export async function loadRunPage(db: Db, repos: string[], filter: RunListFilter
   const limit = Math.min(200, Math.max(1, page.limit ?? RUNS_PAGE_SIZE));
   if (!repos.length) return { runs: [], next: null };
   const search = searchTerms(filter.q);
-  // per repository, the newest Runs after the cursor in its own index range (a backward scan
-  // of runs_repo_received_at_id_idx that stops at the page's size), then merged: one range of
-  // many repositories cannot be read in order by an index on (repo, received_at, id)
-  const { rows } = await db.pool.query(
-    `SELECT x.* FROM unnest($1::text[]) AS s(repo) CROSS JOIN LATERAL (
-       SELECT r.id, r.repo, r.loop, r.agent, r.number, r.state::text AS state, r.pull_request_number, r.received_at AS at,
-              to_char(r.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS received_at, r.ended_at, i.title
-         FROM runs r LEFT JOIN items i ON i.key = r.item_key
-        WHERE r.repo = s.repo
-          AND ($2::text IS NULL OR r.loop = $2)
-          AND ($3::text IS NULL OR r.agent = $3)
-          AND ($4::text IS NULL OR r.state::text = $4)
-          AND ($5::text IS NULL OR r.number = $6::int OR r.id LIKE $7 || '%'
-               OR i.title ILIKE '%' || replace(replace(replace($5, '\\', '\\\\'), '%', '\\%'), '_', '\\_') || '%')
-          AND ($8::timestamptz IS NULL OR (r.received_at, r.id) < ($8::timestamptz, $9::text))
-        ORDER BY r.received_at DESC, r.id DESC
-        LIMIT $10) x
-      ORDER BY x.at DESC, x.id DESC
-      LIMIT $10`,
-    [repos, filter.loop ?? null, filter.agent ?? null, filter.state ?? null, search.title, search.number, search.idPrefix, after?.at ?? null, after?.id ?? null, limit + 1],
-  );
+  const rows = await readRunsPage(db, {
+    repos,
+    loop: filter.loop ?? null,
+    agent: filter.agent ?? null,
+    state: filter.state ?? null,
+    title: search.title,
+    number: search.number,
+    idPrefix: search.idPrefix,
+    after,
+    take: limit + 1,
+  });
   const runs: RunRow[] = rows.slice(0, limit).map((r) => ({
     id: r.id,
     repo: r.repo,
@@ -115,14 +106,4 @@ export async function loadRunPage(db: Db, repos: string[], filter: RunListFilter
   }));
   const last = rows.length > limit ? runs.at(-1)! : null;
   return { runs, next: last ? encodeCursor(last.receivedAt, last.id) : null };
-}
-
-/** The agents of the Runs in scope, for the filter's choices. */
-export async function runAgents(db: Db, repos: string[]): Promise<string[]> {
-  if (!repos.length) return [];
-  const { rows } = await db.pool.query<{ agent: string }>(
-    `SELECT DISTINCT agent FROM runs WHERE repo = ANY($1) ORDER BY agent`,
-    [repos],
-  );
-  return rows.map((r) => r.agent);
 }

@@ -1,25 +1,17 @@
 import { visibleToViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/db";
+import { registeredRepoNames } from "../store/repository-list";
 
 /**
  * The registered repositories a viewer may see: every one for an instance admin, else those
  * their GitHub token can see through the App's installations (cached 30 s by lib/auth).
  */
 export async function scopeRepos(db: Db, viewer: Viewer): Promise<string[]> {
-  if (viewer.admin) {
-    const { rows } = await db.pool.query<{ full_name: string }>(
-      `SELECT full_name FROM repositories WHERE removed_at IS NULL ORDER BY full_name`,
-    );
-    return rows.map((r) => r.full_name);
-  }
+  if (viewer.admin) return registeredRepoNames(db);
   const { repositories } = await visibleToViewer(viewer);
   if (!repositories.length) return [];
-  const { rows } = await db.pool.query<{ full_name: string }>(
-    `SELECT full_name FROM repositories WHERE removed_at IS NULL AND full_name = ANY($1::text[]) ORDER BY full_name`,
-    [repositories.map((r) => r.fullName)],
-  );
-  return rows.map((r) => r.full_name);
+  return registeredRepoNames(db, repositories.map((r) => r.fullName));
 }
 
 /** Narrows the scope to one repository when asked (and visible), else keeps all of it. */

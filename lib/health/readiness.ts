@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
 import type { Db } from "../store/db";
+import { pingDatabase } from "../store/readiness";
 import { liveWorkers } from "../store/workers";
 
 /**
@@ -68,7 +69,7 @@ export async function readiness(deps: ReadinessDeps): Promise<Readiness> {
   const ms = deps.timeoutMs ?? CHECK_TIMEOUT_MS;
   const checks: Record<string, Promise<Check>> = {
     postgres: check(async () => {
-      await within(ms, deps.db.pool.query("SELECT 1"), "Postgres");
+      await within(ms, pingDatabase(deps.db), "Postgres");
       return { ok: true };
     }),
     redis: check(async () => {

@@ -1,6 +1,7 @@
 import { Gauge } from "prom-client";
 import { RUN_STATES } from "../engine/run-state";
 import type { Db } from "../store/db";
+import { countRunsByState, pollLagByInstallation, type RunStateCount } from "../store/gauges";
 import { registry } from "./metrics";
 
 /**
@@ -14,21 +15,13 @@ import { registry } from "./metrics";
 
 let source: Db | null = null;
 
-interface StateCount {
-  state: string;
-  n: number;
-  oldest: Date | null;
-}
-
-let pending: Promise<StateCount[] | null> | null = null;
+let pending: Promise<RunStateCount[] | null> | null = null;
 
 /** One read per scrape, shared by the gauges that need it. */
-function readStates(): Promise<StateCount[] | null> {
+function readStates(): Promise<RunStateCount[] | null> {
   if (!source) return Promise.resolve(null);
   const db = source;
-  pending ??= db.pool
-    .query<StateCount>(`SELECT state::text AS state, count(*)::int AS n, min(received_at) AS oldest FROM runs GROUP BY state`)
-    .then((r) => r.rows)
+  pending ??= countRunsByState(db)
     .catch(() => null)
     .finally(() => {
       pending = null;
@@ -83,13 +76,7 @@ new Gauge({
   async collect() {
     this.reset();
     if (!source) return;
-    const rows = await source.pool
-      .query<{ installation_id: number; lag: number }>(
-        `SELECT installation_id, extract(epoch FROM now() - min(COALESCE(last_polled_at, created_at)))::float8 AS lag
-           FROM repositories WHERE removed_at IS NULL GROUP BY installation_id`,
-      )
-      .then((r) => r.rows)
-      .catch(() => []);
+    const rows = await pollLagByInstallation(source).catch(() => []);
     for (const r of rows) this.set({ installation_id: String(r.installation_id) }, Math.max(0, r.lag));
   },
 });

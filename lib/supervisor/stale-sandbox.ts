@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
 import type { Db } from "../store/db";
+import { countItems } from "../store/item-count";
 
 /**
  * A sandbox that starts a new simulated GitHub (no kept `state.json`) over a database that
@@ -10,8 +11,7 @@ import type { Db } from "../store/db";
  */
 export async function staleSandboxSentence(db: Db, stateFile: string): Promise<string | null> {
   if (existsSync(stateFile)) return null;
-  const { rows } = await db.pool.query<{ items: number }>("SELECT count(*)::int AS items FROM items");
-  const items = rows[0]?.items ?? 0;
+  const items = await countItems(db);
   if (items === 0) return null;
   return `atelier: the sandbox's GitHub starts afresh (no ${stateFile} yet) but the database already holds ${items} Item${items === 1 ? "" : "s"} from before it; the Board shows them beside the new world's until you drop that database or point DATABASE_URL at a new one.`;
 }
