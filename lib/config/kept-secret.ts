@@ -59,3 +59,18 @@ export function instanceSecret(secret: InstanceSecret, env: NodeJS.ProcessEnv = 
   cache.set(secret.variable, { file, value });
   return value;
 }
+
+/**
+ * The instance's two generated secrets. `auth` signs the sign-in cookies and seals users'
+ * GitHub tokens at rest; web processes on several hosts must share one. `key` seals the GitHub
+ * App's credentials in Postgres; the web process and every worker must use the same one.
+ */
+export const INSTANCE_SECRETS = {
+  auth: { variable: "AUTH_SECRET", fileVariable: "ATELIER_AUTH_SECRET_FILE", defaultFile: ".atelier/auth-secret", advice: "Set AUTH_SECRET to run the dashboard on several hosts." },
+  key: {
+    variable: "ATELIER_SECRET_KEY",
+    fileVariable: "ATELIER_SECRET_KEY_FILE",
+    defaultFile: ".atelier/secret-key",
+    advice: "Set ATELIER_SECRET_KEY (the same on every host) to run workers elsewhere; without it the stored App credentials cannot be read.",
+  },
+} as const satisfies Record<string, InstanceSecret>;

@@ -1,7 +1,7 @@
 import type { BoardLane } from "../config/roster";
 import { isRunning } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
-import { readBoardCards } from "../store/board-lanes";
+import { readBoardCards, type BoardCardRow } from "../store/board-lanes";
 import type { Db } from "../store/db";
 import { laneRules } from "./lanes";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
@@ -43,16 +43,8 @@ export interface BoardRun {
   lastStep: string | null;
 }
 
-export interface BoardCard {
-  key: string;
-  repo: string;
-  number: number;
-  kind: string;
-  state: string;
-  title: string;
-  author: string | null;
-  labels: string[];
-  draft: boolean;
+/** An Item's card: its row's own fields, its current Run, and whether it asks for more cycles. */
+export interface BoardCard extends Pick<BoardCardRow, "key" | "repo" | "number" | "kind" | "state" | "title" | "author" | "labels" | "draft"> {
   updatedAt: string;
   run: BoardRun | null;
   budgetAsk: boolean;

@@ -1,6 +1,6 @@
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
 import type { Db } from "../store/db";
-import { isWorkerAlive, listWorkers, liveWorkers } from "../store/workers";
+import { isWorkerAlive, listWorkers, liveWorkers, type WorkerRow } from "../store/workers";
 
 /**
  * The Workers page (from the worker registry): each worker process, where it runs, its slots
@@ -8,13 +8,8 @@ import { isWorkerAlive, listWorkers, liveWorkers } from "../store/workers";
  * shows when none is alive.
  */
 
-export interface WorkerView {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  slots: number;
-  running: number;
+/** A worker's row as the page shows it: times as ISO strings, and whether it is alive. */
+export interface WorkerView extends Omit<WorkerRow, "startedAt" | "heartbeatAt" | "stoppedAt"> {
   startedAt: string;
   heartbeatAt: string;
   stoppedAt: string | null;

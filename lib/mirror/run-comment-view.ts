@@ -1,15 +1,5 @@
 import type { RunSnapshot } from "./run-snapshot";
-import {
-  capitalize,
-  currentAttemptNumber,
-  failureSentence,
-  heldReason,
-  isAwaitingApproval,
-  isRevoked,
-  isSuperseded,
-  runPageUrl,
-  usageLine,
-} from "./run-presentation";
+import * as present from "./run-presentation";
 
 /**
  * The one comment a Run keeps on its Item, edited in place as the Run moves. Its first line is
@@ -28,40 +18,40 @@ function statusLine(s: RunSnapshot, runPage: string): string {
   switch (s.state) {
     case "Pending":
     case "Queued": {
-      const held = heldReason(s);
+      const held = present.heldReason(s);
       if (held) return `**Held** — ${held}`;
       return s.state === "Pending" ? `**Opened** — waiting for a worker.` : `**Queued** — waiting for a worker.`;
     }
     case "Waiting":
-      return isAwaitingApproval(s)
+      return present.isAwaitingApproval(s)
         ? `**Waiting for approval** — someone with write access can approve it on [the Run page](${runPage}).`
-        : `**Held** — ${heldReason(s)}`;
+        : `**Held** — ${present.heldReason(s)}`;
     case "Running": {
-      const held = heldReason(s);
-      return `**Running** — Attempt ${currentAttemptNumber(s)}${held ? `, held: ${held}` : "."}`;
+      const held = present.heldReason(s);
+      return `**Running** — Attempt ${present.currentAttemptNumber(s)}${held ? `, held: ${held}` : "."}`;
     }
     case "Succeeded": {
-      const parts = [usageLine(s), s.pullRequestNumber !== null ? `pull request #${s.pullRequestNumber}` : null].filter(Boolean);
+      const parts = [present.usageLine(s), s.pullRequestNumber !== null ? `pull request #${s.pullRequestNumber}` : null].filter(Boolean);
       return `**Succeeded**${parts.length ? ` — ${parts.join(" · ")}` : ""}.`;
     }
     case "Failed": {
       const attempt = s.latestAttempt;
       const failure = attempt?.failure;
       const what = failure ? ` with ${failure.kind} (${failure.category})` : "";
-      const usage = usageLine(s);
-      const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on [the Run page](${runPage}).` : "";
+      const usage = present.usageLine(s);
+      const why = failure ? ` ${present.capitalize(present.failureSentence(failure.category))}; the details are on [the Run page](${runPage}).` : "";
       return `**Failed** — Attempt ${attempt?.number ?? 1} failed${what}${usage ? ` · ${usage}` : ""}.${why}`;
     }
     case "Canceled":
-      if (isSuperseded(s)) return `**Superseded** — a newer change of this item replaced the Run before it started.`;
-      if (isRevoked(s)) return `**Revoked** — this item no longer matches the Loop.`;
+      if (present.isSuperseded(s)) return `**Superseded** — a newer change of this item replaced the Run before it started.`;
+      if (present.isRevoked(s)) return `**Revoked** — this item no longer matches the Loop.`;
       return `**Canceled** by an operator.`;
   }
 }
 
 /** The comment's body for the Run, marker first. */
 export function runCommentBody(s: RunSnapshot, publicUrl: string): string {
-  const runPage = runPageUrl(publicUrl, s.id);
+  const runPage = present.runPageUrl(publicUrl, s.id);
   return [
     runCommentMarker(s.id),
     `Atelier · Loop \`${s.loop}\` · [Run ${s.id.slice(0, 8)}](${runPage})`,
