@@ -1,4 +1,16 @@
+import type pg from "pg";
 import type { AtOnceCondition } from "../engine/claim";
+import { compile, type Queryable, type Statement } from "./sql";
+
+/**
+ * The first row of a statement of the claim sent as the named prepared statement `name`: its
+ * text is the same on every call, so each connection plans it once (planned anew, the claim's
+ * statement spent as long planning as running). Only for a statement whose text does not
+ * depend on its values.
+ */
+export async function firstPrepared<R extends pg.QueryResultRow>(on: Queryable, name: string, statement: Statement): Promise<R | undefined> {
+  return (await (on as pg.Pool).query<R>({ name, ...compile(statement) })).rows[0];
+}
 
 /** The parameters of the claim's statement the conditions read (SQL expressions), and whether the gate is given. */
 export interface AtOnceParams {

@@ -3,6 +3,7 @@ import { FROM } from "../engine/run-state";
 import { ConflictError } from "../errors";
 import type { Db } from "./db";
 import { audit } from "./audit";
+import { first, query, sql } from "./sql";
 import { transaction } from "./transaction";
 
 interface BudgetAsk {
@@ -17,30 +18,31 @@ interface BudgetAsk {
  * produces Events keyed with the new generation.
  */
 export async function resetCycleBudget(db: Db, itemKey: string, actor: string): Promise<{ generation: number }> {
-  return transaction(db, async (sql) => {
-    const { rows } = await sql.query<{ repo: string; generation: number; ask: BudgetAsk | null }>(
-      `SELECT repo, generation, ask FROM cycle_budgets WHERE item_key = $1 FOR UPDATE`,
-      [itemKey],
+  return transaction(db, async (tx) => {
+    const budget = await first<{ repo: string; generation: number; ask: BudgetAsk | null }>(
+      tx,
+      sql`SELECT repo, generation, ask FROM cycle_budgets WHERE item_key = ${itemKey} FOR UPDATE`,
     );
-    const budget = rows[0];
     if (!budget?.ask) throw new ConflictError("no_budget_ask", "This Item has no cycle budget ask to answer.");
     const generation = budget.generation + 1;
-    await sql.query(
-      `INSERT INTO events (id, kind, loop, repo, item_key, generation, status, submission)
-       VALUES ($1, 'budget_reset', $2, $3, $4, $5, 'Claimed', $6)`,
-      [budgetResetEventKey(budget.ask.askId), budget.ask.loop, budget.repo, itemKey, generation, JSON.stringify({ resetBy: actor })],
+    await query(
+      tx,
+      sql`INSERT INTO events (id, kind, loop, repo, item_key, generation, status, submission)
+          VALUES (${budgetResetEventKey(budget.ask.askId)}, 'budget_reset', ${budget.ask.loop}, ${budget.repo}, ${itemKey}, ${generation}, 'Claimed',
+                  ${JSON.stringify({ resetBy: actor })})`,
     );
-    await sql.query(
-      `UPDATE cycle_budgets SET generation = $2, ask = NULL, asked_at = NULL, reset_at = now(), reset_by = $3 WHERE item_key = $1`,
-      [itemKey, generation, actor],
+    await query(
+      tx,
+      sql`UPDATE cycle_budgets SET generation = ${generation}, ask = NULL, asked_at = NULL, reset_at = now(), reset_by = ${actor}
+           WHERE item_key = ${itemKey}`,
     );
-    await sql.query(
-      `UPDATE runs SET reserved_generation = $2
-        WHERE item_key = $1 AND reserved_generation IS NOT NULL AND state::text = ANY($3)`,
-      [itemKey, generation, FROM.supersede],
+    await query(
+      tx,
+      sql`UPDATE runs SET reserved_generation = ${generation}
+           WHERE item_key = ${itemKey} AND reserved_generation IS NOT NULL AND state::text = ANY(${FROM.supersede})`,
     );
-    await sql.query(`UPDATE repositories SET reset_pending = true WHERE full_name = $1`, [budget.repo]);
-    await audit(sql, { actor, action: "reset_cycle_budget", repo: budget.repo, detail: { itemKey, generation } });
+    await query(tx, sql`UPDATE repositories SET reset_pending = true WHERE full_name = ${budget.repo}`);
+    await audit(tx, { actor, action: "reset_cycle_budget", repo: budget.repo, detail: { itemKey, generation } });
     return { generation };
   });
 }

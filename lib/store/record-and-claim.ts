@@ -7,11 +7,12 @@ import { countOpenSql, openScopesSql } from "./usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { ErrorToken } from "../error-tokens";
 import type { Db } from "./db";
-import { atOnceSql } from "./claim-sql";
+import { atOnceSql, firstPrepared } from "./claim-sql";
 import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
+import { query, raw, sql } from "./sql";
 import { transaction, withStoreRetry, type Sql } from "./transaction";
 
 /** What the Loop asked for at the time of the observation. */
@@ -184,7 +185,8 @@ function recordedClaim(d: Writeless): ClaimResult {
  * opensAtOnce holds of them (atOnceSql), supersedes the unstarted Run found (still unstarted,
  * no outbound hook listening), opens the Event's Run and records the Event, charging the open
  * on the month's counters where the gate counts this repository. `metered`: the admission
- * gate is given. One prepared statement per value of it.
+ * gate is given (without it nothing is counted, and the statement has no counting part). One
+ * prepared statement per value of it.
  */
 const CLAIM_AT_ONCE = (metered: boolean) => ({
   name: `atelier-claim-at-once${metered ? "-metered" : ""}`,
@@ -205,8 +207,8 @@ WITH seen AS (${snapshotSql("read")}
          $14::jsonb->>'model'
     FROM go WHERE go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup)
   RETURNING xmin::text AS version
-), counted AS (${countOpenSql(`(SELECT ${openScopesSql("(seen.metering->>'installationId')", "$4")} FROM seen, run WHERE ${metered} AND seen.metering IS NOT NULL)`)}
-), recorded AS (
+),${metered ? ` counted AS (${countOpenSql(`(SELECT ${openScopesSql("(seen.metering->>'installationId')", "$4")} FROM seen, run WHERE seen.metering IS NOT NULL)`)}
+),` : ""} recorded AS (
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
   SELECT $1, $6, $2, $4, $3, $7, $8, $9, 'Claimed', NULL, $14, $5 FROM run
 )
@@ -281,20 +283,20 @@ export async function againIfClaimedMeanwhile<T>(claim: () => Promise<T>): Promi
 function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined): Promise<ClaimResult> {
   return transaction(
     db,
-    async (sql) => {
-      const { rows } = await sql.query<ClaimSnapshot>({ ...LOCKED_SNAPSHOT, values: snapshotValues(event) });
+    async (tx) => {
+      const { rows } = await tx.query<ClaimSnapshot>({ ...LOCKED_SNAPSHOT, values: snapshotValues(event) });
       const decision = decideClaim(claimFacts(event, rows[0]!, admission !== undefined));
       if (isWriteless(decision)) return recordedClaim(decision);
       switch (decision.tag) {
         case "Ignore":
-          await writeClaim(sql, event, { status: "Ignored", reason: decision.reason });
+          await writeClaim(tx, event, { status: "Ignored", reason: decision.reason });
           return { tag: "Ignored", reason: decision.reason };
         case "Queue":
-          await writeClaim(sql, event, { status: "Queued", reason: null, behind: decision.behind });
+          await writeClaim(tx, event, { status: "Queued", reason: null, behind: decision.behind });
           return { tag: "Queued", behind: decision.behind };
         case "Block":
         case "Open":
-          return openOrBlock(sql, event, decision, admission);
+          return openOrBlock(tx, event, decision, admission);
       }
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
@@ -305,9 +307,6 @@ function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined
 const CLAIMED_MEANWHILE = new Set(["23505", "23P01"]);
 const isClaimedMeanwhile = (err: unknown): boolean => CLAIMED_MEANWHILE.has((err as { code?: string } | null)?.code ?? "");
 
-/** The Event's own columns, $1 to $8 of the claim's write (id, kind, loop, repo, item_key, number, content_hash, generation). */
-const eventValues = (e: EventInput): unknown[] => [e.id, e.kind, e.loop, e.repo, e.itemKey, e.number, e.contentHash, e.generation];
-
 /** A decision that opens a Run or is blocked by the budget. */
 export type Opening = ReturnType<typeof decideOpening>;
 
@@ -316,26 +315,26 @@ export type Opening = ReturnType<typeof decideOpening>;
  * why not; the decision's superseded Run is canceled either way, in the same statement that
  * records the Event.
  */
-export async function openOrBlock(sql: Sql, event: EventInput, decision: Opening, admission?: Admission): Promise<ClaimResult> {
+export async function openOrBlock(tx: Sql, event: EventInput, decision: Opening, admission?: Admission): Promise<ClaimResult> {
   const supersededId = decision.supersede?.id ?? null;
   if (decision.tag === "Block") {
-    await askForBudget(sql, event, decision.generation, decision.reserved);
-    await writeClaim(sql, event, { status: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId });
+    await askForBudget(tx, event, decision.generation, decision.reserved);
+    await writeClaim(tx, event, { status: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId });
     return { tag: "Blocked", reason: "cycle_budget_exhausted", superseded: supersededId };
   }
-  const refusal = admission ? await admission(sql, event) : null;
+  const refusal = admission ? await admission(tx, event) : null;
   if (refusal) {
-    await writeClaim(sql, event, { status: "Blocked", reason: refusal.token, superseded: supersededId });
+    await writeClaim(tx, event, { status: "Blocked", reason: refusal.token, superseded: supersededId });
     return { tag: "Blocked", reason: refusal.token, superseded: supersededId };
   }
   const runId = runIdOf(event.id);
-  await writeClaim(sql, event, {
+  await writeClaim(tx, event, {
     status: "Claimed",
     reason: null,
     superseded: supersededId,
     open: { runId, reservedGeneration: decision.reservedGeneration },
   });
-  await markRunsChanged(sql, [runId]);
+  await markRunsChanged(tx, [runId]);
   return { tag: "Claimed", runId, state: "Pending", opened: true, superseded: supersededId };
 }
 
@@ -349,63 +348,49 @@ interface ClaimWrite {
   open?: { runId: string; reservedGeneration: number | null };
 }
 
-const WRITE = {
-  name: "atelier-claim-write",
-  text: `
-WITH sup AS (
-  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
-         ended_at = now(), updated_at = now()
-   WHERE s.id = $17 AND s.state::text = ANY($18)
-  RETURNING s.id, ${hasOutboundHooks("s")} AS hooked
-), behind AS (
-  UPDATE runs SET queued_behind = true WHERE id = $19 AND NOT queued_behind
-), run AS (
-  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at, model)
-  SELECT $12, $1, $3, $4, $5, $6, 'Pending', $13, $14, $15, $16,
-         COALESCE((SELECT received_at FROM events WHERE id = $1), now()), $11::jsonb->>'model'
-   WHERE $12::text IS NOT NULL
-  RETURNING id
-)
-INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, (SELECT id FROM run))
-ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
-  run_id = COALESCE(EXCLUDED.run_id, events.run_id)
-RETURNING (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
-};
-
 /**
  * One statement: supersedes the unstarted Run (when the decision says so), opens the new Run,
  * and records the Event with its status. The open-Run constraint is checked at COMMIT, so the
  * order of the two Run writes inside the statement does not matter.
  */
-async function writeClaim(sql: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
+async function writeClaim(tx: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
   const s = event.submission;
-  const { rows } = await sql.query<{ superseded: boolean; superseded_hooked: boolean | null }>({
-    ...WRITE,
-    values: [
-      ...eventValues(event),
-      write.status,
-      write.reason,
-      JSON.stringify(s),
-      write.open?.runId ?? null,
-      write.open?.reservedGeneration ?? null,
-      s.agent,
-      s.prompt,
-      s.approvalRequired,
-      write.superseded ?? null,
-      TRANSITIONS.supersede.from,
-      write.behind ?? null,
-    ],
-  });
-  if (write.superseded && rows[0]?.superseded) {
-    await markRunsChanged(sql, [write.superseded]);
-    if (rows[0].superseded_hooked) await recordTerminalDeliveries(sql, write.superseded);
+  const submission = JSON.stringify(s);
+  const runId = write.open?.runId ?? null;
+  const row = await firstPrepared<{ superseded: boolean; superseded_hooked: boolean | null }>(
+    tx,
+    "atelier-claim-write",
+    sql`
+WITH sup AS (
+  UPDATE runs AS s SET state = ${raw(`'${TRANSITIONS.supersede.to}'`)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
+         ended_at = now(), updated_at = now()
+   WHERE s.id = ${write.superseded ?? null} AND s.state::text = ANY(${TRANSITIONS.supersede.from})
+  RETURNING s.id, ${raw(hasOutboundHooks("s"))} AS hooked
+), behind AS (
+  UPDATE runs SET queued_behind = true WHERE id = ${write.behind ?? null} AND NOT queued_behind
+), run AS (
+  INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
+                    approval_required, received_at, model)
+  SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending', ${write.open?.reservedGeneration ?? null},
+         ${s.agent}, ${s.prompt}, ${s.approvalRequired}, COALESCE((SELECT received_at FROM events WHERE id = ${event.id}), now()), ${submission}::jsonb->>'model'
+   WHERE ${runId}::text IS NOT NULL
+  RETURNING id
+)
+INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
+VALUES (${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
+        ${write.status}, ${write.reason}, ${submission}, (SELECT id FROM run))
+ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
+  run_id = COALESCE(EXCLUDED.run_id, events.run_id)
+RETURNING (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
+  );
+  if (write.superseded && row?.superseded) {
+    await markRunsChanged(tx, [write.superseded]);
+    if (row.superseded_hooked) await recordTerminalDeliveries(tx, write.superseded);
   }
 }
 
 /** Stores the Item's budget ask (once) so an operator sees it in Needs you. */
-async function askForBudget(sql: Sql, event: EventInput, generation: number, reserved: number): Promise<void> {
+async function askForBudget(tx: Sql, event: EventInput, generation: number, reserved: number): Promise<void> {
   const ask = {
     askId: `${event.itemKey}#${generation}`,
     loop: event.loop,
@@ -413,10 +398,10 @@ async function askForBudget(sql: Sql, event: EventInput, generation: number, res
     maxCycles: event.submission.maxCycles,
     eventId: event.id,
   };
-  await sql.query(
-    `INSERT INTO cycle_budgets (item_key, repo, generation, ask, asked_at) VALUES ($1, $2, $3, $4, now())
-     ON CONFLICT (item_key) DO UPDATE SET ask = COALESCE(cycle_budgets.ask, EXCLUDED.ask),
-       asked_at = COALESCE(cycle_budgets.asked_at, EXCLUDED.asked_at)`,
-    [event.itemKey, event.repo, generation, JSON.stringify(ask)],
+  await query(
+    tx,
+    sql`INSERT INTO cycle_budgets (item_key, repo, generation, ask, asked_at) VALUES (${event.itemKey}, ${event.repo}, ${generation}, ${JSON.stringify(ask)}, now())
+        ON CONFLICT (item_key) DO UPDATE SET ask = COALESCE(cycle_budgets.ask, EXCLUDED.ask),
+          asked_at = COALESCE(cycle_budgets.asked_at, EXCLUDED.asked_at)`,
   );
 }
