@@ -1,7 +1,7 @@
-import { pollEverySoon } from "../lib/triggers/poll-interval";
 import type { MaintenanceDeps, MaintenanceWorker } from "./processors/maintenance";
 import { maintain } from "./processors/maintenance";
 import type { BullWorkQueue } from "./queues";
+import { pollEverySoon } from "../lib/store/poll-schedule";
 
 /**
  * Everything Redis held, rebuilt from Postgres (invariant 1), for the rebuild guard

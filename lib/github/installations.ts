@@ -1,5 +1,7 @@
 import type { Db } from "../store/db";
-import { transaction, type Sql } from "../store/transaction";
+import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/installations";
+import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/repositories";
+import { transaction } from "../store/transaction";
 import type { GitHubApp, Octokit } from "./app";
 import { describeError } from "./errors";
 import { followPages, nextPageUrl } from "./conditional-request";
@@ -10,19 +12,6 @@ import type { Log } from "./log";
  * installation_repositories) and from reconcileInstallations at start: webhooks are hints,
  * GitHub's answer to GET /app/installations is the truth.
  */
-
-export interface InstallationInput {
-  id: number;
-  account: { login: string; type?: string };
-  suspended_at?: string | null;
-}
-
-export interface RepositoryInput {
-  id: number;
-  full_name: string;
-  private?: boolean;
-  default_branch?: string;
-}
 
 export interface InstallationChange {
   installationId: number;
@@ -48,7 +37,7 @@ export async function applyInstallationWebhook(db: Db, event: string, payload: R
         });
       case "deleted":
         return transaction(db, async (sql) => {
-          await sql.query(`UPDATE installations SET deleted_at = now(), updated_at = now() WHERE id = $1`, [installation.id]);
+          await markInstallationDeleted(sql, installation.id);
           const removed = await removeRepositoriesExcept(sql, installation.id, []);
           return { installationId: installation.id, registered: [], removed };
         });
@@ -119,12 +108,8 @@ export async function reconcileInstallations(deps: { db: Db; github: GitHubApp; 
   }
   const known = installations.map((i) => i.id);
   const gone = await transaction(deps.db, async (sql) => {
-    const { rows } = await sql.query<{ id: number }>(
-      `UPDATE installations SET deleted_at = now(), updated_at = now() WHERE deleted_at IS NULL AND NOT (id = ANY($1::bigint[])) RETURNING id`,
-      [known],
-    );
     const out: string[] = [];
-    for (const row of rows) out.push(...(await removeRepositoriesExcept(sql, row.id, [])));
+    for (const id of await markInstallationsDeletedExcept(sql, known)) out.push(...(await removeRepositoriesExcept(sql, id, [])));
     return out;
   });
   removed.push(...gone);
@@ -142,117 +127,4 @@ async function listInstallationRepositories(octokit: Octokit): Promise<Repositor
     url = nextPageUrl(response.headers.link as string | undefined);
   }
   return repos;
-}
-
-async function upsertInstallation(sql: Sql, installation: InstallationInput): Promise<void> {
-  await sql.query(
-    `INSERT INTO installations (id, account_login, account_type, suspended_at, deleted_at, updated_at)
-     VALUES ($1, $2, $3, $4, NULL, now())
-     ON CONFLICT (id) DO UPDATE SET account_login = EXCLUDED.account_login, account_type = EXCLUDED.account_type,
-       suspended_at = EXCLUDED.suspended_at, deleted_at = NULL, updated_at = now()`,
-    [installation.id, installation.account.login, installation.account.type ?? "Organization", installation.suspended_at ? new Date(installation.suspended_at) : null],
-  );
-}
-
-/** Registers repositories (again); returns the ones that were not registered before. */
-async function registerRepositories(sql: Sql, installationId: number, repos: RepositoryInput[]): Promise<string[]> {
-  const registered: string[] = [];
-  for (const repo of repos) {
-    const fullName = repo.full_name.toLowerCase();
-    // a repository deleted and created again under the same name has a new id: retire the old row
-    await sql.query(
-      `UPDATE repositories SET full_name = full_name || '#' || id::text, removed_at = COALESCE(removed_at, now()), updated_at = now()
-        WHERE full_name = $1 AND id <> $2`,
-      [fullName, repo.id],
-    );
-    const { rows } = await sql.query<{ fresh: boolean }>(
-      `INSERT INTO repositories (id, installation_id, full_name, private, default_branch, updated_at)
-       VALUES ($1, $2, $3, $4, $5, now())
-       ON CONFLICT (id) DO UPDATE SET installation_id = EXCLUDED.installation_id, full_name = EXCLUDED.full_name,
-         private = EXCLUDED.private,
-         default_branch = CASE WHEN $6 THEN EXCLUDED.default_branch ELSE repositories.default_branch END,
-         removed_at = NULL, updated_at = now()
-       RETURNING (xmax = 0) OR (SELECT removed_at IS NOT NULL FROM repositories r WHERE r.id = $1) AS fresh`,
-      [repo.id, installationId, fullName, repo.private ?? false, repo.default_branch ?? "main", repo.default_branch !== undefined],
-    );
-    if (rows[0]?.fresh) registered.push(fullName);
-  }
-  return registered;
-}
-
-async function removeRepositories(sql: Sql, installationId: number, ids: number[]): Promise<string[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await sql.query<{ full_name: string }>(
-    `UPDATE repositories SET removed_at = now(), updated_at = now()
-      WHERE installation_id = $1 AND id = ANY($2::bigint[]) AND removed_at IS NULL RETURNING full_name`,
-    [installationId, ids],
-  );
-  return rows.map((r) => r.full_name);
-}
-
-async function removeRepositoriesExcept(sql: Sql, installationId: number, keep: number[]): Promise<string[]> {
-  const { rows } = await sql.query<{ full_name: string }>(
-    `UPDATE repositories SET removed_at = now(), updated_at = now()
-      WHERE installation_id = $1 AND NOT (id = ANY($2::bigint[])) AND removed_at IS NULL RETURNING full_name`,
-    [installationId, keep],
-  );
-  return rows.map((r) => r.full_name);
-}
-
-/** A registered repository Atelier polls. */
-export interface RegisteredRepository {
-  id: number;
-  installationId: number;
-  fullName: string;
-  defaultBranch: string;
-  private: boolean;
-}
-
-/**
- * Whether a repository is polled: still in its installation, which is neither deleted nor
- * suspended. (The one place that question is answered.)
- */
-const IS_POLLED = `r.removed_at IS NULL AND i.deleted_at IS NULL AND i.suspended_at IS NULL`;
-
-/** Every repository Atelier polls now. */
-export async function polledRepositories(db: Db): Promise<RegisteredRepository[]> {
-  const { rows } = await db.pool.query<RegisteredRepository>(
-    `SELECT r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private
-       FROM repositories r JOIN installations i ON i.id = r.installation_id
-      WHERE ${IS_POLLED} ORDER BY r.full_name`,
-  );
-  return rows;
-}
-
-/** A polled repository with its adaptive poll interval (null: the shortest). */
-export type DueRepository = RegisteredRepository & { pollIntervalS: number | null };
-
-/**
- * Takes the polled repositories due for a probe at `now` (never probed, or their next_poll_at
- * reached): each is made due again only at `until`, so an overlapping tick, here or on another
- * worker, does not poll it twice, and one whose poll died with its process comes back then.
- */
-export async function takeDueRepositories(db: Db, now: Date, until: Date): Promise<DueRepository[]> {
-  const { rows } = await db.pool.query<DueRepository>(
-    `UPDATE repositories r SET next_poll_at = $2
-       FROM (SELECT r.id FROM repositories r JOIN installations i ON i.id = r.installation_id
-              WHERE ${IS_POLLED} AND (r.next_poll_at IS NULL OR r.next_poll_at <= $1)
-              FOR UPDATE OF r SKIP LOCKED) due
-      WHERE r.id = due.id
-  RETURNING r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private,
-            r.poll_interval_s AS "pollIntervalS"`,
-    [now, until],
-  );
-  return rows.sort((a, b) => a.installationId - b.installationId || (a.fullName < b.fullName ? -1 : a.fullName > b.fullName ? 1 : 0));
-}
-
-/** One repository if Atelier polls it, else null. */
-export async function polledRepository(db: Db, fullName: string): Promise<RegisteredRepository | null> {
-  const { rows } = await db.pool.query<RegisteredRepository>(
-    `SELECT r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private
-       FROM repositories r JOIN installations i ON i.id = r.installation_id
-      WHERE r.full_name = $1 AND ${IS_POLLED}`,
-    [fullName.toLowerCase()],
-  );
-  return rows[0] ?? null;
 }

@@ -3,10 +3,10 @@ import type { Probot } from "probot";
 import { BadInputError, toHttpError, UnauthorizedError, type HttpError } from "../errors";
 import { metrics } from "../metrics/metrics";
 import type { Db } from "../store/db";
+import { forgetDelivery, recordDelivery, type DeliveryStatus } from "../store/webhook-deliveries";
 import { assertDeclaredLength, WEBHOOK_BODY_LIMIT } from "../http/read-body";
 import type { Log } from "./log";
 import { checkWebhookPayload } from "./webhook-payloads";
-import { forgetDelivery, recordDelivery, type DeliveryStatus } from "./webhook-deliveries";
 
 /** The events Atelier acts on; any other one is answered 200 "filtered". */
 export const WANTED_EVENTS: ReadonlySet<string> = new Set([

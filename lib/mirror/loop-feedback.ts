@@ -1,4 +1,4 @@
-import type { StoredConfig } from "../triggers/repository-config";
+import type { StoredConfig } from "../loops/stored-config";
 
 /**
  * Whether a Loop comments on its Items (`feedback: { comment: … }`, default true), read from

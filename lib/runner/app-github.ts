@@ -2,10 +2,10 @@ import { agentFailure } from "../engine/failure";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { GitHubApp } from "../github/app";
 import { httpStatusOf } from "../github/errors";
-import { polledRepository, type RegisteredRepository } from "../github/installations";
 import { openOrUpdatePullRequest } from "../github/pull-requests";
 import type { Db } from "../store/db";
 import type { RunnerGitHub } from "./runner-deps";
+import { polledRepository, type RegisteredRepository } from "../store/repositories";
 
 /**
  * The runner's GitHub through the App: a token limited to the Run's repository (and the

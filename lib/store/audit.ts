@@ -1,4 +1,5 @@
 import type { Db } from "./db";
+import { first, sql } from "./sql";
 import type { Sql } from "./transaction";
 
 /** Records an operator action in the audit log, inside the action's own transaction; its id. */
@@ -42,4 +43,15 @@ export async function readAuditedIntervention(db: Db, auditId: string): Promise<
 export async function isAttemptCanceled(db: Db, attemptId: string): Promise<boolean> {
   const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attemptId]);
   return rows[0]?.state === "Canceled";
+}
+
+/** The person whose Board move (audited `move_card`) of the Item came last within `window` (an interval) before `at`, or null. */
+export async function lastBoardMover(db: Db, repo: string, number: number, at: string, window: string): Promise<string | null> {
+  const row = await first<{ actor: string }>(
+    db.pool,
+    sql`SELECT actor FROM audit_log
+      WHERE repo = ${repo} AND action = 'move_card' AND (detail->>'number')::int = ${number} AND at >= ${at}::timestamptz - ${window}::interval
+      ORDER BY at DESC, id DESC LIMIT 1`,
+  );
+  return row?.actor ?? null;
 }

@@ -4,6 +4,8 @@ import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliverie
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
+import { inPhase } from "./run-phase";
+import { raw, rows, sql } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -29,6 +31,17 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
       return rows.map((r) => r.id);
     },
     { lockKey: loopItemLock(loop, itemKey) },
+  );
+}
+
+/**
+ * The (Loop, Item) pairs of a repository with an open Run (whose queued Events a revoke would
+ * also drop): a revoke of any other pair changes nothing.
+ */
+export async function loopItemsWithOpenRuns(db: Db, repo: string): Promise<{ loop: string; itemKey: string }[]> {
+  return rows<{ loop: string; itemKey: string }>(
+    db.pool,
+    sql`SELECT DISTINCT loop, item_key AS "itemKey" FROM runs WHERE repo = ${repo.toLowerCase()} AND ${raw(inPhase("runs", "Active", "Waiting"))}`,
   );
 }
 

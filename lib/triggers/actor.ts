@@ -2,13 +2,14 @@ import { normalizeRole, type RepoRole } from "../auth/github-user-api";
 import type { Octokit } from "../github/app";
 import { httpStatusOf } from "../github/errors";
 import { getListedItem } from "../github/issues-listing";
-import type { RegisteredRepository } from "../github/installations";
 import { splitRepo } from "../github/repo-name";
 import { ACTOR_EVENT_NAMES, type TimelineEvent } from "../github/timeline-events";
 import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
+import { lastBoardMover } from "../store/audit";
 import type { Db } from "../store/db";
 import type { ApprovalReason, EventActor } from "../store/record-and-claim";
 import type { Observation } from "./observe-item";
+import type { RegisteredRepository } from "../store/repositories";
 
 /**
  * Who caused a match, and what GitHub lets them do (ADR 0009). The candidates:
@@ -32,6 +33,8 @@ export interface ActorFacts {
 /** A change newer than the latest timeline event by more than this has no event of its own. */
 const UNEXPLAINED_CHANGE_MS = 2_000;
 const MAX_EVENT_PAGES = 10;
+/** How long before the App's label a Board move may have asked for it (an interval). */
+const BOARD_MOVE_WINDOW = "10 minutes";
 
 /** What the lookup needs besides GitHub: the ledger of Board moves, and the App's bot login. */
 export interface ActorLookup {
@@ -71,7 +74,7 @@ export async function resolveActor(
   const author = item.projection.author;
   const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
   const candidates: { login: string; source: EventActor["source"] }[] = [];
-  const mover = latest && isBot(latest.login) ? await boardMover(lookup.db, item, latest.createdAt) : null;
+  const mover = latest && isBot(latest.login) ? await lastBoardMover(lookup.db, item.repo, item.number, latest.createdAt, BOARD_MOVE_WINDOW) : null;
   if (sender && !(mover && isBot(sender))) candidates.push({ login: sender, source: "webhook" });
   if (mover) candidates.push({ login: mover, source: "board" });
   else if (latest) candidates.push({ login: latest.login, source: "timeline" });
@@ -90,20 +93,6 @@ export async function resolveActor(
   const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
   const authorAssociation = typeof association === "string" ? association : null;
   return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
-}
-
-/** How long before the App's label a Board move may have asked for it. */
-const BOARD_MOVE_WINDOW = "10 minutes";
-
-/** The person whose Board move the App's label event at `at` carried out, or null. */
-async function boardMover(db: Db, item: Observation, at: string): Promise<string | null> {
-  const { rows } = await db.pool.query<{ actor: string }>(
-    `SELECT actor FROM audit_log
-      WHERE repo = $1 AND action = 'move_card' AND (detail->>'number')::int = $2 AND at >= $3::timestamptz - $4::interval
-      ORDER BY at DESC, id DESC LIMIT 1`,
-    [item.repo, item.number, at, BOARD_MOVE_WINDOW],
-  );
-  return rows[0]?.actor ?? null;
 }
 
 /** The role GitHub reports, by GraphQL when it can tell, else by REST. */

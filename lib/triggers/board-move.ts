@@ -1,11 +1,11 @@
 import { NotFoundError } from "../errors";
 import type { GitHubApp } from "../github/app";
-import { polledRepository } from "../github/installations";
 import { addLabels, removeLabel } from "../github/labels";
 import { audit } from "../store/audit";
 import type { Db } from "../store/db";
 import { transaction } from "../store/transaction";
 import type { WorkQueue } from "../work/work-queue";
+import { polledRepository } from "../store/repositories";
 
 export interface BoardMoveInput {
   repo: string;

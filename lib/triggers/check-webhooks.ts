@@ -1,3 +1,4 @@
+import { openPullRequestsAt } from "../store/items";
 import type { Hint } from "../work/work-queue";
 import type { WebhookDeps } from "./webhook-events";
 
@@ -37,11 +38,8 @@ export function checkedCommit(event: string, payload: Payload): CheckedCommit | 
 export async function onCheckWebhook(deps: WebhookDeps, event: string, payload: Payload): Promise<Hint[]> {
   const commit = checkedCommit(event, payload);
   if (!commit) return [];
-  const { rows } = await deps.db.pool.query<{ number: number }>(
-    `SELECT number FROM items WHERE repo = $1 AND kind = 'pull_request' AND state = 'open' AND head_sha = $2`,
-    [commit.repo, commit.sha],
-  );
-  const numbers = [...new Set([...commit.named, ...rows.map((r) => r.number)])].sort((a, b) => a - b);
+  const atHead = await openPullRequestsAt(deps.db, commit.repo, commit.sha);
+  const numbers = [...new Set([...commit.named, ...atHead])].sort((a, b) => a - b);
   const hints = numbers.map((number): Hint => ({ installationId: commit.installationId, repo: commit.repo, number }));
   for (const hint of hints) await deps.workQueue.hint(hint);
   return hints;

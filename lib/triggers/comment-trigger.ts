@@ -1,5 +1,4 @@
 import { acknowledgeComment, readComment } from "../github/comments";
-import type { RegisteredRepository } from "../github/installations";
 import { commentHash, type CommentFacts, type CommentRef } from "../loops/comment-context";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateCommentLoops, isOwnItem } from "../loops/evaluate";
@@ -10,6 +9,7 @@ import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext, type ItemOutcome } from "./evaluate-item";
 import type { Observation } from "./observe-item";
 import { appBotLogin, continuationsOf, slugOfBot } from "./own-items";
+import type { RegisteredRepository } from "../store/repositories";
 
 /** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
 export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">;

@@ -1,12 +1,12 @@
-import { polledRepository } from "../github/installations";
 import { evaluateLoopsForItem, isOwnItem } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
-import type { EventActor } from "../store/record-and-claim";
+import { newestQueuedCause } from "../store/events";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
 import { appBotLogin } from "./own-items";
 import { ensureConfig } from "./repository-config";
+import { polledRepository } from "../store/repositories";
 
 export interface ConditionSubject {
   loop: string;
@@ -46,11 +46,6 @@ export async function loopConditionHolds(deps: TriggerDeps, subject: ConditionSu
 
 /** Who caused the newest Event queued on the Item, as `item.actor…` see it. */
 async function queuedActor(deps: Pick<TriggerDeps, "db">, loop: string, itemKey: string): Promise<ActorContext | null> {
-  const { rows } = await deps.db.pool.query<{ actor: EventActor | null; association: string | null }>(
-    `SELECT submission->'actor' AS actor, submission->>'authorAssociation' AS association FROM events
-      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
-    [loop, itemKey],
-  );
-  const r = rows[0];
-  return r?.actor ? { login: r.actor.login, permission: r.actor.permission, authorAssociation: r.association } : null;
+  const queued = await newestQueuedCause(deps.db, loop, itemKey);
+  return queued?.actor ? { login: queued.actor.login, permission: queued.actor.permission, authorAssociation: queued.authorAssociation } : null;
 }

@@ -1,19 +1,20 @@
 import { randomUUID } from "node:crypto";
 import { dispatchEventKey } from "../engine/ids";
 import { BadInputError, ConflictError, NotFoundError } from "../errors";
-import { polledRepository } from "../github/installations";
 import { assertAdmitted, evaluateAdmission } from "../metering/admission";
 import { refusalError } from "../metering/refusal";
 import { renderOnDemand } from "../loops/evaluate";
 import { audit } from "../store/audit";
+import { itemGenerations } from "../store/items";
 import { recordAndClaim, type EventActor } from "../store/record-and-claim";
+import { polledRepository } from "../store/repositories";
+import { storedConfig } from "../store/repository-configs";
 import { transaction } from "../store/transaction";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
 import { continuationsOf } from "./own-items";
-import { generations, storeObservations } from "./observe-item";
-import { storedConfig } from "./repository-config";
+import { storeObservations } from "./observe-item";
 
 /** An operator's "run Loop X on #N now". */
 export interface DispatchInput {
@@ -59,7 +60,7 @@ export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Pro
     );
   }
   await storeObservations(deps.db, [item]);
-  const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
+  const generation = (await itemGenerations(deps.db, [item.key])).get(item.key) ?? 0;
   const actor: EventActor = { login: input.actor.login, permission: input.actor.permission, source: "operator" };
   const prompt = renderOnDemand(loop, item.projection, repositoryContext(repo), { login: actor.login, permission: actor.permission, authorAssociation: null });
   if (typeof prompt !== "string") throw new BadInputError(prompt.token, prompt.message);

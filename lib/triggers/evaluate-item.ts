@@ -1,20 +1,21 @@
 import { commentEventKey, itemEventKey } from "../engine/ids";
-import type { RegisteredRepository } from "../github/installations";
 import type { CommentFacts } from "../loops/comment-context";
 import type { LoopDefinition } from "../loops/config-schema";
 import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
 import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/db";
-import { inPhase } from "../store/run-phase";
-import { recordAndClaim, type ClaimResult, type EventActor, type EventInput } from "../store/record-and-claim";
-import { revoke } from "../store/revoke";
+import { recordedActors } from "../store/events";
+import { newerReadStored } from "../store/items";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { loopItemsWithOpenRuns, revoke } from "../store/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
 import { latestEventFromGraphql } from "../github/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
-import { isSuperseded, type Observation } from "./observe-item";
+import type { Observation } from "./observe-item";
+import type { RegisteredRepository } from "../store/repositories";
 
 /** What judging one Item did. */
 export interface ItemOutcome {
@@ -112,7 +113,7 @@ export async function evaluateItem(
       continue;
     }
     if (decision.outcome === "revoke" && !hasOpenWork(decision.loop.name, item.key)) continue;
-    if (await isSuperseded(deps.db, item.key, item.readAt)) {
+    if (await newerReadStored(deps.db, item.key, item.readAt)) {
       outcome.stale = true;
       return outcome;
     }
@@ -203,31 +204,9 @@ const actorContext = (facts: ActorFacts): ActorContext => ({
   permission: facts.actor.permission,
 });
 
-/**
- * The Events already recorded among `ids` with who caused them (what their `if:` saw, what
- * their approval was decided on) and their chain depth. An Event recorded without an actor
- * (before actors were) counts as not recorded: its actor is looked up.
- */
-async function recordedActors(db: Db, ids: string[]): Promise<Map<string, ActorFacts & { chainDepth: number }>> {
-  const { rows } = await db.pool.query<{ id: string; actor: EventActor; association: string | null; depth: number }>(
-    `SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association,
-            COALESCE((submission->>'chainDepth')::int, 0) AS depth
-       FROM events WHERE id = ANY($1::text[]) AND jsonb_typeof(submission->'actor') = 'object'`,
-    [ids],
-  );
-  return new Map(rows.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth }]));
-}
-
-/**
- * The (Loop, Item) pairs of a repository with an open Run (whose queued Events a revoke would
- * also drop); any other pair has nothing to revoke.
- */
+/** Whether a (Loop, Item) pair of the repository has an open Run, read once for a poll cycle (nothing else has anything to revoke). */
 export async function openWork(db: Db, repo: string): Promise<(loop: string, itemKey: string) => boolean> {
-  const { rows } = await db.pool.query<{ loop: string; item_key: string }>(
-    `SELECT DISTINCT loop, item_key FROM runs WHERE repo = $1 AND ${inPhase("runs", "Active", "Waiting")}`,
-    [repo.toLowerCase()],
-  );
-  const pairs = new Set(rows.map((r) => `${r.loop}\u0000${r.item_key}`));
+  const pairs = new Set((await loopItemsWithOpenRuns(db, repo)).map((r) => `${r.loop}\u0000${r.itemKey}`));
   return (loop, itemKey) => pairs.has(`${loop}\u0000${itemKey}`);
 }
 

@@ -1,14 +1,14 @@
 import { tickEventKey, tickItemKey } from "../engine/ids";
-import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateTick } from "../loops/evaluate";
 import { latestTickAtOrBefore } from "../loops/schedule";
+import { pausedLoops, recordLoopEvaluations } from "../store/loop-runtimes";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../store/repositories";
+import { storedConfig } from "../store/repository-configs";
 import { approvalFor } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
-import { pausedLoops, recordLoopEvaluations } from "./loops";
-import { storedConfig } from "./repository-config";
 
 /** A schedule Loop of a repository's config: one job scheduler each. */
 export interface ScheduleLoopRef {

@@ -1,16 +1,17 @@
 import { itemKey } from "../engine/ids";
-import { polledRepository, type RegisteredRepository } from "../github/installations";
 import { getListedItem, isListedPullRequest } from "../github/issues-listing";
 import { latestEventFromGraphql } from "../github/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
+import { itemGenerations, itemKind } from "../store/items";
+import { pausedLoops, recordLoopFailures } from "../store/loop-runtimes";
+import { pollSoon } from "../store/poll-schedule";
+import { polledRepository, type RegisteredRepository } from "../store/repositories";
 import type { Hint } from "../work/work-queue";
 import type { TriggerDeps } from "./deps";
 import { evaluateItem, type ItemOutcome } from "./evaluate-item";
 import { judgeComment } from "./comment-trigger";
-import { pausedLoops, recordLoopFailures } from "./loops";
-import { generations, observation, storeObservations, type Observation } from "./observe-item";
+import { observation, storeObservations, type Observation } from "./observe-item";
 import { appBotLogin, slugOfBot } from "./own-items";
-import { pollSoon } from "./poll-interval";
 import { ensureConfig } from "./repository-config";
 
 export type HintOutcome =
@@ -35,7 +36,7 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   ]);
   if (!item) return { status: "skipped", ...base, reason: "gone" };
   const stale = (await storeObservations(deps.db, [item])).size > 0;
-  const generation = (await generations(deps.db, [item.key])).get(item.key) ?? 0;
+  const generation = (await itemGenerations(deps.db, [item.key])).get(item.key) ?? 0;
   // a newer read of the Item judges the Item; the comment this Hint names is judged here all the same
   const outcome = stale ? null : await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
   const answered = hint.comment ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
@@ -56,16 +57,11 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
  */
 export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, number: number): Promise<Observation | null> {
   const readAt = new Date();
-  if ((await knownKind(deps, repo.fullName, number)) !== "pull_request") {
+  if ((await itemKind(deps.db, itemKey(repo.fullName, number))) !== "pull_request") {
     const listed = await getListedItem(deps.github.installationOctokit(repo.installationId), repo.fullName, number);
     if (!listed) return null;
     if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt, listed.author_association);
   }
   const [node, botLogin] = await Promise.all([deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" }), appBotLogin(deps.github)]);
   return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node)) : null;
-}
-
-async function knownKind(deps: TriggerDeps, repo: string, number: number): Promise<string | null> {
-  const { rows } = await deps.db.pool.query<{ kind: string }>(`SELECT kind FROM items WHERE key = $1`, [itemKey(repo, number)]);
-  return rows[0]?.kind ?? null;
 }

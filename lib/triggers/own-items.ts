@@ -2,6 +2,7 @@ import type { GitHubApp } from "../github/app";
 import type { LoopDefinition } from "../loops/config-schema";
 import { continuesSameBranch } from "../loops/evaluate";
 import type { Db } from "../store/db";
+import { chainDepthOfOpeners, openerOfPullRequest } from "../store/events";
 import type { EventActor } from "../store/record-and-claim";
 import type { ActorFacts } from "./actor";
 import type { Observation } from "./observe-item";
@@ -44,15 +45,8 @@ export function slugOfBot(botLogin: string | null): string | null {
  */
 export async function chainDepth(db: Db, item: Observation, own: boolean): Promise<number> {
   if (!own) return 0;
-  const { rows } = await db.pool.query<{ depth: number }>(
-    `SELECT COALESCE((e.submission->>'chainDepth')::int, 0) AS depth
-       FROM runs r JOIN events e ON e.id = r.event_id
-      WHERE r.repo = $1 AND r.pull_request_number = $2 AND r.number IS DISTINCT FROM $2
-      ORDER BY depth DESC LIMIT 1`,
-    [item.repo, item.number],
-  );
   // an Item of the App that no Run of this instance opened still came from some Run
-  return (rows[0]?.depth ?? 0) + 1;
+  return ((await chainDepthOfOpeners(db, item.repo, item.number)) ?? 0) + 1;
 }
 
 /** The Run that opened one of the App's pull requests: the branch it pushed, and who started it. */
@@ -69,17 +63,10 @@ export interface PullRequestOrigin {
 export async function pullRequestOrigin(db: Db, item: Observation): Promise<PullRequestOrigin | null> {
   const head = item.projection.headRefName;
   if (item.projection.kind !== "pull_request" || !head) return null;
-  const { rows } = await db.pool.query<{ actor: EventActor | null; association: string | null }>(
-    `SELECT e.submission->'actor' AS actor, e.submission->>'authorAssociation' AS association
-       FROM runs r JOIN events e ON e.id = r.event_id
-      WHERE r.repo = $1 AND r.pull_request_number = $2 AND r.number IS DISTINCT FROM $2 AND r.branch = $3
-      ORDER BY r.created_at, r.id LIMIT 1`,
-    [item.repo, item.number, head],
-  );
-  const row = rows[0];
-  if (!row) return null;
-  const actor: EventActor = row.actor ? { ...row.actor, source: "origin" } : { login: "ghost", permission: "none", source: "origin" };
-  return { branch: head, facts: { actor, authorAssociation: row.association } };
+  const opener = await openerOfPullRequest(db, item.repo, item.number, head);
+  if (!opener) return null;
+  const actor: EventActor = opener.actor ? { ...opener.actor, source: "origin" } : { login: "ghost", permission: "none", source: "origin" };
+  return { branch: head, facts: { actor, authorAssociation: opener.authorAssociation } };
 }
 
 /**

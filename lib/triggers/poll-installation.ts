@@ -1,14 +1,15 @@
 import { describeError } from "../github/errors";
-import { takeDueRepositories, type DueRepository } from "../github/installations";
 import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
-import { activeLoopSignature, readPollState, startsFromEmptyCursor, type PollState } from "./cursor";
+import { pausedLoops } from "../store/loop-runtimes";
+import { readPollState, type PollState } from "../store/poll-cursors";
+import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/poll-schedule";
+import { storedConfig } from "../store/repository-configs";
+import { activeLoopSignature, startsFromEmptyCursor } from "./cursor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops } from "./evaluate-item";
-import { pausedLoops } from "./loops";
 import { mapSettledLimit } from "./parallel";
-import { nextInterval, scheduleNextPoll } from "./poll-interval";
+import { nextInterval } from "./poll-interval";
 import { pollRepository, type PollOutcome } from "./poll-repository";
-import { storedConfig } from "./repository-config";
 
 /**
  * One tick of adaptive polling (ADR 0020): the repositories due now, per installation, are

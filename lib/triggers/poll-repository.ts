@@ -2,31 +2,24 @@ import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/errors";
 import type { ItemSliceRef } from "../github/graphql-items";
 import { pullMark, type RepositoryProbe } from "../github/repository-probe";
-import { polledRepositories, polledRepository, type RegisteredRepository } from "../github/installations";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/labels";
 import { latestEventFromGraphql } from "../github/timeline-events";
 import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
 import { AtelierError } from "../errors";
-import {
-  activeLoopSignature,
-  EMPTY_CURSOR,
-  listingSince,
-  readPollState,
-  recordPollFailure,
-  startsFromEmptyCursor,
-  storeLabelsEtag,
-  writeCursor,
-  type PollCursor,
-} from "./cursor";
+import type { StoredConfig } from "../loops/stored-config";
+import { alreadyJudged, itemGenerations } from "../store/items";
+import { pausedLoops, recordLoopEvaluations } from "../store/loop-runtimes";
+import { EMPTY_CURSOR, readPollState, recordPollFailure, storeLabelsEtag, writeCursor, type PollCursor } from "../store/poll-cursors";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../store/repositories";
+import { activeLoopSignature, listingSince, startsFromEmptyCursor } from "./cursor";
 import type { ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
-import { pausedLoops, recordLoopEvaluations } from "./loops";
-import { alreadyJudged, generations, observation, storeObservations, type Observation } from "./observe-item";
+import { observation, storeObservations, type Observation } from "./observe-item";
 import { appBotLogin, slugOfBot } from "./own-items";
 import { forEachLimit, mapSettledLimit } from "./parallel";
-import { ensureConfig, type StoredConfig } from "./repository-config";
+import { ensureConfig } from "./repository-config";
 
 export type PollOutcome =
   | {
@@ -248,7 +241,7 @@ async function judgeItems(
 ): Promise<void> {
   if (items.length === 0) return;
   const stale = await storeObservations(deps.db, items);
-  const gens = await generations(deps.db, items.map((o) => o.key));
+  const gens = await itemGenerations(deps.db, items.map((o) => o.key));
   totals.observed += items.length;
   await forEachLimit(
     items.filter((o) => !stale.has(o.key)),

@@ -1,23 +1,14 @@
 import type { Octokit } from "../github/app";
 import { describeError, httpStatusOf } from "../github/errors";
-import type { RegisteredRepository } from "../github/installations";
 import { splitRepo } from "../github/repo-name";
-import { CONFIG_PATH, type LabelSpec, type LoopConfigError, type LoopDefinition, type RepositoryConfig } from "../loops/config-schema";
+import { CONFIG_PATH, type LoopConfigError, type RepositoryConfig } from "../loops/config-schema";
 import { parseRepositoryConfig, validateRepositoryConfig, type ConfigTenant } from "../loops/parse-config";
 import { parseYamlWithLines, type YamlWithLines } from "../loops/yaml-lines";
+import type { StoredConfig } from "../loops/stored-config";
 import type { Db } from "../store/db";
-import { transaction } from "../store/transaction";
+import { installationRepositories, type RegisteredRepository } from "../store/repositories";
+import { storedConfig, writeRepositoryConfig } from "../store/repository-configs";
 import type { TriggerDeps } from "./deps";
-
-/** A repository's `.github/atelier.yml` as last read: its labels, valid Loops and errors. */
-export interface StoredConfig {
-  readAt: string;
-  labels: LabelSpec[];
-  loops: LoopDefinition[];
-  errors: LoopConfigError[];
-  /** Where it came from: the repository's file, the owner's `.github` repository, `_extends`. */
-  files: string[];
-}
 
 interface ConfigFile {
   owner: string;
@@ -94,30 +85,8 @@ export async function storeRepositoryConfig(db: Db, fullName: string, config: St
     error: errors.map((e) => e.message).join(" "),
     line: errors.find((e) => e.line !== null)?.line ?? null,
   }));
-  await transaction(db, async (sql) => {
-    await sql.query(`UPDATE repositories SET config = $2, config_error = $3, updated_at = now() WHERE full_name = $1`, [
-      repo,
-      JSON.stringify(config),
-      fileErrors.length ? fileErrors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join(" ") : null,
-    ]);
-    await sql.query(
-      `INSERT INTO loop_runtime (repo, loop, error, error_line, updated_at)
-       SELECT $1, r.loop, r.error, r.line, now() FROM json_to_recordset($2::json) AS r(loop text, error text, line int)
-       ON CONFLICT (repo, loop) DO UPDATE SET error = EXCLUDED.error, error_line = EXCLUDED.error_line, updated_at = now()`,
-      [repo, JSON.stringify(rows)],
-    );
-    await sql.query(
-      `UPDATE loop_runtime SET error = NULL, error_line = NULL, updated_at = now()
-        WHERE repo = $1 AND NOT (loop = ANY($2::text[])) AND error IS NOT NULL`,
-      [repo, rows.map((r) => r.loop)],
-    );
-  });
-}
-
-/** The stored config of a repository, or null when it was never read. */
-export async function storedConfig(db: Db, fullName: string): Promise<StoredConfig | null> {
-  const { rows } = await db.pool.query<{ config: StoredConfig | null }>(`SELECT config FROM repositories WHERE full_name = $1`, [fullName.toLowerCase()]);
-  return rows[0]?.config ?? null;
+  const fileError = fileErrors.length ? fileErrors.map((e) => (e.line ? `line ${e.line}: ${e.message}` : e.message)).join(" ") : null;
+  await writeRepositoryConfig(db, repo, config, fileError, rows);
 }
 
 /** Whether a stored config is too old to use without reading it again. */
@@ -165,24 +134,6 @@ export async function refreshRepositoryConfig(deps: TriggerDeps, repo: Registere
   if (scheduleSignature(before) !== scheduleSignature(config)) await deps.workQueue.syncSchedulers();
   if (config.errors.length) deps.log.warn({ repo: repo.fullName, errors: config.errors.length }, "repository config has errors");
   return config;
-}
-
-/** The registered repositories of an installation (owner/name, lower-cased): a Loop's tenant. */
-export async function installationRepositories(db: Db, installationId: number): Promise<string[]> {
-  const { rows } = await db.pool.query<{ full_name: string }>(
-    `SELECT full_name FROM repositories WHERE installation_id = $1 AND removed_at IS NULL ORDER BY full_name`,
-    [installationId],
-  );
-  return rows.map((r) => r.full_name);
-}
-
-/** Makes the next poll of these repositories read their config again (a push changed it). */
-export async function markConfigStale(db: Db, fullNames: string[]): Promise<void> {
-  if (fullNames.length === 0) return;
-  await db.pool.query(
-    `UPDATE repositories SET config = jsonb_set(config, '{readAt}', '"1970-01-01T00:00:00.000Z"') WHERE full_name = ANY($1::text[]) AND config IS NOT NULL`,
-    [fullNames.map((n) => n.toLowerCase())],
-  );
 }
 
 // ---------------------------------------------------------------------------------------------

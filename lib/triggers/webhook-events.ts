@@ -3,8 +3,9 @@ import type { Log } from "../github/log";
 import type { CommentKind, CommentRef } from "../loops/comment-context";
 import { CONFIG_PATH } from "../loops/config-schema";
 import type { Db } from "../store/db";
+import { repositoriesOfOwner } from "../store/repositories";
+import { markConfigStale } from "../store/repository-configs";
 import type { Hint, WorkQueue } from "../work/work-queue";
-import { markConfigStale } from "./repository-config";
 
 /** What the webhook handlers need: the store and the job system, nothing of GitHub's API. */
 export interface WebhookDeps {
@@ -84,16 +85,8 @@ export async function onPushWebhook(deps: WebhookDeps, payload: Record<string, u
   const touched = commits.some((c) => [...(c.added ?? []), ...(c.modified ?? []), ...(c.removed ?? [])].includes(CONFIG_PATH));
   if (!touched) return [];
   const owner = fullName.split("/")[0]!;
-  const affected = fullName.endsWith("/.github") ? await repositoriesOf(deps.db, owner) : [fullName];
+  const affected = fullName.endsWith("/.github") ? await repositoriesOfOwner(deps.db, owner) : [fullName];
   await markConfigStale(deps.db, affected);
   for (const repo of affected) await deps.workQueue.pollNow(repo);
   return affected;
-}
-
-async function repositoriesOf(db: Db, owner: string): Promise<string[]> {
-  const { rows } = await db.pool.query<{ full_name: string }>(
-    `SELECT full_name FROM repositories WHERE full_name LIKE $1 AND removed_at IS NULL`,
-    [`${owner.replace(/[%_\\]/g, "\\$&")}/%`],
-  );
-  return rows.map((r) => r.full_name);
 }

@@ -1,7 +1,8 @@
 import { sign } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { polledRepositories, reconcileInstallations } from "../../lib/github/installations";
+import { reconcileInstallations } from "../../lib/github/installations";
 import { eventually, startFixture, startWebhookEndpoint, type Fixture } from "./support/fixture";
+import { polledRepositories } from "../../lib/store/repositories";
 
 let fx: Fixture;
 let endpoint: { url: string; close(): Promise<void> };

@@ -5,8 +5,8 @@ import { beginAttempt } from "../support/attempts";
 import { resetCycleBudget } from "../../lib/store/cycle-budget";
 import { listLoops, setLoopPaused } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { markConfigStale } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
+import { markConfigStale } from "../../lib/store/repository-configs";
 
 let fx: Fixture;
 beforeAll(async () => {

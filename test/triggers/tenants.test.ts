@@ -4,8 +4,9 @@ import type { LoopDefinition } from "../../lib/loops/config-schema";
 import { fireSchedule, tickEvent } from "../../lib/triggers/fire-schedule";
 import { listLoops } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { storedConfig, storeRepositoryConfig } from "../../lib/triggers/repository-config";
+import { storeRepositoryConfig } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { storedConfig } from "../../lib/store/repository-configs";
 
 /**
  * THREATS.md attacks 9 and 13, played by installation B against installation A: a schedule Loop

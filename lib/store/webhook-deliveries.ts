@@ -1,4 +1,5 @@
-import type { Db } from "../store/db";
+import type { Db } from "./db";
+import { query, sql } from "./sql";
 
 export type DeliveryStatus = "accepted" | "duplicate" | "filtered" | "invalid";
 
@@ -15,14 +16,15 @@ export interface DeliveryRecord {
  * a redelivery (or a retry) of something already handled, which must change nothing.
  */
 export async function recordDelivery(db: Db, delivery: DeliveryRecord): Promise<boolean> {
-  const { rowCount } = await db.pool.query(
-    `INSERT INTO webhook_deliveries (id, event, action, status, installation_id) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
-    [delivery.id, delivery.event, delivery.action, delivery.status, delivery.installationId],
+  const { rowCount } = await query(
+    db.pool,
+    sql`INSERT INTO webhook_deliveries (id, event, action, status, installation_id)
+        VALUES (${delivery.id}, ${delivery.event}, ${delivery.action}, ${delivery.status}, ${delivery.installationId}) ON CONFLICT (id) DO NOTHING`,
   );
   return rowCount === 1;
 }
 
 /** Forgets a delivery whose handling failed, so that a redelivery is handled in full. */
 export async function forgetDelivery(db: Db, id: string): Promise<void> {
-  await db.pool.query(`DELETE FROM webhook_deliveries WHERE id = $1`, [id]);
+  await query(db.pool, sql`DELETE FROM webhook_deliveries WHERE id = ${id}`);
 }
