@@ -1,6 +1,6 @@
 import { NotFoundError } from "../errors";
 import { runAdmissionBasis, setQuotaWaitingReason } from "../store/admission-facts";
-import type { Db } from "../store/db";
+import { queryableOf, type Db } from "../store/db";
 import type { Admission, EventInput } from "../store/record-and-claim";
 import type { Queryable } from "../store/sql";
 import { transaction, type Sql } from "../store/transaction";
@@ -87,8 +87,7 @@ export async function evaluateAdmission(
   target: AdmissionTarget,
   phases: readonly Phase[],
 ): Promise<Refusal | null> {
-  const sql: Queryable = "pool" in db ? db.pool : db;
-  const loaded = await loadAdmissionFacts(sql, target, phases, "peek");
+  const loaded = await loadAdmissionFacts(queryableOf(db), target, phases, "peek");
   return loaded ? decideAdmission(loaded.facts, phases) : null;
 }
 

@@ -1,5 +1,5 @@
 import { outageOf } from "../errors";
-import type { Db } from "../store/db";
+import { databaseUrlOf, type Db } from "../store/db";
 
 /**
  * An Attempt whose agent finished while Postgres is away keeps its outcome: the write is held
@@ -24,7 +24,7 @@ export class DatabaseAwayError extends Error {
 
 /** Whether `err` says that this Db's Postgres cannot be reached (told apart by its own port). */
 export function isDatabaseOutage(db: Db, err: unknown): boolean {
-  return outageOf(err, { DATABASE_URL: db.pool.options.connectionString ?? "" }) === "database";
+  return outageOf(err, { DATABASE_URL: databaseUrlOf(db) }) === "database";
 }
 
 export interface HoldOptions {

@@ -2,6 +2,7 @@ import pg from "pg";
 import { PrismaPg } from "@prisma/adapter-pg";
 import { PrismaClient } from "./generated/client";
 import { databaseUrl } from "./database-url";
+import type { Queryable } from "./sql";
 
 /**
  * One pg pool per process, shared by the engine's SQL (guarded transitions, the claim) and by
@@ -63,3 +64,9 @@ export function getDb(): Db {
   shared ??= createDb();
   return shared;
 }
+
+/** Where a Db's connections go (to tell its outage from another service's by the port). */
+export const databaseUrlOf = (db: Db): string => db.pool.options.connectionString ?? "";
+
+/** What a read runs on: the Db's pool, or the transaction's client it was given. */
+export const queryableOf = (on: Db | Queryable): Queryable => ("pool" in on ? on.pool : on);
