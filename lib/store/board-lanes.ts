@@ -1,5 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
+import type { ItemColumns } from "./items";
 import { inPhase } from "./run-phase";
 import { join, raw, rows, sql, type Statement } from "./sql";
 
@@ -24,18 +25,9 @@ export interface LaneRules {
   review: number | null;
 }
 
-export interface BoardCardRow {
+export interface BoardCardRow extends ItemColumns {
   lane: number;
   lane_total: string;
-  key: string;
-  repo: string;
-  number: number;
-  kind: string;
-  state: string;
-  title: string;
-  author: string | null;
-  labels: string[];
-  draft: boolean;
   updated_at: Date;
   run_id: string | null;
   run_loop: string | null;

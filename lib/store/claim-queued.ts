@@ -8,38 +8,16 @@ import { ignoreQueuedEvents } from "./revoke";
 import { rows, sql } from "./sql";
 import { transaction, type Sql } from "./transaction";
 
-interface QueuedEventRow {
-  id: string;
-  kind: "item" | "tick";
-  loop: string;
-  repo: string;
-  item_key: string;
-  number: number | null;
-  content_hash: string | null;
-  generation: number;
-  submission: EventInput["submission"];
-}
-
 /** The newest Event queued behind a Loop's Run on an Item, if any (asked after every Attempt: prepared). */
 export async function newestQueuedEvent(db: Db, loop: string, itemKey: string): Promise<EventInput | null> {
-  const row = await firstPrepared<QueuedEventRow>(
+  // the columns under EventInput's names, so the row is the Event as the claim takes it
+  const event = await firstPrepared<EventInput>(
     db.pool,
     "atelier-newest-queued-event",
-    sql`SELECT id, kind, loop, repo, item_key, number, content_hash, generation, submission FROM events
+    sql`SELECT id, kind, loop, repo, item_key AS "itemKey", number, content_hash AS "contentHash", generation, submission FROM events
          WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
   );
-  if (!row) return null;
-  return {
-    id: row.id,
-    kind: row.kind,
-    loop: row.loop,
-    repo: row.repo,
-    itemKey: row.item_key,
-    number: row.number,
-    contentHash: row.content_hash,
-    generation: row.generation,
-    submission: row.submission,
-  };
+  return event ?? null;
 }
 
 interface QueuedSnapshot {

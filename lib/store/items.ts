@@ -2,8 +2,8 @@ import type { Db } from "./db";
 import { announceItemsChanged } from "./item-changed";
 import { first, rows, sql } from "./sql";
 
-/** One read of an Item as `items` stores it (the columns of its projection the Board and the triggers read). */
-export interface ItemRead {
+/** The columns of an Item that name and show it (its card, its read). */
+export interface ItemColumns {
   key: string;
   repo: string;
   number: number;
@@ -13,6 +13,10 @@ export interface ItemRead {
   author: string | null;
   labels: readonly string[];
   draft: boolean;
+}
+
+/** One read of an Item as `items` stores it (the columns of its projection the Board and the triggers read). */
+export interface ItemRead extends ItemColumns {
   head_sha: string | null;
   projection: unknown;
   content_hash: string;

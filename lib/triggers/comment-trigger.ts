@@ -1,13 +1,11 @@
 import { acknowledgeComment, readComment } from "../github/comments";
 import { commentHash, type CommentFacts, type CommentRef } from "../loops/comment-context";
-import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateCommentLoops, isOwnItem } from "../loops/evaluate";
 import type { Octokit } from "../github/app";
-import { recordAndClaim, type EventActor } from "../store/record-and-claim";
+import type { EventActor } from "../store/record-and-claim";
 import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
-import { itemEvent, repositoryContext, type ItemOutcome } from "./evaluate-item";
-import type { Observation } from "./observe-item";
+import { claimEvent, itemEvent, repositoryContext, type ItemJudging, type ItemOutcome } from "./evaluate-item";
 import { appBotLogin, continuationsOf, slugOfBot } from "./own-items";
 import type { RegisteredRepository } from "../store/repositories";
 
@@ -23,16 +21,8 @@ export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">
  * Run's own comment on the Item (the mirror's) then tracks the Run. A newer read of the Item
  * (another Hint's) does not stop it: that read judges the Item, not this comment.
  */
-export async function judgeComment(
-  deps: TriggerDeps,
-  repo: RegisteredRepository,
-  loops: readonly LoopDefinition[],
-  paused: ReadonlySet<string>,
-  item: Observation,
-  generation: number,
-  ref: CommentRef,
-  sender: string | null,
-): Promise<CommentOutcome> {
+export async function judgeComment(deps: TriggerDeps, judging: ItemJudging, ref: CommentRef, sender: string | null): Promise<CommentOutcome> {
+  const { repo, loops, paused, item, generation } = judging;
   const outcome: CommentOutcome = { opened: [], claims: [], failures: new Map() };
   const watching = loops.filter((l) => l.trigger.kind === "comments" && !paused.has(l.name));
   if (watching.length === 0) return outcome;
@@ -67,12 +57,7 @@ export async function judgeComment(
       acknowledged = true;
     }
     const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0 }, { ...comment, hash: commentHash(comment) }, origin?.branch ?? null);
-    const result = await recordAndClaim(deps.db, event, deps.admission);
-    outcome.claims.push({ loop: decision.loop.name, result });
-    if (result.tag === "Claimed" && result.opened) {
-      outcome.opened.push(result.runId);
-      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
-    }
+    await claimEvent(deps, event, outcome);
   }
   return outcome;
 }

@@ -44,6 +44,15 @@ export function repositoryContext(repo: Pick<RegisteredRepository, "fullName" | 
   return { full_name: repo.fullName, default_branch: repo.defaultBranch, private: repo.private };
 }
 
+/** What an Item is judged by: its repository, the repository's Loops and which are paused, the Item's read and its generation. */
+export interface ItemJudging {
+  repo: RegisteredRepository;
+  loops: readonly LoopDefinition[];
+  paused: ReadonlySet<string>;
+  item: Observation;
+  generation: number;
+}
+
 /**
  * Evaluates every Loop watching the Item's kind: a false `if:` revokes the Loop's unstarted
  * work on the Item, a true one submits an Event keyed by the content hash (and the Item's cycle
@@ -58,11 +67,7 @@ export function repositoryContext(repo: Pick<RegisteredRepository, "fullName" | 
  */
 export async function evaluateItem(
   deps: TriggerDeps,
-  repo: RegisteredRepository,
-  loops: readonly LoopDefinition[],
-  paused: ReadonlySet<string>,
-  item: Observation,
-  generation: number,
+  judging: ItemJudging,
   /** false when the Loop surely has no open Run on the Item (a revoke would change nothing) */
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
   /** the login of the webhook's sender, when a Hint brought the Item */
@@ -70,6 +75,7 @@ export async function evaluateItem(
   /** the roles a poll cycle already asked GitHub for (ActorLookup.roles) */
   roles?: ActorLookup["roles"],
 ): Promise<ItemOutcome> {
+  const { repo, loops, paused, item, generation } = judging;
   const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), stale: false };
   const kind = triggerKindFor(item.projection.kind);
   const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
@@ -142,15 +148,19 @@ export async function evaluateItem(
       // a continuation carries on the work of whoever started the Run that opened the pull request
       who = { facts: origin?.facts ?? (await actorNow()), depth };
     }
-    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null);
-    const result = await recordAndClaim(deps.db, event, deps.admission);
-    outcome.claims.push({ loop: decision.loop.name, result });
-    if (result.tag === "Claimed" && result.opened) {
-      outcome.opened.push(result.runId);
-      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
-    }
+    await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }
   return outcome;
+}
+
+/** Records a matching Loop's Event and claims its Run; a Run that opens goes to the work queue at once. */
+export async function claimEvent(deps: Pick<TriggerDeps, "db" | "admission" | "workQueue">, event: EventInput, outcome: Pick<ItemOutcome, "opened" | "claims">): Promise<void> {
+  const result = await recordAndClaim(deps.db, event, deps.admission);
+  outcome.claims.push({ loop: event.loop, result });
+  if (result.tag === "Claimed" && result.opened) {
+    outcome.opened.push(result.runId);
+    await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+  }
 }
 
 /**

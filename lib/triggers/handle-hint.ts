@@ -38,8 +38,9 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const stale = (await storeObservations(deps.db, [item])).size > 0;
   const generation = (await itemGenerations(deps.db, [item.key])).get(item.key) ?? 0;
   // a newer read of the Item judges the Item; the comment this Hint names is judged here all the same
-  const outcome = stale ? null : await evaluateItem(deps, repo, config.loops, paused, item, generation, undefined, hint.sender ?? null);
-  const answered = hint.comment ? await judgeComment(deps, repo, config.loops, paused, item, generation, hint.comment, hint.sender ?? null) : null;
+  const judging = { repo, loops: config.loops, paused, item, generation };
+  const outcome = stale ? null : await evaluateItem(deps, judging, undefined, hint.sender ?? null);
+  const answered = hint.comment ? await judgeComment(deps, judging, hint.comment, hint.sender ?? null) : null;
   await recordLoopFailures(deps.db, repo.fullName, new Map([...(outcome?.failures ?? []), ...(answered?.failures ?? [])]));
   if ((!outcome || outcome.stale) && !answered) return { status: "skipped", ...base, reason: "stale" };
   return {

@@ -247,7 +247,7 @@ async function judgeItems(
     items.filter((o) => !stale.has(o.key)),
     deps.itemConcurrency,
     async (item) => {
-      const outcome = await evaluateItem(deps, repo, loops, paused, item, gens.get(item.key) ?? 0, hasOpenWork, null, totals.roles);
+      const outcome = await evaluateItem(deps, { repo, loops, paused, item, generation: gens.get(item.key) ?? 0 }, hasOpenWork, null, totals.roles);
       totals.opened.push(...outcome.opened);
       totals.revoked.push(...outcome.revoked);
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
