@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import pg from "pg";
+import { descendants } from "../support/processes";
 
 /**
  * `npm start` as a person runs it (scripts/start.sh, then the supervisor), in this checkout with
@@ -40,11 +41,18 @@ async function dropDatabase(): Promise<void> {
   await client.end();
 }
 
+/**
+ * Kills the supervisor's group and every process below it: the supervisor starts the web and the
+ * worker in groups of their own, which a test that failed before its Ctrl-C would leave running.
+ */
 function killGroup(pgid: number): void {
-  try {
-    process.kill(-pgid, "SIGKILL");
-  } catch {
-    // gone
+  const below = descendants(pgid);
+  for (const target of [-pgid, ...below]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      // gone
+    }
   }
 }
 

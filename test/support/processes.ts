@@ -33,3 +33,21 @@ export function argumentsStartingWith(prefix: string): string[] {
 
 /** Whether the demo agent's `[demo:spawn-child]` child of an Attempt (or of any Attempt of a Run) is alive. */
 export const demoChildAlive = (attemptOrRunId: string): boolean => pidsWithArgument(`atelier-demo-child:${attemptOrRunId}`).length > 0;
+
+/** The process and every process below it (children, their children, …), from /proc. */
+export function descendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(entry)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const all = [pid];
+  for (let i = 0; i < all.length; i++) all.push(...(children.get(all[i]!) ?? []));
+  return all;
+}
