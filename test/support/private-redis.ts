@@ -5,7 +5,7 @@ import { freePort } from "./free-port";
 /**
  * A Redis server of the test's own, for the tests that FLUSHALL or stop Redis in mid-flight
  * (the shared Redis holds the other files' queues). Started from the redis-server on PATH,
- * nothing kept on disk; `start` after `stop` brings it back on the same port.
+ * nothing kept on disk; `start` after `stop` brings it back on the same port (and does nothing while it runs).
  */
 export interface PrivateRedis {
   url: string;
@@ -38,6 +38,8 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
   const url = `redis://127.0.0.1:${port}`;
   let child: ChildProcess | null = null;
   const start = async () => {
+    // a second server on the port would fail to bind while the first ran on, left behind by `stop`
+    if (child && child.exitCode === null && child.signalCode === null) return;
     child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" });
     await answered(url);
   };
