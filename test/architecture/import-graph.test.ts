@@ -1,18 +1,12 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { expect, it } from "vitest";
+import { sourceFiles } from "./support/source-files";
 
 const ROOT = resolve(__dirname, "../..");
+const SOURCE = /\.(ts|tsx|mts|mjs)$/;
 const SPECIFIER = /(?:import|export)\s[^'"]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^\s*import\s*["']([^"']+)["']/gm;
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (name === "generated" || name === "node_modules") return [];
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|tsx|mts|mjs)$/.test(name) ? [path] : [];
-  });
-}
 
 function resolveImport(from: string, spec: string): string | null {
   if (!spec.startsWith(".") && !spec.startsWith("@/")) return null;
@@ -27,7 +21,7 @@ function resolveImport(from: string, spec: string): string | null {
 function forbiddenEdges(): string[] {
   const seen = new Set<string>();
   const bad: string[] = [];
-  const queue = sourceFiles(join(ROOT, "lib"));
+  const queue = sourceFiles(join(ROOT, "lib"), SOURCE);
   while (queue.length) {
     const file = queue.pop()!;
     if (seen.has(file)) continue;
@@ -59,7 +53,7 @@ const DOWNWARD: Record<string, string[]> = {
 /** The imports of lib/ from one of its folders into a folder it must not import. */
 function upwardEdges(): string[] {
   const up: string[] = [];
-  for (const file of sourceFiles(join(ROOT, "lib"))) {
+  for (const file of sourceFiles(join(ROOT, "lib"), SOURCE)) {
     const from = relative(ROOT, file);
     const folder = from.split("/")[1]!;
     const forbidden = DOWNWARD[folder];

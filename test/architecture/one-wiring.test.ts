@@ -1,6 +1,7 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { expect, it } from "vitest";
+import { sourceFiles } from "./support/source-files";
 
 // Each process (the worker, the web process's services and webhook route) once assembled its
 // own deps, and the check-run path got no quota gate. Now lib/instance/wiring.ts is the one
@@ -18,14 +19,6 @@ const BUILDERS: Record<string, string[]> = {
 
 const NAMED_IMPORT = /import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g;
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (name === "generated" || name === "node_modules") return [];
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|tsx)$/.test(name) ? [path] : [];
-  });
-}
 
 /** `file → module: name` for each import of a builder in the text of `from` (a path from the root). */
 function builderImports(from: string, text: string): string[] {

@@ -1,20 +1,13 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import { expect, it } from "vitest";
+import { sourceFiles } from "./support/source-files";
 
 const ROOT = resolve(__dirname, "../..");
 
 /** A query sent, a pool or Prisma client reached into, pg imported, or the store's sql template used (ADR 0026). */
 const TOUCHES_POSTGRES = /\.query\s*(<[^>]*>)?\s*\(|\.(pool|prisma)\b|\$(queryRaw|executeRaw)|from\s*["']pg["']|^import (?!type )[^;]*from\s*["'][^"']*store\/sql["']/m;
 
-function sourceFiles(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (name === "generated" || name === "node_modules") return [];
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return /\.(ts|tsx)$/.test(name) ? [path] : [];
-  });
-}
 
 it("only lib/store writes SQL: the rest of lib/, app/ and jobs/ reach Postgres through store verbs", () => {
   const offending = ["lib", "app", "jobs"]
