@@ -3,7 +3,7 @@ import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
 import { ConflictError } from "../errors";
-import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type Usage } from "../store/attempts";
+import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type StartedRun, type Usage } from "../store/attempts";
 import { attemptLease } from "../store/attempt-lease";
 import { repositoryDefaultBranch } from "../store/run-branch";
 import type { RunRow } from "../store/run-rows";
@@ -81,7 +81,7 @@ type Produced = { outcome: AttemptOutcome; access: RepositoryAccess | null; base
 /** Everything up to the executor's outcome; a failure before the agent runs is an outcome too. */
 async function produceOutcome(
   ctx: RunnerContext,
-  run: RunRow,
+  run: StartedRun,
   attempt: AttemptRef,
   local: LocalAttempt,
   transcript: TranscriptWriter,
@@ -107,7 +107,8 @@ async function produceOutcome(
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
-  const [base, branch] = await hold(() => Promise.all([defaultBranchOf(ctx, run.repo, access), workBranchOfRun(ctx.deps.db, run)]));
+  const base = await hold(() => defaultBranchOf(ctx, run.repo, access));
+  const branch = workBranchOfRun(run);
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -183,7 +184,7 @@ async function publish(
 
 export async function runBegunAttempt(
   ctx: RunnerContext,
-  run: RunRow,
+  run: StartedRun,
   attempt: AttemptRef,
   lease: Lease,
   local: LocalAttempt,

@@ -1,6 +1,5 @@
 import { runBranch } from "../executor/branch-name";
-import type { Db } from "../store/db";
-import { submittedBranchOf } from "../store/run-branch";
+import type { StartedRun } from "../store/attempts";
 import type { RunRow } from "../store/run-rows";
 
 /**
@@ -27,7 +26,6 @@ function tickScheduledAt(eventId: string): Date | null {
  * The branch an Attempt works on: the one the Run already pushed, else the App's pull request
  * branch its Event continues (a `continue: same-branch` Loop, ADR 0019), else its own.
  */
-export async function workBranchOfRun(db: Db, run: Pick<RunRow, "loop" | "number" | "event_id" | "received_at" | "branch">): Promise<string> {
-  if (run.branch) return run.branch;
-  return (await submittedBranchOf(db, run.event_id)) ?? branchOfRun(run);
+export function workBranchOfRun(run: Pick<StartedRun, "loop" | "number" | "event_id" | "received_at" | "branch" | "submitted_branch">): string {
+  return run.branch ?? run.submitted_branch ?? branchOfRun(run);
 }

@@ -38,7 +38,7 @@ export interface StartRefusal {
 export type AttemptGate = (sql: Sql, runId: string, known: { repo: string; waitingReason: string | null }) => Promise<StartRefusal | null>;
 
 export type StartResult =
-  | { tag: "Started"; attempt: AttemptRef; run: RunRow }
+  | { tag: "Started"; attempt: AttemptRef; run: StartedRun }
   /** the admission gate said no: the Run keeps its state and says why (waiting_reason) */
   | { tag: "Refused"; run: StartBasis["run"]; refusal: StartRefusal }
   /** the Run is no longer the version the start was decided on: decide again on this read */
@@ -51,7 +51,8 @@ const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its leas
  * Opens Attempt n+1 and moves the Run to Running, in one statement, only while the Run is in a
  * state the start moves from and, "guarded", still the version the start was decided on (a
  * caller holding the Run's lock checked that itself: "locked"). Admitted, a Run drops its quota
- * waiting reason. Returns the Run; no row when nothing was written.
+ * waiting reason. Returns the Run with the branch its Event continues; no row when nothing was
+ * written.
  */
 const START = (version: "guarded" | "locked") => ({
   name: `atelier-start-attempt-${version}`,
@@ -65,8 +66,15 @@ WITH started AS (
   INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
   SELECT $1, id, $3, $4, 'Running', $5, $6, agent FROM started
 )
-SELECT * FROM started`,
+SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`,
 });
+
+/**
+ * A started Run, with the App's pull request branch its Event continues (`submission.branch`,
+ * ADR 0019; null when it names none), read by the start so that the Attempt needs no read of
+ * its own.
+ */
+export type StartedRun = RunRow & { submitted_branch: string | null };
 
 /**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
@@ -89,11 +97,11 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
   const values = [id, run.id, AGENT_STEP, number, lease.token, lease.workerId, QUOTA_WAITING_PREFIX, from];
-  const started = (row: RunRow): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
+  const started = (row: StartedRun): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
   const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
 
   if (!snap.admissionGated) {
-    const { rows } = await db.pool.query<RunRow>({ ...START("guarded"), values: [...values, snap.version] });
+    const { rows } = await db.pool.query<StartedRun>({ ...START("guarded"), values: [...values, snap.version] });
     if (!rows[0]) return changed();
     announceRunsChanged(db.pool, [run.id]);
     if (run.state !== "Running") countRunTransition("Running");
@@ -104,7 +112,7 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
     if (locked[0]?.version !== snap.version) return null;
     const refusal = await gate(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
-    const { rows } = await sql.query<RunRow>({ ...START("locked"), values });
+    const { rows } = await sql.query<StartedRun>({ ...START("locked"), values });
     await markRunsChanged(sql, [run.id]);
     return started(rows[0]!);
   });
