@@ -12,7 +12,9 @@
 // of rates measured seconds apart cancels it where a ratio of two best rounds (perhaps minutes
 // apart) does not. The rates printed are the medians. Latency (Event submitted → Attempt
 // recorded): a paced round at half the engine's measured throughput, so it is the path's
-// latency and not the wait of a saturated queue.
+// latency and not the wait of a saturated queue. The CPU that Postgres, Redis and Node spent
+// per Run and per floor job over the counted rounds is printed beside them: the throughput of
+// both is bound by the machine's CPU, so these say where the engine's extra cost is.
 import { randomBytes } from "node:crypto";
 import { Queue, Worker } from "bullmq";
 import pg from "pg";
@@ -27,6 +29,7 @@ import { createDb } from "../../lib/store/db";
 import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
 import { createAttemptWorker } from "../../jobs/processors/attempt";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
+import { countingCpu, noCpu, type CpuSide } from "./cpu";
 import { bench, median, percentile, ratio } from "./measure";
 
 const SLOTS = 8;
@@ -183,15 +186,21 @@ export async function engineBench(url: string): Promise<void> {
   const bullRates: number[] = [];
   const floorRates: number[] = [];
   const latencies: number[] = [];
+  const engineCpu = noCpu();
+  const floorCpu = noCpu();
   // round 0 warms up (JIT, connections, caches) and is not counted: the first round of each
   // runs measurably slower, the engine's most, and would otherwise weigh on a short series
   for (let round = 0; round <= ROUNDS; round++) {
     const counted = round > 0;
-    const e = await engineRound(`${Date.now()}-${round}`, PER_ROUND, [], (go, done) => drive(PER_ROUND, go, done));
+    const e = await countingCpu(counted ? engineCpu : noCpu(), () =>
+      engineRound(`${Date.now()}-${round}`, PER_ROUND, [], (go, done) => drive(PER_ROUND, go, done)),
+    );
     const b = await bullmqRound(prefix, round, async () => undefined);
-    const f = await bullmqRound(prefix, round, async () => {
-      for (let k = 0; k < 3; k++) await insertTx(k);
-    });
+    const f = await countingCpu(counted ? floorCpu : noCpu(), () =>
+      bullmqRound(prefix, round, async () => {
+        for (let k = 0; k < 3; k++) await insertTx(k);
+      }),
+    );
     if (counted) {
       engineRates.push(e);
       bullRates.push(b);
@@ -226,6 +235,10 @@ export async function engineBench(url: string): Promise<void> {
   bench("floor_3tx_jobs_per_s", floor, "jobs/s");
   bench("event_to_attempt_p50_ms", percentile(latencies, 50), "ms");
   bench("event_to_attempt_p99_ms", percentile(latencies, 99), "ms");
+  for (const side of Object.keys(engineCpu) as CpuSide[]) {
+    bench(`engine_${side}_cpu_us_per_run`, (engineCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
+    bench(`floor_${side}_cpu_us_per_job`, (floorCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
+  }
   ratio("engine_vs_floor", median(engineRates.map((e, i) => e / floorRates[i]!)));
   ratio("engine_vs_bullmq", median(engineRates.map((e, i) => e / bullRates[i]!)));
 }
