@@ -1,14 +1,19 @@
 // Next.js's Proxy (the successor of middleware): runs before every page and route. It sets the
 // security headers of lib/http/security-headers.ts on the answer, and hands the request's CSP
 // (with its fresh nonce) to Next.js, which puts the nonce on the scripts it renders. A page
-// (not the API, which answers its own 503s) asked for while Postgres is unreachable is answered
-// 503 `database_unavailable` with Retry-After before it renders.
+// asked for while Postgres is unreachable is answered 503 `database_unavailable` with
+// Retry-After before it renders. The API answers its own 503s, and the probes answer for
+// themselves: /healthz says the process lives whatever Postgres does (a liveness probe that
+// failed with the database would have the web restarted through every outage), /readyz and
+// /metrics say what is away in their own format.
 import { NextResponse, type NextRequest } from "next/server";
 import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
 import { databaseReachable } from "./lib/store/database-reachable";
 
-const isPage = (pathname: string): boolean => !pathname.startsWith("/api/") && !pathname.startsWith("/_next/");
+const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
+
+const isPage = (pathname: string): boolean => !pathname.startsWith("/api/") && !pathname.startsWith("/_next/") && !PROBES.has(pathname);
 
 export async function proxy(request: NextRequest): Promise<NextResponse> {
   const nonce = newNonce();

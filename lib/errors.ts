@@ -84,8 +84,11 @@ export interface HttpError {
 export const OUTAGE_RETRY_AFTER_SECONDS = 5;
 
 const NET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ECONNABORTED"]);
-/** Postgres's own codes for "not now": connection exceptions (08…), shutting down or starting (57P0x), too many connections. */
-const PG_OUTAGE = /^(08...|57P0[123]|53300)$/;
+/**
+ * Postgres's own codes for "not now": connection exceptions (08…), shutting down or starting
+ * (57P0x), too many connections, and no such database (3D000: dropped, or not created yet).
+ */
+const PG_OUTAGE = /^(08...|57P0[123]|53300|3D000)$/;
 const PRISMA_OUTAGE = new Set(["P1001", "P1002", "P1008", "P1017", "P2024"]);
 const ADAPTER_OUTAGE = new Set(["DatabaseNotReachable", "DatabaseUnavailable", "ConnectionClosed", "SocketTimeout", "TooManyConnections"]);
 const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
