@@ -3,6 +3,7 @@ import { authorizeTranscript } from "../../../../../../lib/dashboard/queries";
 import { transcriptQuery } from "../../../../../../lib/dashboard/schemas";
 import { readTranscriptPage, streamTranscript } from "../../../../../../lib/dashboard/transcript";
 import { api, eventStream, query } from "../../../../../_server/api";
+import { streamSignal } from "../../../../../_server/stopping";
 
 export const dynamic = "force-dynamic";
 
@@ -29,7 +30,7 @@ export const GET = api<{ id: string }>(async ({ request, params, viewer, ctx }) 
   const resume = request.headers.get("last-event-id");
   const stream = streamTranscript(ctx.db, id, {
     after: resume && /^\d{1,18}$/.test(resume) ? resume : after,
-    signal: request.signal,
+    signal: streamSignal(request),
     // a reader whose access GitHub revoked stops receiving within REAUTHORIZE_MS
     reauthorize: () => authorizeTranscript(ctx, viewer, id),
   });
