@@ -43,7 +43,6 @@ const wiring = createWiring({
   log,
   roster: async () => instance,
   failFast: false,
-  publicUrl: process.env.ATELIER_PUBLIC_URL ?? `http://localhost:${process.env.PORT ?? 3000}`,
   workQueue: ({ db, roster }) => new BullWorkQueue({ connection, db, pollIntervalSeconds: roster.pollIntervalSeconds }),
 });
 const { db, keyPrefix, admission: gate, recheckCondition } = wiring;

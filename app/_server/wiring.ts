@@ -15,7 +15,7 @@ export interface WebWiringOptions {
 /**
  * The web process's parts (lib/instance/wiring.ts), as the web process knows them: BullMQ and
  * Redis that fail fast (a request is answered 503 rather than kept waiting), the instance
- * config re-read every 30 s, links under ATELIER_PUBLIC_URL (else the dashboard's AUTH_URL).
+ * config re-read every 30 s.
  */
 export function createWebWiring(database: Db, options: WebWiringOptions = {}): Wiring<BullWorkQueue> {
   return createWiring({
@@ -23,7 +23,6 @@ export function createWebWiring(database: Db, options: WebWiringOptions = {}): W
     log: createLog("atelier.web"),
     roster: instanceConfig,
     failFast: true,
-    publicUrl: process.env.ATELIER_PUBLIC_URL ?? new URL("/", process.env.AUTH_URL ?? "http://localhost:3000").origin,
     ...(options.keyPrefix ? { keyPrefix: options.keyPrefix } : {}),
     workQueue: ({ db: on, roster }) =>
       new BullWorkQueue({

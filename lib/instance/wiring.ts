@@ -9,6 +9,7 @@ import { admission } from "../metering/admission";
 import type { MirrorDeps } from "../mirror/sync-run";
 import type { OperatorDeps } from "../runner/operator";
 import type { RecheckCondition } from "../runner/runner-deps";
+import { publicUrl } from "../setup/public-url";
 import { getDb, type Db } from "../store/db";
 import type { Admission } from "../store/record-and-claim";
 import { loopConditionHolds } from "../triggers/condition-holds";
@@ -39,8 +40,12 @@ export interface WiringInput<Q extends OwnedWorkQueue> {
   roster: () => Promise<InstanceConfig>;
   /** A Redis command fails after one reconnection instead of waiting (the web process: a request must be answered). */
   failFast: boolean;
-  /** ATELIER_PUBLIC_URL: the Run pages check runs and comments link to. */
-  publicUrl: string;
+  /**
+   * Where the Run pages that check runs and comments link to are; default the instance's
+   * (lib/setup/public-url.ts: ATELIER_PUBLIC_URL, else http://localhost:PORT), the address the
+   * App's webhook and setup callback are registered under, for every process alike.
+   */
+  publicUrl?: string;
   /** Default the process's (getDb). */
   db?: Db;
   /** The runner's Redis key prefix; default the instance's (ATELIER_REDIS_PREFIX). */
@@ -136,7 +141,7 @@ export function createWiring<Q extends OwnedWorkQueue>(input: WiringInput<Q>): W
       const [q, roster] = await Promise.all([workQueue(), input.roster()]);
       return { db, redis: commandRedis(), workQueue: q, roster, admission: gate, keyPrefix, recheckCondition };
     },
-    mirror: { db, github: async (id) => (await github()).installationOctokit(id), publicUrl: input.publicUrl },
+    mirror: { db, github: async (id) => (await github()).installationOctokit(id), publicUrl: input.publicUrl ?? publicUrl() },
     async close() {
       const q = queue;
       queue = null;

@@ -8,7 +8,6 @@ import { createLog } from "../../lib/github/log";
 import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
 import { receiveWebhook } from "../../lib/github/receive-webhook";
 import { createWiring } from "../../lib/instance/wiring";
-import { publicUrl } from "../../lib/setup/public-url";
 import { atelierApp } from "../../probot.config";
 
 const log = createLog("atelier.webhooks");
@@ -17,7 +16,6 @@ const wiring = createWiring({
   log,
   roster: async () => instance,
   failFast: true,
-  publicUrl: publicUrl(),
   workQueue: ({ db, roster }) => new BullWorkQueue({ connection: bullConnection(undefined, { failFast: true }), db, pollIntervalSeconds: roster.pollIntervalSeconds }),
 });
 const { db } = wiring;

@@ -53,3 +53,26 @@ it("the trigger deps, the operator and every ask of them share the one gate", as
   expect(await wiring.github()).toBe(triggers.github);
   expect(await wiring.workQueue()).toBe(triggers.workQueue);
 });
+
+it("links under the instance's public URL in every process: ATELIER_PUBLIC_URL, else localhost on PORT (the web linked under AUTH_URL)", async () => {
+  const saved = { public: process.env.ATELIER_PUBLIC_URL, port: process.env.PORT, auth: process.env.AUTH_URL };
+  const linkedUnder = async () => {
+    const w = createWiring({ db: fx.db, log: silentLog, roster: async () => defaultInstanceConfig(), failFast: true, workQueue: () => { throw new Error("not used"); } });
+    const url = w.mirror.publicUrl;
+    await w.close();
+    return url;
+  };
+  try {
+    process.env.ATELIER_PUBLIC_URL = "https://atelier.example.com/";
+    process.env.AUTH_URL = "https://elsewhere.example.com";
+    expect(await linkedUnder()).toBe("https://atelier.example.com");
+    delete process.env.ATELIER_PUBLIC_URL;
+    process.env.PORT = "4123";
+    expect(await linkedUnder()).toBe("http://localhost:4123");
+  } finally {
+    for (const [name, value] of [["ATELIER_PUBLIC_URL", saved.public], ["PORT", saved.port], ["AUTH_URL", saved.auth]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+});
