@@ -78,29 +78,36 @@ export async function closeOrphan(deps: ContinueDeps, attemptId: string, message
  * Orphan sweep: a Running Attempt older than one TTL whose Run's lease is not held by its
  * token is closed as an InfraFailure (lease_lost) and its Run goes on. When the registry says
  * its worker is dead (no heartbeat for the stale window), that is closed at once: a dead
- * worker sets no key again. Otherwise it is checked again one TTL later (a live holder whose
- * key Redis lost — FLUSHALL — sets it again within a third of the TTL). Returns the Attempts
- * closed.
+ * worker sets no key again. Otherwise it is looked at again every third of a TTL for one
+ * confirmation window (a live holder whose key Redis lost — FLUSHALL — sets it again within a
+ * third of the TTL, and is let be): closed as soon as the registry says its worker died, or
+ * at the window's end if its lease is still not held. Returns the Attempts closed.
  */
 export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
   const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
-  const rows = await orphanSuspects(deps.db, { olderThanMs: deps.leaseTtlMs, staleAfterMs: deps.staleAfterMs ?? deps.leaseTtlMs });
+  const window = { olderThanMs: deps.leaseTtlMs, staleAfterMs: deps.staleAfterMs ?? deps.leaseTtlMs };
   const unheld = async (candidates: OrphanSuspect[]) => {
     const holders = await leaseHolders(deps.redis, candidates.map((a) => names.lease(a.run_id)));
     return candidates.filter((a, i) => holders[i] !== a.lease_token);
   };
-  const suspects = await unheld(rows);
   const expired: string[] = [];
-  for (const a of suspects.filter((s) => s.worker_dead)) {
-    if (await closeOrphan(deps, a.id, workerDied(a.worker_id ?? "unknown"))) expired.push(a.id);
+  const closeDead = async (suspects: OrphanSuspect[]) => {
+    for (const a of suspects.filter((s) => s.worker_dead)) {
+      if (await closeOrphan(deps, a.id, workerDied(a.worker_id ?? "unknown"))) expired.push(a.id);
+    }
+    return suspects.filter((s) => !s.worker_dead);
+  };
+  let unsure = await closeDead(await unheld(await orphanSuspects(deps.db, window)));
+  const confirmAt = Date.now() + (deps.confirmMs ?? deps.leaseTtlMs);
+  while (unsure.length && Date.now() < confirmAt) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(deps.leaseTtlMs / 3, confirmAt - Date.now())));
+    // the same Attempts, read again: still open and unheld, and dead in the registry by now?
+    const waiting = new Set(unsure.map((a) => a.id));
+    unsure = await closeDead(await unheld((await orphanSuspects(deps.db, window)).filter((a) => waiting.has(a.id))));
   }
-  const unsure = suspects.filter((s) => !s.worker_dead);
-  if (unsure.length === 0) return expired;
-  await new Promise((resolve) => setTimeout(resolve, deps.confirmMs ?? deps.leaseTtlMs));
-  const confirmed = await unheld(unsure);
   // a worker that could not record an outcome (the database away) left its reason
-  const reasons = confirmed.length ? await deps.redis.mget(...confirmed.map((a) => names.unrecordedOutcome(a.id))) : [];
-  for (const [i, a] of confirmed.entries()) {
+  const reasons = unsure.length ? await deps.redis.mget(...unsure.map((a) => names.unrecordedOutcome(a.id))) : [];
+  for (const [i, a] of unsure.entries()) {
     if (await closeOrphan(deps, a.id, reasons[i] ?? undefined)) expired.push(a.id);
   }
   return expired;

@@ -6,10 +6,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createMaintenanceWorker, type MaintenanceWorker } from "../../jobs/processors/maintenance";
 import { bullConnection } from "../../jobs/queues";
 import { watchOwnHost } from "../../lib/runner/own-host-recovery";
+import { sweepOrphans } from "../../lib/runner/reconcile";
+import { redisNames } from "../../lib/runner/redis-names";
 import { listWorkers } from "../../lib/store/workers";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runningOn, settledState, startRunner, uniquePrefix, type RunnerUnderTest } from "./support/runner-fixture";
+import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runningOn, settledState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 import { killAgentsUnder, killChildren, spawnWorkerChild } from "./support/worker-child";
 
 /**
@@ -63,6 +65,8 @@ async function spawnWorker(workerId: string, ttlMs: number, demoDelayMs: number)
 
 const settled = (runId: string, timeoutMs: number) => settledState(db, runId, timeoutMs);
 
+const waitForValue = <T>(what: string, fn: () => Promise<T | null>) => waitFor(what, fn, 30_000, 100);
+
 const failureMessage = async (attemptId: string) =>
   (await db.pool.query<{ failure_message: string }>(`SELECT failure_message FROM attempts WHERE id = $1`, [attemptId])).rows[0]!.failure_message;
 
@@ -96,6 +100,34 @@ describe("a dead worker's Attempts", () => {
     expect(await failureMessage(dead.id)).toContain("(doomed) stopped heartbeating");
     // the dead worker is still registered, and not alive: the registry says what happened
     expect((await listWorkers(db)).find((w) => w.id === "doomed")).toMatchObject({ stoppedAt: null });
+  }, 180_000);
+
+  it("are closed as soon as the registry says the worker died, even when the sweep first found it alive with its lease gone", async () => {
+    // the race the sweep meets on a busy machine: the lease has expired, the heartbeat is not
+    // stale yet. The sweep waited its whole confirmation window (here ten minutes) before it
+    // looked again; it looks again every third of a TTL and closes the Attempt once the
+    // registry says the worker is dead.
+    const TTL = 3_000;
+    const { child, exited } = await spawnWorker("half-dead", TTL, 1_000);
+    const repo = await world.addRepo("half-dead");
+    const run = await openRun(db, issueEvent(repo, 34, "h1", "Die between two looks"));
+    await enqueueMove(db, prefix, run.runId, run.receivedAt);
+    const dead = await runningOn(db, run.runId, "half-dead");
+    child.kill("SIGKILL");
+    await exited;
+    parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "looker", leaseTtlMs: TTL });
+    const lease = redisNames(`${prefix}:`).lease(run.runId);
+    await waitForValue("the dead worker's lease to expire", async () => ((await parent!.redis.exists(lease)) === 0 ? true : null));
+    // the registry counts the worker alive (its heartbeat, as it stands, says so for an hour), and the Attempt is older than a TTL
+    await db.pool.query(`UPDATE workers SET heartbeat_at = now() + interval '1 hour' WHERE id = 'half-dead'`);
+    await db.pool.query(`UPDATE attempts SET started_at = now() - interval '1 minute' WHERE id = $1`, [dead.id]);
+    const sweep = sweepOrphans({ db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, confirmMs: 600_000 });
+    await new Promise((r) => setTimeout(r, TTL));
+    expect((await attemptsOf(db, run.runId)).map((a) => a.state)).toEqual(["Running"]);
+    // the worker's last heartbeat ages past the stale window: the registry says it is dead
+    await db.pool.query(`UPDATE workers SET heartbeat_at = now() - interval '1 hour' WHERE id = 'half-dead'`);
+    expect(await sweep).toEqual([dead.id]);
+    expect(await failureMessage(dead.id)).toContain("(half-dead) stopped heartbeating");
   }, 180_000);
 
   it("are closed at once by the next worker of the same host, before their lease would expire", async () => {
