@@ -1,7 +1,7 @@
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
-import { startWebServer, type WebServer } from "../support/web-server";
+import { startWebServer, webServerEnv, type WebServer } from "../support/web-server";
 
 // Every refusal speaks, even of outages (THREATS.md, attack 19): with Postgres down every page
 // answered `500 internal`. The real web process (next start) on a Postgres cluster of this
@@ -18,14 +18,7 @@ const PAGES = ["/board", "/signin", "/setup", "/needs-you"];
 
 beforeAll(async () => {
   cluster = await startPrivateCluster();
-  web = await startWebServer({
-    ...process.env,
-    DATABASE_URL: cluster.url,
-    AUTH_SECRET: "page-outage-test-secret-0123456789",
-    ATELIER_SECRET_KEY: "page-outage-test-key-0123456789",
-    ATELIER_SANDBOX_APP_FILE: "",
-    GITHUB_APP_ID: "",
-  });
+  web = await startWebServer(webServerEnv("page-outage", { DATABASE_URL: cluster.url }));
 }, 300_000);
 
 afterAll(async () => {

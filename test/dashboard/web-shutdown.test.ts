@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiToken } from "../../lib/auth/api-tokens";
 import { upsertUser } from "../../lib/store/users";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
-import { startWebServer, type WebServer } from "../support/web-server";
+import { startWebServer, webServerEnv, type WebServer } from "../support/web-server";
 
 /**
  * The real web process (next start) told to stop while a dashboard is open: Next.js's shutdown
@@ -19,14 +19,7 @@ beforeAll(async () => {
   database = await createPrivateDb("web_shutdown");
   const user = await upsertUser(database.db, { githubId: "7101", login: "stays-open", name: null, avatarUrl: null });
   token = (await createApiToken(database.db, user, { name: "live views", scope: "read", expiresInDays: 1 })).token;
-  web = await startWebServer({
-    ...process.env,
-    DATABASE_URL: database.url,
-    AUTH_SECRET: "web-shutdown-test-secret-0123456789",
-    ATELIER_SECRET_KEY: "web-shutdown-test-key-0123456789",
-    ATELIER_SANDBOX_APP_FILE: "",
-    GITHUB_APP_ID: "",
-  });
+  web = await startWebServer(webServerEnv("web-shutdown", { DATABASE_URL: database.url }));
 }, 300_000);
 
 afterAll(async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
-import { startWebServer, type WebServer } from "../support/web-server";
+import { startWebServer, webServerEnv, type WebServer } from "../support/web-server";
 import { sendBody } from "./support/send-body";
 
 // Limits before work (THREATS.md, attack 18): a 60 MB webhook with a bad signature was read
@@ -23,13 +23,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "atelier-webhook-memory-"));
   const file = join(dir, "sandbox-app.json");
   await writeFile(file, JSON.stringify({ baseUrl: sim.url, ...sim.app }));
-  web = await startWebServer({
-    ...process.env,
-    ATELIER_SANDBOX_APP_FILE: file,
-    GITHUB_APP_ID: "",
-    AUTH_SECRET: "webhook-memory-test-secret-0123456789",
-    ATELIER_SECRET_KEY: "webhook-memory-test-key-0123456789",
-  });
+  web = await startWebServer(webServerEnv("webhook-memory", { ATELIER_SANDBOX_APP_FILE: file }));
 }, 300_000);
 
 afterAll(async () => {

@@ -62,10 +62,23 @@ async function spawnWorker(workerId: string, ttlMs: number, demoDelayMs: number)
   return worker;
 }
 
+/** A Run whose Attempt is running on a worker process of its own when that worker is killed with SIGKILL. */
+async function killedMidAttempt(workerId: string, ttlMs: number, issue: { repo: string; number: number; title: string }) {
+  const { child, exited } = await spawnWorker(workerId, ttlMs, 1_000);
+  const repo = await world.addRepo(issue.repo);
+  const run = await openRun(db, issueEvent(repo, issue.number, "h1", issue.title));
+  await enqueueMove(db, prefix, run.runId, run.receivedAt);
+  const dead = await runningOn(db, run.runId, workerId);
+  child.kill("SIGKILL");
+  await exited;
+  return { run, dead };
+}
+
+/** The sweep's deps on the live worker `live`, with a confirmation window (ten minutes) no test waits out. */
+const sweepDeps = (live: RunnerUnderTest, ttlMs: number) =>
+  ({ db, redis: live.redis, workQueue: live.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: ttlMs, confirmMs: 600_000 });
 
 const settled = (runId: string, timeoutMs: number) => settledState(db, runId, timeoutMs);
-
-const waitForValue = <T>(what: string, fn: () => Promise<T | null>) => waitFor(what, fn, 30_000, 100);
 
 const failureMessage = async (attemptId: string) =>
   (await db.pool.query<{ failure_message: string }>(`SELECT failure_message FROM attempts WHERE id = $1`, [attemptId])).rows[0]!.failure_message;
@@ -73,22 +86,12 @@ const failureMessage = async (attemptId: string) =>
 describe("a dead worker's Attempts", () => {
   it("are closed by a live worker's sweep as soon as the registry says the worker is dead, and the Run is retried there", async () => {
     const TTL = 3_000;
-    const { child, exited } = await spawnWorker("doomed", TTL, 1_000);
-    const repo = await world.addRepo("sigkill");
-    const run = await openRun(db, issueEvent(repo, 31, "h1", "Survive a kill -9"));
-    await enqueueMove(db, prefix, run.runId, run.receivedAt);
-    const dead = await runningOn(db, run.runId, "doomed");
-    child.kill("SIGKILL");
-    await exited;
+    const { run, dead } = await killedMidAttempt("doomed", TTL, { repo: "sigkill", number: 31, title: "Survive a kill -9" });
 
     // the live worker: its attempts worker and its maintenance worker, whose sweep would wait ten
     // minutes before closing an Attempt the registry does not know dead
     parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "survivor", leaseTtlMs: TTL });
-    maintenance = await createMaintenanceWorker(
-      bullConnection(REDIS_URL),
-      { db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, confirmMs: 600_000 },
-      { prefix, sweepEveryMs: 500 },
-    );
+    maintenance = await createMaintenanceWorker(bullConnection(REDIS_URL), sweepDeps(parent, TTL), { prefix, sweepEveryMs: 500 });
 
     expect(await settled(run.runId, 60_000)).toBe("Succeeded");
     const attempts = await attemptsOf(db, run.runId);
@@ -108,20 +111,14 @@ describe("a dead worker's Attempts", () => {
     // looked again; it looks again every third of a TTL and closes the Attempt once the
     // registry says the worker is dead.
     const TTL = 3_000;
-    const { child, exited } = await spawnWorker("half-dead", TTL, 1_000);
-    const repo = await world.addRepo("half-dead");
-    const run = await openRun(db, issueEvent(repo, 34, "h1", "Die between two looks"));
-    await enqueueMove(db, prefix, run.runId, run.receivedAt);
-    const dead = await runningOn(db, run.runId, "half-dead");
-    child.kill("SIGKILL");
-    await exited;
+    const { run, dead } = await killedMidAttempt("half-dead", TTL, { repo: "half-dead", number: 34, title: "Die between two looks" });
     parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "looker", leaseTtlMs: TTL });
     const lease = redisNames(`${prefix}:`).lease(run.runId);
-    await waitForValue("the dead worker's lease to expire", async () => ((await parent!.redis.exists(lease)) === 0 ? true : null));
+    await waitFor("the dead worker's lease to expire", async () => (await parent!.redis.exists(lease)) === 0, 30_000, 100);
     // the registry counts the worker alive (its heartbeat, as it stands, says so for an hour), and the Attempt is older than a TTL
     await db.pool.query(`UPDATE workers SET heartbeat_at = now() + interval '1 hour' WHERE id = 'half-dead'`);
     await db.pool.query(`UPDATE attempts SET started_at = now() - interval '1 minute' WHERE id = $1`, [dead.id]);
-    const sweep = sweepOrphans({ db, redis: parent.redis, workQueue: parent.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, leaseTtlMs: TTL, confirmMs: 600_000 });
+    const sweep = sweepOrphans(sweepDeps(parent, TTL));
     await new Promise((r) => setTimeout(r, TTL));
     expect((await attemptsOf(db, run.runId)).map((a) => a.state)).toEqual(["Running"]);
     // the worker's last heartbeat ages past the stale window: the registry says it is dead
@@ -133,13 +130,7 @@ describe("a dead worker's Attempts", () => {
   it("are closed at once by the next worker of the same host, before their lease would expire", async () => {
     // a lease that would hold the Run for a minute: only the restart's own-host recovery frees it sooner
     const TTL = 60_000;
-    const { child, exited } = await spawnWorker("first-life", TTL, 1_000);
-    const repo = await world.addRepo("restart");
-    const run = await openRun(db, issueEvent(repo, 32, "h1", "Survive a restart"));
-    await enqueueMove(db, prefix, run.runId, run.receivedAt);
-    const dead = await runningOn(db, run.runId, "first-life");
-    child.kill("SIGKILL");
-    await exited;
+    const { run, dead } = await killedMidAttempt("first-life", TTL, { repo: "restart", number: 32, title: "Survive a restart" });
     const diedAt = Date.now();
 
     const reborn = await spawnWorker("second-life", TTL, 5);

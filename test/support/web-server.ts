@@ -33,6 +33,21 @@ function rssOf(pid: number): number {
   }
 }
 
+/**
+ * The environment of a test's web process: the test's own, with its own sign-in and sealing
+ * secrets (named for the test) and no GitHub App unless `env` gives one.
+ */
+export function webServerEnv(name: string, env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    AUTH_SECRET: `${name}-test-secret-0123456789`,
+    ATELIER_SECRET_KEY: `${name}-test-key-0123456789`,
+    ATELIER_SANDBOX_APP_FILE: "",
+    GITHUB_APP_ID: "",
+    ...env,
+  };
+}
+
 export async function startWebServer(env: NodeJS.ProcessEnv, ready = "/signin"): Promise<WebServer> {
   if (needsBuild(ROOT)) {
     execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, stdio: "ignore" });
