@@ -1,4 +1,4 @@
-import type pg from "pg";
+import { prepared, sql, type Queryable } from "./sql";
 
 /**
  * Postgres notifications sent after the fact and batched: the ids handed in during the last
@@ -8,8 +8,6 @@ import type pg from "pg";
  * trip each. Listeners treat a notification as a hint and have sweeps for a lost one (a crash
  * between a commit and its announcement, a lost connection).
  */
-
-type Queryable = Pick<pg.PoolClient, "query">;
 
 /** How long ids are gathered before one statement sends them. */
 const ANNOUNCE_EVERY_MS = 10;
@@ -39,7 +37,7 @@ export function announce(pool: Queryable, channel: string, ids: Iterable<string>
 }
 
 /** Notifies `channel` once per id, now. */
-export async function notify(sql: Queryable, channel: string, ids: readonly string[]): Promise<void> {
+export async function notify(on: Queryable, channel: string, ids: readonly string[]): Promise<void> {
   if (!ids.length) return;
-  await sql.query({ name: "atelier-notify", text: `SELECT pg_notify($1, id) FROM unnest($2::text[]) AS id`, values: [channel, ids] });
+  await prepared(on, "atelier-notify", sql`SELECT pg_notify(${channel}, id) FROM unnest(${ids}::text[]) AS id`);
 }

@@ -3,32 +3,28 @@ import { TRANSITIONS } from "../engine/run-state";
 import type { Db } from "./db";
 import { audit } from "./audit";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
+import { query, sql } from "./sql";
 import { transaction } from "./transaction";
 
 /** Pending → Waiting: the Loop asks for an operator's approval. */
 export async function parkForApproval(db: Db, runId: string): Promise<RunRow> {
-  return transaction(db, (sql) =>
-    guardedRunUpdate(sql, runId, TRANSITIONS.parkForApproval, `waiting_reason = 'approval'`, [], "park"),
-  );
+  return transaction(db, (tx) => guardedRunUpdate(tx, runId, TRANSITIONS.parkForApproval, sql`waiting_reason = 'approval'`, "park"));
 }
 
 /** Waiting → Queued, recording the approval Event and who approved. */
 export async function approve(db: Db, runId: string, actor: string): Promise<RunRow> {
-  return transaction(db, async (sql) => {
-    const run = await lockRun(sql, runId);
-    const updated = await guardedRunUpdate(sql, runId, TRANSITIONS.approve, `waiting_reason = NULL`, [], "approve");
+  return transaction(db, async (tx) => {
+    const run = await lockRun(tx, runId);
+    const updated = await guardedRunUpdate(tx, runId, TRANSITIONS.approve, sql`waiting_reason = NULL`, "approve");
     const eventId = approvalEventKey(runId);
-    await sql.query(
-      `INSERT INTO events (id, kind, loop, repo, item_key, number, status, run_id, submission)
-       VALUES ($1, 'approval', $2, $3, $4, $5, 'Claimed', $6, $7) ON CONFLICT (id) DO NOTHING`,
-      [eventId, run.loop, run.repo, run.item_key, run.number, runId, JSON.stringify({ approvedBy: actor })],
+    await query(
+      tx,
+      sql`INSERT INTO events (id, kind, loop, repo, item_key, number, status, run_id, submission)
+          VALUES (${eventId}, 'approval', ${run.loop}, ${run.repo}, ${run.item_key}, ${run.number}, 'Claimed', ${runId}, ${JSON.stringify({ approvedBy: actor })})
+          ON CONFLICT (id) DO NOTHING`,
     );
-    await sql.query(`INSERT INTO approvals (run_id, event_id, approved_by) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
-      runId,
-      eventId,
-      actor,
-    ]);
-    await audit(sql, { actor, action: "approve", repo: run.repo, runId });
+    await query(tx, sql`INSERT INTO approvals (run_id, event_id, approved_by) VALUES (${runId}, ${eventId}, ${actor}) ON CONFLICT DO NOTHING`);
+    await audit(tx, { actor, action: "approve", repo: run.repo, runId });
     return updated;
   });
 }

@@ -14,7 +14,8 @@ import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
-import { TRANSCRIPT_CHANNEL, transcriptColumns, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
+import { first, firstPrepared, query, raw, sql, type Statement } from "./sql";
+import { TRANSCRIPT_CHANNEL, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
 
 export interface AttemptRef {
   id: string;
@@ -47,27 +48,33 @@ export type StartResult =
 /** The message an Attempt gets when its worker stopped holding the lease. */
 const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
 
+/** What a start writes: Attempt `id` (number `number`) under the lease, from the states `from`. */
+interface StartWrite {
+  id: string;
+  runId: string;
+  number: number;
+  lease: { token: string; workerId: string };
+  from: readonly RunStateName[];
+}
+
 /**
  * Opens Attempt n+1 and moves the Run to Running, in one statement, only while the Run is in a
- * state the start moves from and, "guarded", still the version the start was decided on (a
- * caller holding the Run's lock checked that itself: "locked"). Admitted, a Run drops its quota
- * waiting reason. Returns the Run with the branch its Event continues; no row when nothing was
- * written.
+ * state the start moves from and, given `version`, still the version the start was decided on
+ * (a caller holding the Run's lock checked that itself: no version). Admitted, a Run drops its
+ * quota waiting reason. Returns the Run with the branch its Event continues; no row when
+ * nothing was written.
  */
-const START = (version: "guarded" | "locked") => ({
-  name: `atelier-start-attempt-${version}`,
-  text: `
+const startSql = (w: StartWrite, version: string | null): Statement => sql`
 WITH started AS (
-  UPDATE runs SET state = '${TRANSITIONS.start.to}', started_at = COALESCE(started_at, now()), updated_at = now(),
-         waiting_reason = CASE WHEN starts_with(waiting_reason, $7) THEN NULL ELSE waiting_reason END
-   WHERE id = $2 AND state::text = ANY($8)${version === "guarded" ? " AND xmin::text = $9" : ""}
-  RETURNING ${RUN_COLUMNS}
+  UPDATE runs SET state = ${raw(`'${TRANSITIONS.start.to}'`)}, started_at = COALESCE(started_at, now()), updated_at = now(),
+         waiting_reason = CASE WHEN starts_with(waiting_reason, ${QUOTA_WAITING_PREFIX}) THEN NULL ELSE waiting_reason END
+   WHERE id = ${w.runId} AND state::text = ANY(${w.from})${version === null ? raw("") : sql` AND xmin::text = ${version}`}
+  RETURNING ${raw(RUN_COLUMNS)}
 ), attempt AS (
   INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
-  SELECT $1, id, $3, $4, 'Running', $5, $6, agent FROM started
+  SELECT ${w.id}, id, ${AGENT_STEP}, ${w.number}, 'Running', ${w.lease.token}, ${w.lease.workerId}, agent FROM started
 )
-SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`,
-});
+SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`;
 
 /**
  * A started Run, with the App's pull request branch its Event continues (`submission.branch`,
@@ -96,25 +103,25 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const number = (snap.latest?.number ?? 0) + 1;
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
-  const values = [id, run.id, AGENT_STEP, number, lease.token, lease.workerId, QUOTA_WAITING_PREFIX, from];
+  const write: StartWrite = { id, runId: run.id, number, lease, from };
   const started = (row: StartedRun): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
   const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
 
   if (!snap.admissionGated) {
-    const { rows } = await db.pool.query<StartedRun>({ ...START("guarded"), values: [...values, snap.version] });
-    if (!rows[0]) return changed();
+    const row = await firstPrepared<StartedRun>(db.pool, "atelier-start-attempt-guarded", startSql(write, snap.version));
+    if (!row) return changed();
     announceRunsChanged(db.pool, [run.id]);
     if (run.state !== "Running") countRunTransition("Running");
-    return started(rows[0]);
+    return started(row);
   }
-  const gated = await transaction(db, async (sql): Promise<StartResult | null> => {
-    const { rows: locked } = await sql.query<{ version: string }>(`SELECT xmin::text AS version FROM runs WHERE id = $1 FOR UPDATE`, [run.id]);
-    if (locked[0]?.version !== snap.version) return null;
-    const refusal = await gate(sql, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
+  const gated = await transaction(db, async (tx): Promise<StartResult | null> => {
+    const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
+    if (locked?.version !== snap.version) return null;
+    const refusal = await gate(tx, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
     if (refusal) return { tag: "Refused", run, refusal };
-    const { rows } = await sql.query<StartedRun>({ ...START("locked"), values });
-    await markRunsChanged(sql, [run.id]);
-    return started(rows[0]!);
+    const row = await firstPrepared<StartedRun>(tx, "atelier-start-attempt-locked", startSql(write, null));
+    await markRunsChanged(tx, [run.id]);
+    return started(row!);
   });
   if (gated?.tag === "Started" && run.state !== "Running") countRunTransition("Running");
   return gated ?? changed();
@@ -161,8 +168,8 @@ interface RunMove {
   name: "succeed" | "retry" | "fail";
   decision: FinishResult["decision"];
   transition: Transition;
-  set: string;
-  params: unknown[];
+  /** more columns the move sets, written after the state */
+  set: Statement | null;
 }
 
 function runMoveOf(result: AttemptResult, number: number): RunMove {
@@ -171,15 +178,14 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
       name: "succeed",
       decision: { tag: "Succeeded" },
       transition: TRANSITIONS.succeed,
-      set: `ended_at = now(), branch = COALESCE($23, branch),
-            pull_request_number = COALESCE($24, pull_request_number), head_sha = COALESCE($25, head_sha)`,
-      params: [result.branch, result.pullRequestNumber, result.headSha],
+      set: sql`ended_at = now(), branch = COALESCE(${result.branch}, branch),
+            pull_request_number = COALESCE(${result.pullRequestNumber}::int, pull_request_number), head_sha = COALESCE(${result.headSha}, head_sha)`,
     };
   }
   const decision = decideAfterFailure(result.failure, number);
   return decision.tag === "RetryAttempt"
-    ? { name: "retry", decision, transition: TRANSITIONS.continueRunning, set: "", params: [] }
-    : { name: "fail", decision, transition: TRANSITIONS.fail, set: `ended_at = now()`, params: [] };
+    ? { name: "retry", decision, transition: TRANSITIONS.continueRunning, set: null }
+    : { name: "fail", decision, transition: TRANSITIONS.fail, set: sql`ended_at = now()` };
 }
 
 /**
@@ -188,88 +194,65 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
  * the Run is in a state the outcome moves from, its usage onto the month's counters, the Run
  * moved, and the last transcript lines stored. Where outbound hooks listen to the Run and the
  * statement is not `withHooks`, nothing is written: the caller records the outcome again in a
- * transaction that also writes the deliveries.
+ * transaction that also writes the deliveries. One prepared statement per move and `withHooks`
+ * (literals the planner folds), so a generic plan is kept.
  */
-const FINISH = (move: RunMove, withHooks: boolean) => ({
-  // one prepared statement per shape (literals the planner folds), so a generic plan is kept
-  name: `atelier-finish-${move.name}${withHooks ? "-hooked" : ""}`,
-  text: `
+function finishSql(ref: AttemptRef, result: AttemptResult, move: RunMove, tail: readonly TranscriptLine[], withHooks: boolean): Statement {
+  const failure = result.tag === "Failed" ? result.failure : null;
+  const usage = result.usage;
+  return sql`
 WITH locked AS (
-  SELECT id, repo, state, queued_behind, ${hasOutboundHooks("runs")} AS hooked FROM runs WHERE id = $2 FOR UPDATE
+  SELECT id, repo, state, queued_behind, ${raw(hasOutboundHooks("runs"))} AS hooked FROM runs WHERE id = ${ref.runId} FOR UPDATE
 ), go AS (
-  SELECT 1 FROM locked WHERE ${withHooks} OR NOT hooked
+  SELECT 1 FROM locked WHERE ${raw(String(withHooks))} OR NOT hooked
 ), attempt AS (
-  UPDATE attempts SET state = $4, ended_at = now(), failure_kind = $5, failure_category = $6, retryable = $7,
-         failure_message = $8, summary = $9, duration_ms = $10, tokens_in = $11, tokens_out = $12, cost_usd = $13,
-         cost_estimated = $14, cost_exact = $19, model = $20, turns = $21, session_id = $22
-   WHERE id = $1 AND state = 'Running' AND lease_token = $3
-     AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY($15))
+  UPDATE attempts SET state = ${result.tag}, ended_at = now(), failure_kind = ${failure?.kind ?? null}, failure_category = ${failure?.category ?? null},
+         retryable = ${failure?.retryable ?? null}, failure_message = ${failure?.message ?? null},
+         summary = ${result.tag === "Succeeded" ? result.summary : null}, duration_ms = ${usage.durationMs}, tokens_in = ${usage.tokensIn},
+         tokens_out = ${usage.tokensOut}, cost_usd = ${usage.costUsd}, cost_estimated = ${usage.costEstimated}, cost_exact = ${usage.costExact ?? false},
+         model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null}
+   WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}
+     AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY(${move.transition.from}))
   RETURNING cost_usd, duration_ms
-), counted AS (${addUsageSql("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)")}
+), counted AS (${addUsageSql(raw("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)"))}
 ), moved AS (
-  UPDATE runs SET state = '${move.transition.to}'${move.set ? `, ${move.set}` : ""}, updated_at = now(),
-         failed_attempt_id = CASE WHEN $4::text = 'Failed' THEN $1 ELSE failed_attempt_id END
-   WHERE id = $2 AND EXISTS (SELECT 1 FROM attempt)
-  RETURNING ${RUN_COLUMNS}
+  UPDATE runs SET state = ${raw(`'${move.transition.to}'`)}${move.set ? sql`, ${move.set}` : raw("")}, updated_at = now(),
+         failed_attempt_id = ${failure ? sql`${ref.id}` : raw("failed_attempt_id")}
+   WHERE id = ${ref.runId} AND EXISTS (SELECT 1 FROM attempt)
+  RETURNING ${raw(RUN_COLUMNS)}
 ), lines AS (
-  ${transcriptRowsSql("$1", "$2", "$16", "$17", "$18")} WHERE EXISTS (SELECT 1 FROM go)
+  ${transcriptRowsSql(ref.id, ref.runId, tail)} WHERE EXISTS (SELECT 1 FROM go)
 )
 SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind
-  FROM locked LEFT JOIN moved ON true`,
-});
+  FROM locked LEFT JOIN moved ON true`;
+}
 
 type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; queued_behind: boolean };
 
 async function writeFinish(
-  sql: Sql | Db["pool"],
+  on: Sql | Db["pool"],
   ref: AttemptRef,
   result: AttemptResult,
   move: RunMove,
   tail: readonly TranscriptLine[],
   withHooks: boolean,
 ): Promise<FinishRow | null> {
-  const failure = result.tag === "Failed" ? result.failure : null;
-  const { rows } = await sql.query<FinishRow>({
-    ...FINISH(move, withHooks),
-    values: [
-      ref.id,
-      ref.runId,
-      ref.leaseToken,
-      result.tag,
-      failure?.kind ?? null,
-      failure?.category ?? null,
-      failure?.retryable ?? null,
-      failure?.message ?? null,
-      result.tag === "Succeeded" ? result.summary : null,
-      result.usage.durationMs,
-      result.usage.tokensIn,
-      result.usage.tokensOut,
-      result.usage.costUsd,
-      result.usage.costEstimated,
-      move.transition.from,
-      ...transcriptColumns(tail),
-      result.usage.costExact ?? false,
-      result.usage.model ?? null,
-      result.usage.turns ?? null,
-      result.usage.sessionId ?? null,
-      ...move.params,
-    ],
-  });
-  return rows[0] ?? null;
+  const name = `atelier-finish-${move.name}${withHooks ? "-hooked" : ""}`;
+  return (await firstPrepared<FinishRow>(on, name, finishSql(ref, result, move, tail, withHooks))) ?? null;
 }
 
 /** The Run a finish statement moved; the typed refusal when it wrote nothing (which asks why, off the hot path). */
-async function movedRun(sql: Sql | Db["pool"], ref: AttemptRef, row: FinishRow | null, move: RunMove): Promise<RunRow> {
+async function movedRun(on: Sql | Db["pool"], ref: AttemptRef, row: FinishRow | null, move: RunMove): Promise<RunRow> {
   if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
   if (row.id) {
     const { current_state: _s, hooked: _h, queued_behind: _q, ...run } = row;
     return run as RunRow;
   }
-  const { rows } = await sql.query<{ holds: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM attempts WHERE id = $1 AND state = 'Running' AND lease_token = $2) AS holds`,
-    [ref.id, ref.leaseToken],
+  const lease = await first<{ holds: boolean }>(
+    on,
+    sql`SELECT EXISTS (SELECT 1 FROM attempts WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}) AS holds`,
   );
-  if (!rows[0]!.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
+  if (!lease!.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
   throw new ConflictError(
     "run_state_conflict",
     `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.transition.from.join(" or ")}.`,
@@ -286,8 +269,8 @@ async function movedRun(sql: Sql | Db["pool"], ref: AttemptRef, row: FinishRow |
  */
 export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult, tail: readonly TranscriptLine[] = []): Promise<FinishResult> {
   const move = runMoveOf(result, ref.number);
-  const finished = async (sql: Sql | Db["pool"], withHooks: boolean) => {
-    const row = await writeFinish(sql, ref, result, move, tail, withHooks);
+  const finished = async (on: Sql | Db["pool"], withHooks: boolean) => {
+    const row = await writeFinish(on, ref, result, move, tail, withHooks);
     if (tail.length && (withHooks || !row?.hooked)) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
     return row;
   };
@@ -297,11 +280,11 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     announceRunsChanged(db.pool, [ref.runId]);
     return countedFinish(result, move, { run, decision: move.decision, queuedBehind: alone!.queued_behind });
   }
-  const recorded = await transaction(db, async (sql) => {
-    const row = await finished(sql, true);
-    const run = await movedRun(sql, ref, row, move);
-    await markRunsChanged(sql, [ref.runId]);
-    await recordIfTerminal(sql, run, move.transition.from);
+  const recorded = await transaction(db, async (tx) => {
+    const row = await finished(tx, true);
+    const run = await movedRun(tx, ref, row, move);
+    await markRunsChanged(tx, [ref.runId]);
+    await recordIfTerminal(tx, run, move.transition.from);
     return { run, decision: move.decision, queuedBehind: row!.queued_behind };
   });
   return countedFinish(result, move, recorded);
@@ -316,41 +299,42 @@ function countedFinish(result: AttemptResult, move: RunMove, finish: FinishResul
 
 /** Records the branch and pull request an Attempt produced as soon as it is known. */
 export async function recordPullRequest(db: Db, runId: string, pr: { branch: string; number: number; headSha: string }) {
-  await db.pool.query(
-    `UPDATE runs SET branch = $2, pull_request_number = $3, head_sha = $4, updated_at = now() WHERE id = $1`,
-    [runId, pr.branch, pr.number, pr.headSha],
+  await query(
+    db.pool,
+    sql`UPDATE runs SET branch = ${pr.branch}, pull_request_number = ${pr.number}, head_sha = ${pr.headSha}, updated_at = now() WHERE id = ${runId}`,
   );
   announceRunsChanged(db.pool, [runId]);
 }
 
 /** Closes an open Attempt whose worker will report nothing, as failed; its minutes count on the month's counters. */
-async function closeLostAttempt(sql: Sql, id: string, failure: Failure): Promise<void> {
-  await sql.query(
-    `WITH closed AS (
-       UPDATE attempts SET state = 'Failed', ended_at = now(), failure_kind = $2, failure_category = $3, retryable = $4,
-              failure_message = $5, duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
-        WHERE id = $1 AND state = 'Running'
+async function closeLostAttempt(tx: Sql, id: string, failure: Failure): Promise<void> {
+  await query(
+    tx,
+    sql`WITH closed AS (
+       UPDATE attempts SET state = 'Failed', ended_at = now(), failure_kind = ${failure.kind}, failure_category = ${failure.category},
+              retryable = ${failure.retryable}, failure_message = ${failure.message},
+              duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
+        WHERE id = ${id} AND state = 'Running'
        RETURNING id, run_id, cost_usd, duration_ms
      ), failed AS (
        UPDATE runs SET failed_attempt_id = closed.id FROM closed WHERE runs.id = closed.run_id
      )${addAttemptUsageSql("closed")}`,
-    [id, failure.kind, failure.category, failure.retryable, failure.message],
   );
 }
 
 /** Closes a Run's open Attempt as Canceled (operator cancel), its minutes counted; returns its id. */
-export async function cancelOpenAttempt(sql: Sql, runId: string): Promise<string | null> {
-  const { rows } = await sql.query<{ id: string }>(
-    `WITH closed AS (
+export async function cancelOpenAttempt(tx: Sql, runId: string): Promise<string | null> {
+  const closed = await first<{ id: string }>(
+    tx,
+    sql`WITH closed AS (
        UPDATE attempts SET state = 'Canceled', ended_at = now(), duration_ms = (EXTRACT(EPOCH FROM now() - started_at) * 1000)::int
-        WHERE run_id = $1 AND state = 'Running'
+        WHERE run_id = ${runId} AND state = 'Running'
        RETURNING id, run_id, cost_usd, duration_ms
      ), counted AS (${addAttemptUsageSql("closed")}
      )
      SELECT id FROM closed`,
-    [runId],
   );
-  return rows[0]?.id ?? null;
+  return closed?.id ?? null;
 }
 
 /**
@@ -358,21 +342,17 @@ export async function cancelOpenAttempt(sql: Sql, runId: string): Promise<string
  * InfraFailure (`lease_lost`, retryable), with `message` saying why; the Run goes on or fails.
  */
 export async function expireAttempt(db: Db, attemptId: string, message: string = LEASE_EXPIRED): Promise<{ run: RunRow; decision: RetryDecision } | null> {
-  return transaction(db, async (sql) => {
-    const { rows } = await sql.query<{ run_id: string; number: number }>(
-      `SELECT run_id, number FROM attempts WHERE id = $1 AND state = 'Running'`,
-      [attemptId],
-    );
-    const row = rows[0];
+  return transaction(db, async (tx) => {
+    const row = await first<{ run_id: string; number: number }>(tx, sql`SELECT run_id, number FROM attempts WHERE id = ${attemptId} AND state = 'Running'`);
     if (!row) return null;
-    await lockRun(sql, row.run_id);
+    await lockRun(tx, row.run_id);
     const lost = infraFailure("lease_lost", message);
-    await closeLostAttempt(sql, attemptId, lost);
+    await closeLostAttempt(tx, attemptId, lost);
     const decision = decideAfterFailure(lost, row.number);
     const run =
       decision.tag === "RetryAttempt"
-        ? await touchRun(sql, row.run_id)
-        : await guardedRunUpdate(sql, row.run_id, TRANSITIONS.fail, `ended_at = now()`, [], "fail");
+        ? await touchRun(tx, row.run_id)
+        : await guardedRunUpdate(tx, row.run_id, TRANSITIONS.fail, sql`ended_at = now()`, "fail");
     countAttemptOutcome("Failed", lost.category, null);
     return { run, decision };
   });

@@ -4,17 +4,16 @@ import type { Sql } from "./transaction";
 
 /** Records an operator action in the audit log, inside the action's own transaction; its id. */
 export async function audit(
-  sql: Sql,
+  tx: Sql,
   entry: { actor: string; action: string; repo?: string | null; runId?: string | null; detail?: unknown },
 ): Promise<string> {
-  const { rows } = await sql.query<{ id: string }>(`INSERT INTO audit_log (actor, action, repo, run_id, detail) VALUES ($1, $2, $3, $4, $5) RETURNING id::text AS id`, [
-    entry.actor,
-    entry.action,
-    entry.repo ?? null,
-    entry.runId ?? null,
-    entry.detail === undefined ? null : JSON.stringify(entry.detail),
-  ]);
-  return rows[0]!.id;
+  const detail = entry.detail === undefined ? null : JSON.stringify(entry.detail);
+  const row = await first<{ id: string }>(
+    tx,
+    sql`INSERT INTO audit_log (actor, action, repo, run_id, detail)
+        VALUES (${entry.actor}, ${entry.action}, ${entry.repo ?? null}, ${entry.runId ?? null}, ${detail}) RETURNING id::text AS id`,
+  );
+  return row!.id;
 }
 
 export interface AuditedIntervention {
@@ -30,19 +29,18 @@ export interface AuditedIntervention {
  */
 export async function readAuditedIntervention(db: Db, auditId: string): Promise<AuditedIntervention | null> {
   if (!/^\d{1,19}$/.test(auditId)) return null;
-  const { rows } = await db.pool.query<{ run_id: string | null; actor: string; detail: { attemptId?: unknown; text?: unknown } | null }>(
-    `SELECT run_id, actor, detail FROM audit_log WHERE id = $1 AND action = 'intervene'`,
-    [auditId],
+  const row = await first<{ run_id: string | null; actor: string; detail: { attemptId?: unknown; text?: unknown } | null }>(
+    db.pool,
+    sql`SELECT run_id, actor, detail FROM audit_log WHERE id = ${auditId} AND action = 'intervene'`,
   );
-  const row = rows[0];
   if (!row?.run_id || typeof row.detail?.attemptId !== "string" || typeof row.detail.text !== "string") return null;
   return { runId: row.run_id, attemptId: row.detail.attemptId, text: row.detail.text, actor: row.actor };
 }
 
 /** Whether the Attempt's row says an operator canceled it (what a cancel message is checked against). */
 export async function isAttemptCanceled(db: Db, attemptId: string): Promise<boolean> {
-  const { rows } = await db.pool.query<{ state: string }>(`SELECT state FROM attempts WHERE id = $1`, [attemptId]);
-  return rows[0]?.state === "Canceled";
+  const row = await first<{ state: string }>(db.pool, sql`SELECT state FROM attempts WHERE id = ${attemptId}`);
+  return row?.state === "Canceled";
 }
 
 /** The person whose Board move (audited `move_card`) of the Item came last within `window` (an interval) before `at`, or null. */

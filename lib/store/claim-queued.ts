@@ -3,9 +3,8 @@ import { OPEN } from "../engine/run-state";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { againIfClaimedMeanwhile, openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
-import { firstPrepared } from "./claim-sql";
 import { ignoreQueuedEvents } from "./revoke";
-import { rows, sql } from "./sql";
+import { firstPrepared, rows, sql } from "./sql";
 import { transaction, type Sql } from "./transaction";
 
 /** The newest Event queued behind a Loop's Run on an Item, if any (asked after every Attempt: prepared). */

@@ -2,6 +2,7 @@ import { allows, TRANSITIONS, type RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
 import { markRunsChanged } from "./run-changed";
 import { guardedRunUpdate } from "./run-rows";
+import { first, sql } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -30,23 +31,22 @@ export type EngineFailureResult = { parked: false; failures: number } | { parked
  * Run's lock, guarded by the source states, never while an Attempt is open). Null: no such Run.
  */
 export async function recordEngineFailure(db: Db, runId: string, error: string, limit = ENGINE_FAILURES_BEFORE_PARKING): Promise<EngineFailureResult | null> {
-  return transaction(db, async (sql) => {
-    const { rows } = await sql.query<{ failures: number; state: RunStateName; open_attempt: boolean }>(
-      `UPDATE runs SET engine_failures = engine_failures + 1, engine_error = $2, updated_at = now() WHERE id = $1
+  return transaction(db, async (tx) => {
+    const row = await first<{ failures: number; state: RunStateName; open_attempt: boolean }>(
+      tx,
+      sql`UPDATE runs SET engine_failures = engine_failures + 1, engine_error = ${error.slice(0, ERROR_MAX)}, updated_at = now() WHERE id = ${runId}
        RETURNING engine_failures AS failures, state::text AS state,
                  EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = runs.id AND a.state = 'Running') AS open_attempt`,
-      [runId, error.slice(0, ERROR_MAX)],
     );
-    const row = rows[0];
     if (!row) return null;
-    await markRunsChanged(sql, [runId]);
+    await markRunsChanged(tx, [runId]);
     if (row.failures < limit || row.open_attempt) return { parked: false, failures: row.failures };
     if (allows("parkEngineFailure", row.state)) {
-      await guardedRunUpdate(sql, runId, TRANSITIONS.parkEngineFailure, `waiting_reason = $3`, [ENGINE_FAILED_REASON], "park");
+      await guardedRunUpdate(tx, runId, TRANSITIONS.parkEngineFailure, sql`waiting_reason = ${ENGINE_FAILED_REASON}`, "park");
       return { parked: true, failures: row.failures, state: "Waiting" };
     }
     if (allows("failEngineFailure", row.state)) {
-      await guardedRunUpdate(sql, runId, TRANSITIONS.failEngineFailure, `ended_at = now()`, [], "fail");
+      await guardedRunUpdate(tx, runId, TRANSITIONS.failEngineFailure, sql`ended_at = now()`, "fail");
       return { parked: true, failures: row.failures, state: "Failed" };
     }
     return { parked: false, failures: row.failures };

@@ -5,6 +5,7 @@ import { audit } from "./audit";
 import { cancelOpenAttempt } from "./attempts";
 import { isParkedByEngineFailures } from "./engine-failures";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
+import { raw, sql, type Statement } from "./sql";
 import { transaction, type Sql } from "./transaction";
 
 /** The exclusion constraint `runs_one_open_per_loop_item` says another Run of this Loop is open on the Item. */
@@ -13,11 +14,11 @@ function isOpenRunConflict(err: unknown): boolean {
   return e.code === "23P01" && e.constraint === "runs_one_open_per_loop_item";
 }
 
-async function reopen(sql: Sql, runId: string, transition: Transition<"Running">, set: string, params: unknown[], action: string): Promise<RunRow> {
+async function reopen(tx: Sql, runId: string, transition: Transition<"Running">, set: Statement, action: string): Promise<RunRow> {
   try {
     // the constraint is deferred to COMMIT for the claim; a reopen wants its answer here
-    await sql.query("SET CONSTRAINTS runs_one_open_per_loop_item IMMEDIATE");
-    return await guardedRunUpdate(sql, runId, transition, `ended_at = NULL${set}`, params, action);
+    await tx.query("SET CONSTRAINTS runs_one_open_per_loop_item IMMEDIATE");
+    return await guardedRunUpdate(tx, runId, transition, sql`ended_at = NULL${set}`, action);
   } catch (err) {
     if (!isOpenRunConflict(err)) throw err;
     throw new ConflictError("open_run_exists", "Another Run of this Loop is already open on this Item; cancel it first.");
@@ -25,15 +26,15 @@ async function reopen(sql: Sql, runId: string, transition: Transition<"Running">
 }
 
 /**
- * The session the last Attempt's agent reported, when the Run's agent (after `$agent`, an
+ * The session the last Attempt's agent reported, when the Run's agent (after `agent`, an
  * amendment's, null: unchanged) is still the one that ran it: the next Attempts resume it.
  */
-const RESUME_LAST_SESSION = (agent: string) => `, resume_session = (
-  SELECT CASE WHEN a.agent IS NOT DISTINCT FROM COALESCE(${agent}, runs.agent) THEN a.session_id END
+const resumeLastSession = (agent: string | null): Statement => sql`, resume_session = (
+  SELECT CASE WHEN a.agent IS NOT DISTINCT FROM COALESCE(${agent}::text, runs.agent) THEN a.session_id END
     FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1)`;
 
 /** An operator's retry forgets the Run's engine failures (lib/store/engine-failures.ts). */
-const RESET_ENGINE_FAILURES = ", engine_failures = 0, engine_error = NULL";
+const RESET_ENGINE_FAILURES = raw(", engine_failures = 0, engine_error = NULL");
 
 /**
  * Operator retry: a Run parked by engine failures before any Attempt, Waiting → Queued; a
@@ -41,12 +42,12 @@ const RESET_ENGINE_FAILURES = ", engine_failures = 0, engine_error = NULL";
  * resumes the last Attempt's agent session when it reported one.
  */
 export async function retryRun(db: Db, runId: string, actor: string): Promise<RunRow> {
-  return transaction(db, async (sql) => {
-    const locked = await lockRun(sql, runId);
+  return transaction(db, async (tx) => {
+    const locked = await lockRun(tx, runId);
     const run = isParkedByEngineFailures(locked.state, locked.waiting_reason)
-      ? await guardedRunUpdate(sql, runId, TRANSITIONS.retryParked, `waiting_reason = NULL${RESET_ENGINE_FAILURES}`, [], "retry")
-      : await reopen(sql, runId, TRANSITIONS.retry, `${RESUME_LAST_SESSION("NULL::text")}${RESET_ENGINE_FAILURES}`, [], "retry");
-    await audit(sql, { actor, action: "retry", repo: run.repo, runId });
+      ? await guardedRunUpdate(tx, runId, TRANSITIONS.retryParked, sql`waiting_reason = NULL${RESET_ENGINE_FAILURES}`, "retry")
+      : await reopen(tx, runId, TRANSITIONS.retry, sql`${resumeLastSession(null)}${RESET_ENGINE_FAILURES}`, "retry");
+    await audit(tx, { actor, action: "retry", repo: run.repo, runId });
     return run;
   });
 }
@@ -64,17 +65,18 @@ export async function editAndRetryRun(db: Db, runId: string, actor: string, amen
   if (amendment.prompt === undefined && amendment.agent === undefined) {
     throw new BadInputError("amendment_empty", "Give a new prompt, a new agent, or both.");
   }
-  return transaction(db, async (sql) => {
+  const agent = amendment.agent ?? null;
+  return transaction(db, async (tx) => {
     const run = await reopen(
-      sql,
+      tx,
       runId,
       TRANSITIONS.editAndRetry,
       // another agent gets its own default model: the Loop picked this one among the old agent's
-      `, prompt = COALESCE($3, prompt), agent = COALESCE($4, agent), model = CASE WHEN $4::text IS NULL OR $4 = agent THEN model END${RESUME_LAST_SESSION("$4::text")}`,
-      [amendment.prompt ?? null, amendment.agent ?? null],
+      sql`, prompt = COALESCE(${amendment.prompt ?? null}, prompt), agent = COALESCE(${agent}, agent),
+          model = CASE WHEN ${agent}::text IS NULL OR ${agent} = agent THEN model END${resumeLastSession(agent)}`,
       "edit and retry",
     );
-    await audit(sql, { actor, action: "edit_and_retry", repo: run.repo, runId, detail: amendment });
+    await audit(tx, { actor, action: "edit_and_retry", repo: run.repo, runId, detail: amendment });
     return run;
   });
 }
@@ -85,35 +87,33 @@ export async function editAndRetryRun(db: Db, runId: string, actor: string, amen
  * reservation back.
  */
 export async function cancelRun(db: Db, runId: string, actor: string): Promise<{ run: RunRow; canceledAttempt: string | null }> {
-  return transaction(db, async (sql) => {
-    await lockRun(sql, runId);
+  return transaction(db, async (tx) => {
+    await lockRun(tx, runId);
     const run = await guardedRunUpdate(
-      sql,
+      tx,
       runId,
       TRANSITIONS.cancel,
-      `cancel_reason = 'OperatorCanceled', ended_at = now(), waiting_reason = NULL,
-       reserved_generation = CASE WHEN state::text = ANY($3) THEN NULL ELSE reserved_generation END`,
-      [FROM.supersede],
+      sql`cancel_reason = 'OperatorCanceled', ended_at = now(), waiting_reason = NULL,
+          reserved_generation = CASE WHEN state::text = ANY(${FROM.supersede}) THEN NULL ELSE reserved_generation END`,
       "cancel",
     );
-    const canceledAttempt = await cancelOpenAttempt(sql, runId);
-    await audit(sql, { actor, action: "cancel", repo: run.repo, runId });
+    const canceledAttempt = await cancelOpenAttempt(tx, runId);
+    await audit(tx, { actor, action: "cancel", repo: run.repo, runId });
     return { run, canceledAttempt };
   });
 }
 
 /** Marks the latest failed Attempt as handled; the state does not change. */
 export async function resolveFailure(db: Db, runId: string, actor: string): Promise<RunRow> {
-  return transaction(db, async (sql) => {
+  return transaction(db, async (tx) => {
     const run = await guardedRunUpdate(
-      sql,
+      tx,
       runId,
       TRANSITIONS.resolveFailure,
-      `resolved_failure_attempt_id = (SELECT id FROM attempts WHERE run_id = $1 AND state = 'Failed' ORDER BY number DESC LIMIT 1)`,
-      [],
+      sql`resolved_failure_attempt_id = (SELECT id FROM attempts WHERE run_id = runs.id AND state = 'Failed' ORDER BY number DESC LIMIT 1)`,
       "resolve the failure of",
     );
-    await audit(sql, { actor, action: "resolve_failure", repo: run.repo, runId });
+    await audit(tx, { actor, action: "resolve_failure", repo: run.repo, runId });
     return run;
   });
 }

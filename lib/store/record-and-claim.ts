@@ -7,12 +7,12 @@ import { countOpenSql, openScopesSql } from "./usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { ErrorToken } from "../error-tokens";
 import type { Db } from "./db";
-import { atOnceSql, firstPrepared } from "./claim-sql";
+import { atOnceSql } from "./claim-sql";
 import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
-import { query, raw, sql } from "./sql";
+import { firstPrepared, query, raw, sql, type Statement } from "./sql";
 import { transaction, withStoreRetry, type Sql } from "./transaction";
 
 /** What the Loop asked for at the time of the observation. */
@@ -103,28 +103,23 @@ export interface ClaimSnapshot {
  * cancel of it waits for this decision and the state read is the latest committed one.
  * "read": the look of the optimistic claim, in the statement that acts on it.
  */
-const snapshotSql = (mode: "locked" | "read") => `
+const snapshotSql = (mode: "locked" | "read", e: EventInput): Statement => sql`
 WITH budget AS (
-  SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = $3
+  SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = ${e.itemKey}
 ), blocking AS (
-  SELECT id, state, reserved_generation, ${hasOutboundHooks("runs")} AS hooked
-    FROM runs WHERE loop = $2 AND item_key = $3 AND ${inPhase("runs", "Active", "Waiting")} LIMIT 1
-  ${mode === "locked" ? "FOR UPDATE" : ""}
+  SELECT id, state, reserved_generation, ${raw(hasOutboundHooks("runs"))} AS hooked
+    FROM runs WHERE loop = ${e.loop} AND item_key = ${e.itemKey} AND ${raw(inPhase("runs", "Active", "Waiting"))} LIMIT 1
+  ${raw(mode === "locked" ? "FOR UPDATE" : "")}
 )
 SELECT
-  (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = $1) AS event,
-  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE id = $5) AS event_run,
+  (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = ${e.id}) AS event,
+  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE id = ${runIdOf(e.id)}) AS event_run,
   (SELECT row_to_json(blocking) FROM blocking) AS blocking,
   COALESCE((SELECT generation FROM budget), 0) AS generation,
   COALESCE((SELECT ask FROM budget), false) AS ask,
-  (SELECT count(*)::int FROM runs WHERE loop = $2 AND item_key = $3
+  (SELECT count(*)::int FROM runs WHERE loop = ${e.loop} AND item_key = ${e.itemKey}
      AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
-  ${repoMeteringSql("$4")} AS metering`;
-
-const LOCKED_SNAPSHOT = { name: "atelier-claim-snapshot-locked", text: snapshotSql("locked") };
-
-/** The snapshot's parameters, $1 to $5 of the locked read and of CLAIM_AT_ONCE. */
-const snapshotValues = (e: EventInput): unknown[] => [e.id, e.loop, e.itemKey, e.repo, runIdOf(e.id)];
+  ${repoMeteringSql(sql`${e.repo}`)} AS metering`;
 
 /** The decision's facts, of an Event and what the snapshot read; `metered`: the admission gate is given. */
 function claimFacts(event: EventInput, snap: ClaimSnapshot, metered: boolean): ClaimFacts {
@@ -188,61 +183,55 @@ function recordedClaim(d: Writeless): ClaimResult {
  * gate is given (without it nothing is counted, and the statement has no counting part). One
  * prepared statement per value of it.
  */
-const CLAIM_AT_ONCE = (metered: boolean) => ({
-  name: `atelier-claim-at-once${metered ? "-metered" : ""}`,
-  text: `
-WITH seen AS (${snapshotSql("read")}
+function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
+  const s = event.submission;
+  const runId = runIdOf(event.id);
+  const submission = JSON.stringify(s);
+  const counted = metered
+    ? sql` counted AS (${countOpenSql(sql`(SELECT ${openScopesSql(raw("(seen.metering->>'installationId')"), sql`${event.repo}`)} FROM seen, run WHERE seen.metering IS NOT NULL)`)}
+),`
+    : raw("");
+  return sql`
+WITH seen AS (${snapshotSql("read", event)}
 ), go AS (
-  SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: "$6", generation: "$9", maxCycles: "$10", unstarted: "$15", metered })}
+  SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: event.kind, generation: event.generation, maxCycles: s.maxCycles, unstarted: UNSTARTED, metered })}
 ), sup AS (
-  UPDATE runs AS s SET state = '${TRANSITIONS.supersede.to}', cancel_reason = 'Superseded', superseded_by = $1, reserved_generation = NULL,
+  UPDATE runs AS s SET state = ${raw(`'${TRANSITIONS.supersede.to}'`)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
     FROM go
-   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY($16)
+   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})
   RETURNING s.id
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at, model)
-  SELECT $5, $1, $2, $4, $3, $7, 'Pending', CASE WHEN $10::int IS NOT NULL THEN go.generation END, $11, $12, $13, now(),
-         $14::jsonb->>'model'
+  SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending',
+         CASE WHEN ${s.maxCycles}::int IS NOT NULL THEN go.generation END, ${s.agent}, ${s.prompt}, ${s.approvalRequired}, now(),
+         ${submission}::jsonb->>'model'
     FROM go WHERE go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup)
   RETURNING xmin::text AS version
-),${metered ? ` counted AS (${countOpenSql(`(SELECT ${openScopesSql("(seen.metering->>'installationId')", "$4")} FROM seen, run WHERE seen.metering IS NOT NULL)`)}
-),` : ""} recorded AS (
+),${counted} recorded AS (
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-  SELECT $1, $6, $2, $4, $3, $7, $8, $9, 'Claimed', NULL, $14, $5 FROM run
+  SELECT ${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
+         'Claimed', NULL, ${submission}, ${runId} FROM run
 )
-SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup) AS superseded_id FROM seen`,
-});
+SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup) AS superseded_id FROM seen`;
+}
 
 /**
- * CLAIM_AT_ONCE: the Run opened, or the decision needing no write that was read (the Event's
- * Run, its being ignored); null when the rest is for the locked claim to decide, or a
- * concurrent claim of the same Item or Event refused the open.
+ * The optimistic claim (claimAtOnceSql): the Run opened, or the decision needing no write that
+ * was read (the Event's Run, its being ignored); null when the rest is for the locked claim to
+ * decide, or a concurrent claim of the same Item or Event refused the open.
  */
 async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise<ClaimResult | null> {
-  const s = event.submission;
   try {
-    const { rows } = await withStoreRetry(() =>
-      db.pool.query<ClaimSnapshot & { opened_version: string | null; superseded_id: string | null }>({
-        ...CLAIM_AT_ONCE(metered),
-        values: [
-          ...snapshotValues(event),
-          event.kind,
-          event.number,
-          event.contentHash,
-          event.generation,
-          s.maxCycles,
-          s.agent,
-          s.prompt,
-          s.approvalRequired,
-          JSON.stringify(s),
-          UNSTARTED,
-          TRANSITIONS.supersede.from,
-        ],
-      }),
+    const row = await withStoreRetry(() =>
+      firstPrepared<ClaimSnapshot & { opened_version: string | null; superseded_id: string | null }>(
+        db.pool,
+        `atelier-claim-at-once${metered ? "-metered" : ""}`,
+        claimAtOnceSql(event, metered),
+      ),
     );
-    const { opened_version: version, superseded_id: superseded, ...seen } = rows[0]!;
+    const { opened_version: version, superseded_id: superseded, ...seen } = row!;
     if (version !== null) return openedInOneStatement(db, event, version, seen.metering, superseded);
     const decision = decideClaim(claimFacts(event, seen, metered));
     return isWriteless(decision) ? recordedClaim(decision) : null;
@@ -284,8 +273,8 @@ function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined
   return transaction(
     db,
     async (tx) => {
-      const { rows } = await tx.query<ClaimSnapshot>({ ...LOCKED_SNAPSHOT, values: snapshotValues(event) });
-      const decision = decideClaim(claimFacts(event, rows[0]!, admission !== undefined));
+      const snap = await firstPrepared<ClaimSnapshot>(tx, "atelier-claim-snapshot-locked", snapshotSql("locked", event));
+      const decision = decideClaim(claimFacts(event, snap!, admission !== undefined));
       if (isWriteless(decision)) return recordedClaim(decision);
       switch (decision.tag) {
         case "Ignore":

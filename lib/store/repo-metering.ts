@@ -1,3 +1,5 @@
+import { raw, sql, type Statement } from "./sql";
+
 /**
  * What the store's hot statements (a claim, an Attempt's start) read of a repository's metering
  * within themselves; the gate's decisions are metering's (lib/metering/), these facts and the
@@ -28,9 +30,9 @@ export interface RepoMetering {
 }
 
 /** SQL: the RepoMetering (json) of the repository `repo` (an owner/name expression). */
-export const repoMeteringSql = (repo: string): string => `
+export const repoMeteringSql = (repo: Statement): Statement => sql`
 (SELECT json_build_object('installationId', rp.installation_id,
-          'gated', ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0} OR i.suspended_at IS NOT NULL
+          'gated', ${raw(String(DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0))} OR i.suspended_at IS NOT NULL
                    OR EXISTS (SELECT 1 FROM quotas q WHERE q.installation_id = i.id)
                    OR EXISTS (SELECT 1 FROM quotas q WHERE q.repository_id = rp.id))
    FROM repositories rp JOIN installations i ON i.id = rp.installation_id

@@ -5,7 +5,7 @@ import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
 import { inPhase } from "./run-phase";
-import { raw, rows, sql } from "./sql";
+import { query, raw, rows, sql, type Queryable } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -16,19 +16,20 @@ import { transaction } from "./transaction";
 export async function revoke(db: Db, loop: string, itemKey: string): Promise<string[]> {
   return transaction(
     db,
-    async (sql) => {
-      const { rows } = await sql.query<{ id: string; hooked: boolean }>(
-        `UPDATE runs SET state = '${TRANSITIONS.revoke.to}', cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+    async (tx) => {
+      const revoked = await rows<{ id: string; hooked: boolean }>(
+        tx,
+        sql`UPDATE runs SET state = ${raw(`'${TRANSITIONS.revoke.to}'`)}, cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
                 updated_at = now(), waiting_reason = NULL
-          WHERE loop = $1 AND item_key = $2 AND state::text = ANY($3) RETURNING id, ${hasOutboundHooks("runs")} AS hooked`,
-        [loop, itemKey, TRANSITIONS.revoke.from],
+          WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${TRANSITIONS.revoke.from})
+          RETURNING id, ${raw(hasOutboundHooks("runs"))} AS hooked`,
       );
-      countRunTransition("Canceled", rows.length);
-      await markRunsChanged(sql, rows.map((r) => r.id));
+      countRunTransition("Canceled", revoked.length);
+      await markRunsChanged(tx, revoked.map((r) => r.id));
       // outbound webhooks: run.canceled (Revoked), where a hook listens
-      for (const r of rows) if (r.hooked) await recordTerminalDeliveries(sql, r.id);
-      await ignoreQueuedEvents(sql, loop, itemKey, "revoked");
-      return rows.map((r) => r.id);
+      for (const r of revoked) if (r.hooked) await recordTerminalDeliveries(tx, r.id);
+      await ignoreQueuedEvents(tx, loop, itemKey, "revoked");
+      return revoked.map((r) => r.id);
     },
     { lockKey: loopItemLock(loop, itemKey) },
   );
@@ -46,16 +47,10 @@ export async function loopItemsWithOpenRuns(db: Db, repo: string): Promise<{ loo
 }
 
 /** Marks the queued Events of a Loop on an Item as ignored. */
-export async function ignoreQueuedEvents(
-  sql: { query: Db["pool"]["query"] },
-  loop: string,
-  itemKey: string,
-  reason: string,
-  exceptId: string | null = null,
-): Promise<void> {
-  await sql.query(
-    `UPDATE events SET status = 'Ignored', reason = $3, ignored_at = now()
-      WHERE loop = $1 AND item_key = $2 AND status = 'Queued' AND ($4::text IS NULL OR id <> $4)`,
-    [loop, itemKey, reason, exceptId],
+export async function ignoreQueuedEvents(on: Queryable, loop: string, itemKey: string, reason: string, exceptId: string | null = null): Promise<void> {
+  await query(
+    on,
+    sql`UPDATE events SET status = 'Ignored', reason = ${reason}, ignored_at = now()
+      WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' AND (${exceptId}::text IS NULL OR id <> ${exceptId})`,
   );
 }

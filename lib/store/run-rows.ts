@@ -3,6 +3,7 @@ import type { RunStateName, Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
+import { first, raw, sql, type Statement } from "./sql";
 import type { Sql } from "./transaction";
 
 /** The columns the engine's transitions read back. */
@@ -31,57 +32,46 @@ export interface RunRow {
 export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, model, prompt, approval_required,
   reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
 
-export async function lockRun(sql: Sql, runId: string): Promise<RunRow> {
-  const { rows } = await sql.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE id = $1 FOR UPDATE`, [runId]);
-  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
-  return rows[0];
+export async function lockRun(tx: Sql, runId: string): Promise<RunRow> {
+  const row = await first<RunRow>(tx, sql`SELECT ${raw(RUN_COLUMNS)} FROM runs WHERE id = ${runId} FOR UPDATE`);
+  if (!row) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  return row;
 }
 
 /** Marks a Run changed without a state change (its next Attempt began, a retry was decided). */
-export async function touchRun(sql: Sql, runId: string): Promise<RunRow> {
-  const { rows } = await sql.query<RunRow>(
-    `UPDATE runs SET updated_at = now() WHERE id = $1 RETURNING ${RUN_COLUMNS}`,
-    [runId],
-  );
-  if (!rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
-  await markRunsChanged(sql, [runId]);
-  return rows[0];
+export async function touchRun(tx: Sql, runId: string): Promise<RunRow> {
+  const row = await first<RunRow>(tx, sql`UPDATE runs SET updated_at = now() WHERE id = ${runId} RETURNING ${raw(RUN_COLUMNS)}`);
+  if (!row) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  await markRunsChanged(tx, [runId]);
+  return row;
 }
 
 /**
  * Writes a Transition of the engine (lib/engine/run-state.ts TRANSITIONS): the state it moves
- * to, and `set` (more columns, from $3 on), guarded by its legal source states. Zero rows means
- * the Run was not in one of them (a lost race, or an illegal action): a typed conflict, never
- * an overwrite. `action` names it in that conflict's message.
+ * to, and `set` (more columns), guarded by its legal source states. Zero rows means the Run was
+ * not in one of them (a lost race, or an illegal action): a typed conflict, never an
+ * overwrite. `action` names it in that conflict's message.
  */
-export async function guardedRunUpdate(
-  sql: Sql,
-  runId: string,
-  transition: Transition,
-  set: string,
-  params: unknown[],
-  action: string,
-): Promise<RunRow> {
+export async function guardedRunUpdate(tx: Sql, runId: string, transition: Transition, set: Statement | null, action: string): Promise<RunRow> {
   const { from, to } = transition;
-  const { rows } = await sql.query<RunRow & { hooked: boolean }>(
-    `UPDATE runs SET state = '${to}'${set ? `, ${set}` : ""}, updated_at = now() WHERE id = $1 AND state::text = ANY($2)
-     RETURNING ${RUN_COLUMNS}, ${hasOutboundHooks("runs")} AS hooked`,
-    [runId, from, ...params],
+  const row = await first<RunRow & { hooked: boolean }>(
+    tx,
+    sql`UPDATE runs SET state = ${raw(`'${to}'`)}${set ? sql`, ${set}` : raw("")}, updated_at = now() WHERE id = ${runId} AND state::text = ANY(${from})
+     RETURNING ${raw(RUN_COLUMNS)}, ${raw(hasOutboundHooks("runs"))} AS hooked`,
   );
-  const row = rows[0];
   if (row) {
     countRunTransition(row.state);
-    await markRunsChanged(sql, [runId]);
+    await markRunsChanged(tx, [runId]);
     // outbound webhooks: deliveries written with the terminal state, when anyone subscribed
-    if (row.hooked) await recordIfTerminal(sql, row, from);
+    if (row.hooked) await recordIfTerminal(tx, row, from);
     const { hooked: _, ...run } = row;
     return run;
   }
-  const current = await sql.query<{ state: RunStateName }>(`SELECT state FROM runs WHERE id = $1`, [runId]);
-  if (!current.rows[0]) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
+  const current = await first<{ state: RunStateName }>(tx, sql`SELECT state FROM runs WHERE id = ${runId}`);
+  if (!current) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
   throw new ConflictError(
     "run_state_conflict",
-    `Cannot ${action} a Run that is ${current.rows[0].state}; it must be ${from.join(" or ")}.`,
-    { state: current.rows[0].state, allowed: from },
+    `Cannot ${action} a Run that is ${current.state}; it must be ${from.join(" or ")}.`,
+    { state: current.state, allowed: from },
   );
 }

@@ -1,6 +1,7 @@
 import { repoMeteringSql, type RepoMetering } from "./repo-metering";
 import type { Db } from "./db";
 import { RUN_COLUMNS, type RunRow } from "./run-rows";
+import { firstPrepared, raw, sql, type Statement } from "./sql";
 
 /**
  * A Run as the runner decides on it, read in one statement: its row and the version of that
@@ -40,20 +41,16 @@ export const basisOfOpened = (runId: string, receivedAt: Date, opened: OpenedRun
   admissionGated: opened.admissionGated,
 });
 
-const SNAPSHOT = {
-  name: "atelier-runner-snapshot",
-  text: `SELECT ${RUN_COLUMNS}, runs.xmin::text AS version,
+const snapshotSql = (runId: string): Statement => sql`SELECT ${raw(RUN_COLUMNS)}, runs.xmin::text AS version,
     (SELECT json_build_object('id', a.id, 'number', a.number, 'state', a.state, 'lease_token', a.lease_token)
        FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1) AS latest_attempt,
-    ${repoMeteringSql("runs.repo")} AS metering
-   FROM runs WHERE id = $1`,
-};
+    ${repoMeteringSql(raw("runs.repo"))} AS metering
+   FROM runs WHERE id = ${runId}`;
 
 type SnapshotRow = RunRow & { version: string; latest_attempt: RunSnapshot["latest"]; metering: RepoMetering | null };
 
 export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapshot | null> {
-  const { rows } = await db.pool.query<SnapshotRow>({ ...SNAPSHOT, values: [runId] });
-  const row = rows[0];
+  const row = await firstPrepared<SnapshotRow>(db.pool, "atelier-runner-snapshot", snapshotSql(runId));
   if (!row) return null;
   const { latest_attempt, version, metering, ...run } = row;
   return { run, version, latest: latest_attempt, admissionGated: metering?.gated ?? false };

@@ -68,6 +68,20 @@ export async function rows<R extends pg.QueryResultRow = pg.QueryResultRow>(on: 
   return (await query<R>(on, statement)).rows;
 }
 
+/**
+ * The statement sent as the named prepared statement `name`: its text must be the same on
+ * every call (only its values vary), so each connection plans it once. For the hot paths,
+ * where planning anew cost as long as running.
+ */
+export async function prepared<R extends pg.QueryResultRow = pg.QueryResultRow>(on: Queryable, name: string, statement: Statement): Promise<pg.QueryResult<R>> {
+  return (on as pg.Pool).query<R>({ name, ...compile(statement) });
+}
+
+/** The first row of a prepared statement (`prepared`), or undefined when there is none. */
+export async function firstPrepared<R extends pg.QueryResultRow = pg.QueryResultRow>(on: Queryable, name: string, statement: Statement): Promise<R | undefined> {
+  return (await prepared<R>(on, name, statement)).rows[0];
+}
+
 /** The first row, or undefined when there is none. */
 export async function first<R extends pg.QueryResultRow = pg.QueryResultRow>(on: Queryable, statement: Statement): Promise<R | undefined> {
   return (await query<R>(on, statement)).rows[0];

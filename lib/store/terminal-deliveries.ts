@@ -1,3 +1,4 @@
+import { firstPrepared, raw, rows, sql, type Statement } from "./sql";
 import type { Sql } from "./transaction";
 import { isTerminalState, runEventPayload, type TerminalRunRow } from "./run-event-payload";
 
@@ -21,19 +22,17 @@ export const hasOutboundHooks = (run: string): string =>
     AND EXISTS (SELECT 1 FROM outbound_hooks h
                  WHERE ${LISTENS(run, `(SELECT installation_id FROM repositories WHERE full_name = ${run}.repo)`)}))`;
 
-const TERMINAL_RUN = {
-  name: "atelier-outbound-terminal-run",
-  text: `
+const terminalRunSql = (runId: string): Statement => sql`
 WITH run AS (
-  SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo WHERE r.id = $1
+  SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo WHERE r.id = ${runId}
 ), hooks AS (
-  ${HOOKS_OF_RUN}
+  ${raw(HOOKS_OF_RUN)}
 )
 SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
        run.id, run.loop, run.repo, run.number, run.state, run.cancel_reason, run.installation_id,
        run.pull_request_number, run.branch, run.head_sha,
-       ${ISO("run.received_at")} AS received_at, ${ISO("run.started_at")} AS started_at, ${ISO("run.ended_at")} AS ended_at,
-       ${ISO("now() AT TIME ZONE 'UTC'")} AS now,
+       ${raw(ISO("run.received_at"))} AS received_at, ${raw(ISO("run.started_at"))} AS started_at, ${raw(ISO("run.ended_at"))} AS ended_at,
+       ${raw(ISO("now() AT TIME ZONE 'UTC'"))} AS now,
        (SELECT json_build_object('kind', a.failure_kind, 'category', a.failure_category, 'retryable', a.retryable,
                                  'message', a.failure_message)
           FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS failure,
@@ -42,8 +41,7 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
                                  'tokens_in', sum(a.tokens_in)::bigint, 'tokens_out', sum(a.tokens_out)::bigint,
                                  'cost_usd', sum(a.cost_usd)::float8, 'cost_estimated', COALESCE(bool_or(a.cost_estimated), false))
           FROM attempts a WHERE a.run_id = run.id) AS usage
-  FROM run WHERE EXISTS (SELECT 1 FROM hooks)`,
-};
+  FROM run WHERE EXISTS (SELECT 1 FROM hooks)`;
 
 /**
  * Writes one pending delivery per matching hook (the Run's installation's, and its Loop's)
@@ -52,23 +50,21 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
  * Returns the new delivery ids. The state change's own `atelier_run_changed` notification is
  * what tells the outbound worker to send them; its sweep finds any it missed.
  */
-export async function recordTerminalDeliveries(sql: Sql, runId: string): Promise<number[]> {
-  const { rows } = await sql.query<TerminalRunRow & { hook_ids: number[] | null }>({ ...TERMINAL_RUN, values: [runId] });
-  const row = rows[0];
+export async function recordTerminalDeliveries(tx: Sql, runId: string): Promise<number[]> {
+  const row = await firstPrepared<TerminalRunRow & { hook_ids: number[] | null }>(tx, "atelier-outbound-terminal-run", terminalRunSql(runId));
   if (!row?.hook_ids?.length) return [];
-  const payload = runEventPayload(row);
-  const inserted = await sql.query<{ id: number }>(
-    `INSERT INTO outbound_deliveries (hook_id, run_id, payload)
-     SELECT h, $2, $3 FROM unnest($1::bigint[]) AS h RETURNING id`,
-    [row.hook_ids, runId, JSON.stringify(payload)],
+  const payload = JSON.stringify(runEventPayload(row));
+  const inserted = await rows<{ id: number }>(
+    tx,
+    sql`INSERT INTO outbound_deliveries (hook_id, run_id, payload) SELECT h, ${runId}, ${payload} FROM unnest(${row.hook_ids}::bigint[]) AS h RETURNING id`,
   );
-  return inserted.rows.map((r) => r.id);
+  return inserted.map((r) => r.id);
 }
 
 /**
  * For the store's guarded Run writes: records the deliveries when the write moved the Run
  * into a terminal state (a write that keeps it where it was, like resolving a failure, does not).
  */
-export async function recordIfTerminal(sql: Sql, run: { id: string; state: string }, from: readonly string[]): Promise<void> {
-  if (isTerminalState(run.state) && !from.includes(run.state)) await recordTerminalDeliveries(sql, run.id);
+export async function recordIfTerminal(tx: Sql, run: { id: string; state: string }, from: readonly string[]): Promise<void> {
+  if (isTerminalState(run.state) && !from.includes(run.state)) await recordTerminalDeliveries(tx, run.id);
 }

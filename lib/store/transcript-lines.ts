@@ -1,6 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
-import { first, rows, sql } from "./sql";
+import { first, rows, sql, type Statement } from "./sql";
 
 /**
  * Transcript rows: an Attempt's output, stored in batches. The writer (runner/transcript-writer)
@@ -17,17 +17,11 @@ export interface TranscriptLine {
   at: Date;
 }
 
-/** SQL selecting the rows to insert: `$attempt`, `$run` and three parallel arrays (stream, text, at). */
-export const transcriptRowsSql = (attempt: string, run: string, streams: string, texts: string, ats: string): string =>
-  `INSERT INTO transcript_entries (attempt_id, run_id, stream, text, at)
-   SELECT ${attempt}, ${run}, u.stream, u.text, u.at FROM unnest(${streams}::text[], ${texts}::text[], ${ats}::timestamptz[]) AS u(stream, text, at)`;
-
-/** The three parallel arrays of `transcriptRowsSql`. */
-export const transcriptColumns = (lines: readonly TranscriptLine[]): [string[], string[], Date[]] => [
-  lines.map((l) => l.stream),
-  lines.map((l) => l.text),
-  lines.map((l) => l.at),
-];
+/** SQL inserting an Attempt's `lines`, as three parallel arrays (stream, text, at). */
+export const transcriptRowsSql = (attemptId: string, runId: string, lines: readonly TranscriptLine[]): Statement =>
+  sql`INSERT INTO transcript_entries (attempt_id, run_id, stream, text, at)
+   SELECT ${attemptId}, ${runId}, u.stream, u.text, u.at
+     FROM unnest(${lines.map((l) => l.stream)}::text[], ${lines.map((l) => l.text)}::text[], ${lines.map((l) => l.at)}::timestamptz[]) AS u(stream, text, at)`;
 
 export interface TranscriptEntryRow {
   /** the table's bigint, as text */

@@ -1,4 +1,4 @@
-import { query, sql } from "./sql";
+import { query, raw, sql, type Statement } from "./sql";
 import type { Sql } from "./transaction";
 
 /**
@@ -12,21 +12,21 @@ export const INSTALLATION_SCOPE_PREFIX = "installation:";
 export const REPO_SCOPE_PREFIX = "repo:";
 
 /** SQL: the key (`YYYY-MM`) of the database clock's current UTC month, the same as metering's monthKey(now). */
-export const MONTH_OF_NOW_SQL = `to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM')`;
+const MONTH_OF_NOW = raw(`to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM')`);
 
 /**
  * SQL: one more Run opened this month on the counters `scopes` names (a text[] expression),
  * created when missing. For an open the gate had nothing to ask of (no quota set, nothing
  * suspended), charged by the statement that opens it; chargeOpen charges the others.
  */
-export const countOpenSql = (scopes: string): string => `
+export const countOpenSql = (scopes: Statement): Statement => sql`
 INSERT INTO usage_counters (scope, month, runs)
-SELECT s, ${MONTH_OF_NOW_SQL}, 1 FROM unnest(${scopes}::text[]) AS s ORDER BY s
+SELECT s, ${MONTH_OF_NOW}, 1 FROM unnest(${scopes}::text[]) AS s ORDER BY s
 ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
 
 /** SQL: the counters an open counts on (metering's openScopes), of an installation id and an owner/name expression (a null id gives a null scope). */
-export const openScopesSql = (installationId: string, repo: string): string =>
-  `ARRAY['${INSTALLATION_SCOPE_PREFIX}' || ${installationId}, '${REPO_SCOPE_PREFIX}' || lower(${repo})]`;
+export const openScopesSql = (installationId: Statement, repo: Statement): Statement =>
+  sql`ARRAY[${raw(`'${INSTALLATION_SCOPE_PREFIX}'`)} || ${installationId}, ${raw(`'${REPO_SCOPE_PREFIX}'`)} || lower(${repo})]`;
 
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their
@@ -35,20 +35,20 @@ export const openScopesSql = (installationId: string, repo: string): string =>
  * Attempts (an outcome, the sweep, a cancel), which matches an open Attempt once, so each
  * counts once.
  */
-export const addUsageSql = (usage: string): string => `
+export const addUsageSql = (usage: Statement): Statement => sql`
 INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes)
-SELECT s.scope, ${MONTH_OF_NOW_SQL}, 0, COALESCE(u.cost_usd, 0), COALESCE(u.duration_ms, 0) / 60000.0
+SELECT s.scope, ${MONTH_OF_NOW}, 0, COALESCE(u.cost_usd, 0), COALESCE(u.duration_ms, 0) / 60000.0
   FROM ${usage} u
   LEFT JOIN repositories rp ON rp.full_name = lower(u.repo)
- CROSS JOIN LATERAL unnest(${openScopesSql("rp.installation_id", "u.repo")}) AS s(scope)
+ CROSS JOIN LATERAL unnest(${openScopesSql(raw("rp.installation_id"), raw("u.repo"))}) AS s(scope)
  WHERE s.scope IS NOT NULL
  ORDER BY s.scope
 ON CONFLICT (scope, month) DO UPDATE
   SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`;
 
 /** addUsageSql of the Attempts a statement closed (`closed` returns their run_id, cost_usd, duration_ms). */
-export const addAttemptUsageSql = (closed: string): string =>
-  addUsageSql(`(SELECT r.repo, c.cost_usd, c.duration_ms FROM ${closed} c JOIN runs r ON r.id = c.run_id)`);
+export const addAttemptUsageSql = (closed: string): Statement =>
+  addUsageSql(raw(`(SELECT r.repo, c.cost_usd, c.duration_ms FROM ${closed} c JOIN runs r ON r.id = c.run_id)`));
 
 /**
  * An admitted open the gate asked (chargeOpen, lib/metering/usage-counters.ts), in its

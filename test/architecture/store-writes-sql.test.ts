@@ -17,3 +17,21 @@ it("only lib/store writes SQL: the rest of lib/, app/ and jobs/ reach Postgres t
     .filter((file) => TOUCHES_POSTGRES.test(readFileSync(join(ROOT, file), "utf8")));
   expect(offending).toEqual([]);
 });
+
+/** A `$n` placeholder written by hand in a statement's text (not the `$` of a JavaScript template's `${`). */
+const POSITIONAL = /\$\d+/;
+
+it("no statement of the store counts positions: values are written where they are used, through the sql template (lib/store/sql.ts)", () => {
+  const offending = sourceFiles(join(ROOT, "lib/store"))
+    .map((file) => relative(ROOT, file))
+    .filter((file) => !file.startsWith("lib/store/generated/") && file !== "lib/store/sql.ts")
+    .flatMap((file) =>
+      readFileSync(join(ROOT, file), "utf8")
+        .split("\n")
+        .map((line, i) => ({ where: `${file}:${i + 1}`, line }))
+        // a regular expression's replacement ("$1") is not SQL
+        .filter(({ line }) => POSITIONAL.test(line) && !/\.replace\(/.test(line))
+        .map(({ where }) => where),
+    );
+  expect(offending).toEqual([]);
+});

@@ -15,6 +15,7 @@ import { finishAttempt } from "../../lib/store/attempts";
 import { cancelRun } from "../../lib/store/operator-actions";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
 import { guardedRunUpdate } from "../../lib/store/run-rows";
+import { sql } from "../../lib/store/sql";
 import { transaction } from "../../lib/store/transaction";
 import { openRun, seedTenant, startAttempt, usage, type Tenant } from "../metering/support";
 import { testDb } from "../support/db";
@@ -106,8 +107,8 @@ describe("outbound webhooks, with the worker", () => {
       await createHook(db, { repo: t.repo, loop: "review", url: receiver.url }, open);
       const runId = await openRun(db, t.repo, 1, gate, "start-dev");
       await expect(
-        transaction(db, async (sql) => {
-          await guardedRunUpdate(sql, runId, TRANSITIONS.cancel, `cancel_reason = 'OperatorCanceled', ended_at = now()`, [], "cancel");
+        transaction(db, async (tx) => {
+          await guardedRunUpdate(tx, runId, TRANSITIONS.cancel, sql`cancel_reason = 'OperatorCanceled', ended_at = now()`, "cancel");
           expect(await deliveriesOf(runId)).toEqual([]); // not visible outside the transaction yet
           throw new Error("rolled back");
         }),
