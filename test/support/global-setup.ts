@@ -1,9 +1,12 @@
 import { execFileSync } from "node:child_process";
 import pg from "pg";
+import { buildDashboardIfNeeded } from "./web-server";
 
 /**
  * Prepares the test database once per run: created when missing, migrated to the checked-in
  * migrations. Tests read TEST_DATABASE_URL (set here) and namespace their data by repository.
+ * Builds the dashboard once when its build is stale, before the files that start it run side
+ * by side (ATELIER_TEST_SKIP_BUILD=1 skips it, for a run of files that start none).
  */
 export default async function setup(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";
@@ -27,4 +30,6 @@ export default async function setup(): Promise<void> {
       env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" },
     });
   }
+  // ATELIER_TEST_SKIP_BUILD=1 for a run of files that start no dashboard
+  if (process.env.ATELIER_TEST_SKIP_BUILD !== "1") buildDashboardIfNeeded();
 }

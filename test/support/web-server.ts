@@ -48,10 +48,18 @@ export function webServerEnv(name: string, env: NodeJS.ProcessEnv = {}): NodeJS.
   };
 }
 
+/**
+ * `next build` when the sources are newer than the build. The global setup calls it before any
+ * test file runs: two files building at once in one directory (a web test's and `npm start`'s
+ * supervisor) would delete each other's `.next`, and one `next start` would find no build.
+ */
+export function buildDashboardIfNeeded(): void {
+  if (!needsBuild(ROOT)) return;
+  execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, stdio: "ignore" });
+}
+
 export async function startWebServer(env: NodeJS.ProcessEnv, ready = "/signin"): Promise<WebServer> {
-  if (needsBuild(ROOT)) {
-    execFileSync("npx", ["next", "build"], { cwd: ROOT, env: { ...process.env, NODE_ENV: "production", NEXT_TELEMETRY_DISABLED: "1" }, stdio: "ignore" });
-  }
+  buildDashboardIfNeeded();
   const port = await freePort();
   const url = `http://localhost:${port}`;
   const child: ChildProcess = spawn(process.execPath, [join(ROOT, "node_modules/next/dist/bin/next"), "start", "-p", String(port)], {
