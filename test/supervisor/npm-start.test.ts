@@ -163,7 +163,8 @@ it(
       60_000,
       run.output,
     );
-    expect(run.output()).toContain(`the worker started again (pid ${again.pid})`);
+    // the supervisor says so right after the spawn; its pipe may bring that after /proc shows the process
+    await until("the supervisor says it started again", () => run.output().includes(`the worker started again (pid ${again.pid})`), 30_000, run.output);
     // the dashboard and the simulator were left alone
     expect(run.output()).not.toContain("stopping everything");
     expect((await fetch(`http://127.0.0.1:${port}/signin`)).status).toBe(200);

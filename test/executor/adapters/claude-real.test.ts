@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { claudeAdapter, claudeUserMessage } from "../../../lib/executor/adapters";
 import { startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../../support/fake-anthropic";
-import { agent, CLAUDE_BIN, COMMIT_HELLO, makeSandbox, ofType, runCli, type Sandbox } from "./real-cli";
+import { agent, CLAUDE_BIN, COMMIT_HELLO, makeSandbox, ofType, REAL_CLI_TIMEOUT_MS, runCli, type Sandbox } from "./real-cli";
 
 /**
  * The real Claude Code CLI (@anthropic-ai/claude-code, a dev dependency) against the scripted
@@ -35,7 +35,7 @@ async function setup(script: AnthropicTurn[], overrides: Parameters<typeof agent
   return { fake, box, spec };
 }
 
-describe("the real claude CLI through the claude adapter", () => {
+describe("the real claude CLI through the claude adapter", { timeout: REAL_CLI_TIMEOUT_MS }, () => {
   it("runs a tool that writes and commits a file; the parser yields the steps, the answer, the session and the exact usage", async () => {
     const { fake, box, spec } = await setup([
       { text: "I will add hello.txt.", tools: [{ name: "Bash", input: { command: COMMIT_HELLO, description: "Write and commit hello.txt" } }] },
@@ -212,7 +212,7 @@ describe("the real claude CLI through the claude adapter", () => {
   });
 });
 
-describe("a hanging model API", () => {
+describe("a hanging model API", { timeout: REAL_CLI_TIMEOUT_MS }, () => {
   it("leaves the stop to the executor's limit: a killed CLI reports its session but no failure of its own", async () => {
     const { box, spec, fake } = await setup([{ hang: true }]);
     const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Hang." }), claudeAdapter.parser(spec), { secrets: SECRETS, timeoutMs: 5_000 });

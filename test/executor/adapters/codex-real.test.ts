@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { codexAdapter } from "../../../lib/executor/adapters";
 import { SESSION_DIRS } from "../../../lib/executor/agent-session";
 import { startFakeOpenAi, type FakeOpenAi, type OpenAiTurn } from "../../support/fake-openai";
-import { agent, CODEX_BIN, COMMIT_HELLO, makeSandbox, ofType, runCli, type Sandbox } from "./real-cli";
+import { agent, CODEX_BIN, COMMIT_HELLO, makeSandbox, ofType, REAL_CLI_TIMEOUT_MS, runCli, type Sandbox } from "./real-cli";
 
 /**
  * The real Codex CLI (@openai/codex, a dev dependency with its native binary) against the
@@ -37,7 +37,7 @@ async function setup(script: OpenAiTurn[]) {
   return { fake, box, spec };
 }
 
-describe("the real codex CLI through the codex adapter", () => {
+describe("the real codex CLI through the codex adapter", { timeout: REAL_CLI_TIMEOUT_MS }, () => {
   it("runs a command that writes and commits a file; the parser yields the steps, the answer, the thread and usage priced from the roster", async () => {
     const { fake, box, spec } = await setup([
       { text: "I will add hello.txt.", exec: [COMMIT_HELLO] },

@@ -10,6 +10,12 @@ import type { AdapterAgent, AgentInvocation, AgentReport, StreamParser, Transcri
  * git repository with a private HOME, feeding its raw output chunks to an adapter's parser.
  */
 
+/**
+ * A real CLI's test may take this long: each starts a Node or Rust CLI in a sandbox against a
+ * scripted model API, which took 35 s on a busy machine where vitest's default is 30 s.
+ */
+export const REAL_CLI_TIMEOUT_MS = 120_000;
+
 export const BIN = fileURLToPath(new URL("../../../node_modules/.bin", import.meta.url));
 export const CLAUDE_BIN = join(BIN, "claude");
 export const CODEX_BIN = join(BIN, "codex");
