@@ -14,7 +14,7 @@ import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
-import { first, firstPrepared, query, raw, sql, type Statement } from "./sql";
+import { first, firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
 import { TRANSCRIPT_CHANNEL, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
 
 export interface AttemptRef {
@@ -66,7 +66,7 @@ interface StartWrite {
  */
 const startSql = (w: StartWrite, version: string | null): Statement => sql`
 WITH started AS (
-  UPDATE runs SET state = ${raw(`'${TRANSITIONS.start.to}'`)}, started_at = COALESCE(started_at, now()), updated_at = now(),
+  UPDATE runs SET state = ${literal(TRANSITIONS.start.to)}, started_at = COALESCE(started_at, now()), updated_at = now(),
          waiting_reason = CASE WHEN starts_with(waiting_reason, ${QUOTA_WAITING_PREFIX}) THEN NULL ELSE waiting_reason END
    WHERE id = ${w.runId} AND state::text = ANY(${w.from})${version === null ? raw("") : sql` AND xmin::text = ${version}`}
   RETURNING ${raw(RUN_COLUMNS)}
@@ -216,7 +216,7 @@ WITH locked AS (
   RETURNING cost_usd, duration_ms
 ), counted AS (${addUsageSql(raw("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)"))}
 ), moved AS (
-  UPDATE runs SET state = ${raw(`'${move.transition.to}'`)}${move.set ? sql`, ${move.set}` : raw("")}, updated_at = now(),
+  UPDATE runs SET state = ${literal(move.transition.to)}${move.set ? sql`, ${move.set}` : raw("")}, updated_at = now(),
          failed_attempt_id = ${failure ? sql`${ref.id}` : raw("failed_attempt_id")}
    WHERE id = ${ref.runId} AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${raw(RUN_COLUMNS)}

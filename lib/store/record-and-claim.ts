@@ -12,7 +12,7 @@ import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
-import { firstPrepared, query, raw, sql, type Statement } from "./sql";
+import { firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
 import { transaction, withStoreRetry, type Sql } from "./transaction";
 
 /** What the Loop asked for at the time of the observation. */
@@ -196,7 +196,7 @@ WITH seen AS (${snapshotSql("read", event)}
 ), go AS (
   SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: event.kind, generation: event.generation, maxCycles: s.maxCycles, unstarted: UNSTARTED, metered })}
 ), sup AS (
-  UPDATE runs AS s SET state = ${raw(`'${TRANSITIONS.supersede.to}'`)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
+  UPDATE runs AS s SET state = ${literal(TRANSITIONS.supersede.to)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
     FROM go
    WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})
@@ -351,7 +351,7 @@ async function writeClaim(tx: Sql, event: EventInput, write: ClaimWrite): Promis
     "atelier-claim-write",
     sql`
 WITH sup AS (
-  UPDATE runs AS s SET state = ${raw(`'${TRANSITIONS.supersede.to}'`)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
+  UPDATE runs AS s SET state = ${literal(TRANSITIONS.supersede.to)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
    WHERE s.id = ${write.superseded ?? null} AND s.state::text = ANY(${TRANSITIONS.supersede.from})
   RETURNING s.id, ${raw(hasOutboundHooks("s"))} AS hooked

@@ -5,7 +5,7 @@ import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
 import { inPhase } from "./run-phase";
-import { query, raw, rows, sql, type Queryable } from "./sql";
+import { literal, query, raw, rows, sql, type Queryable } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -19,7 +19,7 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
     async (tx) => {
       const revoked = await rows<{ id: string; hooked: boolean }>(
         tx,
-        sql`UPDATE runs SET state = ${raw(`'${TRANSITIONS.revoke.to}'`)}, cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
+        sql`UPDATE runs SET state = ${literal(TRANSITIONS.revoke.to)}, cancel_reason = 'Revoked', reserved_generation = NULL, ended_at = now(),
                 updated_at = now(), waiting_reason = NULL
           WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${TRANSITIONS.revoke.from})
           RETURNING id, ${raw(hasOutboundHooks("runs"))} AS hooked`,

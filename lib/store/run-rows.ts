@@ -3,7 +3,7 @@ import type { RunStateName, Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
-import { first, raw, sql, type Statement } from "./sql";
+import { first, literal, raw, sql, type Statement } from "./sql";
 import type { Sql } from "./transaction";
 
 /** The columns the engine's transitions read back. */
@@ -56,7 +56,7 @@ export async function guardedRunUpdate(tx: Sql, runId: string, transition: Trans
   const { from, to } = transition;
   const row = await first<RunRow & { hooked: boolean }>(
     tx,
-    sql`UPDATE runs SET state = ${raw(`'${to}'`)}${set ? sql`, ${set}` : raw("")}, updated_at = now() WHERE id = ${runId} AND state::text = ANY(${from})
+    sql`UPDATE runs SET state = ${literal(to)}${set ? sql`, ${set}` : raw("")}, updated_at = now() WHERE id = ${runId} AND state::text = ANY(${from})
      RETURNING ${raw(RUN_COLUMNS)}, ${raw(hasOutboundHooks("runs"))} AS hooked`,
   );
   if (row) {

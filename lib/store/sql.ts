@@ -26,6 +26,11 @@ export function raw(text: string): Statement {
   return new Statement([text], []);
 }
 
+/** A string literal of text known when the code is written (a state from lib/engine, a key prefix), quoted. */
+export function literal(text: string): Statement {
+  return raw(`'${text.replace(/'/g, "''")}'`);
+}
+
 /** Joins statements with a separator, as in `sql\`… WHERE ${join(conditions, " AND ")}\``. */
 export function join(parts: readonly Statement[], separator: string): Statement {
   const strings: string[] = [""];

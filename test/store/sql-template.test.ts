@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { compile, first, join, raw, sql } from "../../lib/store/sql";
+import { compile, first, join, literal, raw, sql } from "../../lib/store/sql";
 import { testDb } from "../support/db";
 
 const db = testDb(1);
@@ -16,6 +16,11 @@ describe("the store's sql template", () => {
     });
     expect(compile(sql`WHERE ${join([sql`a = ${1}`, sql`b = ${2}`, sql`c = ${3}`], " AND ")}`)).toEqual({ text: "WHERE a = $1 AND b = $2 AND c = $3", values: [1, 2, 3] });
     expect(compile(sql`SELECT ${"'; DROP TABLE runs; --"}`)).toEqual({ text: "SELECT $1", values: ["'; DROP TABLE runs; --"] });
+  });
+
+  it("quotes a literal known when the code is written, its quotes doubled", async () => {
+    expect(compile(sql`SET state = ${literal("Running")}`)).toEqual({ text: "SET state = 'Running'", values: [] });
+    expect(await first<{ v: string }>(db.pool, sql`SELECT ${literal("it's")}::text AS v`)).toEqual({ v: "it's" });
   });
 
   it("runs against Postgres with the values bound", async () => {
