@@ -1,10 +1,11 @@
 import type { Redis } from "ioredis";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
 import { expireAttempt } from "../store/attempts";
-import { orphanSuspects, type OrphanSuspect } from "../store/attempt-sweep";
+import { orphanSuspects } from "../store/attempt-sweep";
 import { activeRunsToMove, strandedQueues } from "../store/runs-to-move";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
 import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
+import { forgetSuspects, unheldForMs } from "./orphan-suspects";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
 import { SILENT_LOG, type RunnerGitHub } from "./runner-deps";
 
@@ -47,7 +48,7 @@ export interface SweepDeps extends ContinueDeps {
   redis: Redis;
   keyPrefix?: string;
   leaseTtlMs: number;
-  /** How long a missing lease must stay missing before its Attempt is closed (default one TTL). */
+  /** How long a missing lease must stay missing, from the sweep that first saw it so, before its Attempt is closed (default one TTL). */
   confirmMs?: number;
   /** How long a silent worker counts as alive in the registry (default one lease TTL). */
   staleAfterMs?: number;
@@ -75,41 +76,38 @@ export async function closeOrphan(deps: ContinueDeps, attemptId: string, message
 }
 
 /**
- * Orphan sweep: a Running Attempt older than one TTL whose Run's lease is not held by its
- * token is closed as an InfraFailure (lease_lost) and its Run goes on. When the registry says
- * its worker is dead (no heartbeat for the stale window), that is closed at once: a dead
- * worker sets no key again. Otherwise it is looked at again every third of a TTL for one
- * confirmation window (a live holder whose key Redis lost — FLUSHALL — sets it again within a
- * third of the TTL, and is let be): closed as soon as the registry says its worker died, or
- * at the window's end if its lease is still not held. Returns the Attempts closed.
+ * Orphan sweep, one look that never waits: a Running Attempt older than one TTL whose Run's
+ * lease is not held by its token is closed as an InfraFailure (lease_lost) and its Run goes on.
+ * When the registry says its worker is dead (no heartbeat for the stale window), that is at
+ * once: a dead worker sets no key again. Otherwise it is closed by the first sweep that finds it
+ * still unheld a confirmation window (default one TTL) after a sweep first found it so, timed by
+ * Redis (orphan-suspects.ts): a live holder whose key Redis lost (FLUSHALL) sets it again within
+ * a third of the TTL, and is let be. Sweeps run every third of a TTL on every live worker, so
+ * none holds the maintenance job while it waits. Returns the Attempts closed.
  */
 export async function sweepOrphans(deps: SweepDeps): Promise<string[]> {
   const names = redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
-  const window = { olderThanMs: deps.leaseTtlMs, staleAfterMs: deps.staleAfterMs ?? deps.leaseTtlMs };
-  const unheld = async (candidates: OrphanSuspect[]) => {
-    const holders = await leaseHolders(deps.redis, candidates.map((a) => names.lease(a.run_id)));
-    return candidates.filter((a, i) => holders[i] !== a.lease_token);
-  };
-  const expired: string[] = [];
-  const closeDead = async (suspects: OrphanSuspect[]) => {
-    for (const a of suspects.filter((s) => s.worker_dead)) {
-      if (await closeOrphan(deps, a.id, workerDied(a.worker_id ?? "unknown"))) expired.push(a.id);
-    }
-    return suspects.filter((s) => !s.worker_dead);
-  };
-  let unsure = await closeDead(await unheld(await orphanSuspects(deps.db, window)));
-  const confirmAt = Date.now() + (deps.confirmMs ?? deps.leaseTtlMs);
-  while (unsure.length && Date.now() < confirmAt) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(deps.leaseTtlMs / 3, confirmAt - Date.now())));
-    // the same Attempts, read again: still open and unheld, and dead in the registry by now?
-    const waiting = new Set(unsure.map((a) => a.id));
-    unsure = await closeDead(await unheld((await orphanSuspects(deps.db, window)).filter((a) => waiting.has(a.id))));
-  }
+  const confirmMs = deps.confirmMs ?? deps.leaseTtlMs;
+  const suspects = await orphanSuspects(deps.db, { olderThanMs: deps.leaseTtlMs, staleAfterMs: deps.staleAfterMs ?? deps.leaseTtlMs });
+  const holders = await leaseHolders(deps.redis, suspects.map((a) => names.lease(a.run_id)));
+  const unheld = suspects.filter((a, i) => holders[i] !== a.lease_token);
+  await forgetSuspects(deps.redis, names.orphanSuspect, suspects.filter((a, i) => holders[i] === a.lease_token).map((a) => a.id));
+
+  const dead = unheld.filter((a) => a.worker_dead);
+  const alive = unheld.filter((a) => !a.worker_dead);
+  const unheldFor = await unheldForMs(deps.redis, names.orphanSuspect, alive.map((a) => a.id), confirmMs);
+  const confirmed = alive.filter((_, i) => unheldFor[i]! >= confirmMs);
   // a worker that could not record an outcome (the database away) left its reason
-  const reasons = unsure.length ? await deps.redis.mget(...unsure.map((a) => names.unrecordedOutcome(a.id))) : [];
-  for (const [i, a] of unsure.entries()) {
+  const reasons = confirmed.length ? await deps.redis.mget(...confirmed.map((a) => names.unrecordedOutcome(a.id))) : [];
+
+  const expired: string[] = [];
+  for (const a of dead) {
+    if (await closeOrphan(deps, a.id, workerDied(a.worker_id ?? "unknown"))) expired.push(a.id);
+  }
+  for (const [i, a] of confirmed.entries()) {
     if (await closeOrphan(deps, a.id, reasons[i] ?? undefined)) expired.push(a.id);
   }
+  await forgetSuspects(deps.redis, names.orphanSuspect, [...dead, ...confirmed].map((a) => a.id));
   return expired;
 }
 

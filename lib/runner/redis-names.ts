@@ -14,6 +14,8 @@ export interface RedisNames {
   interveneChannel: string;
   /** Why an Attempt's outcome was not recorded (the database was away): the sweep's reason when it closes it. */
   unrecordedOutcome(attemptId: string): string;
+  /** An Attempt the orphan sweep found unheld while its worker looked alive: the key's age, by Redis's clock, is how long it has been so. */
+  orphanSuspect(attemptId: string): string;
   /** A key set once the schedulers are in Redis: gone means Redis lost its data (rebuild-guard.ts). */
   rebuiltMarker: string;
 }
@@ -22,6 +24,7 @@ export function redisNames(prefix: string = DEFAULT_KEY_PREFIX): RedisNames {
   return {
     lease: (runId) => `${prefix}lease:run:${runId}`,
     unrecordedOutcome: (attemptId) => `${prefix}unrecorded:${attemptId}`,
+    orphanSuspect: (attemptId) => `${prefix}suspect:${attemptId}`,
     cancelChannel: `${prefix}cancel`,
     interveneChannel: `${prefix}intervene`,
     rebuiltMarker: `${prefix}rebuilt`,
