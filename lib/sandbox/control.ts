@@ -5,7 +5,7 @@ import type { CounterSnapshot } from "./counters";
 import type { SimCore, UnknownRequest } from "./core";
 import type { FailNextInput } from "./faults";
 import type { SecondaryLimitInput } from "./secondary-limit";
-import { REPO_PERMISSIONS, type AppPermissions, type RepoPermission, type SimAccount, type SimInstallation, type SimIssue, type SimRepo } from "./model";
+import { CUSTOM_ROLE_BASES, REPO_PERMISSIONS, type AppPermissions, type RepoPermission, type SimAccount, type SimInstallation, type SimIssue, type SimRepo } from "./model";
 import { renderInstallation } from "./render/app";
 import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
@@ -107,6 +107,20 @@ export class SimControl {
     const user = this.core.state.findAccount(input.login);
     if (!user) throw new Error(`no user ${input.login}`);
     this.core.state.setPermission(this.repo(input.repo), user.id, input.permission);
+  }
+
+  /**
+   * An organization's custom repository role (named, inheriting read, triage, write or
+   * maintain): the person gets the base role's access, and GitHub names the custom role.
+   */
+  setCustomRole(input: { repo: string; login: string; role: string; base: RepoPermission }): void {
+    const repo = this.repo(input.repo);
+    if (this.core.state.account(repo.ownerId).type !== "Organization") throw new Error("custom repository roles belong to an organization's repositories");
+    if (!CUSTOM_ROLE_BASES.includes(input.base)) throw new Error(`a custom role's base must be one of ${CUSTOM_ROLE_BASES.join(", ")}`);
+    if ((REPO_PERMISSIONS as readonly string[]).includes(input.role.toLowerCase())) throw new Error(`${input.role} is one of GitHub's own roles`);
+    const user = this.core.state.findAccount(input.login);
+    if (!user) throw new Error(`no user ${input.login}`);
+    this.core.state.setCustomRole(repo, user.id, input.role, input.base);
   }
 
   /** A user renames their account: the id stays, the old login is free for anyone to take. */
@@ -473,6 +487,7 @@ export const CONTROL_METHODS = [
   "createUser",
   "createRepo",
   "setUserPermission",
+  "setCustomRole",
   "setDefaultUser",
   "createIssue",
   "editIssue",

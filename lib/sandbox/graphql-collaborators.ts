@@ -3,8 +3,8 @@ import type { SimRepo } from "./model";
 
 /**
  * `repository.collaborators(query:, first:)`: the repository's owner (a user owns with admin)
- * and its collaborators, each edge with its `permission` and one permission source (the
- * repository's role). `query` matches a login or name, case-insensitively, anywhere in it.
+ * and its collaborators, each edge with its `permission` (a custom role's base) and one
+ * permission source (the repository's role, named as granted: a custom role by its name). `query` matches a login or name, case-insensitively, anywhere in it.
  * An installation needs metadata read.
  */
 
@@ -25,7 +25,7 @@ export function collaboratorsField(t: FeedbackTools, repo: SimRepo) {
     const edges = t.window("collaborators", matching, args).map(([account, permission]) => ({
       cursor: account.nodeId,
       permission: permission.toUpperCase(),
-      permissionSources: [{ permission: permission === "admin" ? "ADMIN" : permission === "read" || permission === "triage" ? "READ" : "WRITE", roleName: permission }],
+      permissionSources: [{ permission: permission === "admin" ? "ADMIN" : permission === "read" || permission === "triage" ? "READ" : "WRITE", roleName: t.state.roleNameOf(repo, account.id) }],
       node: t.actor(account),
     }));
     return { edges, nodes: edges.map((e) => e.node), totalCount: matching.length, pageInfo: { hasNextPage: edges.length < matching.length, hasPreviousPage: false, startCursor: null, endCursor: null } };

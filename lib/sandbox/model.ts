@@ -5,6 +5,8 @@
 /** A person's role on a repository, GitHub's five (role_name) and none. */
 export type RepoPermission = "admin" | "maintain" | "write" | "triage" | "read" | "none";
 export const REPO_PERMISSIONS: readonly RepoPermission[] = ["none", "read", "triage", "write", "maintain", "admin"];
+/** The roles an organization's custom repository role may inherit. */
+export const CUSTOM_ROLE_BASES: readonly RepoPermission[] = ["read", "triage", "write", "maintain"];
 /** Roles weakest first: a role may do what every weaker one may. */
 export const ROLE_RANK: Record<RepoPermission, number> = { none: 0, read: 1, triage: 2, write: 3, maintain: 4, admin: 5 };
 export type AccessLevel = "read" | "write";
@@ -47,6 +49,12 @@ export interface SimRepo {
   labels: Map<string, SimLabel>;
   /** Per-user permission on this repository (user id → permission). On a public repository anyone else reads. */
   collaborators: Map<number, RepoPermission>;
+  /**
+   * An organization's custom repository role, by collaborator (user id → the role's name): the
+   * collaborator's access is its base role, in `collaborators`; GitHub names the role in REST's
+   * `role_name` and GraphQL's `roleName`.
+   */
+  customRoles: Map<number, string>;
   /** Path of the bare git repository on disk. */
   gitDir: string;
 }

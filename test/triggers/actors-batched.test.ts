@@ -5,7 +5,7 @@ import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from 
 /**
  * ADR 0009 through the batched lookups: who labeled an Item found by polling alone comes from
  * the Item's GraphQL timeline, and their role from a GraphQL collaborators query; REST answers
- * only what GraphQL cannot (a person the repository does not list).
+ * only what GraphQL cannot (a person the repository does not list, a custom role).
  */
 
 const EVENTS = "GET /repos/{owner}/{repo}/issues/{issue_number}/events";
@@ -14,7 +14,7 @@ const PERMISSION = "GET /repos/{owner}/{repo}/collaborators/{username}/permissio
 let fx: Fixture;
 beforeAll(async () => {
   fx = await startFixture();
-  for (const who of ["b-writer", "b-triager", "b-stranger"]) fx.sim.createUser({ login: who });
+  for (const who of ["b-writer", "b-triager", "b-stranger", "b-deployer"]) fx.sim.createUser({ login: who });
 });
 afterAll(() => fx.close());
 
@@ -57,5 +57,19 @@ describe("who caused a match, batched", () => {
     expect(await runOn(repo, issue.number)).toMatchObject({ approval_required: true, actor: { login: "b-stranger", permission: "read" } });
     expect(fx.sim.counters.byRoute[PERMISSION]).toBe(1);
     expect(fx.sim.counters.byRoute[EVENTS] ?? 0).toBe(0);
+  });
+
+  it("a custom role is not taken for its base: GraphQL says WRITE, REST names the role, and the label waits for approval", async () => {
+    const { fullName: repo } = await installRepository(fx, { owner: "batched", name: "custom-roles" });
+    fx.sim.setUserPermission({ repo, login: "b-writer", permission: "write" });
+    fx.sim.setCustomRole({ repo, login: "b-deployer", role: "deployer", base: "write" });
+    const issue = fx.sim.createIssue({ login: "b-writer", repo, title: "Written by a writer" });
+    await pollRepository(fx.deps, repo);
+    fx.sim.addLabels({ login: "b-deployer", repo, number: issue.number, labels: ["ready-for-agent"] });
+    fx.sim.resetCounters();
+    await pollRepository(fx.deps, repo);
+
+    expect(await runOn(repo, issue.number)).toMatchObject({ approval_required: true, actor: { login: "b-deployer", permission: "none" } });
+    expect(fx.sim.counters.byRoute[PERMISSION]).toBe(1);
   });
 });

@@ -76,14 +76,15 @@ function collaboratorPermission(ctx: RestContext) {
   const user = ctx.state.findAccount(param(ctx, "username"));
   if (!user) throw notFound();
   const role = ctx.state.permissionOf(repo, user.id);
+  const roleName = ctx.state.roleNameOf(repo, user.id);
   const body = {
-    // the legacy field knows four values: maintain reads as write, triage as read
+    // the legacy field knows four values: maintain reads as write, triage as read (a custom role: its base's)
     permission: LEGACY_PERMISSION[role],
-    role_name: role,
+    role_name: roleName,
     user: {
       ...renderSimpleUser(ctx.render, user),
       permissions: repoPermissions(role),
-      role_name: role,
+      role_name: roleName,
     },
   } satisfies Schemas["repository-collaborator-permission"];
   return { body };

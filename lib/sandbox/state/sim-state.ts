@@ -208,6 +208,7 @@ export class SimState {
       nextNumber: 1,
       labels: new Map(),
       collaborators: new Map(),
+      customRoles: new Map(),
       gitDir,
     };
     this.repos.set(repo.id, repo);
@@ -243,9 +244,21 @@ export class SimState {
     return repo.collaborators.get(userId) ?? (repo.private ? "none" : "read");
   }
 
+  /** The name of the person's role: a custom role's own name, else one of GitHub's five (or none). */
+  roleNameOf(repo: SimRepo, userId: number): string {
+    return repo.customRoles.get(userId) ?? this.permissionOf(repo, userId);
+  }
+
   setPermission(repo: SimRepo, userId: number, permission: RepoPermission): void {
+    repo.customRoles.delete(userId);
     if (permission === "none") repo.collaborators.delete(userId);
     else repo.collaborators.set(userId, permission);
+  }
+
+  /** Grants a custom role: the access of its base role, under its own name. */
+  setCustomRole(repo: SimRepo, userId: number, name: string, base: RepoPermission): void {
+    this.setPermission(repo, userId, base);
+    repo.customRoles.set(userId, name);
   }
 
   // ----- items -----
