@@ -93,13 +93,38 @@ export async function listInstallationRepositories(token: string, installationId
  */
 export async function repositoryRole(token: string, fullName: string, login: string, apiUrl?: string): Promise<RepoRole> {
   const [owner = "", name = ""] = fullName.split("/");
-  const { status, body } = await get<{ permission?: string; role_name?: string }>(
+  const { status, body } = await get<PermissionAnswer>(
     `/repos/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/collaborators/${encodeURIComponent(login)}/permission`,
     token,
     apiUrl,
   );
   if (status !== 200 || !body) return "none";
-  return normalizeRole(body.role_name ?? body.permission);
+  return roleOfPermissionAnswer(body);
+}
+
+/** GET …/collaborators/{u}/permission's answer, the parts a role is read from. */
+export interface PermissionAnswer {
+  permission?: string;
+  role_name?: string;
+  user?: { permissions?: { admin?: boolean; maintain?: boolean; push?: boolean; triage?: boolean; pull?: boolean } } | null;
+}
+
+/**
+ * The role of a collaborator-permission answer: its `role_name` when that is one of GitHub's
+ * five; for an organization's custom role (named otherwise), the strongest of the five that
+ * `user.permissions` grants, since a custom role holds every permission of the role it is based
+ * on; without those, the legacy `permission` (maintain reads as write there, triage as read).
+ */
+export function roleOfPermissionAnswer(body: PermissionAnswer): RepoRole {
+  if (!body.role_name) return normalizeRole(body.permission);
+  const named = normalizeRole(body.role_name);
+  if (named !== "none") return named;
+  const granted = body.user?.permissions;
+  if (granted) {
+    const strongest = (["admin", "maintain", "push", "triage", "pull"] as const).find((p) => granted[p] === true);
+    return strongest ? normalizeRole(strongest) : "none";
+  }
+  return normalizeRole(body.permission);
 }
 
 /** The account id of a GitHub login (GET /users/{login}), as text; null when GitHub knows no such account. */

@@ -5,16 +5,15 @@ import { splitRepo } from "./repo-name";
 
 /**
  * People's roles on repositories by GraphQL, many (person, repository) pairs in one query:
- * `q0: repository(…) { owner { __typename } collaborators(query: "login", first: …) { edges {
- * permission permissionSources { roleName } node { login } } } }`. GraphQL answers only for a
- * listed collaborator whose every permission source has one of GitHub's five roles; anything
- * else — the login not among the edges (a stranger, an organization's base permission, a bot), a
- * custom role (its edge's `permission` is the role's base; REST's `role_name` names it), an
- * organization's repository whose edge shows no permission source (GitHub shows them only to a
- * caller that may read the organization's administration, so a custom role may hide there), an
- * error on the alias (GitHub answers FORBIDDEN "Must have push access to view repository
- * collaborators" to a caller it will not show them), a failed query — is `undefined`, and the
- * caller asks REST (GET …/collaborators/{u}/permission).
+ * `q0: repository(…) { collaborators(query: "login", first: …) { edges { permission node {
+ * login } } } }`. An edge's `permission` is the person's strongest of GitHub's five roles (for
+ * an organization's custom role, the role it is based on, as REST's roleOfPermissionAnswer
+ * reads it). GraphQL answers only for a listed collaborator; anything else — the login not
+ * among the edges (a stranger, an organization's base permission, a bot), an error on the alias
+ * (GitHub answers FORBIDDEN "Must have push access to view repository collaborators" to a
+ * caller it will not show them), a failed query — is `undefined`, and the caller asks REST
+ * (GET …/collaborators/{u}/permission). The edges' `permissionSources` are not asked: GitHub
+ * shows them only to a caller that may read the organization's administration.
  */
 
 /** Pairs per query. */
@@ -28,9 +27,8 @@ interface Pending {
   resolve(role: RepoRole | undefined): void;
 }
 
-export interface CollaboratorEdge {
+interface CollaboratorEdge {
   permission?: string | null;
-  permissionSources?: ({ roleName?: string | null } | null)[] | null;
   node?: { login?: string | null } | null;
 }
 
@@ -77,14 +75,14 @@ export async function rolesByGraphql(app: GitHubApp, installationId: number, pai
     "query AtelierRoles {",
     ...pairs.map((p, i) => {
       const { owner, repo } = splitRepo(p.fullName);
-      return `  q${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) { owner { __typename } collaborators(query: ${JSON.stringify(p.login)}, first: ${EDGES}) { edges { permission permissionSources { roleName } node { login } } } }`;
+      return `  q${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) { collaborators(query: ${JSON.stringify(p.login)}, first: ${EDGES}) { edges { permission node { login } } } }`;
     }),
     "  rateLimit { cost remaining resetAt limit }",
     "}",
   ].join("\n");
   const response = await app.installationOctokit(installationId).request("POST /graphql", { query });
   const body = response.data as {
-    data?: Record<string, { owner?: { __typename?: string } | null; collaborators?: { edges?: (CollaboratorEdge | null)[] | null } | null } | null> & { rateLimit?: { remaining?: number; resetAt?: string; limit?: number } };
+    data?: Record<string, { collaborators?: { edges?: (CollaboratorEdge | null)[] | null } | null } | null> & { rateLimit?: { remaining?: number; resetAt?: string; limit?: number } };
     errors?: { path?: (string | number)[] }[];
   };
   app.rateLimits.observeGraphqlBudget(installationCaller(installationId), body.data?.rateLimit);
@@ -92,21 +90,8 @@ export async function rolesByGraphql(app: GitHubApp, installationId: number, pai
   return pairs.map((p, i) => {
     const alias = `q${i}`;
     if (refused.has(alias) || refused.has("")) return undefined;
-    const answer = body.data?.[alias];
-    const edge = answer?.collaborators?.edges?.find((e) => e?.node?.login?.toLowerCase() === p.login.toLowerCase());
-    return edge ? roleOfEdge(edge, answer?.owner?.__typename !== "User") : undefined;
+    const edge = body.data?.[alias]?.collaborators?.edges?.find((e) => e?.node?.login?.toLowerCase() === p.login.toLowerCase());
+    const role = normalizeRole(edge?.permission ?? undefined);
+    return role === "none" ? undefined : role;
   });
-}
-
-/**
- * An edge's role, when it is one of GitHub's five from every source. `mayHaveCustomRoles`: the
- * repository may have custom roles (an organization's, or an owner GraphQL did not name), so an
- * edge must show its sources.
- */
-export function roleOfEdge(edge: CollaboratorEdge, mayHaveCustomRoles: boolean): RepoRole | undefined {
-  const sources = edge.permissionSources ?? [];
-  if (mayHaveCustomRoles && sources.length === 0) return undefined;
-  if (sources.some((s) => normalizeRole(s?.roleName ?? undefined) === "none")) return undefined;
-  const role = normalizeRole(edge.permission ?? undefined);
-  return role === "none" ? undefined : role;
 }

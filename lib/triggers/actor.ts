@@ -1,4 +1,4 @@
-import { normalizeRole, type RepoRole } from "../auth/github-user-api";
+import { roleOfPermissionAnswer, type RepoRole } from "../auth/github-user-api";
 import type { Octokit } from "../github/app";
 import { httpStatusOf } from "../github/errors";
 import { getListedItem } from "../github/issues-listing";
@@ -105,7 +105,7 @@ export async function repositoryRoleOf(octokit: Octokit, fullName: string, login
   const { owner, repo } = splitRepo(fullName);
   try {
     const { data } = await octokit.request("GET /repos/{owner}/{repo}/collaborators/{username}/permission", { owner, repo, username: login });
-    return normalizeRole(data.role_name ?? data.permission);
+    return roleOfPermissionAnswer(data);
   } catch (err) {
     const status = httpStatusOf(err)?.status;
     if (status === 404 || status === 403 || status === 422) return "none";

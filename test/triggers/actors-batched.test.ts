@@ -5,7 +5,7 @@ import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from 
 /**
  * ADR 0009 through the batched lookups: who labeled an Item found by polling alone comes from
  * the Item's GraphQL timeline, and their role from a GraphQL collaborators query; REST answers
- * only what GraphQL cannot (a person the repository does not list, a custom role).
+ * only what GraphQL cannot (a person the repository does not list).
  */
 
 const EVENTS = "GET /repos/{owner}/{repo}/issues/{issue_number}/events";
@@ -59,7 +59,7 @@ describe("who caused a match, batched", () => {
     expect(fx.sim.counters.byRoute[EVENTS] ?? 0).toBe(0);
   });
 
-  it("a custom role is not taken for its base: GraphQL says WRITE, REST names the role, and the label waits for approval", async () => {
+  it("a custom role counts as the role it is based on: one based on write labels, and the Run starts without approval or a REST lookup", async () => {
     const { fullName: repo } = await installRepository(fx, { owner: "batched", name: "custom-roles" });
     fx.sim.setUserPermission({ repo, login: "b-writer", permission: "write" });
     fx.sim.setCustomRole({ repo, login: "b-deployer", role: "deployer", base: "write" });
@@ -69,7 +69,7 @@ describe("who caused a match, batched", () => {
     fx.sim.resetCounters();
     await pollRepository(fx.deps, repo);
 
-    expect(await runOn(repo, issue.number)).toMatchObject({ approval_required: true, actor: { login: "b-deployer", permission: "none" } });
-    expect(fx.sim.counters.byRoute[PERMISSION]).toBe(1);
+    expect(await runOn(repo, issue.number)).toMatchObject({ approval_required: false, actor: { login: "b-deployer", permission: "write" } });
+    expect(fx.sim.counters.byRoute[PERMISSION] ?? 0).toBe(0);
   });
 });
