@@ -18,7 +18,7 @@ import { cookieFor, seedItem, seedRepo, seedRun, seedUser } from "./support/seed
 /**
  * THREATS.md attack 14 and "permissions live for writes", against the simulator's GitHub: an
  * admin is an account, not a login; a writer whose access GitHub revoked is refused on the
- * next write, whatever a cache remembers.
+ * next write, whatever a cache remembers; a custom role acts as the role it is based on.
  */
 
 const SECRET = "identity-test-secret-0123456789abcdef";
@@ -62,10 +62,12 @@ beforeAll(async () => {
   process.env.GITHUB_API_URL = sim.url;
   db = testDb(4);
   sim.createOrg({ login: ORG });
-  for (const login of [ADMIN, `writer-${tag}`, `mallory-${tag}`]) ids[login] = sim.createUser({ login }).id;
+  for (const login of [ADMIN, `writer-${tag}`, `mallory-${tag}`, `deployer-${tag}`, `helper-${tag}`]) ids[login] = sim.createUser({ login }).id;
   await sim.createRepo({ owner: ORG, name: "app" });
   const installation = sim.createInstallation({ login: ADMIN, account: ORG, repos: ["app"] });
   sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "write" });
+  sim.setCustomRole({ repo: REPO, login: `deployer-${tag}`, role: "deployer", base: "write" });
+  sim.setCustomRole({ repo: REPO, login: `helper-${tag}`, role: "issue-helper", base: "triage" });
   await seedRepo(db, REPO, installation.id);
   setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN] });
   forgetAdminIds();
@@ -164,5 +166,21 @@ describe("permissions live for writes", () => {
     for (const id of [second, "no-such-run"]) {
       await expect(approveRun(ctx, writer, id)).rejects.toMatchObject({ status: 404, token: "run_not_found", message: `There is no Run ${id}.` });
     }
+  });
+
+  it("a custom role acts as the role it is based on: one based on write approves, one based on triage is refused", async () => {
+    const deployer = (await signIn(`deployer-${tag}`))!;
+    const helper = (await signIn(`helper-${tag}`))!;
+    await seedItem(db, REPO, 3);
+    await seedItem(db, REPO, 4);
+    const first = await seedRun(db, { repo: REPO, number: 3, state: "Waiting" });
+    const second = await seedRun(db, { repo: REPO, number: 4, state: "Waiting" });
+    const ctx = { db, services };
+    expect(await approveRun(ctx, deployer, first)).toMatchObject({ ok: true, run: { state: "Queued" } });
+    await expect(approveRun(ctx, helper, second)).rejects.toMatchObject({
+      status: 403,
+      token: "permission_denied",
+      message: `You need write access to ${REPO} on GitHub to do this (you have triage access).`,
+    });
   });
 });
