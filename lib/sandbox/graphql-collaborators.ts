@@ -4,8 +4,9 @@ import type { SimRepo } from "./model";
 /**
  * `repository.collaborators(query:, first:)`: the repository's owner (a user owns with admin)
  * and its collaborators, each edge with its `permission` (a custom role's base) and one
- * permission source (the repository's role, named as granted: a custom role by its name). `query` matches a login or name, case-insensitively, anywhere in it.
- * An installation needs metadata read.
+ * permission source (the repository's role, named as granted: a custom role by its name).
+ * `query` matches a login or name, case-insensitively, anywhere in it. An installation needs
+ * metadata read.
  */
 
 interface CollaboratorArgs extends Connection {
