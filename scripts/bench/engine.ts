@@ -5,7 +5,11 @@
 // the transcript insert, finishAttempt and continueWithNewest. Beside it, measured in the same
 // run on the same Redis and PostgreSQL with the same concurrency: raw BullMQ jobs with a no-op
 // processor, and the floor of this design: a BullMQ job whose processor makes three one-row
-// insert transactions with the pg driver (the Event, the Attempt's start, its outcome).
+// insert transactions with the pg driver (the Event, the Attempt's start, its outcome). A
+// second reference writes the rows an engine Run writes, in the same tables (their indexes,
+// constraints and current-Run triggers), by bare statements in three transactions (the Event
+// and its Run; the start and the Attempt; the outcome, the month's counter and two transcript
+// lines): `engine_vs_rows` is what the engine costs beyond the writes it must make.
 // Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the two
 // references, after one warm-up round of each. Each ratio is the median, over the rounds, of
 // the ratio within a round: the machine's speed drifts by ±10 % over minutes here, and a ratio
@@ -16,7 +20,7 @@
 // per Run and per floor job over the counted rounds is printed beside them: the throughput of
 // both is bound by the machine's CPU, so these say where the engine's extra cost is.
 import { randomBytes } from "node:crypto";
-import { Queue, Worker } from "bullmq";
+import { Queue, Worker, type Job } from "bullmq";
 import pg from "pg";
 import { createRedis } from "../../lib/config/redis";
 import { DEMO_AGENT } from "../../lib/config/roster";
@@ -95,7 +99,7 @@ function counter(total: number): { tick(): void; done: Promise<void> } {
   };
 }
 
-async function bullmqRound(prefix: string, round: number, processor: () => Promise<void>): Promise<number> {
+async function bullmqRound(prefix: string, round: number, processor: (job: Job<{ i: number }>) => Promise<void>): Promise<number> {
   const connection = bullConnection();
   const name = `bench-${round}-${randomBytes(2).toString("hex")}`;
   const queue = new Queue(name, { connection, prefix });
@@ -122,6 +126,55 @@ export async function engineBench(url: string): Promise<void> {
       await c.query("BEGIN");
       await c.query(`INSERT INTO bench_floor (body) VALUES ($1)`, [JSON.stringify({ i })]);
       await c.query("COMMIT");
+    } finally {
+      c.release();
+    }
+  };
+
+  /** One engine Run's rows, written bare: the Event and its Run, the start, the outcome. */
+  const rowsTx = async (tag: string, i: number) => {
+    const e = event(tag, i);
+    const runId = `${tag}-${i}`;
+    const attemptId = `${runId}/agent/1`;
+    const c = await raw.connect();
+    const tx = async (statements: [string, unknown[]][]) => {
+      await c.query("BEGIN");
+      for (const [text, values] of statements) await c.query(text, values);
+      await c.query("COMMIT");
+    };
+    try {
+      await tx([
+        [
+          `INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at)
+           VALUES ($1, $2, $3, $4, $5, $6, 'Pending', 'noop', 'Do nothing', false, now())`,
+          [runId, e.id, e.loop, e.repo, e.itemKey, e.number],
+        ],
+        [
+          `INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, submission, run_id)
+           VALUES ($1, 'item', $2, $3, $4, $5, $6, 0, 'Claimed', $7, $8)`,
+          [e.id, e.loop, e.repo, e.itemKey, e.number, e.contentHash, JSON.stringify(e.submission), runId],
+        ],
+      ]);
+      await tx([
+        [`UPDATE runs SET state = 'Running', started_at = now(), updated_at = now() WHERE id = $1`, [runId]],
+        [
+          `INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent) VALUES ($1, $2, 'agent', 1, 'Running', $3, 'bench', 'noop')`,
+          [attemptId, runId, `bench/${i}`],
+        ],
+      ]);
+      await tx([
+        [`UPDATE attempts SET state = 'Succeeded', ended_at = now(), summary = 'nothing to do', duration_ms = 0 WHERE id = $1`, [attemptId]],
+        [
+          `INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes) VALUES ($1, to_char(now(), 'YYYY-MM'), 0, 0, 0)
+           ON CONFLICT (scope, month) DO UPDATE SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`,
+          [`repo:${e.repo}`],
+        ],
+        [`UPDATE runs SET state = 'Succeeded', ended_at = now(), updated_at = now() WHERE id = $1`, [runId]],
+        [
+          `INSERT INTO transcript_entries (attempt_id, run_id, stream, text) VALUES ($1, $2, 'system', 'attempt 1 started'), ($1, $2, 'stdout', 'noop')`,
+          [attemptId, runId],
+        ],
+      ]);
     } finally {
       c.release();
     }
@@ -185,9 +238,11 @@ export async function engineBench(url: string): Promise<void> {
   const engineRates: number[] = [];
   const bullRates: number[] = [];
   const floorRates: number[] = [];
+  const rowsRates: number[] = [];
   const latencies: number[] = [];
   const engineCpu = noCpu();
   const floorCpu = noCpu();
+  const rowsCpu = noCpu();
   // round 0 warms up (JIT, connections, caches) and is not counted: the first round of each
   // runs measurably slower, the engine's most, and would otherwise weigh on a short series
   for (let round = 0; round <= ROUNDS; round++) {
@@ -201,10 +256,13 @@ export async function engineBench(url: string): Promise<void> {
         for (let k = 0; k < 3; k++) await insertTx(k);
       }),
     );
+    const tag = `rows-${Date.now()}-${round}`;
+    const r = await countingCpu(counted ? rowsCpu : noCpu(), () => bullmqRound(prefix, round, async (job) => rowsTx(tag, job.data.i)));
     if (counted) {
       engineRates.push(e);
       bullRates.push(b);
       floorRates.push(f);
+      rowsRates.push(r);
     }
   }
 
@@ -233,12 +291,15 @@ export async function engineBench(url: string): Promise<void> {
   bench("engine_runs_per_s", engine, "runs/s");
   bench("bullmq_noop_jobs_per_s", bullmq, "jobs/s");
   bench("floor_3tx_jobs_per_s", floor, "jobs/s");
+  bench("rows_3tx_jobs_per_s", median(rowsRates), "jobs/s");
   bench("event_to_attempt_p50_ms", percentile(latencies, 50), "ms");
   bench("event_to_attempt_p99_ms", percentile(latencies, 99), "ms");
   for (const side of Object.keys(engineCpu) as CpuSide[]) {
     bench(`engine_${side}_cpu_us_per_run`, (engineCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
     bench(`floor_${side}_cpu_us_per_job`, (floorCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
+    bench(`rows_${side}_cpu_us_per_job`, (rowsCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
   }
   ratio("engine_vs_floor", median(engineRates.map((e, i) => e / floorRates[i]!)));
+  ratio("engine_vs_rows", median(engineRates.map((e, i) => e / rowsRates[i]!)));
   ratio("engine_vs_bullmq", median(engineRates.map((e, i) => e / bullRates[i]!)));
 }
