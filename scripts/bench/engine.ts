@@ -10,7 +10,7 @@
 // constraints and current-Run triggers), by bare statements in three transactions (the Event
 // and its Run; the start and the Attempt; the outcome, the month's counter and two transcript
 // lines): `engine_vs_rows` is what the engine costs beyond the writes it must make.
-// Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the two
+// Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the three
 // references, after one warm-up round of each. Each ratio is the median, over the rounds, of
 // the ratio within a round: the machine's speed drifts by ±10 % over minutes here, and a ratio
 // of rates measured seconds apart cancels it where a ratio of two best rounds (perhaps minutes
@@ -120,64 +120,56 @@ export async function engineBench(url: string): Promise<void> {
   const db = createDb(url, SLOTS + SUBMITTERS);
   const raw = new pg.Pool({ connectionString: url, max: SLOTS });
   await raw.query(`CREATE TABLE IF NOT EXISTS bench_floor (id bigserial PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
-  const insertTx = async (i: number) => {
+  /** One transaction of bare statements on a connection of its own, as the driver alone sends it. */
+  const bareTx = async (statements: [string, unknown[]][]) => {
     const c = await raw.connect();
     try {
       await c.query("BEGIN");
-      await c.query(`INSERT INTO bench_floor (body) VALUES ($1)`, [JSON.stringify({ i })]);
+      for (const [text, values] of statements) await c.query(text, values);
       await c.query("COMMIT");
     } finally {
       c.release();
     }
   };
+  const insertTx = (i: number) => bareTx([[`INSERT INTO bench_floor (body) VALUES ($1)`, [JSON.stringify({ i })]]]);
 
   /** One engine Run's rows, written bare: the Event and its Run, the start, the outcome. */
   const rowsTx = async (tag: string, i: number) => {
     const e = event(tag, i);
     const runId = `${tag}-${i}`;
     const attemptId = `${runId}/agent/1`;
-    const c = await raw.connect();
-    const tx = async (statements: [string, unknown[]][]) => {
-      await c.query("BEGIN");
-      for (const [text, values] of statements) await c.query(text, values);
-      await c.query("COMMIT");
-    };
-    try {
-      await tx([
-        [
-          `INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at)
-           VALUES ($1, $2, $3, $4, $5, $6, 'Pending', 'noop', 'Do nothing', false, now())`,
-          [runId, e.id, e.loop, e.repo, e.itemKey, e.number],
-        ],
-        [
-          `INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, submission, run_id)
-           VALUES ($1, 'item', $2, $3, $4, $5, $6, 0, 'Claimed', $7, $8)`,
-          [e.id, e.loop, e.repo, e.itemKey, e.number, e.contentHash, JSON.stringify(e.submission), runId],
-        ],
-      ]);
-      await tx([
-        [`UPDATE runs SET state = 'Running', started_at = now(), updated_at = now() WHERE id = $1`, [runId]],
-        [
-          `INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent) VALUES ($1, $2, 'agent', 1, 'Running', $3, 'bench', 'noop')`,
-          [attemptId, runId, `bench/${i}`],
-        ],
-      ]);
-      await tx([
-        [`UPDATE attempts SET state = 'Succeeded', ended_at = now(), summary = 'nothing to do', duration_ms = 0 WHERE id = $1`, [attemptId]],
-        [
-          `INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes) VALUES ($1, to_char(now(), 'YYYY-MM'), 0, 0, 0)
-           ON CONFLICT (scope, month) DO UPDATE SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`,
-          [`repo:${e.repo}`],
-        ],
-        [`UPDATE runs SET state = 'Succeeded', ended_at = now(), updated_at = now() WHERE id = $1`, [runId]],
-        [
-          `INSERT INTO transcript_entries (attempt_id, run_id, stream, text) VALUES ($1, $2, 'system', 'attempt 1 started'), ($1, $2, 'stdout', 'noop')`,
-          [attemptId, runId],
-        ],
-      ]);
-    } finally {
-      c.release();
-    }
+    await bareTx([
+      [
+        `INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at)
+         VALUES ($1, $2, $3, $4, $5, $6, 'Pending', 'noop', 'Do nothing', false, now())`,
+        [runId, e.id, e.loop, e.repo, e.itemKey, e.number],
+      ],
+      [
+        `INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, submission, run_id)
+         VALUES ($1, 'item', $2, $3, $4, $5, $6, 0, 'Claimed', $7, $8)`,
+        [e.id, e.loop, e.repo, e.itemKey, e.number, e.contentHash, JSON.stringify(e.submission), runId],
+      ],
+    ]);
+    await bareTx([
+      [`UPDATE runs SET state = 'Running', started_at = now(), updated_at = now() WHERE id = $1`, [runId]],
+      [
+        `INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent) VALUES ($1, $2, 'agent', 1, 'Running', $3, 'bench', 'noop')`,
+        [attemptId, runId, `bench/${i}`],
+      ],
+    ]);
+    await bareTx([
+      [`UPDATE attempts SET state = 'Succeeded', ended_at = now(), summary = 'nothing to do', duration_ms = 0 WHERE id = $1`, [attemptId]],
+      [
+        `INSERT INTO usage_counters (scope, month, runs, cost_usd, minutes) VALUES ($1, to_char(now(), 'YYYY-MM'), 0, 0, 0)
+         ON CONFLICT (scope, month) DO UPDATE SET cost_usd = usage_counters.cost_usd + EXCLUDED.cost_usd, minutes = usage_counters.minutes + EXCLUDED.minutes`,
+        [`repo:${e.repo}`],
+      ],
+      [`UPDATE runs SET state = 'Succeeded', ended_at = now(), updated_at = now() WHERE id = $1`, [runId]],
+      [
+        `INSERT INTO transcript_entries (attempt_id, run_id, stream, text) VALUES ($1, $2, 'system', 'attempt 1 started'), ($1, $2, 'stdout', 'noop')`,
+        [attemptId, runId],
+      ],
+    ]);
   };
 
   const redis = createRedis();
