@@ -2,7 +2,7 @@ import { countRunTransition } from "../metrics/metrics";
 import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, type decideOpening } from "../engine/claim";
 import { runId as runIdOf } from "../engine/ids";
 import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
-import { repoMeteringSql, type RepoMetering } from "./repo-metering";
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE, repoMeteringSql, takeDefaultRateTokenSql, type RepoMetering } from "./repo-metering";
 import { countOpenSql, openScopesSql } from "./usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { ErrorToken } from "../error-tokens";
@@ -162,8 +162,23 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
 
 async function claimOnce(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
   const atOnce = await claimAtOnce(db, event, admission !== undefined);
-  if (atOnce) return atOnce;
-  return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
+  if (atOnce.tag !== "Undecided") return atOnce;
+  const locked = await againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
+  return atOnce.superseded ? withEarlierSupersede(locked, atOnce.superseded) : locked;
+}
+
+/**
+ * What the optimistic claim left to the locked one; `superseded`: the unstarted Run it canceled
+ * before its open found no token of the repository's open rate (that supersede stands, as it
+ * does when the gate refuses under the lock).
+ */
+type Undecided = { tag: "Undecided"; superseded: string | null };
+
+/** The locked claim's result, reporting the Run the optimistic statement superseded before it. */
+function withEarlierSupersede(result: ClaimResult, superseded: string): ClaimResult {
+  if ((result.tag === "Claimed" || result.tag === "Blocked") && !result.superseded) return { ...result, superseded };
+  countRunTransition("Canceled"); // a result that cannot report it, or reports another
+  return result;
 }
 
 type Writeless = Extract<ClaimDecision, { tag: "Recorded" }> | (Extract<ClaimDecision, { tag: "Ignore" }> & { record: false });
@@ -179,7 +194,8 @@ function recordedClaim(d: Writeless): ClaimResult {
  * The optimistic claim, one statement: reads the facts (snapshotSql "read") and, when
  * opensAtOnce holds of them (atOnceSql), supersedes the unstarted Run found (still unstarted,
  * no outbound hook listening), opens the Event's Run and records the Event, charging the open
- * on the month's counters where the gate counts this repository. `metered`: the admission
+ * on the month's counters where the gate counts this repository and taking a token of its
+ * default open rate (no token: nothing opens here, and the locked claim asks the gate). `metered`: the admission
  * gate is given (without it nothing is counted, and the statement has no counting part). One
  * prepared statement per value of it.
  */
@@ -191,6 +207,13 @@ function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
     ? sql` counted AS (${countOpenSql(sql`(SELECT ${openScopesSql(raw("(seen.metering->>'installationId')"), sql`${event.repo}`)} FROM seen, run WHERE seen.metering IS NOT NULL)`)}
 ),`
     : raw("");
+  // a registered repository's default open rate: the open takes its token, or does not happen
+  const rated = metered && DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0;
+  const took = rated
+    ? sql` took AS (${takeDefaultRateTokenSql(sql`${event.repo}`, raw("go WHERE go.metering IS NOT NULL AND (go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup))"))}
+),`
+    : raw("");
+  const tokenTaken = rated ? raw(" AND (go.metering IS NULL OR EXISTS (SELECT 1 FROM took))") : raw("");
   return sql`
 WITH seen AS (${snapshotSql("read", event)}
 ), go AS (
@@ -201,13 +224,13 @@ WITH seen AS (${snapshotSql("read", event)}
     FROM go
    WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})
   RETURNING s.id
-), run AS (
+),${took} run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at, model)
   SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending',
          CASE WHEN ${s.maxCycles}::int IS NOT NULL THEN go.generation END, ${s.agent}, ${s.prompt}, ${s.approvalRequired}, now(),
          ${submission}::jsonb->>'model'
-    FROM go WHERE go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup)
+    FROM go WHERE (go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup))${tokenTaken}
   RETURNING xmin::text AS version
 ),${counted} recorded AS (
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
@@ -219,10 +242,10 @@ SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup)
 
 /**
  * The optimistic claim (claimAtOnceSql): the Run opened, or the decision needing no write that
- * was read (the Event's Run, its being ignored); null when the rest is for the locked claim to
- * decide, or a concurrent claim of the same Item or Event refused the open.
+ * was read (the Event's Run, its being ignored); Undecided when the rest is for the locked
+ * claim to decide, or a concurrent claim of the same Item or Event refused the open.
  */
-async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise<ClaimResult | null> {
+async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise<ClaimResult | Undecided> {
   try {
     const row = await withStoreRetry(() =>
       firstPrepared<ClaimSnapshot & { opened_version: string | null; superseded_id: string | null }>(
@@ -233,10 +256,11 @@ async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise
     );
     const { opened_version: version, superseded_id: superseded, ...seen } = row!;
     if (version !== null) return openedInOneStatement(db, event, version, seen.metering, superseded);
+    if (superseded) announceRunsChanged(db.pool, [superseded]);
     const decision = decideClaim(claimFacts(event, seen, metered));
-    return isWriteless(decision) ? recordedClaim(decision) : null;
+    return isWriteless(decision) ? recordedClaim(decision) : { tag: "Undecided", superseded };
   } catch (err) {
-    if (isClaimedMeanwhile(err)) return null;
+    if (isClaimedMeanwhile(err)) return { tag: "Undecided", superseded: null };
     throw err;
   }
 }

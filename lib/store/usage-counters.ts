@@ -26,7 +26,10 @@ ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
 
 /** SQL: the counters an open counts on (metering's openScopes), of an installation id and an owner/name expression (a null id gives a null scope). */
 export const openScopesSql = (installationId: Statement, repo: Statement): Statement =>
-  sql`ARRAY[${literal(INSTALLATION_SCOPE_PREFIX)} || ${installationId}, ${literal(REPO_SCOPE_PREFIX)} || lower(${repo})]`;
+  sql`ARRAY[${literal(INSTALLATION_SCOPE_PREFIX)} || ${installationId}, ${repoScopeSql(repo)}]`;
+
+/** SQL: the repository's counter and bucket key (metering's repoScope), of an owner/name expression. */
+export const repoScopeSql = (repo: Statement): Statement => sql`${literal(REPO_SCOPE_PREFIX)} || lower(${repo})`;
 
 /**
  * SQL: the cost and minutes of finished Attempts onto the month's counters of their

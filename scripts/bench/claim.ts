@@ -1,22 +1,29 @@
 // recordAndClaim Events/s against a bare one-row-insert transaction, same database, same
-// concurrency (8 submitters), measured in paired rounds (a claim round, then an insert round)
-// after one warm-up pair: the ratio is the median of the rounds' own ratios, so a busy moment
-// weighs on both sides of one pair instead of on one side of a best-of comparison.
+// concurrency (8 submitters), measured in rounds (a claim round, a metered claim round, then an
+// insert round) after one warm-up round of each: a ratio is the median of the rounds' own
+// ratios, so a busy moment weighs on both sides of one round instead of on one side of a
+// best-of comparison. The claim is the engine's own, of a repository no installation
+// registered (nothing is metered); the metered claim is the product's: through the admission
+// gate the wiring gives every process, on 400 repositories of one installation that set no
+// quota (each open charges the month's counters and takes a token of its repository's
+// default open rate, which 400 repositories do not exhaust in one run).
 import pg from "pg";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
+import { admission } from "../../lib/metering/admission";
 import { createDb, type Db } from "../../lib/store/db";
-import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
+import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
 import { bench, median, ratio, throughput } from "./measure";
 
 const CONCURRENCY = 8;
 const PER_ROUND = 1500;
 export const ROUNDS = 5;
+const ITEMS = 400;
 
-function event(round: number, i: number): EventInput {
+function event(round: number, i: number, repoOf: (n: number) => string = () => "bench/claim"): EventInput {
   // mostly new content on 400 Items; every 10th observation repeats an earlier one
-  const n = (i % 400) + 1;
+  const n = (i % ITEMS) + 1;
   const hash = i % 10 === 9 ? `r${round}-${i - 9}` : `r${round}-${i}`;
-  const repo = "bench/claim";
+  const repo = repoOf(n);
   return {
     id: itemEventKey("start-dev", repo, n, hash, 0),
     kind: "item",
@@ -34,15 +41,37 @@ function event(round: number, i: number): EventInput {
 export const claimRound = (db: Db, round: number): Promise<number> =>
   throughput(PER_ROUND, CONCURRENCY, (i) => recordAndClaim(db, event(round, i)).then(() => undefined));
 
+/** The metered claim's repositories: one per Item, of one installation, registered with no quota. */
+const meteredRepo = (n: number): string => `bench/metered-${n}`;
+
+async function registerMeteredRepositories(raw: pg.Pool): Promise<void> {
+  await raw.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (1, 'bench', now())`);
+  await raw.query(
+    `INSERT INTO repositories (id, installation_id, full_name, updated_at) SELECT n, 1, 'bench/metered-' || n, now() FROM generate_series(1, $1::int) AS n`,
+    [ITEMS],
+  );
+}
+
+/** One round of metered claims; every one must open or find its Run (a refusal would measure the gate's refusal instead). */
+const meteredRound = (db: Db, gate: Admission, round: number): Promise<number> =>
+  throughput(PER_ROUND, CONCURRENCY, async (i) => {
+    const claim = await recordAndClaim(db, event(round, i, meteredRepo), gate);
+    if (claim.tag !== "Claimed") throw new Error(`bench: a metered claim was not claimed: ${JSON.stringify(claim)}`);
+  });
+
 export async function claimBench(url: string): Promise<void> {
   // the product's default pool (10): 8 submitters, and room for the Run-change announcer
   const db = createDb(url);
   const raw = new pg.Pool({ connectionString: url, max: CONCURRENCY });
   await raw.query(`CREATE TABLE IF NOT EXISTS bench_insert (id text PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
+  await registerMeteredRepositories(raw);
+  const gate = admission();
   const claims: number[] = [];
+  const metered: number[] = [];
   const inserts: number[] = [];
   for (let round = 0; round <= ROUNDS; round++) {
     claims.push(await claimRound(db, round));
+    metered.push(await meteredRound(db, gate, round));
     inserts.push(
       await throughput(PER_ROUND, CONCURRENCY, async (i) => {
         const c = await raw.connect();
@@ -57,10 +86,12 @@ export async function claimBench(url: string): Promise<void> {
     );
   }
   // round 0 warms both paths up
-  const [paired, plain] = [claims.slice(1), inserts.slice(1)];
+  const [paired, gated, plain] = [claims.slice(1), metered.slice(1), inserts.slice(1)];
   bench("claim_events_per_s", median(paired), "events/s");
+  bench("claim_metered_events_per_s", median(gated), "events/s");
   bench("bare_insert_tx_per_s", median(plain), "tx/s");
   ratio("claim_vs_insert", median(paired.map((c, i) => c / plain[i]!)));
+  ratio("claim_metered_vs_insert", median(gated.map((c, i) => c / plain[i]!)));
   await raw.end();
   await db.close();
 }

@@ -8,6 +8,7 @@ import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../
 import { installationScope, repoScope } from "../../lib/metering/scopes";
 import { beginAttempt } from "../support/attempts";
 import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
+import { readRunSnapshot } from "../../lib/store/run-snapshot";
 import { transaction } from "../../lib/store/transaction";
 import { testDb } from "../support/db";
 import { itemEvent } from "../support/events";
@@ -38,15 +39,31 @@ describe("opens the gate has nothing to ask of", () => {
     const t = await seedTenant(db);
     const first = await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate);
     const second = await recordAndClaim(db, itemEvent(t.repo, 2, "a"), gate);
-    expect([first.tag, second.tag]).toEqual(["Claimed", "Claimed"]);
+    // one statement opened each (only it hands the Run as written to the first job), taking a
+    // token of the repository's default open rate, and the Attempt's start will ask no gate
+    for (const claim of [first, second]) expect(claim).toMatchObject({ tag: "Claimed", opened: true, openedRun: { admissionGated: false } });
+    expect((await bucket(repoScope(t.repo)))!.tokens).toBeGreaterThanOrEqual(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 2);
+    expect((await bucket(repoScope(t.repo)))!.tokens).toBeLessThan(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 1);
     expect(await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate)).toMatchObject({ tag: "Claimed", opened: false }); // a repeat counts nothing
     expect(await counters(t)).toEqual({
       [installationScope(t.installationId)]: { runs: 2, cost: 0 },
       [repoScope(t.repo)]: { runs: 2, cost: 0 },
     });
     // once a quota is set, the gate is asked (in a transaction) and sees those two
-    await setLimits(db, { repo: t.repo }, { monthly_runs: 2 });
-    expect(await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate)).toMatchObject({ tag: "Blocked", reason: "repo_quota_exceeded" });
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 3 });
+    const gated = await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate);
+    expect(gated).toMatchObject({ tag: "Claimed", opened: true });
+    expect(gated).not.toHaveProperty("openedRun");
+    expect((await readRunSnapshot(db, (gated as { runId: string }).runId))!.admissionGated).toBe(true);
+    expect(await recordAndClaim(db, itemEvent(t.repo, 4, "a"), gate)).toMatchObject({ tag: "Blocked", reason: "repo_quota_exceeded" });
+  });
+
+  it("start an Attempt without asking the gate: a Run of a repository with no quota reads as ungated", async () => {
+    const t = await seedTenant(db);
+    const runId = await openRun(db, t.repo, 1, gate);
+    expect((await readRunSnapshot(db, runId))!.admissionGated).toBe(false);
+    await setLimits(db, { installationId: t.installationId }, { max_concurrent: 5 });
+    expect((await readRunSnapshot(db, runId))!.admissionGated).toBe(true);
   });
 });
 
@@ -67,6 +84,29 @@ describe("the default open rate of a repository (attack 12)", () => {
     for (let n = 1; n <= DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 2; n++) {
       expect(await recordAndClaim(db, itemEvent(own.repo, n, "burst"), gate)).toMatchObject({ tag: "Claimed", opened: true });
     }
+  });
+
+  it("eight opens racing for the last three tokens, each in its one statement: three open, the rest are refused", async () => {
+    const t = await seedTenant(db);
+    await openRun(db, t.repo, 1, gate);
+    await db.pool.query(`UPDATE rate_buckets SET tokens = 3, refilled_at = now() WHERE scope = $1`, [repoScope(t.repo)]);
+    const started = Date.now();
+    const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => recordAndClaim(db, itemEvent(t.repo, i + 2, "race"), gate)));
+    const refilled = Math.floor(((Date.now() - started) / 60_000) * DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 1e-9);
+    const opened = claims.filter((c) => c.tag === "Claimed").length;
+    expect(opened).toBeGreaterThanOrEqual(3);
+    expect(opened).toBeLessThanOrEqual(3 + refilled);
+    expect(claims.filter((c) => c.tag !== "Claimed")).toEqual(Array(8 - opened).fill({ tag: "Blocked", reason: "rate_limited", superseded: null }));
+  });
+
+  it("an Event that supersedes an unstarted Run when no token is left: the supersede stands, the refusal names the rate", async () => {
+    const t = await seedTenant(db);
+    const pending = await openRun(db, t.repo, 1, gate);
+    await db.pool.query(`UPDATE rate_buckets SET tokens = 0, refilled_at = now() WHERE scope = $1`, [repoScope(t.repo)]);
+    expect(await recordAndClaim(db, itemEvent(t.repo, 1, "h1-edited"), gate)).toEqual({ tag: "Blocked", reason: "rate_limited", superseded: pending });
+    const { rows } = await db.pool.query(`SELECT state, cancel_reason FROM runs WHERE id = $1`, [pending]);
+    expect(rows[0]).toEqual({ state: "Canceled", cancel_reason: "Superseded" });
+    expect((await bucket(repoScope(t.repo)))!.tokens).toBeLessThan(1); // the refused open took nothing
   });
 });
 
