@@ -10,6 +10,11 @@
 // constraints and current-Run triggers), by bare statements in three transactions (the Event
 // and its Run; the start and the Attempt; the outcome, the month's counter and two transcript
 // lines): `engine_vs_rows` is what the engine costs beyond the writes it must make.
+// The engine's Events are of repositories no installation registered, so nothing is metered;
+// a metered engine round, in the same rounds, submits the product's: through the admission gate
+// the wiring gives every process, on 1,024 repositories of one installation that set no quota
+// (each open charges the month's counters and takes a token of its repository's default open
+// rate, each outcome charges its minutes), `engine_metered_vs_floor`.
 // Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the three
 // references, after one warm-up round of each. Each ratio is the median, over the rounds, of
 // the ratio within a round: the machine's speed drifts by ±10 % over minutes here, and a ratio
@@ -29,6 +34,7 @@ import type { AttemptOutcome } from "../../lib/executor/execute-attempt";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { Executor } from "../../lib/runner/runner-deps";
 import { createRunnerHost } from "../../lib/runner/runner-host";
+import { admission } from "../../lib/metering/admission";
 import { createDb } from "../../lib/store/db";
 import { recordAndClaim, type EventInput } from "../../lib/store/record-and-claim";
 import { createAttemptWorker } from "../../jobs/processors/attempt";
@@ -58,9 +64,12 @@ const noopExecutor: Executor = async (input, deps) => {
 
 /** Events spread over this many repositories, as an instance serves many. */
 const REPOSITORIES = 64;
+/** The metered rounds' repositories: enough that no repository's default open rate is reached in one run. */
+const METERED_REPOSITORIES = 1024;
+const meteredRepo = (i: number): string => `bench/metered-${i % METERED_REPOSITORIES}`;
 
-function event(tag: string, i: number): EventInput {
-  const repo = `bench/engine-${i % REPOSITORIES}`;
+function event(tag: string, i: number, repoOf: (i: number) => string = (n) => `bench/engine-${n % REPOSITORIES}`): EventInput {
+  const repo = repoOf(i);
   return {
     id: itemEventKey("start-dev", repo, i + 1, tag, 0),
     kind: "item",
@@ -172,6 +181,13 @@ export async function engineBench(url: string): Promise<void> {
     ]);
   };
 
+  await raw.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (1, 'bench', now())`);
+  await raw.query(
+    `INSERT INTO repositories (id, installation_id, full_name, updated_at) SELECT n + 1, 1, 'bench/metered-' || n, now() FROM generate_series(0, $1::int - 1) AS n`,
+    [METERED_REPOSITORIES],
+  );
+  const gate = admission();
+
   const redis = createRedis();
   const workQueue = new BullWorkQueue({ connection, prefix, db, pollIntervalSeconds: 60 });
   const host = createRunnerHost(
@@ -185,6 +201,7 @@ export async function engineBench(url: string): Promise<void> {
       },
       recheckCondition: async () => true,
       execute: noopExecutor,
+      admission: gate,
     },
     {
       workerId: "bench",
@@ -202,8 +219,14 @@ export async function engineBench(url: string): Promise<void> {
   const worker = createAttemptWorker(connection, host, { prefix });
   await worker.waitUntilReady();
 
-  /** Submits `total` Events (recordAndClaim, then the Run's job) and resolves when all their Attempts are done. */
-  const engineRound = async (tag: string, total: number, latencies: number[], submit: (go: (i: number) => Promise<void>, done: Promise<void>) => Promise<number>) => {
+  /** Submits `total` Events (recordAndClaim, then the Run's job) and resolves when all their Attempts are done; `metered`: the product's claims, through the gate. */
+  const engineRound = async (
+    tag: string,
+    total: number,
+    latencies: number[],
+    submit: (go: (i: number) => Promise<void>, done: Promise<void>) => Promise<number>,
+    metered = false,
+  ) => {
     const submittedAt = new Map<string, number>();
     const finished = counter(total);
     const onDone = (_job: unknown, out: MoveOutcome) => {
@@ -217,7 +240,7 @@ export async function engineBench(url: string): Promise<void> {
     try {
       return await submit(async (i) => {
         const t0 = performance.now();
-        const claim = await recordAndClaim(db, event(tag, i));
+        const claim = metered ? await recordAndClaim(db, event(tag, i, meteredRepo), gate) : await recordAndClaim(db, event(tag, i));
         if (claim.tag !== "Claimed") throw new Error(`bench Event ${i} was not claimed: ${claim.tag}`);
         submittedAt.set(claim.runId, t0);
         await workQueue.moveRun(claim.runId, { receivedAt: new Date(), opened: claim.openedRun });
@@ -228,6 +251,7 @@ export async function engineBench(url: string): Promise<void> {
   };
 
   const engineRates: number[] = [];
+  const meteredRates: number[] = [];
   const bullRates: number[] = [];
   const floorRates: number[] = [];
   const rowsRates: number[] = [];
@@ -242,6 +266,7 @@ export async function engineBench(url: string): Promise<void> {
     const e = await countingCpu(counted ? engineCpu : noCpu(), () =>
       engineRound(`${Date.now()}-${round}`, PER_ROUND, [], (go, done) => drive(PER_ROUND, go, done)),
     );
+    const m = await engineRound(`${Date.now()}-${round}-metered`, PER_ROUND, [], (go, done) => drive(PER_ROUND, go, done), true);
     const b = await bullmqRound(prefix, round, async () => undefined);
     const f = await countingCpu(counted ? floorCpu : noCpu(), () =>
       bullmqRound(prefix, round, async () => {
@@ -252,6 +277,7 @@ export async function engineBench(url: string): Promise<void> {
     const r = await countingCpu(counted ? rowsCpu : noCpu(), () => bullmqRound(prefix, round, async (job) => rowsTx(tag, job.data.i)));
     if (counted) {
       engineRates.push(e);
+      meteredRates.push(m);
       bullRates.push(b);
       floorRates.push(f);
       rowsRates.push(r);
@@ -281,6 +307,7 @@ export async function engineBench(url: string): Promise<void> {
   const bullmq = median(bullRates);
   const floor = median(floorRates);
   bench("engine_runs_per_s", engine, "runs/s");
+  bench("engine_metered_runs_per_s", median(meteredRates), "runs/s");
   bench("bullmq_noop_jobs_per_s", bullmq, "jobs/s");
   bench("floor_3tx_jobs_per_s", floor, "jobs/s");
   bench("rows_3tx_jobs_per_s", median(rowsRates), "jobs/s");
@@ -292,6 +319,7 @@ export async function engineBench(url: string): Promise<void> {
     bench(`rows_${side}_cpu_us_per_job`, (rowsCpu[side] * 1000) / (ROUNDS * PER_ROUND), "us");
   }
   ratio("engine_vs_floor", median(engineRates.map((e, i) => e / floorRates[i]!)));
+  ratio("engine_metered_vs_floor", median(meteredRates.map((m, i) => m / floorRates[i]!)));
   ratio("engine_vs_rows", median(engineRates.map((e, i) => e / rowsRates[i]!)));
   ratio("engine_vs_bullmq", median(engineRates.map((e, i) => e / bullRates[i]!)));
 }
