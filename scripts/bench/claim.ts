@@ -13,6 +13,7 @@ import { admission } from "../../lib/metering/admission";
 import { createDb, type Db } from "../../lib/store/db";
 import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
 import { bench, median, ratio, throughput } from "./measure";
+import { registerRepositories } from "./registered";
 
 const CONCURRENCY = 8;
 const PER_ROUND = 1500;
@@ -41,21 +42,10 @@ function event(round: number, i: number, repoOf: (n: number) => string = () => "
 export const claimRound = (db: Db, round: number): Promise<number> =>
   throughput(PER_ROUND, CONCURRENCY, (i) => recordAndClaim(db, event(round, i)).then(() => undefined));
 
-/** The metered claim's repositories: one per Item, of one installation, registered with no quota. */
-const meteredRepo = (n: number): string => `bench/metered-${n}`;
-
-async function registerMeteredRepositories(raw: pg.Pool): Promise<void> {
-  await raw.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (1, 'bench', now())`);
-  await raw.query(
-    `INSERT INTO repositories (id, installation_id, full_name, updated_at) SELECT n, 1, 'bench/metered-' || n, now() FROM generate_series(1, $1::int) AS n`,
-    [ITEMS],
-  );
-}
-
 /** One round of metered claims; every one must open or find its Run (a refusal would measure the gate's refusal instead). */
-const meteredRound = (db: Db, gate: Admission, round: number): Promise<number> =>
+const meteredRound = (db: Db, gate: Admission, repoOf: (n: number) => string, round: number): Promise<number> =>
   throughput(PER_ROUND, CONCURRENCY, async (i) => {
-    const claim = await recordAndClaim(db, event(round, i, meteredRepo), gate);
+    const claim = await recordAndClaim(db, event(round, i, repoOf), gate);
     if (claim.tag !== "Claimed") throw new Error(`bench: a metered claim was not claimed: ${JSON.stringify(claim)}`);
   });
 
@@ -64,14 +54,14 @@ export async function claimBench(url: string): Promise<void> {
   const db = createDb(url);
   const raw = new pg.Pool({ connectionString: url, max: CONCURRENCY });
   await raw.query(`CREATE TABLE IF NOT EXISTS bench_insert (id text PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
-  await registerMeteredRepositories(raw);
+  const meteredRepo = await registerRepositories(raw, 1, "claim-metered", ITEMS);
   const gate = admission();
   const claims: number[] = [];
   const metered: number[] = [];
   const inserts: number[] = [];
   for (let round = 0; round <= ROUNDS; round++) {
     claims.push(await claimRound(db, round));
-    metered.push(await meteredRound(db, gate, round));
+    metered.push(await meteredRound(db, gate, meteredRepo, round));
     inserts.push(
       await throughput(PER_ROUND, CONCURRENCY, async (i) => {
         const c = await raw.connect();

@@ -41,6 +41,7 @@ import { createAttemptWorker } from "../../jobs/processors/attempt";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { countingCpu, noCpu, type CpuSide } from "./cpu";
 import { bench, median, percentile, ratio } from "./measure";
+import { registerRepositories } from "./registered";
 
 const SLOTS = 8;
 const SUBMITTERS = 8;
@@ -66,7 +67,6 @@ const noopExecutor: Executor = async (input, deps) => {
 const REPOSITORIES = 64;
 /** The metered rounds' repositories: enough that no repository's default open rate is reached in one run. */
 const METERED_REPOSITORIES = 1024;
-const meteredRepo = (i: number): string => `bench/metered-${i % METERED_REPOSITORIES}`;
 
 function event(tag: string, i: number, repoOf: (i: number) => string = (n) => `bench/engine-${n % REPOSITORIES}`): EventInput {
   const repo = repoOf(i);
@@ -181,11 +181,7 @@ export async function engineBench(url: string): Promise<void> {
     ]);
   };
 
-  await raw.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (1, 'bench', now())`);
-  await raw.query(
-    `INSERT INTO repositories (id, installation_id, full_name, updated_at) SELECT n + 1, 1, 'bench/metered-' || n, now() FROM generate_series(0, $1::int - 1) AS n`,
-    [METERED_REPOSITORIES],
-  );
+  const meteredRepo = await registerRepositories(raw, 2, "engine-metered", METERED_REPOSITORIES);
   const gate = admission();
 
   const redis = createRedis();

@@ -89,8 +89,8 @@ describe("the default open rate of a repository (attack 12)", () => {
   it("eight opens racing for the last three tokens, each in its one statement: three open, the rest are refused", async () => {
     const t = await seedTenant(db);
     await openRun(db, t.repo, 1, gate);
+    const started = Date.now(); // before the bucket's refill time: what refilled is not undercounted
     await db.pool.query(`UPDATE rate_buckets SET tokens = 3, refilled_at = now() WHERE scope = $1`, [repoScope(t.repo)]);
-    const started = Date.now();
     const claims = await Promise.all(Array.from({ length: 8 }, (_, i) => recordAndClaim(db, itemEvent(t.repo, i + 2, "race"), gate)));
     const refilled = Math.floor(((Date.now() - started) / 60_000) * DEFAULT_REPO_OPEN_RATE_PER_MINUTE + 1e-9);
     const opened = claims.filter((c) => c.tag === "Claimed").length;
