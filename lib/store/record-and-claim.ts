@@ -195,9 +195,9 @@ function recordedClaim(d: Writeless): ClaimResult {
  * opensAtOnce holds of them (atOnceSql), supersedes the unstarted Run found (still unstarted,
  * no outbound hook listening), opens the Event's Run and records the Event, charging the open
  * on the month's counters where the gate counts this repository and taking a token of its
- * default open rate (no token: nothing opens here, and the locked claim asks the gate). `metered`: the admission
- * gate is given (without it nothing is counted, and the statement has no counting part). One
- * prepared statement per value of it.
+ * default open rate (no token: nothing opens here, and the locked claim asks the gate).
+ * `metered`: the admission gate is given (without it nothing is counted, and the statement has
+ * no counting part). One prepared statement per value of it.
  */
 function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
   const s = event.submission;

@@ -56,7 +56,7 @@ export const refillSql = (tokens: Statement, elapsed: Statement, perMinute: Stat
 
 /**
  * SQL (a data-modifying statement for a CTE): takes one token of the repository `repo`'s open
- * rate at the default rate, for each row of `from`, as the gate's admitted open takes one (its
+ * rate at the default rate, for each row `from` gives (a FROM item with its WHERE), as the gate's admitted open takes one (its
  * bucket created full when missing, refilled, capped at the rate); returns a row only when a
  * whole token was there. The claim's optimistic statement opens a Run of an ungated
  * repository only with it; a refused take opens nothing, and the gate, asked under the lock,
@@ -64,9 +64,9 @@ export const refillSql = (tokens: Statement, elapsed: Statement, perMinute: Stat
  */
 export const takeDefaultRateTokenSql = (repo: Statement, from: Statement): Statement => {
   const rate = raw(String(DEFAULT_REPO_OPEN_RATE_PER_MINUTE));
-  const now = refillSql(raw(`LEAST(rb.tokens, ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE})`), raw("EXTRACT(EPOCH FROM now() - rb.refilled_at)"), rate);
+  const available = refillSql(raw(`LEAST(rb.tokens, ${DEFAULT_REPO_OPEN_RATE_PER_MINUTE})`), raw("EXTRACT(EPOCH FROM now() - rb.refilled_at)"), rate);
   return sql`INSERT INTO rate_buckets AS rb (scope, tokens, refilled_at)
   SELECT ${repoScopeSql(repo)}, ${rate} - 1, now() FROM ${from}
-  ON CONFLICT (scope) DO UPDATE SET tokens = ${now} - 1, refilled_at = now() WHERE ${now} >= 1
+  ON CONFLICT (scope) DO UPDATE SET tokens = ${available} - 1, refilled_at = now() WHERE ${available} >= 1
   RETURNING 1`;
 };

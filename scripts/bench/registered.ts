@@ -1,9 +1,10 @@
 import type pg from "pg";
 
 /**
- * Registers `count` repositories `<account>/<prefix>-<n>` (n from 0) of one installation, with no
+ * Registers `count` repositories `bench/<prefix>-<n>` (n from 0) of one installation, with no
  * quota, as the product's metered path sees them; each bench that meters passes its own
  * installation id and prefix, since one `npm run bench` shares its database across benches.
+ * Returns the repository of the n-th Item (n modulo `count`).
  */
 export async function registerRepositories(pool: pg.Pool, installationId: number, prefix: string, count: number): Promise<(n: number) => string> {
   await pool.query(`INSERT INTO installations (id, account_login, updated_at) VALUES ($1, 'bench', now()) ON CONFLICT (id) DO NOTHING`, [installationId]);

@@ -102,7 +102,8 @@ describe("the default open rate of a repository (attack 12)", () => {
   it("an Event that supersedes an unstarted Run when no token is left: the supersede stands, the refusal names the rate", async () => {
     const t = await seedTenant(db);
     const pending = await openRun(db, t.repo, 1, gate);
-    await db.pool.query(`UPDATE rate_buckets SET tokens = 0, refilled_at = now() WHERE scope = $1`, [repoScope(t.repo)]);
+    // refilled "in an hour": no token comes back meanwhile, however slow the machine
+    await db.pool.query(`UPDATE rate_buckets SET tokens = 0, refilled_at = now() + interval '1 hour' WHERE scope = $1`, [repoScope(t.repo)]);
     expect(await recordAndClaim(db, itemEvent(t.repo, 1, "h1-edited"), gate)).toEqual({ tag: "Blocked", reason: "rate_limited", superseded: pending });
     const { rows } = await db.pool.query(`SELECT state, cancel_reason FROM runs WHERE id = $1`, [pending]);
     expect(rows[0]).toEqual({ state: "Canceled", cancel_reason: "Superseded" });
