@@ -84,3 +84,13 @@ it("an Item keeps its current Run through every write that changes it: open, sup
   await seedItem(db, repo, 1);
   expect(await kept(itemKey(repo, 1))).toBe(second);
 });
+
+it("the current Run's lookup is planned inside the statement that asks it (inlined, never a function call planned anew), and gives one row of nulls for an Item without Runs", async () => {
+  const key = itemKey(uniqueRepo("cur-plan"), 1);
+  const { rows: plan } = await db.pool.query<{ "QUERY PLAN": unknown }>(`EXPLAIN (FORMAT JSON) SELECT * FROM item_current_run($1)`, [key]);
+  const nodes = JSON.stringify(plan[0]!["QUERY PLAN"]);
+  expect(nodes).not.toContain("Function Scan");
+  expect(nodes).toContain('"Relation Name":"runs"');
+  const { rows } = await db.pool.query(`SELECT * FROM item_current_run($1)`, [key]);
+  expect(rows).toEqual([{ id: null, open: null, pull_request_number: null }]);
+});
