@@ -3,17 +3,18 @@
 // insert round) after one warm-up round of each: a ratio is the median of the rounds' own
 // ratios, so a busy moment weighs on both sides of one round instead of on one side of a
 // best-of comparison. The claim is the engine's own, of a repository no installation
-// registered (nothing is metered); the metered claim is the product's: through the admission
-// gate the wiring gives every process, on 400 repositories of one installation that set no
-// quota (each open charges the month's counters and takes a token of its repository's
-// default open rate, which 400 repositories do not exhaust in one run).
+// registered (nothing is metered) and its Items have no row; the metered claim is the
+// product's: through the admission gate the wiring gives every process, on 400 repositories of
+// one installation that set no quota (each open charges the month's counters and takes a token
+// of its repository's default open rate, which 400 repositories do not exhaust in one run), on
+// Items stored beforehand as a poll stores them (each claim keeps its Item's current Run).
 import pg from "pg";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import { admission } from "../../lib/metering/admission";
 import { createDb, type Db } from "../../lib/store/db";
 import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
 import { bench, median, ratio, throughput } from "./measure";
-import { registerRepositories } from "./registered";
+import { registerRepositories, storeItems } from "./registered";
 
 const CONCURRENCY = 8;
 const PER_ROUND = 1500;
@@ -55,6 +56,7 @@ export async function claimBench(url: string): Promise<void> {
   const raw = new pg.Pool({ connectionString: url, max: CONCURRENCY });
   await raw.query(`CREATE TABLE IF NOT EXISTS bench_insert (id text PRIMARY KEY, body jsonb, at timestamptz DEFAULT now())`);
   const meteredRepo = await registerRepositories(raw, 1, "claim-metered", ITEMS);
+  await storeItems(raw, Array.from({ length: ITEMS }, (_, i) => ({ repo: meteredRepo(i + 1), number: i + 1 })));
   const gate = admission();
   const claims: number[] = [];
   const metered: number[] = [];

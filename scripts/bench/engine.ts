@@ -10,11 +10,13 @@
 // constraints and current-Run triggers), by bare statements in three transactions (the Event
 // and its Run; the start and the Attempt; the outcome, the month's counter and two transcript
 // lines): `engine_vs_rows` is what the engine costs beyond the writes it must make.
-// The engine's Events are of repositories no installation registered, so nothing is metered;
-// a metered engine round, in the same rounds, submits the product's: through the admission gate
-// the wiring gives every process, on 1,024 repositories of one installation that set no quota
-// (each open charges the month's counters and takes a token of its repository's default open
-// rate, each outcome charges its minutes), `engine_metered_vs_floor`.
+// The engine's Events are of repositories no installation registered, so nothing is metered,
+// and of Items with no row, so the current-Run triggers only look them up; a metered engine
+// round, in the same rounds, submits the product's: through the admission gate the wiring gives
+// every process, on 1,024 repositories of one installation that set no quota (each open charges
+// the month's counters and takes a token of its repository's default open rate, each outcome
+// charges its minutes), on Items stored beforehand as a poll stores them (each open and each
+// outcome keeps its Item's current Run), `engine_metered_vs_floor`.
 // Throughput: SUBMITTERS lanes submit as fast as they can, in rounds alternating with the three
 // references, after one warm-up round of each. Each ratio is the median, over the rounds, of
 // the ratio within a round: the machine's speed drifts by ±10 % over minutes here, and a ratio
@@ -41,7 +43,7 @@ import { createAttemptWorker } from "../../jobs/processors/attempt";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { countingCpu, noCpu, type CpuSide } from "./cpu";
 import { bench, median, percentile, ratio } from "./measure";
-import { registerRepositories } from "./registered";
+import { registerRepositories, storeItems } from "./registered";
 
 const SLOTS = 8;
 const SUBMITTERS = 8;
@@ -182,6 +184,8 @@ export async function engineBench(url: string): Promise<void> {
   };
 
   const meteredRepo = await registerRepositories(raw, 2, "engine-metered", METERED_REPOSITORIES);
+  // every round opens one Run on each of these Items: each Item's history grows by one Run a round
+  await storeItems(raw, Array.from({ length: PER_ROUND }, (_, i) => ({ repo: meteredRepo(i), number: i + 1 })));
   const gate = admission();
 
   const redis = createRedis();
