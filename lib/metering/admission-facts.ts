@@ -2,8 +2,9 @@ import {
   countRunning,
   lockConcurrency,
   readAdmissionTarget,
+  lockMonthlyRuns,
+  readMonthUsage,
   readRateBuckets,
-  readUsageCounters,
   type FactsMode,
 } from "../store/admission-facts";
 import type { Queryable } from "../store/sql";
@@ -65,13 +66,16 @@ export async function loadAdmissionFacts(
   const both = [installation, repository] as const;
   const scopeOf = (s: ScopeFacts) => (s.kind === "installation" ? scopes.installation : scopes.repository);
 
-  // only an open increments the counters: only an open locks them (an Attempt's start reads the cost)
+  // only an open increments the counters: only an open locks them (an Attempt's start reads the
+  // cost). The installation's month, the sum of its repositories' counters, is read only where
+  // one of its monthly limits asks it, and its opens are serialized only by its Run quota.
   const counterMode = mode === "lock" && phases.includes("open") ? "lock" : "peek";
-  const counters = await readUsageCounters(sql, [scopes.installation, scopes.repository], month, counterMode);
-  for (const s of both) {
-    const c = counters.get(scopeOf(s));
-    s.runsThisMonth = c?.runs ?? 0;
-    s.costThisMonth = c?.cost ?? 0;
+  const capped = installation.limits.monthlyRuns > 0 || installation.limits.monthlyCostUsd > 0;
+  if (counterMode === "lock" && installation.limits.monthlyRuns > 0) await lockMonthlyRuns(sql, t.installation_id);
+  const usage = await readMonthUsage(sql, { scope: scopes.repository, month, mode: counterMode, installationId: capped ? t.installation_id : null });
+  for (const [s, used] of [[repository, usage.repository], [installation, usage.installation]] as const) {
+    s.runsThisMonth = used?.runs ?? 0;
+    s.costThisMonth = used?.cost ?? 0;
   }
 
   if (phases.includes("attempt") && both.some((s) => s.limits.maxConcurrent > 0)) {

@@ -5,13 +5,15 @@ import { QUOTA_WAITING_PREFIX, repoOpenRateSql } from "./repo-metering";
 import { markRunsChanged } from "./run-changed";
 import { inPhase } from "./run-phase";
 import { compile, first, query, raw, rows, sql, type Queryable } from "./sql";
+import { installationUsageSql } from "./usage-counters";
 import type { Sql } from "./transaction";
 
 /**
  * What the admission gate (lib/metering/) reads and writes, for one repository: its
  * installation and quotas, the month's counters, the rate buckets, the Runs running. Two modes:
- * - "lock": inside the transaction that will act on the answer: the counter rows and the
- *   buckets are created when missing and locked (an open), the installation's concurrency
+ * - "lock": inside the transaction that will act on the answer: the repository's counter row
+ *   and the buckets are created when missing and locked and, where the installation caps its
+ *   monthly Runs, its monthly-runs lock is taken (an open); the installation's concurrency
  *   lock is taken (an Attempt's start). Concurrent opens (and starts) of one installation so
  *   decide one after another.
  * - "peek": a read-only look (the API's pre-check, the Usage page); nothing is written.
@@ -74,22 +76,44 @@ export async function countRunning(on: Queryable, installationId: number, repo: 
   return counted!;
 }
 
-/** The month's counters of the scopes; in "lock" mode created when missing and locked (scope order). */
-export async function readUsageCounters(
+/** What a scope used this month: the Runs it opened, what its Attempts cost. */
+export interface MonthUsage {
+  runs: number;
+  cost: number;
+}
+
+/** The lock that serializes the opens of one installation against its monthly Run quota. */
+export const monthlyRunsLock = (installationId: number): bigint => advisoryKey("monthly-runs", String(installationId));
+
+/**
+ * Takes the installation's monthly-runs lock, for the rest of the transaction: its opens read
+ * the sum of its repositories' counters one after another, each after the last one's charge.
+ */
+export async function lockMonthlyRuns(tx: Queryable, installationId: number): Promise<void> {
+  await query(tx, sql`SELECT pg_advisory_xact_lock(${monthlyRunsLock(installationId).toString()})`);
+}
+
+/**
+ * The month's usage of the repository counted under `scope` (its counter row, in "lock" mode
+ * created when missing and locked) and, given `installationId`, of its installation: the sum of
+ * its repositories' counters (installationUsageSql; not locked: lockMonthlyRuns serializes what
+ * must be).
+ */
+export async function readMonthUsage(
   on: Queryable,
-  scopes: readonly string[],
-  month: string,
-  mode: FactsMode,
-): Promise<Map<string, { runs: number; cost: number }>> {
-  const found = await rows<{ scope: string; runs: number; cost: number }>(
+  q: { scope: string; month: string; mode: FactsMode; installationId: number | null },
+): Promise<{ repository: MonthUsage; installation: MonthUsage | null }> {
+  const { scope, month } = q;
+  const repository = await first<MonthUsage>(
     on,
-    mode === "lock"
-      ? sql`INSERT INTO usage_counters (scope, month) SELECT s, ${month} FROM unnest(${scopes}::text[]) AS s ORDER BY s
+    q.mode === "lock"
+      ? sql`INSERT INTO usage_counters (scope, month) VALUES (${scope}, ${month})
             ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs
-            RETURNING scope, runs, cost_usd::float8 AS cost`
-      : sql`SELECT scope, runs, cost_usd::float8 AS cost FROM usage_counters WHERE scope = ANY(${scopes}) AND month = ${month}`,
+            RETURNING runs, cost_usd::float8 AS cost`
+      : sql`SELECT runs, cost_usd::float8 AS cost FROM usage_counters WHERE scope = ${scope} AND month = ${month}`,
   );
-  return new Map(found.map((r) => [r.scope, { runs: r.runs, cost: r.cost }]));
+  const installation = q.installationId === null ? null : await first<MonthUsage>(on, installationUsageSql(sql`${q.installationId}`, sql`${month}`));
+  return { repository: repository ?? { runs: 0, cost: 0 }, installation: installation ?? null };
 }
 
 /** The buckets' tokens and seconds since their last refill; in "lock" mode created full (`perMinute`) when missing, and locked. */

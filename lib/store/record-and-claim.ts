@@ -3,7 +3,7 @@ import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, typ
 import { runId as runIdOf } from "../engine/ids";
 import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
 import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE, repoMeteringSql, takeDefaultRateTokenSql, type RepoMetering } from "./repo-metering";
-import { countOpenSql, openScopesSql } from "./usage-counters";
+import { countOpenSql } from "./usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { ErrorToken } from "../error-tokens";
 import type { Db } from "./db";
@@ -204,7 +204,7 @@ function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
   const runId = runIdOf(event.id);
   const submission = JSON.stringify(s);
   const counted = metered
-    ? sql` counted AS (${countOpenSql(sql`(SELECT ${openScopesSql(raw("(seen.metering->>'installationId')"), sql`${event.repo}`)} FROM seen, run WHERE seen.metering IS NOT NULL)`)}
+    ? sql` counted AS (${countOpenSql(sql`${event.repo}`, raw("seen, run WHERE seen.metering IS NOT NULL"))}
 ),`
     : raw("");
   // a registered repository's default open rate: the open takes its token, or does not happen

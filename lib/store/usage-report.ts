@@ -3,11 +3,11 @@ import type { Db } from "./db";
 import { repoOpenRateSql } from "./repo-metering";
 import { inPhase } from "./run-phase";
 import { raw, rows, sql } from "./sql";
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "./usage-counters";
+import { INSTALLATION_SCOPE_PREFIX, installationUsageSql, REPO_SCOPE_PREFIX } from "./usage-counters";
 
 /**
  * The reads of the usage report (lib/metering/usage-report.ts): finished Attempts rolled up,
- * and each installation's and repository's limits beside their counters.
+ * and each installation's and repository's limits beside their month's usage.
  */
 
 /** One group of the rollup: a day, a repository, a Loop of one, an agent, or the total. */
@@ -73,7 +73,7 @@ export interface CapRow {
 
 /**
  * The installations `installationIds` (null: all) that have one of `repos` (null: any), and
- * the repositories `repos` not removed, each with its limits, the month's counters, the Runs
+ * the repositories `repos` not removed, each with its limits, the month's usage, the Runs
  * running and its rate bucket; by scope, then name.
  */
 export function capRows(db: Db, opts: { month: string; repos: string[] | null; installationIds: number[] | null }): Promise<CapRow[]> {
@@ -103,13 +103,18 @@ SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
        COALESCE(t.monthly_runs, 0) AS monthly_runs, COALESCE(t.monthly_cost_usd, 0)::float8 AS monthly_cost_usd,
        COALESCE(t.max_concurrent, 0) AS max_concurrent,
        CASE WHEN t.scope = 'repository' THEN ${raw(repoOpenRateSql("t.open_rate_per_minute"))} ELSE COALESCE(t.open_rate_per_minute, 0) END AS open_rate_per_minute,
-       COALESCE(c.runs, 0) AS runs, COALESCE(c.cost_usd, 0)::float8 AS cost,
+       COALESCE(c.runs, 0) AS runs, COALESCE(c.cost, 0) AS cost,
        (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
          WHERE ${raw(inPhase("r", "Active"))} AND ${raw(RUN_STATE_SQL.isRunning("r.state"))} AND x.installation_id = t.installation_id
            AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
        b.tokens, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8 AS elapsed
   FROM target t
-  LEFT JOIN usage_counters c ON c.scope = t.key AND c.month = ${month}
+  -- a repository's counter; an installation's month, the sum of its repositories' counters
+  LEFT JOIN LATERAL (
+    SELECT uc.runs, uc.cost_usd::float8 AS cost FROM usage_counters uc WHERE t.scope = 'repository' AND uc.scope = t.key AND uc.month = ${month}
+    UNION ALL
+    SELECT iu.runs, iu.cost FROM (${installationUsageSql(raw("t.installation_id"), sql`${month}`)}) iu WHERE t.scope = 'installation'
+  ) c ON true
   LEFT JOIN rate_buckets b ON b.scope = t.key
  ORDER BY t.scope, t.name`,
   );

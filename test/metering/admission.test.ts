@@ -6,24 +6,23 @@ import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/store/repo-metering
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";
+import { readMonthUsage, type MonthUsage } from "../../lib/store/admission-facts";
+import type { Queryable } from "../../lib/store/sql";
 import { beginAttempt } from "../support/attempts";
 import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
 import { transaction } from "../../lib/store/transaction";
 import { testDb } from "../support/db";
 import { itemEvent } from "../support/events";
-import { openRun, seedTenant, setLimits, startAttempt, succeedWithCost, type Tenant } from "./support";
+import { openRun, seedRepository, seedTenant, setLimits, startAttempt, succeedWithCost, type Tenant } from "./support";
 
 const db = testDb();
 afterAll(() => db.close());
 const gate = admission();
 
-async function counters(t: Tenant): Promise<Record<string, { runs: number; cost: number }>> {
-  const { rows } = await db.pool.query<{ scope: string; runs: number; cost: number }>(
-    `SELECT scope, runs, cost_usd::float8 AS cost FROM usage_counters WHERE scope = ANY($1) AND month = $2`,
-    [[installationScope(t.installationId), repoScope(t.repo)], monthKey(new Date())],
-  );
-  return Object.fromEntries(rows.map((r) => [r.scope, { runs: r.runs, cost: r.cost }]));
+/** The month's usage of the tenant's repository (its counter) and of its installation (the sum of its repositories'). */
+async function counters(t: Tenant, on: Queryable = db.pool): Promise<{ installation: MonthUsage | null; repository: MonthUsage }> {
+  return readMonthUsage(on, { scope: repoScope(t.repo), month: monthKey(new Date()), mode: "peek", installationId: t.installationId });
 }
 
 async function bucket(scope: string): Promise<{ tokens: number; refilled_at: Date } | null> {
@@ -45,10 +44,7 @@ describe("opens the gate has nothing to ask of", () => {
     expect((await bucket(repoScope(t.repo)))!.tokens).toBeGreaterThanOrEqual(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 2);
     expect((await bucket(repoScope(t.repo)))!.tokens).toBeLessThan(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 1);
     expect(await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate)).toMatchObject({ tag: "Claimed", opened: false }); // a repeat counts nothing
-    expect(await counters(t)).toEqual({
-      [installationScope(t.installationId)]: { runs: 2, cost: 0 },
-      [repoScope(t.repo)]: { runs: 2, cost: 0 },
-    });
+    expect(await counters(t)).toEqual({ installation: { runs: 2, cost: 0 }, repository: { runs: 2, cost: 0 } });
     // once a quota is set, the gate is asked (in a transaction) and sees those two
     await setLimits(db, { repo: t.repo }, { monthly_runs: 3 });
     const gated = await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate);
@@ -122,10 +118,7 @@ describe("one admission gate, in a fixed order", () => {
     const c = await openRun(db, t.repo, 3, gate);
     await succeedWithCost(db, a, 2);
     await startAttempt(db, b);
-    expect(await counters(t)).toEqual({
-      [installationScope(t.installationId)]: { runs: 3, cost: 2 },
-      [repoScope(t.repo)]: { runs: 3, cost: 2 },
-    });
+    expect(await counters(t)).toEqual({ installation: { runs: 3, cost: 2 }, repository: { runs: 3, cost: 2 } });
 
     // every limit reached at once
     await db.pool.query(`UPDATE installations SET suspended_at = now() WHERE id = $1`, [t.installationId]);
@@ -167,7 +160,7 @@ describe("one admission gate, in a fixed order", () => {
       { api: null, open: "Claimed", start: null },
     ]);
     // only the admitted open counted
-    expect((await counters(t))[installationScope(t.installationId)]!.runs).toBe(4);
+    expect((await counters(t)).installation!.runs).toBe(4);
   });
 
   it("refuses through the API with the status, Retry-After and reset_at of each limit", async () => {
@@ -235,11 +228,7 @@ describe("refunds", () => {
     const failsAfterAdmission: Admission = async (sql, event) => {
       const refusal = await gate(sql, event);
       if (refusal) return refusal;
-      const charged = await sql.query(`SELECT runs FROM usage_counters WHERE scope = $1 AND month = $2`, [
-        installationScope(t.installationId),
-        monthKey(new Date()),
-      ]);
-      expect(charged.rows[0].runs).toBe(2);
+      expect((await counters(t, sql)).installation!.runs).toBe(2);
       throw new Error("the Run could not be written");
     };
     await expect(recordAndClaim(db, itemEvent(t.repo, 2, "h2"), failsAfterAdmission)).rejects.toThrow("could not be written");
@@ -263,6 +252,19 @@ describe("refunds", () => {
     const results = await Promise.all([1, 2, 3, 4].map((n) => recordAndClaim(db, itemEvent(t.repo, n, `race-${n}`), gate)));
     expect(results.filter((r) => r.tag === "Claimed")).toHaveLength(1);
     expect(results.filter((r) => r.tag === "Blocked" && r.reason === "monthly_run_quota_exceeded")).toHaveLength(3);
+  });
+
+  it("opens in six repositories of one installation racing for its last two runs of the month: exactly two get them, counted once each", async () => {
+    // each repository has a counter row of its own: only the installation's monthly-runs lock
+    // makes them read its sum one after another
+    const t = await seedTenant(db);
+    const repos = [t.repo, ...(await Promise.all([1, 2, 3, 4, 5].map((n) => seedRepository(db, t.installationId, t.account, `repo-${n}`))))];
+    await openRun(db, repos[1]!, 1, gate);
+    await setLimits(db, { installationId: t.installationId }, { monthly_runs: 3 });
+    const results = await Promise.all(repos.map((repo) => recordAndClaim(db, itemEvent(repo, 2, "race"), gate)));
+    expect(results.filter((r) => r.tag === "Claimed")).toHaveLength(2);
+    expect(results.filter((r) => r.tag === "Blocked" && r.reason === "monthly_run_quota_exceeded")).toHaveLength(4);
+    expect((await counters(t)).installation).toEqual({ runs: 3, cost: 0 });
   });
 });
 
