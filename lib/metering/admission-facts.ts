@@ -1,8 +1,8 @@
 import {
   countRunning,
   lockConcurrency,
-  readAdmissionTarget,
   lockMonthlyRuns,
+  readAdmissionTarget,
   readMonthUsage,
   readRateBuckets,
   type FactsMode,
