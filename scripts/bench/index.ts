@@ -8,11 +8,13 @@ import { pollBench } from "./poll";
 import { runsListBench } from "./runs-list";
 import { sandboxBench } from "./sandbox";
 import { scaleBench } from "./scale";
+import { statementsBench } from "./statements";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
 export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   claim: claimBench,
   engine: engineBench,
+  statements: statementsBench,
   board: boardBench,
   runs_list: runsListBench,
   scale: scaleBench,
