@@ -2,12 +2,15 @@
 // when nothing else waits on a lock or shares a commit, where the throughput benches (claim,
 // engine) measure the whole path under load. In rounds (after a warm-up round), each phase runs
 // CALLS times in turn: a bare one-row insert transaction (BEGIN, INSERT, COMMIT), then the
-// store's own claim (a fresh open), start and outcome of CALLS Runs, of the engine bench's
-// kind (an unregistered repository, its Items with no row) and of the product's (through the
-// wiring's gate, on registered repositories with no quota, their Items stored as a poll
-// stores them). Each figure is the median over the rounds of the Postgres CPU per call (read
-// from /proc, all of Postgres's processes: a busy machine inflates it); the ratios compare a
-// bare insert transaction, three times, with a Run's three statements.
+// store's own claims of CALLS Items (a fresh open each), claims of newer content of the same
+// Items (each supersedes the unstarted Run and opens one: the claim bench's common claim), the
+// same claims again (each finds its Run: nothing is written), and the start and outcome of the
+// Runs open; of the engine bench's kind (an unregistered repository, its Items with no row)
+// and of the product's (through the wiring's gate, on registered repositories with no quota,
+// their Items stored as a poll stores them). Each figure is the median over the rounds of the
+// Postgres CPU per call (read from /proc, all of Postgres's processes: a busy machine inflates
+// it); the ratios compare a bare insert transaction, three times, with a Run's three
+// statements (a fresh open, its start, its outcome).
 import pg from "pg";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import { admission, admitAttempt } from "../../lib/metering/admission";
@@ -21,9 +24,10 @@ import { registerRepositories, storeItems } from "./registered";
 
 const CALLS = 1000;
 const ROUNDS = 5;
-const REPOSITORIES = 512;
+/** Enough that no repository's default open rate (30 a minute) is reached: two opens per repository a round. */
+const REPOSITORIES = 1024;
 
-type Phase = "insert_tx" | "claim" | "start" | "outcome";
+type Phase = "insert_tx" | "claim" | "supersede" | "recorded" | "start" | "outcome";
 
 /** Postgres CPU (µs) per call of `op`, called CALLS times in turn. */
 async function postgresPerCall(op: (i: number) => Promise<void>): Promise<number> {
@@ -78,10 +82,17 @@ export async function statementsBench(url: string): Promise<void> {
       const tag = `${path}-${round}-${Date.now()}`;
       const opened: { runId: string; basis: Parameters<typeof startAttempt>[1] }[] = [];
       const attempts: AttemptRef[] = [];
-      note(path, "claim", await postgresPerCall(async (i) => {
-        const claim = await recordAndClaim(db, event(repoOf(i), i, tag), gate);
+      /** Claims Event `i` of `content`; it must open a Run in one statement (superseding the one before, if any). */
+      const open = async (i: number, content: string) => {
+        const claim = await recordAndClaim(db, event(repoOf(i), i, content), gate);
         if (claim.tag !== "Claimed" || !claim.openedRun) throw new Error(`bench: the claim of Event ${i} did not open in one statement: ${JSON.stringify(claim)}`);
-        opened.push({ runId: claim.runId, basis: basisOfOpened(claim.runId, new Date(), claim.openedRun) });
+        opened[i] = { runId: claim.runId, basis: basisOfOpened(claim.runId, new Date(), claim.openedRun) };
+      };
+      note(path, "claim", await postgresPerCall((i) => open(i, tag)), counted);
+      note(path, "supersede", await postgresPerCall((i) => open(i, `${tag}-newer`)), counted);
+      note(path, "recorded", await postgresPerCall(async (i) => {
+        const claim = await recordAndClaim(db, event(repoOf(i), i, `${tag}-newer`), gate);
+        if (claim.tag !== "Claimed" || claim.opened) throw new Error(`bench: a repeated Event ${i} was not found with its Run: ${JSON.stringify(claim)}`);
       }), counted);
       note(path, "start", await postgresPerCall(async (i) => {
         const begun = await startAttempt(db, opened[i]!.basis, { token: `bench/${i}`, workerId: "bench" }, admitAttempt);
@@ -100,7 +111,7 @@ export async function statementsBench(url: string): Promise<void> {
   bench("statement_insert_tx_postgres_us", of("plain", "insert_tx"), "us");
   for (const path of ["plain", "product"] as const) {
     const suffix = path === "plain" ? "" : "_metered";
-    for (const phase of ["claim", "start", "outcome"] as const) bench(`statement_${phase}${suffix}_postgres_us`, of(path, phase), "us");
+    for (const phase of ["claim", "supersede", "recorded", "start", "outcome"] as const) bench(`statement_${phase}${suffix}_postgres_us`, of(path, phase), "us");
     const run = of(path, "claim") + of(path, "start") + of(path, "outcome");
     ratio(`run_statements${suffix}_vs_insert_tx`, (3 * of(path, "insert_tx")) / run);
   }
