@@ -10,6 +10,7 @@ import type { Db } from "./db";
 import { atOnceSql } from "./claim-sql";
 import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
+import { refreshCurrentRun } from "./items";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
@@ -163,23 +164,12 @@ export async function recordAndClaim(db: Db, event: EventInput, admission?: Admi
 async function claimOnce(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult> {
   const atOnce = await claimAtOnce(db, event, admission !== undefined);
   if (atOnce.tag !== "Undecided") return atOnce;
-  const locked = await againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
-  return atOnce.superseded ? withEarlierSupersede(locked, atOnce.superseded) : locked;
+  return againIfClaimedMeanwhile(() => lockedClaim(db, event, admission));
 }
 
-/**
- * What the optimistic claim left to the locked one; `superseded`: the unstarted Run it canceled
- * before its open found no token of the repository's open rate (that supersede stands, as it
- * does when the gate refuses under the lock).
- */
-type Undecided = { tag: "Undecided"; superseded: string | null };
-
-/** The locked claim's result, reporting the Run the optimistic statement superseded before it. */
-function withEarlierSupersede(result: ClaimResult, superseded: string): ClaimResult {
-  if ((result.tag === "Claimed" || result.tag === "Blocked") && !result.superseded) return { ...result, superseded };
-  countRunTransition("Canceled"); // a result that cannot report it, or reports another
-  return result;
-}
+/** What the optimistic claim left to the locked one: it wrote nothing. */
+type Undecided = { tag: "Undecided" };
+const UNDECIDED: Undecided = { tag: "Undecided" };
 
 type Writeless = Extract<ClaimDecision, { tag: "Recorded" }> | (Extract<ClaimDecision, { tag: "Ignore" }> & { record: false });
 
@@ -192,10 +182,14 @@ function recordedClaim(d: Writeless): ClaimResult {
 
 /**
  * The optimistic claim, one statement: reads the facts (snapshotSql "read") and, when
- * opensAtOnce holds of them (atOnceSql), supersedes the unstarted Run found (still unstarted,
- * no outbound hook listening), opens the Event's Run and records the Event, charging the open
- * on the month's counters where the gate counts this repository and taking a token of its
- * default open rate (no token: nothing opens here, and the locked claim asks the gate).
+ * opensAtOnce holds of them (atOnceSql), takes a token of the repository's default open rate
+ * where the gate counts this repository (no token: nothing is written here, and the locked
+ * claim asks the gate), supersedes the unstarted Run found (still unstarted, no outbound hook
+ * listening), opens the Event's Run, records the Event and charges the open on the month's
+ * counters. A supersede so always comes with the open of its heir, whose insert hands the
+ * Item's current Run over (migration 20261204020000). The token is taken before the supersede:
+ * a blocking Run that starts between this statement's read and its write costs it a token and
+ * opens nothing (the locked claim then queues the Event).
  * `metered`: the admission gate is given (without it nothing is counted, and the statement has
  * no counting part). One prepared statement per value of it.
  */
@@ -210,7 +204,7 @@ function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
   // a registered repository's default open rate: the open takes its token, or does not happen
   const rated = metered && DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0;
   const took = rated
-    ? sql` took AS (${takeDefaultRateTokenSql(sql`${event.repo}`, raw("go WHERE go.metering IS NOT NULL AND (go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup))"))}
+    ? sql` took AS (${takeDefaultRateTokenSql(sql`${event.repo}`, raw("go WHERE go.metering IS NOT NULL"))}
 ),`
     : raw("");
   const tokenTaken = rated ? raw(" AND (go.metering IS NULL OR EXISTS (SELECT 1 FROM took))") : raw("");
@@ -218,13 +212,13 @@ function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
 WITH seen AS (${snapshotSql("read", event)}
 ), go AS (
   SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: event.kind, generation: event.generation, maxCycles: s.maxCycles, unstarted: UNSTARTED, metered })}
-), sup AS (
+),${took} sup AS (
   UPDATE runs AS s SET state = ${literal(TRANSITIONS.supersede.to)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
     FROM go
-   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})
+   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})${tokenTaken}
   RETURNING s.id
-),${took} run AS (
+), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at, model)
   SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending',
@@ -256,11 +250,10 @@ async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise
     );
     const { opened_version: version, superseded_id: superseded, ...seen } = row!;
     if (version !== null) return openedInOneStatement(db, event, version, seen.metering, superseded);
-    if (superseded) announceRunsChanged(db.pool, [superseded]);
     const decision = decideClaim(claimFacts(event, seen, metered));
-    return isWriteless(decision) ? recordedClaim(decision) : { tag: "Undecided", superseded };
+    return isWriteless(decision) ? recordedClaim(decision) : UNDECIDED;
   } catch (err) {
-    if (isClaimedMeanwhile(err)) return { tag: "Undecided", superseded: null };
+    if (isClaimedMeanwhile(err)) return UNDECIDED;
     throw err;
   }
 }
@@ -399,6 +392,8 @@ RETURNING (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM s
   if (write.superseded && row?.superseded) {
     await markRunsChanged(tx, [write.superseded]);
     if (row.superseded_hooked) await recordTerminalDeliveries(tx, write.superseded);
+    // a supersede keeps the Item's current Run through its heir's insert; with no heir, here
+    if (!write.open) await refreshCurrentRun(tx, event.itemKey);
   }
 }
 

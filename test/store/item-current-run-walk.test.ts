@@ -1,4 +1,5 @@
 import { afterAll, expect, it } from "vitest";
+import { refreshCurrentRun } from "../../lib/store/items";
 import { seedItem } from "../dashboard/support/seed";
 import { testDb, uniqueRepo } from "../support/db";
 
@@ -52,7 +53,8 @@ it("the incrementally kept current Run equals its definition after every write o
     const runs = await runsOf(key);
     const openLoops = new Set(runs.filter((r) => r.open).map((r) => r.loop));
     const freeLoops = LOOPS.filter((l) => !openLoops.has(l));
-    const op = runs.length === 0 ? "insert" : pick(["insert", "insert", "open", "close", "move", "pr", "delete", "supersede", "close all"]);
+    const op =
+      runs.length === 0 ? "insert" : pick(["insert", "insert", "open", "close", "move", "pr", "delete", "supersede", "supersede, no heir", "close all"]);
     const run = runs.length ? pick(runs) : undefined;
     switch (op) {
       case "insert":
@@ -87,6 +89,21 @@ it("the incrementally kept current Run equals its definition after every write o
            SELECT $1, 'item', $3, $4, $5, 'Claimed', '{}', id FROM run`,
           [id, open.id, open.loop, repo, key, at()],
         );
+        break;
+      }
+      case "supersede, no heir": {
+        // the locked claim's shape when a budget or a quota refuses: the supersede alone, then the Item refreshed in its transaction
+        const open = runs.find((r) => r.open);
+        if (!open) break;
+        const c = await db.pool.connect();
+        try {
+          await c.query("BEGIN");
+          await c.query(`UPDATE runs SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1 WHERE id = $2`, [`${repo}-e${++serial}`, open.id]);
+          await refreshCurrentRun(c, key);
+          await c.query("COMMIT");
+        } finally {
+          c.release();
+        }
         break;
       }
       case "close all":

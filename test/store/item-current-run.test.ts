@@ -3,7 +3,9 @@ import { agentFailure } from "../../lib/engine/failure";
 import { itemKey } from "../../lib/engine/ids";
 import { finishAttempt } from "../../lib/store/attempts";
 import { cancelRun, retryRun } from "../../lib/store/operator-actions";
+import { admission } from "../../lib/metering/admission";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { seedTenant, setLimits } from "../metering/support";
 import { seedItem } from "../dashboard/support/seed";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
@@ -93,4 +95,21 @@ it("the current Run's lookup is planned inside the statement that asks it (inlin
   expect(nodes).toContain('"Relation Name":"runs"');
   const { rows } = await db.pool.query(`SELECT * FROM item_current_run($1)`, [key]);
   expect(rows).toEqual([{ id: null, open: null, pull_request_number: null }]);
+});
+
+it("a supersede that opens nothing (a quota refuses the Event that supersedes) leaves the Item's current Run closed, as its Runs say", async () => {
+  const gate = admission();
+  const t = await seedTenant(db, "cur-refused");
+  const key = await seedItem(db, t.repo, 1);
+  const pending = await recordAndClaim(db, itemEvent(t.repo, 1, "h1", { maxCycles: null }), gate);
+  if (pending.tag !== "Claimed") throw new Error(`expected a Run, got ${pending.tag}`);
+  expect(await keptFacts(key)).toEqual({ id: pending.runId, open: true, pr: null });
+  await setLimits(db, { repo: t.repo }, { monthly_runs: 1 });
+  expect(await recordAndClaim(db, itemEvent(t.repo, 1, "h2", { maxCycles: null }), gate)).toEqual({
+    tag: "Blocked",
+    reason: "repo_quota_exceeded",
+    superseded: pending.runId,
+  });
+  expect(await keptFacts(key)).toEqual(await currentFacts(key));
+  expect(await keptFacts(key)).toEqual({ id: pending.runId, open: false, pr: null });
 });
