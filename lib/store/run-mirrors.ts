@@ -108,15 +108,16 @@ export async function mirroredCheckRunId(db: Db, runId: string): Promise<string 
 export const SWEEP_WINDOW = "7 days";
 
 /**
- * Runs changed since their mirror last caught up (or never mirrored), oldest change first:
- * what a missed notification left behind.
+ * Runs changed since their mirror last caught up (or never mirrored), newest change first:
+ * what a missed notification left behind. The Runs people look at now come first; a backlog
+ * longer than `limit` is worked through by the next sweeps, and never holds the newest back.
  */
 export async function runsBehindTheirMirror(db: Db, limit = 500): Promise<string[]> {
   const behind = await rows<{ id: string }>(
     db.pool,
     sql`SELECT r.id FROM runs r LEFT JOIN run_mirrors m ON m.run_id = r.id
          WHERE (m.run_id IS NULL OR r.updated_at > m.updated_at) AND r.updated_at > now() - ${SWEEP_WINDOW}::interval
-         ORDER BY r.updated_at LIMIT ${limit}`,
+         ORDER BY r.updated_at DESC LIMIT ${limit}`,
   );
   return behind.map((r) => r.id);
 }

@@ -68,6 +68,16 @@ describe("the mirror worker follows Run changes on its own queue", () => {
     await expect.poll(async () => (await runsBehindTheirMirror(db, 10_000)).includes(runId), poll).toBe(false);
   });
 
+  it("sweeps the newest changes first: a backlog behind its mirror never holds back the Run changed last", async () => {
+    const older = await claim(await openIssue(db, world, "Changed long ago"));
+    const newest = await claim(await openIssue(db, world, "Changed last"));
+    await db.pool.query(`UPDATE runs SET updated_at = now() - interval '6 days' WHERE id = $1`, [older]);
+    // later than any Run another file changes meanwhile
+    await db.pool.query(`UPDATE runs SET updated_at = now() + interval '1 minute' WHERE id = $1`, [newest]);
+    expect(await runsBehindTheirMirror(db, 1)).toEqual([newest]);
+    expect(await runsBehindTheirMirror(db, 10_000)).toContain(older);
+  });
+
   it("retries GitHub's 5xx and secondary rate limits with backoff until the check run shows", async () => {
     await startWorker();
     const pr = await openPullRequest(db, world, "feature-flaky");
