@@ -70,7 +70,8 @@ const REPOSITORIES = 64;
 /** The metered rounds' repositories: enough that no repository's default open rate is reached in one run. */
 const METERED_REPOSITORIES = 1024;
 
-function event(tag: string, i: number, repoOf: (i: number) => string = (n) => `bench/engine-${n % REPOSITORIES}`): EventInput {
+/** Event `i` (Item number i + 1) with content `tag`, of the repository `repoOf(i)`, for the no-op agent: a Loop that opens at once. */
+export function noopEvent(tag: string, i: number, repoOf: (i: number) => string = (n) => `bench/engine-${n % REPOSITORIES}`): EventInput {
   const repo = repoOf(i);
   return {
     id: itemEventKey("start-dev", repo, i + 1, tag, 0),
@@ -146,7 +147,7 @@ export async function engineBench(url: string): Promise<void> {
 
   /** One engine Run's rows, written bare: the Event and its Run, the start, the outcome. */
   const rowsTx = async (tag: string, i: number) => {
-    const e = event(tag, i);
+    const e = noopEvent(tag, i);
     const runId = `${tag}-${i}`;
     const attemptId = `${runId}/agent/1`;
     await bareTx([
@@ -240,7 +241,7 @@ export async function engineBench(url: string): Promise<void> {
     try {
       return await submit(async (i) => {
         const t0 = performance.now();
-        const claim = metered ? await recordAndClaim(db, event(tag, i, meteredRepo), gate) : await recordAndClaim(db, event(tag, i));
+        const claim = metered ? await recordAndClaim(db, noopEvent(tag, i, meteredRepo), gate) : await recordAndClaim(db, noopEvent(tag, i));
         if (claim.tag !== "Claimed") throw new Error(`bench Event ${i} was not claimed: ${claim.tag}`);
         submittedAt.set(claim.runId, t0);
         await workQueue.moveRun(claim.runId, { receivedAt: new Date(), opened: claim.openedRun });

@@ -12,13 +12,13 @@
 // it); the ratios compare a bare insert transaction, three times, with a Run's three
 // statements (a fresh open, its start, its outcome).
 import pg from "pg";
-import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import { admission, admitAttempt } from "../../lib/metering/admission";
 import { finishAttempt, startAttempt, type AttemptRef } from "../../lib/store/attempts";
 import { createDb } from "../../lib/store/db";
-import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
+import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
 import { cpuNow } from "./cpu";
+import { noopEvent } from "./engine";
 import { bench, median, ratio } from "./measure";
 import { registerRepositories, storeItems } from "./registered";
 
@@ -46,17 +46,6 @@ export async function statementsBench(url: string): Promise<void> {
     plain: { repoOf: (i) => `bench/statements-plain-${i % REPOSITORIES}` },
     product: { repoOf: productRepo, gate: admission() },
   };
-  const event = (repo: string, i: number, tag: string): EventInput => ({
-    id: itemEventKey("start-dev", repo, i + 1, tag, 0),
-    kind: "item",
-    loop: "start-dev",
-    repo,
-    itemKey: itemKey(repo, i + 1),
-    number: i + 1,
-    contentHash: tag,
-    generation: 0,
-    submission: { prompt: "Do nothing", agent: "noop", approvalRequired: false, maxCycles: null },
-  });
   const usage = { durationMs: 0, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
   const tail = (at: Date) => [{ stream: "stdout", text: "noop", at }];
 
@@ -84,14 +73,14 @@ export async function statementsBench(url: string): Promise<void> {
       const attempts: AttemptRef[] = [];
       /** Claims Event `i` of `content`; it must open a Run in one statement (superseding the one before, if any). */
       const open = async (i: number, content: string) => {
-        const claim = await recordAndClaim(db, event(repoOf(i), i, content), gate);
+        const claim = await recordAndClaim(db, noopEvent(content, i, repoOf), gate);
         if (claim.tag !== "Claimed" || !claim.openedRun) throw new Error(`bench: the claim of Event ${i} did not open in one statement: ${JSON.stringify(claim)}`);
         opened[i] = { runId: claim.runId, basis: basisOfOpened(claim.runId, new Date(), claim.openedRun) };
       };
       note(path, "claim", await postgresPerCall((i) => open(i, tag)), counted);
       note(path, "supersede", await postgresPerCall((i) => open(i, `${tag}-newer`)), counted);
       note(path, "recorded", await postgresPerCall(async (i) => {
-        const claim = await recordAndClaim(db, event(repoOf(i), i, `${tag}-newer`), gate);
+        const claim = await recordAndClaim(db, noopEvent(`${tag}-newer`, i, repoOf), gate);
         if (claim.tag !== "Claimed" || claim.opened) throw new Error(`bench: a repeated Event ${i} was not found with its Run: ${JSON.stringify(claim)}`);
       }), counted);
       note(path, "start", await postgresPerCall(async (i) => {
