@@ -73,10 +73,10 @@ export async function loadAdmissionFacts(
   const capped = installation.limits.monthlyRuns > 0 || installation.limits.monthlyCostUsd > 0;
   if (counterMode === "lock" && installation.limits.monthlyRuns > 0) await lockMonthlyRuns(sql, t.installation_id);
   const usage = await readMonthUsage(sql, { scope: scopes.repository, month, mode: counterMode, installationId: capped ? t.installation_id : null });
-  for (const [s, used] of [[repository, usage.repository], [installation, usage.installation]] as const) {
-    s.runsThisMonth = used?.runs ?? 0;
-    s.costThisMonth = used?.cost ?? 0;
-  }
+  repository.runsThisMonth = usage.repository.runs;
+  repository.costThisMonth = usage.repository.cost;
+  installation.runsThisMonth = usage.installation?.runs ?? 0;
+  installation.costThisMonth = usage.installation?.cost ?? 0;
 
   if (phases.includes("attempt") && both.some((s) => s.limits.maxConcurrent > 0)) {
     if (mode === "lock") await lockConcurrency(sql, t.installation_id);
