@@ -2,7 +2,10 @@
 // postmaster and every backend), Redis and Node (this process and any other), so that a
 // throughput ratio can be read as where each side spends its CPU. On a machine with no
 // /proc the readings are empty. Everything of those names is counted, so a test suite
-// running beside the benchmark inflates them.
+// running beside the benchmark inflates them. A process's reading includes the CPU of its
+// children that exited (cutime, cstime): a backend that ends within a measured window (a pool
+// closing an idle connection) would otherwise take its whole lifetime's CPU out of that
+// window's reading, and the postmaster, which reaps it, keeps what it used.
 import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 
@@ -23,7 +26,7 @@ function sideOf(comm: string): CpuSide | null {
   return null;
 }
 
-/** Milliseconds of CPU (user and system) each side has used so far. */
+/** Milliseconds of CPU (user and system, with their exited children's) each side has used so far. */
 export function cpuNow(): Record<CpuSide, number> {
   const used: Record<CpuSide, number> = { postgres: 0, redis: 0, node: 0 };
   let pids: string[];
@@ -41,9 +44,10 @@ export function cpuNow(): Record<CpuSide, number> {
     }
     const side = sideOf(stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")));
     if (!side) continue;
-    // after the command: state is field 3; utime and stime are fields 14 and 15
+    // after the command: state is field 3; utime, stime, cutime and cstime are fields 14 to 17
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    used[side] += ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_S) * 1000;
+    const ticks = fields.slice(11, 15).reduce((sum, f) => sum + Number(f), 0);
+    used[side] += (ticks / TICKS_PER_S) * 1000;
   }
   return used;
 }
