@@ -171,9 +171,9 @@ describe("delivery tries, by hand", () => {
       const t = await seedTenant(db, "tries");
       secret = (await createHook(db, { installation_id: t.installationId, url: receiver.url }, open)).secret;
       const id = await canceledRunDelivery(t.repo);
-      // due the longest of all, so the sweep's page (oldest first) holds it whatever other runs of the suite left pending in this database
+      // due longer than any delivery a run of the suite leaves pending in this database, so the sweep's page (oldest first) holds it
       await db.pool.query(`UPDATE outbound_deliveries SET next_at = now() - interval '10 years' WHERE id = $1`, [id]);
-      expect(await dueDeliveries(db, 1)).toEqual([id]);
+      expect(await dueDeliveries(db, 1000)).toContain(id);
 
       const twoTries = { db, policy: open, delayFor: (tries: number) => (tries < 2 ? 60_000 : null) };
       expect(await attemptDelivery(twoTries, id)).toMatchObject({ tag: "Retry", tries: 1, delayMs: 60_000, error: "HTTP 503: receiver is down" });
