@@ -163,12 +163,14 @@ export async function findDeliveryView(db: Db, id: number): Promise<DeliveryView
 
 /**
  * Makes a delivery pending and due now with a fresh series of tries, under the same delivery
- * id; false when there is no such delivery.
+ * id; false when there is no such delivery. Due as of a second ago: the try that follows at
+ * once (the redeliver button) runs in another transaction, whose now() can come out earlier
+ * where the machine's clock stepped back between the two (seen on the CI's VMs).
  */
 export async function resetDeliveryForRetry(db: Db, id: number): Promise<boolean> {
   const { rowCount } = await query(
     db.pool,
-    sql`UPDATE outbound_deliveries SET status = 'pending', attempts = 0, next_at = now(), delivered_at = NULL WHERE id = ${id}`,
+    sql`UPDATE outbound_deliveries SET status = 'pending', attempts = 0, next_at = now() - interval '1 second', delivered_at = NULL WHERE id = ${id}`,
   );
   return (rowCount ?? 0) > 0;
 }
