@@ -23,7 +23,8 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const sp = await searchParams;
   const target = safePath(typeof sp.callbackUrl === "string" ? sp.callbackUrl : undefined);
   if (await pageViewer()) redirect(target);
-  const error = typeof sp.error === "string" ? (ERRORS[sp.error] ?? "The sign-in did not work; try again.") : null;
+  // an own key only: `?error=__proto__` would otherwise render Object.prototype and answer 500
+  const error = typeof sp.error === "string" ? ((Object.hasOwn(ERRORS, sp.error) ? ERRORS[sp.error] : null) ?? "The sign-in did not work; try again.") : null;
   const problem = signInProblem(await resolveGitHubEnv(db()));
 
   async function signInWithGitHub() {
