@@ -24,7 +24,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   const target = safePath(typeof sp.callbackUrl === "string" ? sp.callbackUrl : undefined);
   if (await pageViewer()) redirect(target);
   // an own key only: `?error=__proto__` would otherwise render Object.prototype and answer 500
-  const error = typeof sp.error === "string" ? ((Object.hasOwn(ERRORS, sp.error) ? ERRORS[sp.error] : null) ?? "The sign-in did not work; try again.") : null;
+  const error = typeof sp.error === "string" ? (Object.hasOwn(ERRORS, sp.error) ? ERRORS[sp.error]! : "The sign-in did not work; try again.") : null;
   const problem = signInProblem(await resolveGitHubEnv(db()));
 
   async function signInWithGitHub() {
