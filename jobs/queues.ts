@@ -49,6 +49,8 @@ export interface MoveRunJob {
   receivedAt: string;
   /** the Run as its claim opened it (the first job of a Run opened in one statement) */
   opened?: OpenedRun;
+  /** how many times this job was found abandoned that a move has already counted (attempt.ts) */
+  abandonsCounted?: number;
 }
 export interface DeliverJob {
   deliveryId: number;
@@ -62,8 +64,6 @@ export type InstallationJob = { kind: "reconcile" };
 export const hintJobId = (hint: Pick<Hint, "repo" | "number" | "comment">): string =>
   `hint-${hint.repo.toLowerCase()}#${hint.number}${hint.comment ? `-${hint.comment.kind}-${hint.comment.id}` : ""}`;
 export const runJobId = (runId: string): string => `run-${runId}`;
-/** The Run of a Run's job id (null for another id). */
-export const runIdOfJob = (jobId: string): string | null => (jobId.startsWith("run-") ? jobId.slice("run-".length) : null);
 export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
 /** The one poll scheduler: it ticks, and the repositories due in Postgres are probed (ADR 0020). */
 export const POLL_TICK_SCHEDULER_ID = "poll-tick";

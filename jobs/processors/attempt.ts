@@ -3,7 +3,7 @@ import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
 import { basisOfOpened } from "../../lib/store/run-snapshot";
 import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
-import { bullPrefix, type MoveRunJob, QUEUE_NAMES, runIdOfJob } from "../queues";
+import { bullPrefix, type MoveRunJob, QUEUE_NAMES } from "../queues";
 
 /**
  * The attempts worker: a thin BullMQ Worker whose processor is the runner's moveRun. Its
@@ -39,11 +39,12 @@ export function createAttemptWorker(
   const { workQueue } = host.context.deps;
   const processor = async (job: Job<MoveRunJob, MoveOutcome>, token?: string): Promise<MoveOutcome> => {
     const { runId, receivedAt, opened } = job.data;
+    const abandonsCounted = await countAbandons(job, host);
     const outcome = await host.moveRun(runId, opened ? basisOfOpened(runId, new Date(receivedAt), opened) : undefined);
     if (outcome.tag !== "Again") return outcome;
     try {
       // the Run as opened holds for the first move only: the next one reads it
-      if (opened) await job.updateData({ runId, receivedAt });
+      if (opened) await job.updateData({ runId, receivedAt, abandonsCounted });
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
     } catch {
       // the job's keys are gone (Redis was flushed under it): enqueue the Run afresh
@@ -63,13 +64,24 @@ export function createAttemptWorker(
     // the Run's engine-failure count parks it first; a job failed by BullMQ would only wait for a reconcile
     maxStalledCount: ENGINE_FAILURES_BEFORE_PARKING + 1,
   });
-  worker.on("stalled", (jobId) => {
-    const runId = runIdOfJob(jobId);
-    if (runId) void host.jobAbandoned(runId).catch((err: unknown) => host.context.log.error({ err, run_id: runId }, "could not count the abandoned job of a Run"));
-  });
   worker.on("error", (err) => host.context.log.error({ err }, "attempts worker error"));
   worker.on("failed", (job, err) => host.context.log.error({ err, run_id: job?.data.runId }, "moving a Run failed"));
   return worker;
+}
+
+/**
+ * Counts, before the move, each time this job was found abandoned (BullMQ's stalled counter)
+ * that no earlier move counted, and keeps the count in the job. Counted here and not on the
+ * "stalled" event: the event's write could wait behind this very move's lock on the Run, and
+ * die with it when the move kills its worker again, so a Run that kills every worker would
+ * never be parked.
+ */
+async function countAbandons(job: Job<MoveRunJob, MoveOutcome>, host: RunnerHost): Promise<number> {
+  const counted = job.data.abandonsCounted ?? 0;
+  if (job.stalledCounter <= counted) return counted;
+  for (let n = counted; n < job.stalledCounter; n++) await host.jobAbandoned(job.data.runId);
+  await job.updateData({ ...job.data, abandonsCounted: job.stalledCounter });
+  return job.stalledCounter;
 }
 
 export interface ShutdownTargets {
