@@ -32,9 +32,12 @@ export async function listDeliveries(
   });
 }
 
+/** What a delivery that does not exist, or that the viewer may not know of, answers. */
+export const deliveryNotFound = (id: number): NotFoundError => new NotFoundError("delivery_not_found", `No delivery ${id}.`);
+
 export async function getDelivery(db: Db, id: number): Promise<DeliveryView> {
   const delivery = await findDeliveryView(db, id);
-  if (!delivery) throw new NotFoundError("delivery_not_found", `No delivery ${id}.`);
+  if (!delivery) throw deliveryNotFound(id);
   return delivery;
 }
 
@@ -44,7 +47,7 @@ export async function getDelivery(db: Db, id: number): Promise<DeliveryView> {
  * it at once (redeliverNow); the outbound sweep would find it anyway.
  */
 export async function resetForRedelivery(db: Db, id: number): Promise<void> {
-  if (!(await resetDeliveryForRetry(db, id))) throw new NotFoundError("delivery_not_found", `No delivery ${id}.`);
+  if (!(await resetDeliveryForRetry(db, id))) throw deliveryNotFound(id);
 }
 
 /**

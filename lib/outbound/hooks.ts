@@ -78,9 +78,10 @@ function toView(r: OutboundHookRecord): HookView {
 
 /**
  * Where a new hook would belong, checked against the registered installations and
- * repositories (NotFoundError otherwise), before any authorization question is asked.
+ * repositories (NotFoundError otherwise); asked once the creator is authorized
+ * (access.ts requireHookCreator), so only those who can see a repository learn whether it is.
  */
-export async function hookOwnerOf(db: Db, input: HookInput): Promise<HookOwner> {
+async function hookOwnerOf(db: Db, input: HookInput): Promise<HookOwner> {
   if ("installation_id" in input) {
     if (!(await isInstallationRegistered(db, input.installation_id))) {
       throw new NotFoundError("installation_not_found", `No installation ${input.installation_id} is registered.`);
@@ -108,9 +109,12 @@ export async function createHook(db: Db, input: HookInput, policy: TargetPolicy)
   return { hook: toView(hook), secret };
 }
 
+/** What a hook that does not exist, or that the viewer may not know of, answers. */
+export const webhookNotFound = (id: number): NotFoundError => new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+
 export async function getHook(db: Db, id: number): Promise<HookView> {
   const hook = await findOutboundHook(db, id);
-  if (!hook) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  if (!hook) throw webhookNotFound(id);
   return toView(hook);
 }
 
@@ -133,11 +137,11 @@ export async function updateHook(
   const url = update.url === undefined ? null : (await assertWebhookTarget(update.url, policy)).toString();
   const secret = update.rotate_secret ? newSecret() : (update.secret ?? null);
   const hook = await updateOutboundHook(db, id, { url, secret });
-  if (!hook) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  if (!hook) throw webhookNotFound(id);
   return { hook: toView(hook), secret };
 }
 
 /** Deletes a hook; its pending deliveries then give up at their next try (the log keeps them). */
 export async function deleteHook(db: Db, id: number): Promise<void> {
-  if (!(await deleteOutboundHook(db, id))) throw new NotFoundError("webhook_not_found", `No webhook ${id}.`);
+  if (!(await deleteOutboundHook(db, id))) throw webhookNotFound(id);
 }

@@ -2,9 +2,9 @@ import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/db";
 import { liveInstallations } from "../store/registrations";
-import { hookScope, requireHookManager } from "./access";
-import { getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
-import { createHook, deleteHook, getHook, hookOwnerOf, listHooks, updateHook, type HookInput, type HookUpdate, type HookView } from "./hooks";
+import { hookScope, requireHookCreator, requireHookManager } from "./access";
+import { deliveryNotFound, getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
+import { createHook, deleteHook, getHook, listHooks, updateHook, webhookNotFound, type HookInput, type HookUpdate, type HookView } from "./hooks";
 import { targetPolicyFor, type TargetPolicy } from "./target-policy";
 
 /**
@@ -23,22 +23,22 @@ export async function listHooksFor(db: Db, viewer: Viewer | null): Promise<{ hoo
 
 export async function getHookFor(db: Db, viewer: Viewer | null, id: number): Promise<HookView> {
   const hook = await getHook(db, id);
-  await requireHookManager(viewer, hook.owner);
+  await requireHookManager(viewer, hook.owner, { unseen: webhookNotFound(id) });
   return hook;
 }
 
 export async function createHookFor(db: Db, viewer: Viewer | null, input: HookInput): Promise<{ hook: HookView; secret: string }> {
-  await requireHookManager(viewer, await hookOwnerOf(db, input), { write: true });
+  await requireHookCreator(viewer, input);
   return createHook(db, input, await instanceTargetPolicy());
 }
 
 export async function updateHookFor(db: Db, viewer: Viewer | null, id: number, update: HookUpdate): Promise<{ hook: HookView; secret: string | null }> {
-  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true });
+  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true, unseen: webhookNotFound(id) });
   return updateHook(db, id, update, await instanceTargetPolicy());
 }
 
 export async function deleteHookFor(db: Db, viewer: Viewer | null, id: number): Promise<{ deleted: number }> {
-  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true });
+  await requireHookManager(viewer, (await getHook(db, id)).owner, { write: true, unseen: webhookNotFound(id) });
   await deleteHook(db, id);
   return { deleted: id };
 }
@@ -58,7 +58,7 @@ export async function redeliverFor(db: Db, viewer: Viewer | null, id: number) {
     delivery.hookRepo && delivery.hookLoop
       ? { kind: "loop" as const, installationId: delivery.installationId ?? 0, repo: delivery.hookRepo, loop: delivery.hookLoop }
       : { kind: "installation" as const, installationId: delivery.installationId ?? 0 };
-  await requireHookManager(viewer, owner, { write: true });
+  await requireHookManager(viewer, owner, { write: true, unseen: deliveryNotFound(id) });
   return redeliverNow({ db, policy: await instanceTargetPolicy() }, id);
 }
 
