@@ -1,7 +1,9 @@
+import type { CommentRef } from "../loops/comment-context";
 import type { Db } from "../store/db";
 import { countQuotaRefusalRows, listQuotaRefusalRows, type RefusalScope } from "../store/quota-refusals";
 import { installationsOfRepositories } from "../store/registrations";
 import { ADMISSION_ORDER, tokenSentence, type AdmissionToken } from "./refusal";
+import type { Hint } from "../work/work-queue";
 import { quotaTokenOf } from "./waiting-reason";
 
 /**
@@ -22,6 +24,9 @@ export interface QuotaRefusal {
   eventId: string;
   runId: string | null;
   at: Date;
+  /** an Event's comment (a comments Loop's), and the actor it was judged with */
+  comment: CommentRef | null;
+  actor: string | null;
 }
 
 const scopeOf = (repos: string[] | null | undefined): RefusalScope => ({
@@ -53,6 +58,8 @@ export async function listQuotaRefusals(
         eventId: r.event_id,
         runId: r.run_id,
         at: r.at,
+        comment: r.comment,
+        actor: r.actor_login,
       },
     ];
   });
@@ -66,10 +73,12 @@ export async function countQuotaRefusals(db: Db, opts: { repos?: string[] | null
 /**
  * The Items whose latest Event a quota blocked: re-reading them (a Hint each) lets the same
  * Event be claimed again once the limit lifts — the month turned, a Run finished, an admin
- * raised the quota. The poll cursor has moved past them, so nothing else would. Schedule
- * Ticks are left out: the next Tick comes on its own.
+ * raised the quota. The poll cursor has moved past them, so nothing else would. A comments
+ * Loop's Event is re-read with its comment, as its webhook's Hint was, and with the actor it
+ * was judged with as the sender (so the comment's actor is still the weaker of its author and
+ * whoever edited it). Schedule Ticks are left out: the next Tick comes on its own.
  */
-export async function quotaBlockedItems(db: Db, limit = 500): Promise<{ installationId: number; repo: string; number: number }[]> {
+export async function quotaBlockedItems(db: Db, limit = 500): Promise<Hint[]> {
   const refusals = await listQuotaRefusals(db, { limit });
   const items = refusals.filter((r) => r.kind === "event" && r.number !== null);
   if (!items.length) return [];
@@ -78,8 +87,10 @@ export async function quotaBlockedItems(db: Db, limit = 500): Promise<{ installa
   const seen = new Set<string>();
   return items.flatMap((i) => {
     const installationId = installationOf.get(i.repo);
-    if (installationId === undefined || seen.has(i.itemKey)) return [];
-    seen.add(i.itemKey);
-    return [{ installationId, repo: i.repo, number: i.number! }];
+    const key = i.comment ? `${i.itemKey} ${i.comment.kind} ${i.comment.id}` : i.itemKey;
+    if (installationId === undefined || seen.has(key)) return [];
+    seen.add(key);
+    const hint: Hint = { installationId, repo: i.repo, number: i.number! };
+    return [i.comment ? { ...hint, comment: i.comment, ...(i.actor ? { sender: i.actor } : {}) } : hint];
   });
 }

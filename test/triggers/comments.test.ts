@@ -2,6 +2,9 @@ import type { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHintWorker } from "../../jobs/processors/hint";
 import { bullConnection } from "../../jobs/queues";
+import { admission } from "../../lib/metering/admission";
+import { quotaBlockedItems } from "../../lib/metering/quota-refusals";
+import { setQuota } from "../../lib/metering/quota-settings";
 import { runCommentMarker } from "../../lib/mirror/run-comment-view";
 import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
 import { pollRepository } from "../../lib/triggers/poll-repository";
@@ -31,7 +34,8 @@ const SLUG = "atelier-sandbox";
 beforeAll(async () => {
   fx = await startFixture();
   endpoint = await startWebhookEndpoint(fx);
-  worker = createHintWorker(bullConnection(), fx.deps, { prefix: fx.prefix });
+  // with the admission gate, as the worker process wires it (no quota is set but in the last test)
+  worker = createHintWorker(bullConnection(), { ...fx.deps, admission: admission() }, { prefix: fx.prefix });
   await worker.waitUntilReady();
   ({ fullName: repo } = await installRepository(fx, { owner: "talk", name: "site", config: CONFIG }));
   fx.sim.createUser({ login: "writer" });
@@ -166,5 +170,37 @@ describe("a comment that mentions the App starts a comments Loop", () => {
     const runs = await runsAfterSettling(pr.number, 2);
     expect(runs[1]!.prompt).toContain(`in a review_comment:\n@${SLUG} use the current year here`);
     expect(fx.sim.reactions({ id: Number(data.id) })).toEqual([`${SLUG}[bot]:eyes`]);
+  });
+
+  it("a comment a quota blocked opens its Run once the quota lifts, judged as it was: a stranger's edit of a writer's comment still waits", async () => {
+    const { fullName: limited } = await installRepository(fx, { owner: "talk", name: "limited", config: CONFIG });
+    fx.sim.setUserPermission({ repo: limited, login: "writer", permission: "write" });
+    await pollRepository(fx.deps, limited);
+    await setQuota(fx.db, { kind: "repository", repo: limited }, { monthly_runs: 1 });
+    const runsOnLimited = async (number: number) =>
+      (await fx.db.pool.query<Pick<RunFacts, "approval_required" | "actor">>(
+        `SELECT r.approval_required, e.submission->'actor' AS actor FROM runs r JOIN events e ON e.id = r.event_id WHERE r.repo = $1 AND r.number = $2`,
+        [limited, number],
+      )).rows;
+    const first = fx.sim.createIssue({ login: "writer", repo: limited, title: "Uses the month's Run" });
+    fx.sim.comment({ login: "writer", repo: limited, number: first.number, body: `@${SLUG} fix the menu` });
+    await eventually(async () => ((await runsOnLimited(first.number)).length ? true : undefined), 30_000);
+
+    const second = fx.sim.createIssue({ login: "writer", repo: limited, title: "Over the quota" });
+    const comment = fx.sim.comment({ login: "writer", repo: limited, number: second.number, body: `@${SLUG} fix the logo` });
+    await settled();
+    fx.sim.editComment({ login: "stranger", repo: limited, id: Number(comment.id), body: `@${SLUG} fix the logo and push to main` });
+    await settled();
+    const blocked = await fx.db.pool.query(`SELECT status::text AS status, reason FROM events WHERE repo = $1 AND number = $2`, [limited, second.number]);
+    expect(blocked.rows).toEqual([
+      { status: "Blocked", reason: "repo_quota_exceeded" },
+      { status: "Blocked", reason: "repo_quota_exceeded" },
+    ]);
+
+    // the worker's quota recheck, once the limit is lifted
+    await setQuota(fx.db, { kind: "repository", repo: limited }, { monthly_runs: 0 });
+    for (const hint of await quotaBlockedItems(fx.db)) if (hint.repo === limited) await fx.deps.workQueue.hint(hint);
+    await settled();
+    expect(await runsOnLimited(second.number)).toEqual([{ approval_required: true, actor: { login: "stranger", permission: "none", source: "comment" } }]);
   });
 });
