@@ -91,7 +91,7 @@ const rebuildGuard = await startRebuildGuard(
   redisNames(keyPrefix).rebuiltMarker,
   async () => {
     log.warn({}, "Redis lost its data: rebuilding the schedulers and the open Runs' jobs from Postgres");
-    await rebuildFromPostgres({ workQueue, maintenance, deps: maintenanceDeps });
+    await rebuildFromPostgres({ workQueue, maintenance, mirror, deps: maintenanceDeps });
   },
   { onError: (err) => log.warn({ err: String(err) }, "rebuild after a Redis loss failed; trying again") },
 );

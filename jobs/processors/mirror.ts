@@ -20,7 +20,7 @@ import { bullPrefix } from "../queues";
 export const MIRROR_QUEUE = "mirror";
 const SYNC_JOB = "sync";
 const SWEEP_JOB = "sweep";
-const SWEEP_SCHEDULER = "mirror-sweep";
+export const MIRROR_SWEEP_SCHEDULER = "mirror-sweep";
 export const MIRROR_SWEEP_EVERY_MS = 60_000;
 
 export interface MirrorJob {
@@ -46,6 +46,8 @@ export interface MirrorWorker {
   enqueue(runId: string): Promise<void>;
   /** Enqueues every Run whose mirror fell behind; returns how many. */
   sweep(): Promise<number>;
+  /** Upserts the sweep's scheduler again (after Redis lost it). */
+  reschedule(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -98,10 +100,14 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
     (final ? log.error : log.warn).call(log, { err, run_id: runId }, final ? "the Run's mirror gave up on this version" : "the Run's mirror will try again");
   });
 
+  const every = options.sweepEveryMs ?? MIRROR_SWEEP_EVERY_MS;
+  const reschedule = async (): Promise<void> => {
+    if (every > 0) await queue.upsertJobScheduler(MIRROR_SWEEP_SCHEDULER, { every }, { name: SWEEP_JOB, data: {} });
+  };
+
   let listener: Subscription | null = null;
   try {
-    const every = options.sweepEveryMs ?? MIRROR_SWEEP_EVERY_MS;
-    if (every > 0) await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every }, { name: SWEEP_JOB, data: {} });
+    await reschedule();
     if (options.listen ?? true) {
       const onRunId = (runId: string): void => {
         enqueue(runId).catch((err: unknown) => log.error({ err, run_id: runId }, "could not enqueue the Run's mirror"));
@@ -128,6 +134,7 @@ export async function createMirrorWorker(connection: ConnectionOptions, deps: Mi
     worker,
     enqueue,
     sweep,
+    reschedule,
     async close() {
       listener?.close();
       await worker.close();

@@ -1,6 +1,7 @@
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMaintenanceWorker, ORPHAN_SWEEP_SCHEDULER, RUN_RECONCILE_SCHEDULER, type MaintenanceWorker, MAINTENANCE_QUEUE } from "../../jobs/processors/maintenance";
+import { createMirrorWorker, MIRROR_SWEEP_SCHEDULER, type MirrorWorker } from "../../jobs/processors/mirror";
 import { bullConnection, POLL_TICK_SCHEDULER_ID, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, runJobId, scheduleSchedulerId } from "../../jobs/queues";
 import { rebuildFromPostgres } from "../../jobs/rebuild-redis";
 import { startRebuildGuard } from "../../lib/runner/rebuild-guard";
@@ -12,13 +13,15 @@ import { issueEvent, openRun } from "../runner/support/runner-fixture";
  * Invariant 1, scheduler by scheduler: once this instance's Redis data is gone (its keys
  * deleted — the shared Redis must not be flushed under the other files), the rebuild guard's
  * rebuild brings back the poll scheduler of the repository, the schedule Loop's, the
- * installations' reconcile and both maintenance schedulers, and the open Run's job; and a
+ * installations' reconcile, both maintenance schedulers and the mirror's sweep, the open Run's
+ * job and its mirror's sync; and a
  * repository whose poll interval had backed off is due at once (its webhooks may have been lost).
  */
 
 let fx: Fixture;
 let redis: Redis;
 let maintenance: MaintenanceWorker;
+let mirror: MirrorWorker;
 beforeAll(async () => {
   fx = await startFixture();
   redis = new Redis(process.env.REDIS_URL ?? "redis://127.0.0.1:6379", { maxRetriesPerRequest: null });
@@ -26,6 +29,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await maintenance?.close(true);
   await maintenance?.queue.obliterate({ force: true }).catch(() => undefined);
+  await mirror?.queue.obliterate({ force: true }).catch(() => undefined);
+  await mirror?.close();
   redis?.disconnect();
   await fx?.close();
 });
@@ -56,6 +61,8 @@ describe("the rebuild after Redis lost its data", () => {
     const deps = { db: fx.db, redis, workQueue: fx.workQueue, recheckCondition: async () => true, keyPrefix: `${fx.prefix}:`, leaseTtlMs: 30_000 };
     maintenance = await createMaintenanceWorker(bullConnection(), deps, { prefix: fx.prefix });
     await maintenance.worker.close(); // only its queue and schedulers matter here
+    mirror = await createMirrorWorker(bullConnection(), { db: fx.db, github: async (id) => fx.github.installationOctokit(id), publicUrl: "http://atelier.test" }, { prefix: fx.prefix, listen: false });
+    await mirror.worker.close(); // likewise
     await fx.workQueue.syncSchedulers();
     // an open Run whose job Redis will lose
     const run = await openRun(fx.db, issueEvent(fullName, 1, "h1", "Rebuild me"));
@@ -67,7 +74,7 @@ describe("the rebuild after Redis lost its data", () => {
     let rebuilds = 0;
     const guard = await startRebuildGuard(redis, `${fx.prefix}:rebuilt`, async () => {
       rebuilds++;
-      await rebuildFromPostgres({ workQueue: fx.workQueue, maintenance, deps });
+      await rebuildFromPostgres({ workQueue: fx.workQueue, maintenance, mirror, deps });
     }, { everyMs: 600_000 });
     try {
       expect(await guard.check()).toBe(false);
@@ -90,6 +97,9 @@ describe("the rebuild after Redis lost its data", () => {
       expect(await maint.getJobScheduler(RUN_RECONCILE_SCHEDULER)).toBeTruthy();
       expect(await maint.getJobScheduler(ORPHAN_SWEEP_SCHEDULER)).toMatchObject({ every: 10_000 });
       expect(await fx.workQueue.queue(QUEUE_NAMES.attempts).getJob(runJobId(run.runId))).toBeTruthy();
+      // the mirror's sweep, and the sync of the open Run, whose check run was never written
+      expect(await mirror.queue.getJobScheduler(MIRROR_SWEEP_SCHEDULER)).toMatchObject({ every: 60_000 });
+      expect((await mirror.queue.getWaiting()).map((j) => j.data.runId)).toContain(run.runId);
 
       // nothing missing: the next look rebuilds nothing
       expect(await guard.check()).toBe(false);
