@@ -9,6 +9,7 @@ import { addAttemptUsageSql, addUsageSql } from "./usage-counters";
 import { QUOTA_WAITING_PREFIX } from "./repo-metering";
 import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { announce } from "./announce";
+import { FORGET_ENGINE_FAILURES } from "./engine-failures";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
@@ -217,7 +218,7 @@ WITH locked AS (
 ), counted AS (${addUsageSql(raw("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)"))}
 ), moved AS (
   UPDATE runs SET state = ${literal(move.transition.to)}${move.set ? sql`, ${move.set}` : raw("")}, updated_at = now(),
-         failed_attempt_id = ${failure ? sql`${ref.id}` : raw("failed_attempt_id")}
+         failed_attempt_id = ${failure ? sql`${ref.id}` : raw("failed_attempt_id")}${FORGET_ENGINE_FAILURES}
    WHERE id = ${ref.runId} AND EXISTS (SELECT 1 FROM attempt)
   RETURNING ${raw(RUN_COLUMNS)}
 ), lines AS (

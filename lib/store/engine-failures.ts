@@ -2,7 +2,7 @@ import { allows, TRANSITIONS, type RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
 import { markRunsChanged } from "./run-changed";
 import { guardedRunUpdate } from "./run-rows";
-import { first, sql } from "./sql";
+import { first, raw, sql } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -10,7 +10,8 @@ import { transaction } from "./transaction";
  * the engine cannot handle — not an agent's failure, not an outage) is counted, and parked
  * after a few with its error kept, in Needs you, instead of being retried by every reconcile
  * forever. Before any Attempt it is parked as Waiting (reason `engine_failed`); between
- * Attempts (no Attempt open) it fails. An operator's retry resets the count.
+ * Attempts (no Attempt open) it fails. The count is of failures in a row: an Attempt whose
+ * outcome is written (the engine moved the Run) forgets it, and so does an operator's retry.
  */
 
 /** How many engine failures of one Run's job before it is parked. */
@@ -19,6 +20,9 @@ export const ENGINE_FAILURES_BEFORE_PARKING = 3;
 export const ENGINE_FAILED_REASON = "engine_failed";
 /** The longest engine error kept. */
 const ERROR_MAX = 2_000;
+
+/** What an Attempt's outcome and an operator's retry add to their update of the Run: the count starts again. */
+export const FORGET_ENGINE_FAILURES = raw(", engine_failures = 0, engine_error = NULL");
 
 /** The Run waits for an operator because its job kept failing inside Atelier. */
 export const isParkedByEngineFailures = (state: RunStateName, waitingReason: string | null): boolean =>

@@ -3,9 +3,9 @@ import { BadInputError, ConflictError } from "../errors";
 import type { Db } from "./db";
 import { audit } from "./audit";
 import { cancelOpenAttempt } from "./attempts";
-import { isParkedByEngineFailures } from "./engine-failures";
+import { FORGET_ENGINE_FAILURES, isParkedByEngineFailures } from "./engine-failures";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
-import { raw, sql, type Statement } from "./sql";
+import { sql, type Statement } from "./sql";
 import { transaction, type Sql } from "./transaction";
 
 /** The exclusion constraint `runs_one_open_per_loop_item` says another Run of this Loop is open on the Item. */
@@ -33,9 +33,6 @@ const resumeLastSession = (agent: string | null): Statement => sql`, resume_sess
   SELECT CASE WHEN a.agent IS NOT DISTINCT FROM COALESCE(${agent}::text, runs.agent) THEN a.session_id END
     FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1)`;
 
-/** An operator's retry forgets the Run's engine failures (lib/store/engine-failures.ts). */
-const RESET_ENGINE_FAILURES = raw(", engine_failures = 0, engine_error = NULL");
-
 /**
  * Operator retry: a Run parked by engine failures before any Attempt, Waiting → Queued; a
  * Failed one, Failed → Running; the next Attempt (n+1) starts from the pushed branch and
@@ -45,8 +42,8 @@ export async function retryRun(db: Db, runId: string, actor: string): Promise<Ru
   return transaction(db, async (tx) => {
     const locked = await lockRun(tx, runId);
     const run = isParkedByEngineFailures(locked.state, locked.waiting_reason)
-      ? await guardedRunUpdate(tx, runId, TRANSITIONS.retryParked, sql`waiting_reason = NULL${RESET_ENGINE_FAILURES}`, "retry")
-      : await reopen(tx, runId, TRANSITIONS.retry, sql`${resumeLastSession(null)}${RESET_ENGINE_FAILURES}`, "retry");
+      ? await guardedRunUpdate(tx, runId, TRANSITIONS.retryParked, sql`waiting_reason = NULL${FORGET_ENGINE_FAILURES}`, "retry")
+      : await reopen(tx, runId, TRANSITIONS.retry, sql`${resumeLastSession(null)}${FORGET_ENGINE_FAILURES}`, "retry");
     await audit(tx, { actor, action: "retry", repo: run.repo, runId });
     return run;
   });

@@ -8,7 +8,7 @@ import { WORKER_DIED_ERROR } from "../../lib/runner/engine-failure";
 import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
 import { testDb } from "../support/db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runState, settledState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 
 /**
  * A Run's job found abandoned by dead workers (BullMQ's stalled counter on the job) counts one
@@ -42,7 +42,7 @@ const engineFailures = async (runId: string) =>
 
 /** Enqueues the Run's move with its job already found abandoned `times` times. */
 async function abandonedJob(repo: string, number: number, times: number) {
-  const run = await openRun(db, issueEvent(repo, number, "h1", "Fix it"));
+  const run = await openRun(db, issueEvent(repo, number, "h1", "Fix it [demo:sleep 60]"));
   await enqueueMove(db, prefix, run.runId, run.receivedAt);
   await admin.hset(`${prefix}:attempts:${runJobId(run.runId)}`, "stc", String(times));
   return run;
@@ -55,7 +55,8 @@ describe("a Run's job found abandoned", () => {
     const atLimit = await abandonedJob(repo, 2, ENGINE_FAILURES_BEFORE_PARKING);
     runner = await startRunner({ db, prefix, github: world.github, workspaceRoot });
 
-    expect(await settledState(db, below.runId, 60_000)).toBe("Succeeded");
+    // counted before the move began: its Attempt runs (an outcome would forget the count)
+    await waitFor("the Run below the limit to run", async () => (await attemptsOf(db, below.runId)).find((a) => a.state === "Running"), 60_000);
     expect(await engineFailures(below.runId)).toMatchObject({ engine_failures: ENGINE_FAILURES_BEFORE_PARKING - 1, engine_error: WORKER_DIED_ERROR });
 
     const parked = await waitFor("the Run at the limit to be parked", async () => {

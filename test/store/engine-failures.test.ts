@@ -36,14 +36,17 @@ describe("recordEngineFailure", () => {
     expect(await row(runId)).toMatchObject({ state: "Waiting", waiting_reason: "engine_failed" });
   });
 
-  it("never parks a Run while its Attempt is open; between Attempts it fails, and a retry resets the count", async () => {
+  it("never parks a Run while its Attempt is open; an outcome forgets the count; between Attempts it fails, and a retry resets the count", async () => {
     const runId = await openRun();
     const begun = await beginAttempt(db, runId, { token: "t1", workerId: "w" });
     if (begun.tag !== "Started") throw new Error(begun.tag);
     expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING + 1)).toMatchObject({ parked: false });
     expect((await row(runId)).state).toBe("Running");
-    // the Attempt fails as an InfraFailure: the Run stays Running for its automatic retry
+    // the Attempt fails as an InfraFailure: the Run stays Running for its automatic retry, and
+    // the engine moved it, so the failures before are no longer in a row
     await finishAttempt(db, begun.attempt, { tag: "Failed", failure: infraFailure("transport", "502"), usage });
+    expect(await row(runId)).toMatchObject({ state: "Running", engine_failures: 0 });
+    expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING - 1)).toEqual({ parked: false, failures: ENGINE_FAILURES_BEFORE_PARKING - 1 });
     expect(await recordEngineFailure(db, runId, "boom")).toMatchObject({ parked: true, state: "Failed" });
     expect((await row(runId)).state).toBe("Failed");
     await retryRun(db, runId, "octocat");
