@@ -1,6 +1,7 @@
 import { createPrivateKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { BadInputError } from "../errors";
+import { rememberInstanceSecrets } from "../executor/redact";
 import { isPlainCredential, openCredential, sealCredential } from "../setup/credential-box";
 import { readAppCredentials, replacePlainCredentials } from "../store/app-credentials";
 import type { Db } from "../store/db";
@@ -177,7 +178,10 @@ function validateSettings(
   const baseUrl = normalizeBaseUrl(raw.baseUrl, names.baseUrl);
   const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : null);
   const webUrl = text(raw.webUrl)?.replace(/\/+$/, "") ?? null;
-  return { appId, privateKey, webhookSecret, baseUrl, clientId: text(raw.clientId), clientSecret: text(raw.clientSecret), webUrl, source };
+  const clientSecret = text(raw.clientSecret);
+  // whatever the source (a key file, the sandbox's file, the database), no transcript or log shows them
+  rememberInstanceSecrets([privateKey, webhookSecret, clientSecret]);
+  return { appId, privateKey, webhookSecret, baseUrl, clientId: text(raw.clientId), clientSecret, webUrl, source };
 }
 
 /** Accepts a PEM with real or escaped (`\n`) newlines; refuses anything that is not a private key. */

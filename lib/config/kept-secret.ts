@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { rememberInstanceSecrets } from "../executor/redact";
 
 /**
  * Reads the secret kept at `file`, or makes one there (0600, created exclusively, so two parts
@@ -57,6 +58,7 @@ export function instanceSecret(secret: InstanceSecret, env: NodeJS.ProcessEnv = 
   if (known?.file === file) return known.value;
   const value = keptSecret(file, (made) => console.warn(`atelier: ${secret.variable} is not set; generated one and kept it in ${made} (0600). ${secret.advice}`));
   cache.set(secret.variable, { file, value });
+  rememberInstanceSecrets([value]);
   return value;
 }
 

@@ -47,9 +47,10 @@ export class Redactor {
     const all = new Set<string>();
     for (const secret of this.values) {
       if (secret.length >= MIN_SECRET_LENGTH) for (const form of secretForms(secret)) all.add(form);
-      // A multi-line secret (a private key) is also masked line by line.
-      if (secret.includes("\n")) {
-        for (const line of secret.split(/\r?\n/)) if (line.trim().length >= 8) all.add(line.trim());
+      // A multi-line secret (a private key, its newlines real or written `\n` as in a .env
+      // file) is also masked line by line.
+      if (/\n|\\n/.test(secret)) {
+        for (const line of secret.split(/\r?\n|(?:\\r)?\\n/)) if (line.trim().length >= 8) all.add(line.trim());
       }
     }
     this.secrets = [...all].sort((a, b) => b.length - a.length);
@@ -65,24 +66,21 @@ export class Redactor {
 
   /** Redacts a complete text. */
   redact(text: string): string {
-    return this.scan(text, true, "").out;
+    return this.scan(text, true).out;
   }
 
   /** A stateful redactor for one output stream. */
   stream(): RedactingStream {
     let held = "";
-    let prev = "";
     return {
       push: (chunk: string) => {
-        const { out, rest, last } = this.scan(held + chunk, false, prev);
+        const { out, rest } = this.scan(held + chunk, false);
         held = rest;
-        prev = last;
         return out;
       },
       end: () => {
-        const { out } = this.scan(held, true, prev);
+        const { out } = this.scan(held, true);
         held = "";
-        prev = "";
         return out;
       },
     };
@@ -92,7 +90,7 @@ export class Redactor {
    * Leftmost-longest scan. With `final` false it stops at the first position where more text
    * could complete a secret and returns that tail as `rest`.
    */
-  private scan(text: string, final: boolean, prevChar: string): { out: string; rest: string; last: string } {
+  private scan(text: string, final: boolean): { out: string; rest: string } {
     let out = "";
     let runStart = 0;
     let i = 0;
@@ -100,22 +98,21 @@ export class Redactor {
     while (i < text.length) {
       const at = this.nextCandidate(text, i, tailFrom);
       if (at >= text.length) break;
-      const before = at > 0 ? text[at - 1] : prevChar;
-      const m = this.matchAt(text, at, final, before);
+      const m = this.matchAt(text, at, final);
       if (m === null) {
         i = at + 1;
         continue;
       }
       out += text.slice(runStart, at);
       if (m.tag === "partial") {
-        return { out, rest: text.slice(at), last: at > 0 ? (text[at - 1] as string) : prevChar };
+        return { out, rest: text.slice(at) };
       }
       out += REDACTED;
       i = at + m.length;
       runStart = i;
     }
     out += text.slice(runStart);
-    return { out, rest: "", last: text.at(-1) ?? prevChar };
+    return { out, rest: "" };
   }
 
   /**
@@ -134,7 +131,7 @@ export class Redactor {
     return whole;
   }
 
-  private matchAt(text: string, i: number, final: boolean, before: string | undefined): Match {
+  private matchAt(text: string, i: number, final: boolean): Match {
     const remaining = text.length - i;
     let partial = false;
     let best = 0;
@@ -146,14 +143,17 @@ export class Redactor {
       if (best === 0 && text.startsWith(secret, i)) best = secret.length;
     }
     if (partial) return { tag: "partial" };
-    const token = isTokenChar(before) ? null : this.tokenAt(text, i, final);
+    const token = this.tokenAt(text, i, final);
     if (token?.tag === "partial") return token;
     const tokenLength = token?.tag === "match" ? token.length : 0;
     const length = Math.max(best, tokenLength);
     return length > 0 ? { tag: "match", length } : null;
   }
 
-  /** A GitHub-looking token starting at i. */
+  /**
+   * A GitHub-looking token starting at i, whatever comes before it: a token glued to a word is
+   * still a token, and so is one after an escape (`\nghp_…` in JSON) or a colour code.
+   */
   private tokenAt(text: string, i: number, final: boolean): Match {
     for (const prefix of TOKEN_PREFIXES) {
       if (text.startsWith(prefix, i)) {
@@ -210,9 +210,21 @@ export const INSTANCE_SECRET_VARIABLES = [
   "ATELIER_METRICS_TOKEN",
 ] as const;
 
+/** The secrets this process loaded from elsewhere than its environment; one set per process (globalThis: Next.js gives each bundle its own copy of a module). */
+const loaded = ((globalThis as { [key: symbol]: Set<string> | undefined })[Symbol.for("atelier.loadedSecrets")] ??= new Set<string>());
+
+/**
+ * Remembers secrets the process read from a file (GITHUB_PRIVATE_KEY_PATH, the sandbox's App
+ * file), from the database (the manifest flow's App) or generated (an instance secret kept in
+ * its file), so that instanceSecretValues masks them as it masks those of the environment.
+ */
+export function rememberInstanceSecrets(values: Iterable<string | null | undefined>): void {
+  for (const value of values) if (value) loaded.add(value);
+}
+
 /** Every instance secret this process holds: what no transcript, page or comment may ever show. */
 export function instanceSecretValues(env: NodeJS.ProcessEnv = process.env): string[] {
-  const values: string[] = INSTANCE_SECRET_VARIABLES.map((name) => env[name]).filter((v): v is string => Boolean(v));
+  const values: string[] = [...INSTANCE_SECRET_VARIABLES.map((name) => env[name]).filter((v): v is string => Boolean(v)), ...loaded];
   for (const name of ["DATABASE_URL", "REDIS_URL"]) {
     try {
       const password = env[name] ? decodeURIComponent(new URL(env[name]!).password) : "";
@@ -222,4 +234,13 @@ export function instanceSecretValues(env: NodeJS.ProcessEnv = process.env): stri
     }
   }
   return values;
+}
+
+/**
+ * A text Atelier writes itself from an error it met (kept on an Attempt or a Run, shown on the
+ * dashboard and the check run), with the instance's secrets, `more` and anything shaped like a
+ * GitHub token masked.
+ */
+export function maskSecrets(text: string, more: Iterable<string> = []): string {
+  return new Redactor([...instanceSecretValues(), ...more]).redact(text);
 }

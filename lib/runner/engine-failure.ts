@@ -1,4 +1,5 @@
 import { OUTAGE_RETRY_AFTER_SECONDS, outageOf } from "../errors";
+import { maskSecrets } from "../executor/redact";
 import { recordEngineFailure } from "../store/engine-failures";
 import { isDatabaseOutage } from "./hold-through-outage";
 import type { MoveOutcome } from "./move-run";
@@ -29,7 +30,7 @@ export async function countingEngineFailures(ctx: RunnerContext, runId: string, 
       ctx.log.warn({ runId, retryInMs: OUTAGE_RETRY_MS, err: err instanceof Error ? err.message : String(err) }, "Postgres or Redis is away: the Run is moved again shortly");
       return { tag: "Again", reason: "outage", delayMs: OUTAGE_RETRY_MS };
     }
-    const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    const error = maskSecrets(err instanceof Error ? `${err.name}: ${err.message}` : String(err));
     const recorded = await recordEngineFailure(ctx.deps.db, runId, error).catch(() => null);
     if (!recorded) throw err;
     ctx.log.error({ runId, failures: recorded.failures, parked: recorded.parked, err: error }, "moving a Run failed inside Atelier");

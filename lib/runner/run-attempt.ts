@@ -2,6 +2,7 @@ import { agentFailure, defectFailure, infraFailure, type Failure } from "../engi
 import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
+import { gitCredentialForms, maskSecrets } from "../executor/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult, type StartedRun, type Usage } from "../store/attempts";
 import { attemptLease } from "../store/attempt-lease";
@@ -54,7 +55,9 @@ function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
 /** GitHub's limit on a pull request's body. */
 const PR_BODY_MAX = 65_536;
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+/** An error's message, as kept on the Attempt: masked, with the git credential forms of the installation token when one was minted. */
+const message = (err: unknown, access?: RepositoryAccess | null) =>
+  maskSecrets(err instanceof Error ? err.message : String(err), access ? gitCredentialForms(access.token) : []);
 
 async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
   if (access.defaultBranch) return access.defaultBranch;
@@ -142,7 +145,7 @@ async function produceOutcome(
     );
     return { outcome, access, base };
   } catch (err) {
-    return failed(defectFailure(`The executor failed: ${message(err)}`));
+    return failed(defectFailure(`The executor failed: ${message(err, access)}`));
   }
 }
 
@@ -178,7 +181,7 @@ async function publish(
     if (pr) transcript.system(`pull request #${pr.number}${pr.url ? ` ${pr.url}` : ""}`);
     return { pr };
   } catch (err) {
-    return { failure: infraFailure("transport", `Pushed ${outcome.harvest.branch} but could not open its pull request: ${message(err)}`) };
+    return { failure: infraFailure("transport", `Pushed ${outcome.harvest.branch} but could not open its pull request: ${message(err, access)}`) };
   }
 }
 

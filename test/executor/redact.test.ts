@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { gitCredentialForms, instanceSecretValues, REDACTED, Redactor } from "../../lib/executor/redact";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { settingsFromEnv } from "../../lib/config/github-app";
+import { instanceSecret } from "../../lib/config/kept-secret";
+import { gitCredentialForms, instanceSecretValues, maskSecrets, REDACTED, Redactor } from "../../lib/executor/redact";
 
 /** Feeds `text` to a stream in the given pieces and joins what it lets out. */
 function streamed(redactor: Redactor, pieces: string[]): string {
@@ -75,7 +81,17 @@ describe("Redactor", () => {
     const pat = `github_pat_${"A1b2C3d4E5".repeat(8)}`;
     expect(r.redact(`token=${TOKEN} and ${pat}.`)).toBe("token=*** and ***.");
     expect(streamed(r, ["use gh", "p_", "abcdefghij0123456789ABCDEF", "ghijklmnop done"])).toBe("use *** done");
-    expect(r.redact("ghp_short and a_ghp_abcdefghij0123456789ABCDEFghij")).toBe("ghp_short and a_ghp_abcdefghij0123456789ABCDEFghij");
+    expect(r.redact("ghp_short and ghp_abcdefghij012345678")).toBe("ghp_short and ghp_abcdefghij012345678");
+  });
+
+  it("masks a token glued to what comes before it: a word, a JSON escape, a colour code, even streamed", () => {
+    const r = new Redactor([]);
+    const cases = [`a_${TOKEN}`, `{"log":"line one\\n${TOKEN}\\tdone"}`, `\u001b[32m${TOKEN}\u001b[0m`, `x\r${TOKEN}`];
+    for (const text of cases) {
+      expect(r.redact(text)).not.toContain(TOKEN.slice(4));
+      for (let i = 1; i < text.length; i++) expect(streamed(r, [text.slice(0, i), text.slice(i)])).toBe(r.redact(text));
+    }
+    expect(r.redact(`{"log":"one\\n${TOKEN}"}`)).toBe(`{"log":"one\\n***"}`);
   });
 
   it("masks every form of the git credential", () => {
@@ -84,6 +100,12 @@ describe("Redactor", () => {
     const out = r.redact(`header: Authorization: Basic ${basic}\nurl: https://x-access-token:plain-installation-token@host/\n`);
     expect(out).not.toContain("plain-installation-token");
     expect(out).not.toContain(basic);
+  });
+
+  it("masks a private key written with \\n for its newlines line by line too", () => {
+    const lines = ["-----BEGIN RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEAx1yZ2Lq0example0line0one", "Qw3rTy0example0line0two0AbCdEfGh", "-----END RSA PRIVATE KEY-----"];
+    const r = new Redactor([lines.join("\\n")]);
+    expect(r.redact(`the agent read: ${lines[1]} and ${lines[2]}`)).toBe("the agent read: *** and ***");
   });
 
   it("masks a multi-line secret line by line too", () => {
@@ -131,5 +153,21 @@ describe("Redactor", () => {
     expect(r.redact(`${twice} ${hexOfHex}`)).toBe(`${twice} ${hexOfHex}`);
     expect(r.redact(`${secret} another-secret-4567`)).toBe("*** ***");
     expect(r.redact(Buffer.from(secret).toString("base64"))).toMatch(/^\*\*\*/);
+  });
+
+  it("knows the secrets the process loaded from elsewhere: a key file, the sandbox's or the database's App, a generated secret", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "atelier-redact-"));
+    try {
+      const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
+      writeFileSync(join(dir, "app.pem"), privateKey);
+      await settingsFromEnv({ GITHUB_APP_ID: "7", GITHUB_PRIVATE_KEY_PATH: join(dir, "app.pem"), GITHUB_WEBHOOK_SECRET: "hook-secret-from-env-9" });
+      const generated = instanceSecret({ variable: "ATELIER_TEST_REDACT_SECRET", fileVariable: "ATELIER_TEST_REDACT_FILE", defaultFile: join(dir, "generated"), advice: "" }, {});
+      const known = instanceSecretValues({});
+      expect(known).toEqual(expect.arrayContaining([privateKey.trim() + "\n", "hook-secret-from-env-9", generated]));
+      const keyLine = privateKey.split("\n")[5]!;
+      expect(maskSecrets(`push failed: ${keyLine} ${generated}`)).toBe("push failed: *** ***");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -36,9 +36,11 @@ afterAll(async () => {
   if (workspaceRoot) rmSync(workspaceRoot, { recursive: true, force: true });
 });
 
+/** A token the failing statement's error carries: the error kept on the Run masks it. */
+const LEAKED_TOKEN = `ghs_${"x9".repeat(18)}`;
 const refuseAttemptsOf = async (runId: string) => {
   await pdb.db.pool.query(`CREATE OR REPLACE FUNCTION refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN RAISE EXCEPTION 'the engine test refuses the Attempts of %', NEW.run_id; END $$`);
+    BEGIN RAISE EXCEPTION 'the engine test refuses the Attempts of % (with ${LEAKED_TOKEN})', NEW.run_id; END $$`);
   await pdb.db.pool.query(`CREATE TRIGGER refuse_attempt BEFORE INSERT ON attempts FOR EACH ROW WHEN (NEW.run_id = '${runId}') EXECUTE FUNCTION refuse_attempt()`);
 };
 const allowAttempts = () => pdb.db.pool.query(`DROP TRIGGER IF EXISTS refuse_attempt ON attempts`);
@@ -62,7 +64,8 @@ describe("a Run whose job fails inside Atelier every time", () => {
     }
     const parked = await runRow(run.runId);
     expect(parked).toMatchObject({ state: "Waiting", waiting_reason: "engine_failed", engine_failures: ENGINE_FAILURES_BEFORE_PARKING });
-    expect(parked.engine_error).toContain(`the engine test refuses the Attempts of ${run.runId}`);
+    expect(parked.engine_error).toContain(`the engine test refuses the Attempts of ${run.runId} (with ***)`);
+    expect(parked.engine_error).not.toContain(LEAKED_TOKEN);
     expect(await attemptsOf(pdb.db, run.runId)).toEqual([]);
     // parked, it is moved no more: a reconcile's job for it finds nothing to do
     await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
