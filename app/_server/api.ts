@@ -104,17 +104,30 @@ export async function body<S extends z.ZodType>(request: Request, schema: S): Pr
 
 /** The query string, parsed strictly by `schema`. */
 export function query<S extends z.ZodType>(request: Request, schema: S): z.output<S> {
-  const params = Object.fromEntries(new URL(request.url).searchParams);
-  const nul = Object.entries(params).find(([k, v]) => hasNul(k) || hasNul(v));
-  if (nul) throw new BadInputError("invalid_query", `The query is not valid: ${nul[0].replace(/\u0000/g, "?")} holds a NUL character.`);
-  const parsed = schema.safeParse(params);
-  if (!parsed.success) {
-    const list = issues(parsed.error);
-    throw new BadInputError("invalid_query", `The query is not valid: ${list.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}.`, {
-      issues: list,
-    });
-  }
+  const parsed = parseQuery(Object.fromEntries(new URL(request.url).searchParams), schema);
+  if (!parsed.ok) throw parsed.error;
   return parsed.data;
+}
+
+/**
+ * A query's fields (the API's, or a page's search params), parsed strictly by `schema` after a
+ * NUL in any key or value is refused: the data, or the 400 `invalid_query` that says why not.
+ */
+export function parseQuery<S extends z.ZodType>(
+  params: Record<string, string | undefined>,
+  schema: S,
+): { ok: true; data: z.output<S> } | { ok: false; error: BadInputError } {
+  const nul = Object.entries(params).find(([k, v]) => hasNul(k) || (v !== undefined && hasNul(v)));
+  if (nul) return { ok: false, error: new BadInputError("invalid_query", `The query is not valid: ${nul[0].replace(/\u0000/g, "?")} holds a NUL character.`) };
+  const parsed = schema.safeParse(params);
+  if (parsed.success) return { ok: true, data: parsed.data };
+  const list = issues(parsed.error);
+  return {
+    ok: false,
+    error: new BadInputError("invalid_query", `The query is not valid: ${list.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join("; ")}.`, {
+      issues: list,
+    }),
+  };
 }
 
 /** A server-sent events response: never cached or transformed, never buffered by a proxy. */

@@ -1,7 +1,9 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { getAudit } from "../../../lib/dashboard/queries";
+import { auditQuery } from "../../../lib/dashboard/schemas";
 import { Empty, PageHeader, Problem, Time } from "../../_components/ui";
+import { parseQuery } from "../../_server/api";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
 import { requirePageViewer } from "../../_server/viewer";
@@ -10,7 +12,9 @@ export const metadata: Metadata = { title: "Audit" };
 
 export default async function AuditPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const sp = await searchParams;
-  const before = typeof sp.before === "string" && /^\d+$/.test(sp.before) ? sp.before : undefined;
+  // a `before` that is no audit entry's id (not digits, or past a bigint) reads as the first page
+  const parsed = parseQuery({ before: typeof sp.before === "string" ? sp.before : undefined }, auditQuery);
+  const before = parsed.ok ? parsed.data.before : undefined;
   const viewer = await requirePageViewer("/audit");
   const result = await load(() => getAudit(dashboardContext(), viewer, { before }));
   if (!result.ok) {

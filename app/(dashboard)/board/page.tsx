@@ -9,6 +9,7 @@ import { LiveRefresh } from "../../_components/live-refresh";
 import { BoardMoves, CardDrag, LaneDrop } from "../../_components/board-moves";
 import { Empty, ExternalLink, Label, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
 import { issueUrl, pullRequestUrl } from "../../../lib/dashboard/links";
+import { parseQuery } from "../../_server/api";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
 import { requirePageViewer } from "../../_server/viewer";
@@ -23,8 +24,8 @@ function one(v: string | string[] | undefined): string | undefined {
 
 export default async function BoardPage({ searchParams }: { searchParams: Search }) {
   const sp = await searchParams;
-  const parsed = boardQuery.safeParse({ repo: one(sp.repo), loop: one(sp.loop), perLane: one(sp.perLane) });
-  const q = parsed.success ? parsed.data : {};
+  const parsed = parseQuery({ repo: one(sp.repo), loop: one(sp.loop), perLane: one(sp.perLane) }, boardQuery);
+  const q = parsed.ok ? parsed.data : {};
   const viewer = await requirePageViewer(`/board${q.repo || q.loop ? `?${new URLSearchParams(Object.entries(q).map(([k, v]) => [k, String(v)]))}` : ""}`);
   const result = await load(() => getBoard(dashboardContext(), viewer, q));
   if (!result.ok) {

@@ -6,6 +6,7 @@ import { runsQuery } from "../../../lib/dashboard/schemas";
 import { FilterSelect } from "../../_components/filter-select";
 import { LiveRefresh } from "../../_components/live-refresh";
 import { Empty, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
+import { parseQuery } from "../../_server/api";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
 import { requirePageViewer } from "../../_server/viewer";
@@ -30,16 +31,12 @@ export default async function RunsPage({ searchParams }: { searchParams: Search 
   const sp = given(await searchParams);
   const search = new URLSearchParams(sp).toString();
   const viewer = await requirePageViewer(`/runs${search ? `?${search}` : ""}`);
-  const parsed = runsQuery.safeParse(sp);
-  if (!parsed.success) {
+  const parsed = parseQuery(sp, runsQuery);
+  if (!parsed.ok) {
     return (
       <>
         <PageHeader title="Runs" />
-        <Problem
-          title="These filters are not valid"
-          message={parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}
-          token="invalid_query"
-        />
+        <Problem title="These filters are not valid" message={parsed.error.message} token={parsed.error.token} />
         <p className="mt-3 text-sm">
           <Link href="/runs" className="underline">
             All Runs
