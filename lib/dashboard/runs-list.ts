@@ -46,6 +46,17 @@ export function encodeCursor(receivedAt: string, id: string): string {
   return Buffer.from(JSON.stringify([receivedAt, id])).toString("base64url");
 }
 
+/**
+ * A received_at as the list writes it (UTC, to the microsecond) of a moment that exists:
+ * Postgres refuses a 30 February or a year 0 with an error, so they are refused here first.
+ */
+function isCursorTime(text: string): boolean {
+  if (!/^(?!0000)\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z$/.test(text)) return false;
+  const ms = Date.parse(text);
+  // Date.parse rolls a day past the month's end into the next month: the round trip shows it
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === text.slice(0, 19);
+}
+
 /** A cursor this list wrote, or a 400 `invalid_cursor`. */
 export function decodeCursor(cursor: string): { at: string; id: string } {
   let value: unknown;
@@ -58,7 +69,7 @@ export function decodeCursor(cursor: string): { at: string; id: string } {
     Array.isArray(value) &&
     value.length === 2 &&
     typeof value[0] === "string" &&
-    /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?(Z|[+-]\d\d(:?\d\d)?)$/.test(value[0]) &&
+    isCursorTime(value[0]) &&
     typeof value[1] === "string" &&
     /^[\w.:-]{1,200}$/.test(value[1])
   ) {
