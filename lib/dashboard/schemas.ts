@@ -15,6 +15,9 @@ const loopName = z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "a Loop name");
 
 const agentName = z.string().regex(/^[a-z0-9][a-z0-9-_]{0,62}$/i, "an agent is a name from the roster");
 
+/** An issue or pull request number: Postgres keeps it in an int. */
+const itemNumber = z.number().int("an issue or pull request number").min(1).max(2_147_483_647);
+
 export const emptyBody = z.strictObject({});
 
 export const editAndRetryBody = z
@@ -40,7 +43,7 @@ export const checkConfigBody = z.strictObject({ repo });
 export const dispatchBody = z.strictObject({
   repo,
   loop: loopName,
-  number: z.number().int("an issue or pull request number").min(1).max(2_147_483_647),
+  number: itemNumber,
 });
 
 export const createTokenBody = z.strictObject({
@@ -53,7 +56,7 @@ export const tokenIdParam = z.string().regex(/^[a-f0-9]{12}$/, "a token id");
 
 export const moveCardBody = z.strictObject({
   repo,
-  number: z.number().int().positive(),
+  number: itemNumber,
   lane: z.string().min(1).max(100),
 });
 
