@@ -24,7 +24,10 @@ const form = z.strictObject({
 export async function POST(request: Request): Promise<Response> {
   try {
     assertSameOrigin(request.method, request.headers);
-    const parsed = form.safeParse(Object.fromEntries(await request.formData()));
+    // a body that is not a form (JSON, plain text) makes formData() throw: refused as a form that is not valid
+    const fields = await request.formData().catch(() => null);
+    if (!fields) throw new BadInputError("invalid_form", "The setup form is not valid: send it as a form (application/x-www-form-urlencoded or multipart/form-data).");
+    const parsed = form.safeParse(Object.fromEntries(fields));
     if (!parsed.success) throw new BadInputError("invalid_form", `The setup form is not valid: ${parsed.error.issues.map((i) => i.message).join("; ")}.`);
     const deps = setupDeps();
     const viewer = await viewerFromCookieHeader(deps.db, request.headers.get("cookie"));
