@@ -49,7 +49,8 @@ export function repoParam(owner: unknown, name: unknown): string {
   return `${o}/${n}`.toLowerCase();
 }
 
-function decoded(text: unknown): string | null {
+/** A text percent-decoded once, or null when it is not a string or its percent-encoding is broken (`%E0%A4%A`). */
+export function decoded(text: unknown): string | null {
   if (typeof text !== "string") return null;
   try {
     return decodeURIComponent(text);

@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { BadInputError } from "../errors";
+import { decoded } from "../http/ids";
 import type { GitHubHost } from "./github-host";
 
 /**
@@ -59,11 +60,11 @@ export function setupCookieHeader(value: string, publicUrl: string): string {
 /** The Set-Cookie header that forgets it. */
 export const clearSetupCookieHeader = (): string => `${SETUP_COOKIE}=; Path=/api/setup; HttpOnly; SameSite=Lax; Max-Age=0`;
 
-/** The state cookie's value in a Cookie header, or null. */
+/** The state cookie's value in a Cookie header, or null (also when its percent-encoding is broken). */
 export function setupCookieOf(cookieHeader: string | null | undefined): string | null {
   for (const part of (cookieHeader ?? "").split(";")) {
     const eq = part.indexOf("=");
-    if (eq > 0 && part.slice(0, eq).trim() === SETUP_COOKIE) return decodeURIComponent(part.slice(eq + 1).trim()) || null;
+    if (eq > 0 && part.slice(0, eq).trim() === SETUP_COOKIE) return decoded(part.slice(eq + 1).trim()) || null;
   }
   return null;
 }
