@@ -5,6 +5,7 @@ import { instanceConfig } from "../../../../lib/auth/instance-config";
 import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/format";
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
+import { runIdParam } from "../../../../lib/http/ids";
 import { ActionButton } from "../../../_components/action-button";
 import { LiveTranscript } from "../../../_components/live-transcript";
 import { EditAndRetryForm, InterveneForm } from "../../../_components/run-forms";
@@ -25,8 +26,8 @@ const BUTTONS: Partial<Record<RunAction, { label: string; path: string; tone: "p
 export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
   const viewer = await requirePageViewer(`/runs/${id}`);
-  const result = await load(() => getRun(dashboardContext(), viewer, id));
-  // a Run that does not exist, or that the viewer cannot see, is a 404 (inside the navigation)
+  const result = await load(() => getRun(dashboardContext(), viewer, runIdParam(id)));
+  // a Run that does not exist, that the viewer cannot see, or whose id cannot be one, is a 404 (inside the navigation)
   if (!result.ok && result.status === 404) notFound();
   if (!result.ok) {
     return (
