@@ -5,8 +5,11 @@
 // Retry-After before it renders. The API answers its own 503s, and the probes answer for
 // themselves: /healthz says the process lives whatever Postgres does (a liveness probe that
 // failed with the database would have the web restarted through every outage), /readyz and
-// /metrics say what is away in their own format.
+// /metrics say what is away in their own format. A path whose percent-encoding is broken
+// (`/runs/%E0%A4%A`) is a 400 `invalid_path` here: Next.js fails on it with a 500 before any
+// page or route could refuse it.
 import { NextResponse, type NextRequest } from "next/server";
+import { decoded } from "./lib/http/ids";
 import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
 import { databaseReachable } from "./lib/store/database-reachable";
@@ -19,7 +22,9 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https: servedOverHttps(request.url, request.headers), dev: process.env.NODE_ENV === "development" });
   let response: NextResponse;
-  if (isPage(request.nextUrl.pathname) && !(await databaseReachable())) {
+  if (decoded(request.nextUrl.pathname) === null) {
+    response = NextResponse.json({ error: "invalid_path", message: "The path is not valid: its percent-encoding is broken." }, { status: 400 });
+  } else if (isPage(request.nextUrl.pathname) && !(await databaseReachable())) {
     const outage = databaseOutagePage();
     response = new NextResponse(outage.html, { status: outage.status, headers: outage.headers });
   } else {

@@ -34,6 +34,7 @@ export const ERROR_STATUS = {
   invalid_form: 400,
   invalid_id: 400,
   invalid_json: 400,
+  invalid_path: 400,
   invalid_query: 400,
   invalid_repository: 400,
   lane_not_movable: 400,

@@ -97,3 +97,8 @@ it("refuses a setup callback whose state cookie is not percent-encoding with set
   expect(res.status, res.text.slice(0, 300)).toBe(400);
   expect(res.text).toContain("setup_state_mismatch");
 });
+
+it.each(["/runs/%E0%A4%A", "/api/v1/runs/%E0%A4%A"])("refuses a path whose percent-encoding is broken (%s) with invalid_path", async (path) => {
+  const res = await get(path);
+  expect([res.status, JSON.parse(res.text).error], res.text.slice(0, 300)).toEqual([400, "invalid_path"]);
+});
