@@ -1,10 +1,11 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { settingsFromDatabase } from "../../lib/config/github-app";
 import { createGitHubApp } from "../../lib/github/app";
 import { silentLog } from "../../lib/github/log";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { gitHubHost, GITHUB_COM } from "../../lib/setup/github-host";
-import { APP_EVENTS, appManifest, manifestFormAction } from "../../lib/setup/manifest";
+import { APP_EVENTS, APP_PERMISSIONS, appManifest, manifestFormAction } from "../../lib/setup/manifest";
 import { completeAppRegistration, setupStatus, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { manifestPostPage } from "../../lib/setup/setup-pages";
 import { openSetupState, sealSetupState, setupCookieOf } from "../../lib/setup/setup-state";
@@ -19,6 +20,30 @@ const KEY = "a-test-secret-key-for-the-app-credentials";
 process.env.ATELIER_SECRET_KEY = KEY;
 
 describe("the App manifest", () => {
+  it("is what the README tells one who registers the App by hand: every permission, at its access, and every event", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const start = readme.indexOf("Registering the App by hand");
+    const paragraph = readme.slice(start, readme.indexOf("\n\n", start)).replace(/\s+/g, " ");
+    const names: Record<keyof typeof APP_PERMISSIONS, string> = {
+      issues: "Issues",
+      pull_requests: "Pull requests",
+      contents: "Contents",
+      checks: "Checks",
+      statuses: "Commit statuses",
+      metadata: "Metadata",
+      members: "Members",
+    };
+    const said = (access: "read" | "write") => (access === "write" ? "read and write" : "read");
+    // each permission is named in the list that ends with its access
+    for (const [key, access] of Object.entries(APP_PERMISSIONS) as [keyof typeof APP_PERMISSIONS, "read" | "write"][]) {
+      expect(paragraph, key).toMatch(new RegExp(`${names[key]}[^:;]*: ${said(access)}[;,.]`));
+    }
+    const from = paragraph.indexOf("the events are ") + "the events are ".length;
+    const events = paragraph.slice(from, paragraph.indexOf(".", from));
+    for (const event of APP_EVENTS) expect(events, event).toContain(event[0]!.toUpperCase() + event.slice(1).replaceAll("_", " "));
+    expect(events.split(/, | and /).length).toBe(APP_EVENTS.length);
+  });
+
   it("points GitHub at this Atelier and asks for what it needs, without the events every App gets anyway", () => {
     const m = appManifest(`${PUBLIC_URL}/`);
     expect(m).toMatchObject({
