@@ -46,7 +46,8 @@ const OPEN_RUN_TRIES = 3;
 
 /**
  * After a Run closes, opens a Run for the newest Event queued behind it (the caller checked
- * that the Item still matches); older queued Events are marked ignored. Null when nothing
+ * that the Item still matches); older queued Events are marked ignored (by openOrBlock's
+ * write, as for any Event that opens its Run or is blocked in its stead). Null when nothing
  * is queued any more, or another Run is open: that Run is marked so its last outcome hands
  * over to the queued Events in turn.
  */
@@ -66,7 +67,6 @@ function lockedClaimQueued(db: Db, event: EventInput, admission: Admission | und
           if ((await markQueuedBehind(tx, event.loop, event.itemKey)) || tries === OPEN_RUN_TRIES) return null;
           continue;
         }
-        await ignoreQueuedEvents(tx, event.loop, event.itemKey, "superseded_by_newer", event.id);
         const facts = { event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles }, ...snap };
         if (isOlderThanItem(facts)) {
           await ignoreQueuedEvents(tx, event.loop, event.itemKey, "old_generation");

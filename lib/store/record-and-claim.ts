@@ -11,6 +11,7 @@ import { atOnceSql } from "./claim-sql";
 import { loopItemLock } from "./locks";
 import { inPhase } from "./run-phase";
 import { refreshCurrentRun } from "./items";
+import { ignoreQueuedSql } from "./revoke";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
@@ -181,6 +182,17 @@ function recordedClaim(d: Writeless): ClaimResult {
 }
 
 /**
+ * SQL (a CTE of a claim's statement): continue with newest. The claim's Event, received at
+ * `receivedAt` (an expression: its received_at as recorded; NULL: nothing is superseded),
+ * supersedes the Events of its Loop and Item queued before it (received no later; itself
+ * aside): they are ignored as superseded_by_newer, so none of them opens a Run on stale input
+ * once the Run in front of them closed. A Run opened for an Event, whatever path opens it,
+ * leaves no older Event queued.
+ */
+const supersedeQueuedSql = (event: EventInput, receivedAt: Statement): Statement =>
+  ignoreQueuedSql(event.loop, event.itemKey, "superseded_by_newer", sql`id <> ${event.id} AND received_at <= ${receivedAt}`);
+
+/**
  * The optimistic claim, one statement: reads the facts (snapshotSql "read") and, when
  * opensAtOnce holds of them (atOnceSql), takes a token of the repository's default open rate
  * where the gate counts this repository (no token: nothing is written here, and the locked
@@ -189,7 +201,8 @@ function recordedClaim(d: Writeless): ClaimResult {
  * counters. A supersede so always comes with the open of its heir, whose insert hands the
  * Item's current Run over (migration 20261204020000). The token is taken before the supersede:
  * a blocking Run that starts between this statement's read and its write costs it a token and
- * opens nothing (the locked claim then queues the Event).
+ * opens nothing (the locked claim then queues the Event). The Event recorded supersedes the
+ * Events queued before it (supersedeQueuedSql).
  * `metered`: the admission gate is given (without it nothing is counted, and the statement has
  * no counting part). One prepared statement per value of it.
  */
@@ -230,6 +243,8 @@ WITH seen AS (${snapshotSql("read", event)}
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
   SELECT ${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
          'Claimed', NULL, ${submission}, ${runId} FROM run
+  RETURNING received_at
+), queue_superseded AS (${supersedeQueuedSql(event, sql`(SELECT received_at FROM recorded)`)}
 )
 SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup) AS superseded_id FROM seen`;
 }
@@ -356,13 +371,16 @@ interface ClaimWrite {
 
 /**
  * One statement: supersedes the unstarted Run (when the decision says so), opens the new Run,
- * and records the Event with its status. The open-Run constraint is checked at COMMIT, so the
- * order of the two Run writes inside the statement does not matter.
+ * and records the Event with its status; an Event that opens its Run, or that the budget or the
+ * gate blocks in its stead, supersedes the Events queued before it (supersedeQueuedSql). The
+ * open-Run constraint is checked at COMMIT, so the order of the two Run writes inside the
+ * statement does not matter.
  */
 async function writeClaim(tx: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
   const s = event.submission;
   const submission = JSON.stringify(s);
   const runId = write.open?.runId ?? null;
+  const supersedesQueued = write.status === "Claimed" || write.status === "Blocked";
   const row = await firstPrepared<{ superseded: boolean; superseded_hooked: boolean | null }>(
     tx,
     "atelier-claim-write",
@@ -381,13 +399,16 @@ WITH sup AS (
          ${s.agent}, ${s.prompt}, ${s.approvalRequired}, COALESCE((SELECT received_at FROM events WHERE id = ${event.id}), now()), ${submission}::jsonb->>'model'
    WHERE ${runId}::text IS NOT NULL
   RETURNING id
+), recorded AS (
+  INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
+  VALUES (${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
+          ${write.status}, ${write.reason}, ${submission}, (SELECT id FROM run))
+  ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
+    run_id = COALESCE(EXCLUDED.run_id, events.run_id)
+  RETURNING received_at
+), queue_superseded AS (${supersedeQueuedSql(event, sql`(SELECT received_at FROM recorded WHERE ${supersedesQueued}::boolean)`)}
 )
-INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-VALUES (${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
-        ${write.status}, ${write.reason}, ${submission}, (SELECT id FROM run))
-ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, reason = EXCLUDED.reason,
-  run_id = COALESCE(EXCLUDED.run_id, events.run_id)
-RETURNING (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
+SELECT (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
   );
   if (write.superseded && row?.superseded) {
     await markRunsChanged(tx, [write.superseded]);

@@ -5,7 +5,7 @@ import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
 import { inPhase } from "./run-phase";
-import { literal, query, raw, rows, sql, type Queryable } from "./sql";
+import { literal, query, raw, rows, sql, type Queryable, type Statement } from "./sql";
 import { transaction } from "./transaction";
 
 /**
@@ -47,10 +47,15 @@ export async function loopItemsWithOpenRuns(db: Db, repo: string): Promise<{ loo
 }
 
 /** Marks the queued Events of a Loop on an Item as ignored. */
-export async function ignoreQueuedEvents(on: Queryable, loop: string, itemKey: string, reason: string, exceptId: string | null = null): Promise<void> {
-  await query(
-    on,
-    sql`UPDATE events SET status = 'Ignored', reason = ${reason}, ignored_at = now()
-      WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' AND (${exceptId}::text IS NULL OR id <> ${exceptId})`,
-  );
+export async function ignoreQueuedEvents(on: Queryable, loop: string, itemKey: string, reason: string): Promise<void> {
+  await query(on, ignoreQueuedSql(loop, itemKey, reason, raw("true")));
 }
+
+/**
+ * SQL (a data-modifying statement, for a CTE as well): marks the queued Events of a Loop on an
+ * Item that also meet `which` (a condition on `events`) as ignored for `reason`. They are found
+ * through events_loop_item_key_status_idx.
+ */
+export const ignoreQueuedSql = (loop: string, itemKey: string, reason: string, which: Statement): Statement => sql`
+UPDATE events SET status = 'Ignored', reason = ${reason}, ignored_at = now()
+ WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' AND ${which}`;

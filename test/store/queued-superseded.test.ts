@@ -1,0 +1,110 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { finishAttempt } from "../../lib/store/attempts";
+import { claimQueued, newestQueuedEvent } from "../../lib/store/claim-queued";
+import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
+import { strandedQueues } from "../../lib/store/runs-to-move";
+import { beginAttempt } from "../support/attempts";
+import { testDb, uniqueRepo } from "../support/db";
+import { itemEvent } from "../support/events";
+import { seedTenant, setLimits } from "../metering/support";
+
+/**
+ * Continue with newest: when a Run opens for an Event of an Item, the Events of that Loop and
+ * Item queued before it are superseded (Ignored, superseded_by_newer), whichever path opened
+ * the Run. Otherwise an older Event left Queued — its worker still re-checking the condition
+ * after the Run it waited behind closed, or dead — opens a Run later, after the newer one, and
+ * the Item is worked again on stale input.
+ */
+
+const db = testDb();
+afterAll(() => db.close());
+
+const lease = { token: "lease-q", workerId: "w-q" };
+const succeeded = {
+  tag: "Succeeded",
+  summary: null,
+  usage: { durationMs: 1, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false },
+  branch: null,
+  pullRequestNumber: null,
+  headSha: null,
+} as const;
+
+async function runToSuccess(runId: string): Promise<void> {
+  const begun = await beginAttempt(db, runId, lease);
+  if (begun.tag !== "Started") throw new Error("expected an Attempt");
+  await finishAttempt(db, begun.attempt, succeeded);
+}
+
+/**
+ * An Event Queued on `repo#1` with no open Run: it was queued behind a Running Run whose
+ * outcome is recorded, and the worker has read it (continueWithNewest) and is re-checking the
+ * Item's condition — or died there. Returns that Event as the worker read it.
+ */
+async function strandedQueue(repo: string): Promise<EventInput> {
+  const first = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
+  if (first.tag !== "Claimed") throw new Error("expected a Run");
+  const begun = await beginAttempt(db, first.runId, lease);
+  if (begun.tag !== "Started") throw new Error("expected an Attempt");
+  expect(await recordAndClaim(db, itemEvent(repo, 1, "h2"))).toEqual({ tag: "Queued", behind: first.runId });
+  expect((await finishAttempt(db, begun.attempt, succeeded)).queuedBehind).toBe(true);
+  const read = await newestQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h2").itemKey);
+  expect(read?.contentHash).toBe("h2");
+  return read!;
+}
+
+/** After the newer Event's Run closes: nothing of the older Event is left to open a Run. */
+async function expectOlderNeverOpens(repo: string, older: EventInput, newerRunId: string): Promise<void> {
+  const { rows } = await db.pool.query(`SELECT status, reason FROM events WHERE id = $1`, [older.id]);
+  expect(rows[0]).toEqual({ status: "Ignored", reason: "superseded_by_newer" });
+  await runToSuccess(newerRunId);
+  // continueWithNewest after the newer Run, the worker back from its re-check, the reconcile
+  expect(await newestQueuedEvent(db, older.loop, older.itemKey)).toBeNull();
+  expect(await claimQueued(db, older)).toBeNull();
+  expect((await strandedQueues(db, 0)).filter((s) => s.item_key === older.itemKey)).toEqual([]);
+  const runs = await db.pool.query(`SELECT prompt FROM runs WHERE repo = $1 ORDER BY received_at, id`, [repo]);
+  expect(runs.rows.map((r) => r.prompt)).toEqual(["Implement #1 (h1)", "Implement #1 (h3)"]);
+}
+
+describe("a Run opened for a newer Event supersedes the older queued ones", () => {
+  it("in the claim's one statement", async () => {
+    const repo = uniqueRepo();
+    const older = await strandedQueue(repo);
+    const newer = await recordAndClaim(db, itemEvent(repo, 1, "h3"));
+    expect(newer).toMatchObject({ tag: "Claimed", opened: true, openedRun: { repo } }); // opened in one statement
+    if (newer.tag !== "Claimed") throw new Error("expected a Run");
+    await expectOlderNeverOpens(repo, older, newer.runId);
+  });
+
+  it("in the claim under the (Loop, Item) lock", async () => {
+    const t = await seedTenant(db, "queued-locked");
+    const older = await strandedQueue(t.repo);
+    // a quota on the repository: the gate has something to ask, so the claim is taken under the lock
+    await setLimits(db, { repo: t.repo }, { monthly_runs: 100 });
+    const admitAll: Admission = async () => null;
+    const newer = await recordAndClaim(db, itemEvent(t.repo, 1, "h3"), admitAll);
+    expect(newer).toMatchObject({ tag: "Claimed", opened: true });
+    if (newer.tag !== "Claimed") throw new Error("expected a Run");
+    expect(newer.openedRun).toBeUndefined(); // not the one statement
+    await expectOlderNeverOpens(t.repo, older, newer.runId);
+  });
+
+  it("and when the budget blocks the newest queued Event in its stead", async () => {
+    const repo = uniqueRepo();
+    const once = { maxCycles: 1 };
+    const first = await recordAndClaim(db, itemEvent(repo, 1, "h1", once));
+    if (first.tag !== "Claimed") throw new Error("expected a Run");
+    const begun = await beginAttempt(db, first.runId, lease);
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    for (const hash of ["h2", "h3"]) expect(await recordAndClaim(db, itemEvent(repo, 1, hash, once))).toMatchObject({ tag: "Queued" });
+    await finishAttempt(db, begun.attempt, succeeded);
+    // the one cycle is spent: the newest queued Event is blocked, and the older one goes with it
+    const newest = await newestQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h3").itemKey);
+    expect(await claimQueued(db, newest!)).toEqual({ tag: "Blocked", reason: "cycle_budget_exhausted", superseded: null });
+    const { rows } = await db.pool.query(`SELECT content_hash, status, reason FROM events WHERE repo = $1 ORDER BY content_hash`, [repo]);
+    expect(rows).toEqual([
+      { content_hash: "h1", status: "Claimed", reason: null },
+      { content_hash: "h2", status: "Ignored", reason: "superseded_by_newer" },
+      { content_hash: "h3", status: "Blocked", reason: "cycle_budget_exhausted" },
+    ]);
+  });
+});
