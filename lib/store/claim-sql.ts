@@ -13,7 +13,8 @@ export interface AtOnceParams {
 /**
  * SQL twins of lib/engine/claim.ts's AT_ONCE conditions, over the claim snapshot `seen` (the
  * row snapshotSql reads: event, event_run, blocking as json, generation, ask, reserved,
- * metering). test/store/claim-at-once.test.ts checks each against its twin on a database.
+ * metering). No test yet checks each against its twin on a database (test/engine/claim-decision.test.ts
+ * checks the TypeScript side only): a change to one must be made to the other by hand.
  */
 const AT_ONCE_SQL: Record<AtOnceCondition, (seen: Statement, p: AtOnceParams) => Statement> = {
   unrecorded: (seen) => sql`${seen}.event IS NULL AND ${seen}.event_run IS NULL`,
