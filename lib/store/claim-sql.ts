@@ -13,10 +13,10 @@ export interface AtOnceParams {
 /**
  * SQL twins of lib/engine/claim.ts's AT_ONCE conditions, over the claim snapshot `seen` (the
  * row snapshotSql reads: event, event_run, blocking as json, generation, ask, reserved,
- * metering). No test yet checks each against its twin on a database (test/engine/claim-decision.test.ts
- * checks the TypeScript side only): a change to one must be made to the other by hand.
+ * metering). test/store/claim-at-once.test.ts holds each to its twin on PostgreSQL, over every
+ * combination of the facts where a condition could turn.
  */
-const AT_ONCE_SQL: Record<AtOnceCondition, (seen: Statement, p: AtOnceParams) => Statement> = {
+export const AT_ONCE_SQL: Record<AtOnceCondition, (seen: Statement, p: AtOnceParams) => Statement> = {
   unrecorded: (seen) => sql`${seen}.event IS NULL AND ${seen}.event_run IS NULL`,
   current: (seen, p) => sql`NOT (${p.kind}::text = 'item' AND ${p.generation}::int < ${seen}.generation)`,
   nothingRunning: (seen, p) => sql`(${seen}.blocking IS NULL OR (${seen}.blocking->>'state') = ANY(${p.unstarted}::text[]))`,

@@ -124,7 +124,7 @@ SELECT
   ${repoMeteringSql(sql`${e.repo}`)} AS metering`;
 
 /** The decision's facts, of an Event and what the snapshot read; `metered`: the admission gate is given. */
-function claimFacts(event: EventInput, snap: ClaimSnapshot, metered: boolean): ClaimFacts {
+export function claimFacts(event: EventInput, snap: ClaimSnapshot, metered: boolean): ClaimFacts {
   const b = snap.blocking;
   return {
     event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles },
