@@ -198,6 +198,11 @@ test("a card dragged with the mouse, then with the keyboard, writes the lane's l
     await cardIn("Backlog").getByTestId("move-card").focus();
     await page.keyboard.press(key);
     await expect(cardIn("Backlog")).toHaveAttribute("data-dragging", "true");
+    // @dnd-kit's keyboard sensor starts listening for the arrow keys from a timer it sets as
+    // the card is picked up; the card may show picked up before that timer ran, and an arrow
+    // pressed then is not heard (this test failed so on a busy machine). A timer set now runs
+    // after it.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
   };
 
   // the mouse: drag the handle onto "In review" and let go; Undo by a click
