@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
@@ -224,7 +225,9 @@ describe("two Attempts at once", () => {
 
 describe("a worker killed with -9", () => {
   it("takes its agent and every process the agent started with it (THREATS.md 8)", async () => {
-    const attemptId = "killed/agent/1";
+    // its own id: a child left alive by an earlier run of this test (one without the sandbox)
+    // carries the same marker, and would read as this worker's survivor
+    const attemptId = `killed-${randomBytes(4).toString("hex")}/agent/1`;
     const child = spawn(process.execPath, ["--import", "tsx", join(FIXTURES, "attempt-in-child.ts"), fx.url, fx.root, attemptId], {
       stdio: ["ignore", "pipe", "inherit"],
     });
