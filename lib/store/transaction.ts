@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { Db } from "./db";
+import { indexPlanned, type Db } from "./db";
 import { collectRunChanges, discardRunChanges, flushRunChanges } from "./run-changed";
 
 export type Sql = pg.PoolClient;
@@ -28,16 +28,25 @@ export async function withStoreRetry<T>(fn: () => Promise<T>, tries = STORE_TRIE
 
 /**
  * How a transaction begins: plain, or with a transaction-scoped advisory lock taken in the
- * same round trip as BEGIN (that is how writes are serialized per (Loop, Item)).
+ * same round trip as BEGIN (that is how writes are serialized per (Loop, Item)), or planning
+ * its statements by index as a batch connection does (`indexPlanned`: it sends a statement that
+ * carries many Runs, group-commit.ts).
  */
-export type Begin = { lockKey?: bigint };
+export type Begin = { lockKey?: bigint; indexPlanned?: boolean };
+
+const beginSql = (begin: Begin): string =>
+  [
+    "BEGIN",
+    ...(begin.lockKey === undefined ? [] : [`SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`]),
+    ...(begin.indexPlanned ? [indexPlanned("SET LOCAL")] : []),
+  ].join("; ");
 
 /** Runs `fn` in one transaction, retried as a whole on transient errors. */
 export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, begin: Begin = {}): Promise<T> {
   return withStoreRetry(async () => {
     const client = await db.pool.connect();
     try {
-      await client.query(begin.lockKey === undefined ? "BEGIN" : `BEGIN; SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`);
+      await client.query(beginSql(begin));
       collectRunChanges(client);
       const result = await fn(client);
       await client.query("COMMIT");
