@@ -3,20 +3,20 @@ import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { needsWorker } from "../engine/run-predicates";
-import { TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
+import { TRANSITIONS, type Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
-import { addAttemptUsageSql, addUsageSql } from "./usage-counters";
-import { QUOTA_WAITING_PREFIX } from "./repo-metering";
-import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
+import { addAttemptUsageSql } from "./usage-counters";
+import { startAttempts, writeStarts, type StartCall, type StartedRun } from "./attempt-starts";
+import { recordOutcome, writeOutcomes, type OutcomeCall, type OutcomeRow, type Usage } from "./attempt-outcomes";
+import { recordIfTerminal } from "./terminal-deliveries";
 import { announce } from "./announce";
-import { FORGET_ENGINE_FAILURES } from "./engine-failures";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
-import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
+import { guardedRunUpdate, lockRun, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
-import { first, firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
-import { TRANSCRIPT_CHANNEL, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
+import { first, query, sql } from "./sql";
+import { TRANSCRIPT_CHANNEL, type TranscriptLine } from "./transcript-lines";
 
 export interface AttemptRef {
   id: string;
@@ -49,41 +49,6 @@ export type StartResult =
 /** The message an Attempt gets when its worker stopped holding the lease. */
 const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
 
-/** What a start writes: Attempt `id` (number `number`) under the lease, from the states `from`. */
-interface StartWrite {
-  id: string;
-  runId: string;
-  number: number;
-  lease: { token: string; workerId: string };
-  from: readonly RunStateName[];
-}
-
-/**
- * Opens Attempt n+1 and moves the Run to Running, in one statement, only while the Run is in a
- * state the start moves from and, given `version`, still the version the start was decided on
- * (a caller holding the Run's lock checked that itself: no version). Admitted, a Run drops its
- * quota waiting reason. Returns the Run with the branch its Event continues; no row when
- * nothing was written.
- */
-const startSql = (w: StartWrite, version: string | null): Statement => sql`
-WITH started AS (
-  UPDATE runs SET state = ${literal(TRANSITIONS.start.to)}, started_at = COALESCE(started_at, now()), updated_at = now(),
-         waiting_reason = CASE WHEN starts_with(waiting_reason, ${QUOTA_WAITING_PREFIX}) THEN NULL ELSE waiting_reason END
-   WHERE id = ${w.runId} AND state::text = ANY(${w.from})${version === null ? raw("") : sql` AND xmin::text = ${version}`}
-  RETURNING ${raw(RUN_COLUMNS)}
-), attempt AS (
-  INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
-  SELECT ${w.id}, id, ${AGENT_STEP}, ${w.number}, 'Running', ${w.lease.token}, ${w.lease.workerId}, agent FROM started
-)
-SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`;
-
-/**
- * A started Run, with the App's pull request branch its Event continues (`submission.branch`,
- * ADR 0019; null when it names none), read by the start so that the Attempt needs no read of
- * its own.
- */
-export type StartedRun = RunRow & { submitted_branch: string | null };
-
 /**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
  * Attempt of a Pending or Queued Run, or Attempt n+1 of a Running Run after an automatic or
@@ -104,42 +69,32 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const number = (snap.latest?.number ?? 0) + 1;
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
-  const write: StartWrite = { id, runId: run.id, number, lease, from };
+  const call: StartCall = { id, runId: run.id, number, lease, from, version: snap.version };
   const started = (row: StartedRun): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
   const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
 
   if (!snap.admissionGated) {
-    const row = await firstPrepared<StartedRun>(db.pool, "atelier-start-attempt-guarded", startSql(write, snap.version));
+    const row = await startAttempts(db)(call);
     if (!row) return changed();
     announceRunsChanged(db.pool, [run.id]);
     if (run.state !== "Running") countRunTransition("Running");
     return started(row);
   }
-  const gated = await transaction(db, async (tx): Promise<StartResult | null> => {
-    const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
-    if (locked?.version !== snap.version) return null;
-    const refusal = await gate(tx, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
-    if (refusal) return { tag: "Refused", run, refusal };
-    const row = await firstPrepared<StartedRun>(tx, "atelier-start-attempt-locked", startSql(write, null));
-    await markRunsChanged(tx, [run.id]);
-    return started(row!);
-  });
+  const gated = await transaction(
+    db,
+    async (tx): Promise<StartResult | null> => {
+      const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
+      if (locked?.version !== snap.version) return null;
+      const refusal = await gate(tx, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
+      if (refusal) return { tag: "Refused", run, refusal };
+      const [row] = await writeStarts(tx, [{ ...call, version: null }]);
+      await markRunsChanged(tx, [run.id]);
+      return started(row!);
+    },
+    { indexPlanned: true },
+  );
   if (gated?.tag === "Started" && run.state !== "Running") countRunTransition("Running");
   return gated ?? changed();
-}
-
-export interface Usage {
-  durationMs: number;
-  tokensIn: number | null;
-  tokensOut: number | null;
-  costUsd: number | null;
-  costEstimated: boolean;
-  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
-  costExact?: boolean;
-  /** What the agent reported: the model, its turns, and the session a retry may resume. */
-  model?: string | null;
-  turns?: number | null;
-  sessionId?: string | null;
 }
 
 export type AttemptResult =
@@ -163,87 +118,52 @@ export interface FinishResult {
   queuedBehind: boolean;
 }
 
-/** How an outcome moves the Run: its decision, the engine's Transition (the states it moves from, the state it writes), and more columns. */
+/** How an outcome moves the Run: its decision, and the engine's Transition (the states it moves from, the state it writes). */
 interface RunMove {
-  /** names the prepared statement */
-  name: "succeed" | "retry" | "fail";
   decision: FinishResult["decision"];
   transition: Transition;
-  /** more columns the move sets, written after the state */
-  set: Statement | null;
 }
 
 function runMoveOf(result: AttemptResult, number: number): RunMove {
-  if (result.tag === "Succeeded") {
-    return {
-      name: "succeed",
-      decision: { tag: "Succeeded" },
-      transition: TRANSITIONS.succeed,
-      set: sql`ended_at = now(), branch = COALESCE(${result.branch}, branch),
-            pull_request_number = COALESCE(${result.pullRequestNumber}::int, pull_request_number), head_sha = COALESCE(${result.headSha}, head_sha)`,
-    };
-  }
+  if (result.tag === "Succeeded") return { decision: { tag: "Succeeded" }, transition: TRANSITIONS.succeed };
   const decision = decideAfterFailure(result.failure, number);
-  return decision.tag === "RetryAttempt"
-    ? { name: "retry", decision, transition: TRANSITIONS.continueRunning, set: null }
-    : { name: "fail", decision, transition: TRANSITIONS.fail, set: sql`ended_at = now()` };
+  return { decision, transition: decision.tag === "RetryAttempt" ? TRANSITIONS.continueRunning : TRANSITIONS.fail };
 }
 
-/**
- * The outcome in one statement: the Run locked first (as every writer of a Run and its
- * Attempts does), the Attempt closed only while it is still open under this lease token and
- * the Run is in a state the outcome moves from, its usage onto the month's counters, the Run
- * moved, and the last transcript lines stored. Where outbound hooks listen to the Run and the
- * statement is not `withHooks`, nothing is written: the caller records the outcome again in a
- * transaction that also writes the deliveries. One prepared statement per move and `withHooks`
- * (literals the planner folds), so a generic plan is kept.
- */
-function finishSql(ref: AttemptRef, result: AttemptResult, move: RunMove, tail: readonly TranscriptLine[], withHooks: boolean): Statement {
-  const failure = result.tag === "Failed" ? result.failure : null;
-  const usage = result.usage;
-  return sql`
-WITH locked AS (
-  SELECT id, repo, state, queued_behind, ${raw(hasOutboundHooks("runs"))} AS hooked FROM runs WHERE id = ${ref.runId} FOR UPDATE
-), go AS (
-  SELECT 1 FROM locked WHERE ${raw(String(withHooks))} OR NOT hooked
-), attempt AS (
-  UPDATE attempts SET state = ${result.tag}, ended_at = now(), failure_kind = ${failure?.kind ?? null}, failure_category = ${failure?.category ?? null},
-         retryable = ${failure?.retryable ?? null}, failure_message = ${failure?.message ?? null},
-         summary = ${result.tag === "Succeeded" ? result.summary : null}, duration_ms = ${usage.durationMs}, tokens_in = ${usage.tokensIn},
-         tokens_out = ${usage.tokensOut}, cost_usd = ${usage.costUsd}, cost_estimated = ${usage.costEstimated}, cost_exact = ${usage.costExact ?? false},
-         model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null}
-   WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}
-     AND EXISTS (SELECT 1 FROM go) AND EXISTS (SELECT 1 FROM locked WHERE state::text = ANY(${move.transition.from}))
-  RETURNING cost_usd, duration_ms
-), counted AS (${addUsageSql(raw("(SELECT locked.repo, attempt.cost_usd, attempt.duration_ms FROM attempt, locked)"))}
-), moved AS (
-  UPDATE runs SET state = ${literal(move.transition.to)}${move.set ? sql`, ${move.set}` : raw("")}, updated_at = now(),
-         failed_attempt_id = ${failure ? sql`${ref.id}` : raw("failed_attempt_id")}${FORGET_ENGINE_FAILURES}
-   WHERE id = ${ref.runId} AND EXISTS (SELECT 1 FROM attempt)
-  RETURNING ${raw(RUN_COLUMNS)}
-), lines AS (
-  ${transcriptRowsSql(ref.id, ref.runId, tail)} WHERE EXISTS (SELECT 1 FROM go)
-)
-SELECT moved.*, locked.state AS current_state, locked.hooked, locked.queued_behind
-  FROM locked LEFT JOIN moved ON true`;
+/** The outcome as the statement that records it takes it (attempt-outcomes.ts). */
+function outcomeCall(ref: AttemptRef, result: AttemptResult, move: RunMove, tail: readonly TranscriptLine[]): OutcomeCall {
+  const succeeded = result.tag === "Succeeded" ? result : null;
+  const { usage } = result;
+  return {
+    attemptId: ref.id,
+    runId: ref.runId,
+    leaseToken: ref.leaseToken,
+    result: result.tag,
+    from: move.transition.from,
+    to: move.transition.to,
+    ends: move.decision.tag !== "RetryAttempt",
+    failure: result.tag === "Failed" ? result.failure : null,
+    summary: succeeded?.summary ?? null,
+    branch: succeeded?.branch ?? null,
+    pullRequestNumber: succeeded?.pullRequestNumber ?? null,
+    headSha: succeeded?.headSha ?? null,
+    usage: {
+      durationMs: usage.durationMs,
+      tokensIn: usage.tokensIn,
+      tokensOut: usage.tokensOut,
+      costUsd: usage.costUsd,
+      costEstimated: usage.costEstimated,
+      costExact: usage.costExact ?? false,
+      model: usage.model ?? null,
+      turns: usage.turns ?? null,
+      sessionId: usage.sessionId ?? null,
+    },
+    tail,
+  };
 }
 
-type FinishRow = Partial<RunRow> & { current_state: RunStateName; hooked: boolean; queued_behind: boolean };
-
-async function writeFinish(
-  on: Sql | Db["pool"],
-  ref: AttemptRef,
-  result: AttemptResult,
-  move: RunMove,
-  tail: readonly TranscriptLine[],
-  withHooks: boolean,
-): Promise<FinishRow | null> {
-  const name = `atelier-finish-${move.name}${withHooks ? "-hooked" : ""}`;
-  return (await firstPrepared<FinishRow>(on, name, finishSql(ref, result, move, tail, withHooks))) ?? null;
-}
-
-/** The Run a finish statement moved; the typed refusal when it wrote nothing (which asks why, off the hot path). */
-async function movedRun(on: Sql | Db["pool"], ref: AttemptRef, row: FinishRow | null, move: RunMove): Promise<RunRow> {
+/** The Run an outcome moved; the typed refusal when it wrote nothing (which asks why, off the hot path). */
+async function movedRun(on: Sql | Db["pool"], ref: AttemptRef, row: OutcomeRow | null, move: RunMove): Promise<RunRow> {
   if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
   if (row.id) {
     const { current_state: _s, hooked: _h, queued_behind: _q, ...run } = row;
@@ -265,36 +185,39 @@ async function movedRun(on: Sql | Db["pool"], ref: AttemptRef, row: FinishRow | 
  * Records an Attempt's outcome, fenced by its lease token: a worker that lost its lease (the
  * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`. `tail`,
  * the transcript lines not stored yet, is stored with it (even when the outcome is refused).
- * One statement; a transaction only where outbound hooks listen to the Run, so that a terminal
- * state and its deliveries are written together.
+ * One statement, group-committed with the outcomes other Attempts of this process report
+ * meanwhile (recordOutcome); a transaction of its own where outbound hooks listen to the Run,
+ * so that a terminal state and its deliveries are written together.
  */
 export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult, tail: readonly TranscriptLine[] = []): Promise<FinishResult> {
   const move = runMoveOf(result, ref.number);
-  const finished = async (on: Sql | Db["pool"], withHooks: boolean) => {
-    const row = await writeFinish(on, ref, result, move, tail, withHooks);
-    if (tail.length && (withHooks || !row?.hooked)) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
-    return row;
-  };
-  const alone = await finished(db.pool, false);
+  const call = outcomeCall(ref, result, move, tail);
+  const alone = await recordOutcome(db)(call);
   if (!alone?.hooked) {
+    if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
     const run = await movedRun(db.pool, ref, alone, move);
     announceRunsChanged(db.pool, [ref.runId]);
     return countedFinish(result, move, { run, decision: move.decision, queuedBehind: alone!.queued_behind });
   }
-  const recorded = await transaction(db, async (tx) => {
-    const row = await finished(tx, true);
-    const run = await movedRun(tx, ref, row, move);
-    await markRunsChanged(tx, [ref.runId]);
-    await recordIfTerminal(tx, run, move.transition.from);
-    return { run, decision: move.decision, queuedBehind: row!.queued_behind };
-  });
+  const recorded = await transaction(
+    db,
+    async (tx) => {
+      const [row] = await writeOutcomes(tx, [call], true);
+      const run = await movedRun(tx, ref, row!, move);
+      await markRunsChanged(tx, [ref.runId]);
+      await recordIfTerminal(tx, run, move.transition.from);
+      return { run, decision: move.decision, queuedBehind: row!.queued_behind };
+    },
+    { indexPlanned: true },
+  );
+  if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
   return countedFinish(result, move, recorded);
 }
 
 /** The metrics of a recorded outcome: the Attempt's, and the Run's move unless it goes on Running. */
 function countedFinish(result: AttemptResult, move: RunMove, finish: FinishResult): FinishResult {
   countAttemptOutcome(result.tag, result.tag === "Failed" ? result.failure.category : null, result.usage.durationMs);
-  if (move.name !== "retry") countRunTransition(finish.run.state);
+  if (move.decision.tag !== "RetryAttempt") countRunTransition(finish.run.state);
   return finish;
 }
 

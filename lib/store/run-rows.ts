@@ -32,6 +32,12 @@ export interface RunRow {
 export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, model, prompt, approval_required,
   reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
 
+/** RUN_COLUMNS of the table named `alias`, for a statement that names those columns elsewhere too. */
+export const runColumnsOf = (alias: string): string =>
+  RUN_COLUMNS.split(",")
+    .map((column) => `${alias}.${column.trim()}`)
+    .join(", ");
+
 export async function lockRun(tx: Sql, runId: string): Promise<RunRow> {
   const row = await first<RunRow>(tx, sql`SELECT ${raw(RUN_COLUMNS)} FROM runs WHERE id = ${runId} FOR UPDATE`);
   if (!row) throw new NotFoundError("run_not_found", `No Run ${runId}.`);

@@ -52,7 +52,9 @@ it("a Run's start rewrites no index entry of runs: Pending → Running is a HOT 
   const runId = await claimedRun(one, 2);
   const counters = async () => {
     // the flush happens once this statement is done, so the next read sees every earlier write
+    // (the start's own, group-committed on the batch connection, too)
     await one.pool.query("SELECT pg_stat_force_next_flush()");
+    await one.batch.query("SELECT pg_stat_force_next_flush()");
     const { rows } = await one.pool.query<{ upd: string; hot: string }>(
       `SELECT n_tup_upd AS upd, n_tup_hot_upd AS hot FROM pg_stat_user_tables WHERE relid = 'runs'::regclass`,
     );
