@@ -1,11 +1,11 @@
 import type { AtOnceCondition } from "../engine/claim";
-import { join, raw, sql, type Statement } from "./sql";
+import { join, literal, raw, sql, type Statement } from "./sql";
 
-/** The values of the claim's statement the conditions read, and whether the gate is given. */
+/** The Event's facts the conditions read (values, or columns of the claim's calls), and whether the gate is given. */
 export interface AtOnceParams {
-  kind: string;
-  generation: number;
-  maxCycles: number | null;
+  kind: Statement;
+  generation: Statement;
+  maxCycles: Statement;
   unstarted: readonly string[];
   metered: boolean;
 }
@@ -19,16 +19,19 @@ export interface AtOnceParams {
 export const AT_ONCE_SQL: Record<AtOnceCondition, (seen: Statement, p: AtOnceParams) => Statement> = {
   unrecorded: (seen) => sql`${seen}.event IS NULL AND ${seen}.event_run IS NULL`,
   current: (seen, p) => sql`NOT (${p.kind}::text = 'item' AND ${p.generation}::int < ${seen}.generation)`,
-  nothingRunning: (seen, p) => sql`(${seen}.blocking IS NULL OR (${seen}.blocking->>'state') = ANY(${p.unstarted}::text[]))`,
+  nothingRunning: (seen, p) => sql`(${seen}.blocking IS NULL OR (${seen}.blocking->>'state') = ANY(${unstartedSql(p)}))`,
   withinBudget: (seen, p) =>
     sql`(${p.maxCycles}::int IS NULL OR (NOT ${seen}.ask AND ${reservedAfterSql(seen, p)} < ${p.maxCycles}::int))`,
   ungated: (seen, p) => sql`NOT (${raw(String(p.metered))} AND COALESCE((${seen}.metering->>'gated')::boolean, false))`,
   unhooked: (seen) => sql`NOT COALESCE((${seen}.blocking->>'hooked')::boolean, false)`,
 };
 
+/** The unstarted states, a literal of the text (the statement's one parameter is its calls' json). */
+const unstartedSql = (p: AtOnceParams): Statement => sql`${literal(`{${p.unstarted.join(",")}}`)}::text[]`;
+
 /** reservedAfter: the superseded Run (an unstarted blocking one) gives its reservation of the current generation back. */
 const reservedAfterSql = (seen: Statement, p: AtOnceParams) =>
-  sql`(${seen}.reserved - CASE WHEN (${seen}.blocking->>'state') = ANY(${p.unstarted}::text[])
+  sql`(${seen}.reserved - CASE WHEN (${seen}.blocking->>'state') = ANY(${unstartedSql(p)})
                              AND (${seen}.blocking->>'reserved_generation')::int = ${seen}.generation THEN 1 ELSE 0 END)`;
 
 /** SQL: opensAtOnce of the snapshot named `seen`, every condition's twin. */

@@ -96,8 +96,8 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
   };
 }
 
-/** How many kinds of statement are group-committed: the batch connections one Db may open. */
-const BATCH_KINDS = 2;
+/** The batch connections one Db may open: one per kind in flight (a claim, a start, an outcome; a claim without the gate is a bench's or a test's). */
+const BATCH_KINDS = 3;
 
 let shared: Db | undefined;
 

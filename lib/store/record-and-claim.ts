@@ -3,7 +3,7 @@ import { decideClaim, type BlockingRun, type ClaimDecision, type ClaimFacts, typ
 import { runId as runIdOf } from "../engine/ids";
 import { TRANSITIONS, UNSTARTED, type RunStateName } from "../engine/run-state";
 import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE, repoMeteringSql, takeDefaultRateTokenSql, type RepoMetering } from "./repo-metering";
-import { countOpenSql } from "./usage-counters";
+import { countOpenSql, repoScopeSql } from "./usage-counters";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { ErrorToken } from "../error-tokens";
 import type { Db } from "./db";
@@ -14,8 +14,9 @@ import { refreshCurrentRun } from "./items";
 import { ignoreQueuedSql } from "./revoke";
 import type { OpenedRun } from "./run-snapshot";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
-import { firstPrepared, literal, query, raw, sql, type Statement } from "./sql";
-import { transaction, withStoreRetry, type Sql } from "./transaction";
+import { firstPrepared, literal, prepared, query, raw, sql, type Queryable, type Statement } from "./sql";
+import { transaction, type Sql } from "./transaction";
+import { groupCommit, perObject } from "./group-commit";
 
 /** What the Loop asked for at the time of the observation. */
 export interface Submission {
@@ -100,12 +101,29 @@ export interface ClaimSnapshot {
   metering: RepoMetering | null;
 }
 
+/** What the claim snapshot looks an Event up by: values, or columns of the claim's calls. */
+interface EventKeys {
+  id: Statement;
+  runId: Statement;
+  loop: Statement;
+  itemKey: Statement;
+  repo: Statement;
+}
+
+const keysOf = (e: EventInput): EventKeys => ({
+  id: sql`${e.id}`,
+  runId: sql`${runIdOf(e.id)}`,
+  loop: sql`${e.loop}`,
+  itemKey: sql`${e.itemKey}`,
+  repo: sql`${e.repo}`,
+});
+
 /**
  * "locked": under the (Loop, Item) lock, the blocking Run locked too, so a concurrent start or
  * cancel of it waits for this decision and the state read is the latest committed one.
  * "read": the look of the optimistic claim, in the statement that acts on it.
  */
-const snapshotSql = (mode: "locked" | "read", e: EventInput): Statement => sql`
+const snapshotSql = (mode: "locked" | "read", e: EventKeys): Statement => sql`
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = ${e.itemKey}
 ), blocking AS (
@@ -115,13 +133,13 @@ WITH budget AS (
 )
 SELECT
   (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = ${e.id}) AS event,
-  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE id = ${runIdOf(e.id)}) AS event_run,
+  (SELECT json_build_object('id', id, 'state', state) FROM runs WHERE id = ${e.runId}) AS event_run,
   (SELECT row_to_json(blocking) FROM blocking) AS blocking,
   COALESCE((SELECT generation FROM budget), 0) AS generation,
   COALESCE((SELECT ask FROM budget), false) AS ask,
   (SELECT count(*)::int FROM runs WHERE loop = ${e.loop} AND item_key = ${e.itemKey}
      AND reserved_generation = COALESCE((SELECT generation FROM budget), 0)) AS reserved,
-  ${repoMeteringSql(sql`${e.repo}`)} AS metering`;
+  ${repoMeteringSql(e.repo)} AS metering`;
 
 /** The decision's facts, of an Event and what the snapshot read; `metered`: the admission gate is given. */
 export function claimFacts(event: EventInput, snap: ClaimSnapshot, metered: boolean): ClaimFacts {
@@ -190,80 +208,131 @@ function recordedClaim(d: Writeless): ClaimResult {
  * leaves no older Event queued.
  */
 const supersedeQueuedSql = (event: EventInput, receivedAt: Statement): Statement =>
-  ignoreQueuedSql(event.loop, event.itemKey, "superseded_by_newer", sql`id <> ${event.id} AND received_at <= ${receivedAt}`);
+  ignoreQueuedSql(keysOf(event), "superseded_by_newer", sql`id <> ${event.id} AND received_at <= ${receivedAt}`);
+
+/** The columns of the claims' input (one row per Event: claimInputOf). */
+const CALL_COLUMNS = `k int, id text, kind text, loop text, repo text, item_key text, number int, content_hash text, generation int,
+  max_cycles int, submission jsonb, run_id text`;
+
+const claimInputOf = (e: EventInput, k: number) => ({
+  k,
+  id: e.id,
+  kind: e.kind,
+  loop: e.loop,
+  repo: e.repo,
+  item_key: e.itemKey,
+  number: e.number,
+  content_hash: e.contentHash,
+  generation: e.generation,
+  max_cycles: e.submission.maxCycles,
+  submission: e.submission,
+  run_id: runIdOf(e.id),
+});
+
+/** The snapshot's keys, as columns of the claims' input. */
+const CALL_KEYS: EventKeys = { id: raw("calls.id"), runId: raw("calls.run_id"), loop: raw("calls.loop"), itemKey: raw("calls.item_key"), repo: raw("calls.repo") };
 
 /**
- * The optimistic claim, one statement: reads the facts (snapshotSql "read") and, when
- * opensAtOnce holds of them (atOnceSql), takes a token of the repository's default open rate
- * where the gate counts this repository (no token: nothing is written here, and the locked
- * claim asks the gate), supersedes the unstarted Run found (still unstarted, no outbound hook
- * listening), opens the Event's Run, records the Event and charges the open on the month's
- * counters. A supersede so always comes with the open of its heir, whose insert hands the
- * Item's current Run over (migration 20261204020000). The token is taken before the supersede:
- * a blocking Run that starts between this statement's read and its write costs it a token and
- * opens nothing (the locked claim then queues the Event). The Event recorded supersedes the
- * Events queued before it (supersedeQueuedSql).
+ * The optimistic claim of one Event or several (group-committed: ADR 0030), one statement: for
+ * each Event it reads the facts (snapshotSql "read") and, when opensAtOnce holds of them
+ * (atOnceSql), takes a token of the repository's default open rate where the gate counts this
+ * repository (no token: nothing is written for that Event here, and the locked claim asks the
+ * gate), supersedes the unstarted Run found (still unstarted, no outbound hook listening), opens
+ * the Event's Run, records the Event and charges the open on the month's counters. A supersede
+ * so always comes with the open of its heir, whose insert hands the Item's current Run over
+ * (migration 20261204020000). The token is taken before the supersede: a blocking Run that
+ * starts between this statement's read and its write costs it a token and opens nothing (the
+ * locked claim then queues the Event). The Event recorded supersedes the Events queued before
+ * it (continue with newest, as supersedeQueuedSql). The Events of one statement are of
+ * distinct Items and, where it is metered, of distinct repositories (the group commit's key):
+ * no Item, counter or rate bucket is written twice by one statement.
  * `metered`: the admission gate is given (without it nothing is counted, and the statement has
  * no counting part). One prepared statement per value of it.
  */
-function claimAtOnceSql(event: EventInput, metered: boolean): Statement {
-  const s = event.submission;
-  const runId = runIdOf(event.id);
-  const submission = JSON.stringify(s);
+function claimsAtOnceSql(events: readonly EventInput[], metered: boolean): Statement {
   const counted = metered
-    ? sql` counted AS (${countOpenSql(sql`${event.repo}`, raw("seen, run WHERE seen.metering IS NOT NULL"))}
+    ? sql` counted AS (${countOpenSql(raw("go.repo"), raw("go JOIN run ON run.id = go.run_id WHERE go.metering IS NOT NULL"))}
 ),`
     : raw("");
   // a registered repository's default open rate: the open takes its token, or does not happen
   const rated = metered && DEFAULT_REPO_OPEN_RATE_PER_MINUTE > 0;
   const took = rated
-    ? sql` took AS (${takeDefaultRateTokenSql(sql`${event.repo}`, raw("go WHERE go.metering IS NOT NULL"))}
+    ? sql` took AS (${takeDefaultRateTokenSql(raw("go.repo"), raw("go WHERE go.metering IS NOT NULL"))}
 ),`
     : raw("");
-  const tokenTaken = rated ? raw(" AND (go.metering IS NULL OR EXISTS (SELECT 1 FROM took))") : raw("");
+  const tokenTaken = rated ? sql` AND (go.metering IS NULL OR EXISTS (SELECT 1 FROM took WHERE took.scope = ${repoScopeSql(raw("go.repo"))}))` : raw("");
+  const conditions = { kind: raw("calls.kind"), generation: raw("calls.generation"), maxCycles: raw("calls.max_cycles"), unstarted: UNSTARTED, metered };
   return sql`
-WITH seen AS (${snapshotSql("read", event)}
+WITH calls AS (
+  SELECT * FROM json_to_recordset(${JSON.stringify(events.map(claimInputOf))}::json) AS c(${raw(CALL_COLUMNS)})
+), seen AS (
+  SELECT calls.k, s.* FROM calls CROSS JOIN LATERAL (${snapshotSql("read", CALL_KEYS)}) AS s
 ), go AS (
-  SELECT seen.* FROM seen WHERE ${atOnceSql("seen", { kind: event.kind, generation: event.generation, maxCycles: s.maxCycles, unstarted: UNSTARTED, metered })}
+  SELECT calls.*, seen.blocking, seen.generation AS seen_generation, seen.metering FROM seen JOIN calls ON calls.k = seen.k
+   WHERE ${atOnceSql("seen", conditions)}
 ),${took} sup AS (
-  UPDATE runs AS s SET state = ${literal(TRANSITIONS.supersede.to)}, cancel_reason = 'Superseded', superseded_by = ${event.id}, reserved_generation = NULL,
+  UPDATE runs AS s SET state = ${literal(TRANSITIONS.supersede.to)}, cancel_reason = 'Superseded', superseded_by = go.id, reserved_generation = NULL,
          ended_at = now(), updated_at = now()
     FROM go
-   WHERE s.id = go.blocking->>'id' AND s.state::text = ANY(${TRANSITIONS.supersede.from})${tokenTaken}
-  RETURNING s.id
+   WHERE s.id = ANY (ARRAY(SELECT blocking->>'id' FROM go)) AND s.id = go.blocking->>'id'
+     AND s.state::text = ANY(${literal(`{${TRANSITIONS.supersede.from.join(",")}}`)}::text[])${tokenTaken}
+  RETURNING s.id, go.k
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
                     approval_required, received_at, model)
-  SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending',
-         CASE WHEN ${s.maxCycles}::int IS NOT NULL THEN go.generation END, ${s.agent}, ${s.prompt}, ${s.approvalRequired}, now(),
-         ${submission}::jsonb->>'model'
-    FROM go WHERE (go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup))${tokenTaken}
-  RETURNING xmin::text AS version
+  SELECT go.run_id, go.id, go.loop, go.repo, go.item_key, go.number, 'Pending', CASE WHEN go.max_cycles IS NOT NULL THEN go.seen_generation END,
+         go.submission->>'agent', go.submission->>'prompt', (go.submission->>'approvalRequired')::boolean, now(), go.submission->>'model'
+    FROM go WHERE (go.blocking IS NULL OR EXISTS (SELECT 1 FROM sup WHERE sup.k = go.k))${tokenTaken}
+   ORDER BY go.run_id
+  RETURNING id, xmin::text AS version
 ),${counted} recorded AS (
   INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, generation, status, reason, submission, run_id)
-  SELECT ${event.id}, ${event.kind}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, ${event.contentHash}, ${event.generation},
-         'Claimed', NULL, ${submission}, ${runId} FROM run
-  RETURNING received_at
-), queue_superseded AS (${supersedeQueuedSql(event, sql`(SELECT received_at FROM recorded)`)}
+  SELECT go.id, go.kind, go.loop, go.repo, go.item_key, go.number, go.content_hash, go.generation, 'Claimed', NULL, go.submission, go.run_id
+    FROM go JOIN run ON run.id = go.run_id
+  RETURNING id, loop, item_key, received_at
+), queue_superseded AS (${ignoreQueuedSql(
+    { loop: raw("r.loop"), itemKey: raw("r.item_key"), from: raw("recorded r") },
+    "superseded_by_newer",
+    raw("events.id <> r.id AND events.received_at <= r.received_at"),
+  )}
 )
-SELECT seen.*, (SELECT version FROM run) AS opened_version, (SELECT id FROM sup) AS superseded_id FROM seen`;
+SELECT seen.*, run.version AS opened_version, sup.id AS superseded_id
+  FROM seen JOIN calls ON calls.k = seen.k LEFT JOIN run ON run.id = calls.run_id LEFT JOIN sup ON sup.k = seen.k`;
+}
+
+type AtOnceRow = ClaimSnapshot & { k: number; opened_version: string | null; superseded_id: string | null };
+
+/** The optimistic claims of `events` (of distinct repositories) on `on`: an answer per Event, in their order. */
+export async function writeClaimsAtOnce(on: Queryable, events: readonly EventInput[], metered: boolean): Promise<AtOnceRow[]> {
+  const answered = (await prepared<AtOnceRow>(on, `atelier-claims-at-once${metered ? "-metered" : ""}`, claimsAtOnceSql(events, metered))).rows;
+  const byEvent = new Map(answered.map((row) => [row.k, row]));
+  return events.map((_, k) => byEvent.get(k)!);
 }
 
 /**
- * The optimistic claim (claimAtOnceSql): the Run opened, or the decision needing no write that
+ * A Db's optimistic claims, group-committed on its batch connections, one kind per value of
+ * `metered`: keyed by Item, and metered by repository (whose month counter and rate bucket the
+ * open writes). A batch a constraint refused (a concurrent claim of one of its Items or Events)
+ * is made again one Event at a time, and each Event so refused again goes to the locked claim.
+ */
+const claimsAtOnce = perObject((db: Db) => {
+  const kind = (metered: boolean) =>
+    groupCommit<EventInput, AtOnceRow>({
+      key: (event) => (metered ? `repo ${event.repo.toLowerCase()}` : `item ${event.loop} ${event.itemKey}`),
+      many: (events) => writeClaimsAtOnce(db.batch, events, metered),
+      alone: (event) => transaction(db, async (tx) => (await writeClaimsAtOnce(tx, [event], metered))[0]!, { indexPlanned: true }),
+    });
+  return { metered: kind(true), unmetered: kind(false) };
+});
+
+/**
+ * The optimistic claim (claimsAtOnceSql): the Run opened, or the decision needing no write that
  * was read (the Event's Run, its being ignored); Undecided when the rest is for the locked
  * claim to decide, or a concurrent claim of the same Item or Event refused the open.
  */
 async function claimAtOnce(db: Db, event: EventInput, metered: boolean): Promise<ClaimResult | Undecided> {
   try {
-    const row = await withStoreRetry(() =>
-      firstPrepared<ClaimSnapshot & { opened_version: string | null; superseded_id: string | null }>(
-        db.pool,
-        `atelier-claim-at-once${metered ? "-metered" : ""}`,
-        claimAtOnceSql(event, metered),
-      ),
-    );
-    const { opened_version: version, superseded_id: superseded, ...seen } = row!;
+    const { k: _k, opened_version: version, superseded_id: superseded, ...seen } = await claimsAtOnce(db)[metered ? "metered" : "unmetered"](event);
     if (version !== null) return openedInOneStatement(db, event, version, seen.metering, superseded);
     const decision = decideClaim(claimFacts(event, seen, metered));
     return isWriteless(decision) ? recordedClaim(decision) : UNDECIDED;
@@ -305,7 +374,7 @@ function lockedClaim(db: Db, event: EventInput, admission: Admission | undefined
   return transaction(
     db,
     async (tx) => {
-      const snap = await firstPrepared<ClaimSnapshot>(tx, "atelier-claim-snapshot-locked", snapshotSql("locked", event));
+      const snap = await firstPrepared<ClaimSnapshot>(tx, "atelier-claim-snapshot-locked", snapshotSql("locked", keysOf(event)));
       const decision = decideClaim(claimFacts(event, snap!, admission !== undefined));
       if (isWriteless(decision)) return recordedClaim(decision);
       switch (decision.tag) {

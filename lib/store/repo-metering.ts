@@ -58,7 +58,7 @@ export const refillSql = (tokens: Statement, elapsed: Statement, perMinute: Stat
  * SQL (a data-modifying statement for a CTE): takes one token of the repository `repo`'s open
  * rate at the default rate, for each row `from` gives (a FROM item with its WHERE), as the gate's admitted open takes one (its
  * bucket created full when missing, refilled, capped at the rate); returns a row only when a
- * whole token was there. The claim's optimistic statement opens a Run of an ungated
+ * whole token was there (its scope). The claim's optimistic statement opens a Run of an ungated
  * repository only with it; a refused take opens nothing, and the gate, asked under the lock,
  * says why (rate_limited).
  */
@@ -68,5 +68,5 @@ export const takeDefaultRateTokenSql = (repo: Statement, from: Statement): State
   return sql`INSERT INTO rate_buckets AS rb (scope, tokens, refilled_at)
   SELECT ${repoScopeSql(repo)}, ${rate} - 1, now() FROM ${from}
   ON CONFLICT (scope) DO UPDATE SET tokens = ${available} - 1, refilled_at = now() WHERE ${available} >= 1
-  RETURNING 1`;
+  RETURNING rb.scope`;
 };

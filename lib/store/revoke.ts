@@ -47,15 +47,16 @@ export async function loopItemsWithOpenRuns(db: Db, repo: string): Promise<{ loo
 }
 
 /** Marks the queued Events of a Loop on an Item as ignored. */
-export async function ignoreQueuedEvents(on: Queryable, loop: string, itemKey: string, reason: string): Promise<void> {
-  await query(on, ignoreQueuedSql(loop, itemKey, reason, raw("true")));
+export async function ignoreQueuedEvents(on: Queryable, loop: string, itemKey: string, reason: "revoked" | "old_generation"): Promise<void> {
+  await query(on, ignoreQueuedSql({ loop: sql`${loop}`, itemKey: sql`${itemKey}` }, reason, raw("true")));
 }
 
 /**
  * SQL (a data-modifying statement, for a CTE as well): marks the queued Events of a Loop on an
- * Item that also meet `which` (a condition on `events`) as ignored for `reason`. They are found
- * through events_loop_item_key_status_idx.
+ * Item (`loop`, `itemKey`: values, or columns of `from`, a FROM item) that also meet `which` (a
+ * condition on `events`) as ignored for `reason` (a token of the code's, written into the text). They are found through
+ * events_loop_item_key_status_idx.
  */
-export const ignoreQueuedSql = (loop: string, itemKey: string, reason: string, which: Statement): Statement => sql`
-UPDATE events SET status = 'Ignored', reason = ${reason}, ignored_at = now()
- WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' AND ${which}`;
+export const ignoreQueuedSql = (of: { loop: Statement; itemKey: Statement; from?: Statement }, reason: string, which: Statement): Statement => sql`
+UPDATE events SET status = 'Ignored', reason = ${literal(reason)}, ignored_at = now()${of.from ? sql` FROM ${of.from}` : raw("")}
+ WHERE events.loop = ${of.loop} AND events.item_key = ${of.itemKey} AND events.status = 'Queued' AND ${which}`;

@@ -46,7 +46,13 @@ describe("each condition of the optimistic claim and its SQL twin", () => {
   it("answer alike over every combination of the facts", async () => {
     let compared = 0;
     for (const { event, metered } of EVENTS) {
-      const p: AtOnceParams = { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles, unstarted: UNSTARTED, metered };
+      const p: AtOnceParams = {
+        kind: sql`${event.kind}`,
+        generation: sql`${event.generation}`,
+        maxCycles: sql`${event.submission.maxCycles}`,
+        unstarted: UNSTARTED,
+        metered,
+      };
       const seen = raw("seen");
       const twins = CONDITIONS.map((name, i) => sql`(${AT_ONCE_SQL[name](seen, p)}) AS ${raw(`c${i}`)}`);
       const answers = await rows<ClaimSnapshot>(
@@ -61,9 +67,9 @@ describe("each condition of the optimistic claim and its SQL twin", () => {
         const facts = claimFacts(event, answer, metered);
         const row = answer as unknown as Record<string, boolean>;
         CONDITIONS.forEach((name, i) => {
-          if (row[`c${i}`] !== AT_ONCE[name](facts)) expect.fail(`${name} of ${JSON.stringify({ p, facts })}: SQL ${row[`c${i}`]}, TypeScript ${AT_ONCE[name](facts)}`);
+          if (row[`c${i}`] !== AT_ONCE[name](facts)) expect.fail(`${name} of ${JSON.stringify({ event: event.kind, facts })}: SQL ${row[`c${i}`]}, TypeScript ${AT_ONCE[name](facts)}`);
         });
-        if (row.all_hold !== opensAtOnce(facts)) expect.fail(`opensAtOnce of ${JSON.stringify({ p, facts })}: SQL ${row.all_hold}`);
+        if (row.all_hold !== opensAtOnce(facts)) expect.fail(`opensAtOnce of ${JSON.stringify({ event: event.kind, facts })}: SQL ${row.all_hold}`);
         compared++;
       }
     }

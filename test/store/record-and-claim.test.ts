@@ -39,11 +39,14 @@ describe("recordAndClaim", () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       let n = 0;
       const count = () => n++;
+      // the pool's and the batch connections' (the optimistic claim is group-committed)
       db.pool.on("acquire", count);
+      db.batch.on("acquire", count);
       try {
         return { result: await run(), statements: n };
       } finally {
         db.pool.off("acquire", count);
+        db.batch.off("acquire", count);
       }
     };
     const fresh = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h1")));
@@ -60,18 +63,20 @@ describe("recordAndClaim", () => {
     const repo = uniqueRepo();
     // two pools of one connection each, as two processes: their prepared statements say what each sent
     const [a, b] = [testDb(1), testDb(1)];
-    const prepared = async (on: typeof a) =>
-      (await on.pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim-%' ORDER BY name`)).rows.map((r) => r.name);
+    const preparedOn = async (pool: typeof a.pool) =>
+      (await pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim%'`)).rows.map((r) => r.name);
+    // the optimistic claim goes out on the batch connection (group-committed), the locked one on the pool
+    const prepared = async (on: typeof a) => [...(await preparedOn(on.pool)), ...(await preparedOn(on.batch))].sort();
     try {
       expect(await recordAndClaim(a, itemEvent(repo, 1, "h1"))).toMatchObject({ tag: "Claimed", opened: true });
       expect(await recordAndClaim(a, itemEvent(repo, 1, "h2"))).toMatchObject({ tag: "Claimed", opened: true });
       expect(await recordAndClaim(b, itemEvent(repo, 1, "h3"))).toMatchObject({ tag: "Claimed", opened: true });
-      expect(await prepared(a)).toEqual(["atelier-claim-at-once"]);
-      expect(await prepared(b)).toEqual(["atelier-claim-at-once"]);
+      expect(await prepared(a)).toEqual(["atelier-claims-at-once"]);
+      expect(await prepared(b)).toEqual(["atelier-claims-at-once"]);
       // what the statement does not open (a Run is running) is decided under the lock
       const { rows } = await a.pool.query<{ id: string }>(`UPDATE runs SET state = 'Running' WHERE repo = $1 AND state = 'Pending' RETURNING id`, [repo]);
       expect(await recordAndClaim(b, itemEvent(repo, 1, "h4"))).toEqual({ tag: "Queued", behind: rows[0]!.id });
-      expect(await prepared(b)).toEqual(["atelier-claim-at-once", "atelier-claim-snapshot-locked", "atelier-claim-write"]);
+      expect(await prepared(b)).toEqual(["atelier-claim-snapshot-locked", "atelier-claim-write", "atelier-claims-at-once"]);
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
