@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pg from "pg";
 import { TRANSITIONS } from "../../lib/engine/run-state";
 import { finishAttempt, type AttemptRef } from "../../lib/store/attempts";
 import { writeOutcomes, type OutcomeCall } from "../../lib/store/attempt-outcomes";
 import { writeStarts, type StartCall } from "../../lib/store/attempt-starts";
-import { createDb, type Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/db";
 import { recordAndClaim } from "../../lib/store/record-and-claim";
 import { readRunSnapshot } from "../../lib/store/run-snapshot";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
-import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import { emptyGenericDb, wholeScans } from "../support/generic-plans";
 
 // Group commit (ADR 0030): one statement records the outcomes, or starts the Attempts, of
 // several Runs. Each call keeps its own guard: a call fenced off must not be carried through by
@@ -152,50 +151,33 @@ describe("a batch behind a locked Run", () => {
 });
 
 describe("planned on an empty database", () => {
-  let priv: PrivateDb;
-  let generic: Db;
+  let empty: Awaited<ReturnType<typeof emptyGenericDb>>;
   beforeAll(async () => {
-    priv = await createPrivateDb("batch_plan");
-    // every execution on the generic plan, made at the first one: on empty tables
-    const url = new URL(priv.url);
-    url.searchParams.set("options", "-c plan_cache_mode=force_generic_plan");
-    generic = createDb(url.toString(), 1);
-    await priv.db.pool.query("ANALYZE");
+    empty = await emptyGenericDb("batch_plan");
   });
   afterAll(async () => {
-    await generic.close();
-    await priv.drop();
+    await empty.drop();
   });
-
-  /** The scans of the statement `name`'s cached plan, on `client`, that read a whole table or a whole index. */
-  async function wholeScans(client: pg.PoolClient, name: string, input: string): Promise<string[]> {
-    const { rows } = await client.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE "${name}"(${client.escapeLiteral(input)})`);
-    const lines = rows.map((r) => r["QUERY PLAN"]);
-    return lines.filter(
-      (line, i) =>
-        /Seq Scan on (runs|attempts|events|transcript_entries|usage_counters)\b/.test(line) ||
-        (/Index (Only )?Scan using \S+ on (runs|attempts|events)\b/.test(line) && !/Index Cond/.test(lines[i + 1] ?? "")),
-    );
-  }
+  const TABLES = ["runs", "attempts", "events", "transcript_entries", "usage_counters"];
 
   it("keeps index scans once the tables are large, with no ANALYZE between", async () => {
-    const client = await generic.batch.connect();
+    const client = await empty.generic.batch.connect();
     try {
       const ref: AttemptRef = { id: "r/agent/1", runId: "r", number: 1, leaseToken: "t" };
       const start: StartCall = { id: ref.id, runId: ref.runId, number: 1, lease: { token: "t", workerId: "w" }, from: TRANSITIONS.start.from, version: null };
       // prepared and planned while every table is empty
       expect(await writeOutcomes(client, [succeeded(ref, "t", 1, 0)], false)).toEqual([null]);
       expect(await writeStarts(client, [start])).toEqual([null]);
-      await priv.db.pool.query(`
+      await empty.priv.db.pool.query(`
         INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at)
         SELECT 'run-' || g, 'event-' || g, 'start-dev', 'plan/repo', 'plan/repo#' || g, g, 'Running', 'demo', 'p', false, now()
           FROM generate_series(1, 20000) g;
         INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
         SELECT 'run-' || g || '/agent/1', 'run-' || g, 'agent', 1, 'Running', 't', 'w', 'demo' FROM generate_series(1, 20000) g`);
-      const outcomeInput = JSON.stringify([{ k: 0, attempt_id: "run-7/agent/1", run_id: "run-7", lease_token: "t", result: "Succeeded", run_from: ["Running"], run_to: "Succeeded", ends: true, lines: [] }]);
-      const startInput = JSON.stringify([{ k: 0, attempt_id: "run-8/agent/2", run_id: "run-8", number: 2, lease_token: "t", worker_id: "w", run_from: ["Running"], version: null }]);
-      expect(await wholeScans(client, "atelier-outcomes", outcomeInput)).toEqual([]);
-      expect(await wholeScans(client, "atelier-starts", startInput)).toEqual([]);
+      const outcomeInput = [{ k: 0, attempt_id: "run-7/agent/1", run_id: "run-7", lease_token: "t", result: "Succeeded", run_from: ["Running"], run_to: "Succeeded", ends: true, lines: [] }];
+      const startInput = [{ k: 0, attempt_id: "run-8/agent/2", run_id: "run-8", number: 2, lease_token: "t", worker_id: "w", run_from: ["Running"], version: null }];
+      expect(await wholeScans(client, "atelier-outcomes", outcomeInput, TABLES)).toEqual([]);
+      expect(await wholeScans(client, "atelier-starts", startInput, TABLES)).toEqual([]);
     } finally {
       client.release();
     }

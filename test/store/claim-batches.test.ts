@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type pg from "pg";
-import { createDb, type Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/db";
 import { recordAndClaim, writeClaimsAtOnce } from "../../lib/store/record-and-claim";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
-import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import { emptyGenericDb, wholeScans } from "../support/generic-plans";
 import { seedTenant } from "../metering/support";
 import { beginAttempt } from "../support/attempts";
 
@@ -89,26 +88,20 @@ describe("claims of several repositories in one statement", () => {
 });
 
 describe("the claims' statement planned on an empty database", () => {
-  let priv: PrivateDb;
-  let generic: Db;
+  let empty: Awaited<ReturnType<typeof emptyGenericDb>>;
   beforeAll(async () => {
-    priv = await createPrivateDb("claim_plan");
-    const url = new URL(priv.url);
-    url.searchParams.set("options", "-c plan_cache_mode=force_generic_plan");
-    generic = createDb(url.toString(), 1);
-    await priv.db.pool.query("ANALYZE");
+    empty = await emptyGenericDb("claim_plan");
   });
   afterAll(async () => {
-    await generic.close();
-    await priv.drop();
+    await empty.drop();
   });
 
   it("keeps index scans once the tables are large, with no ANALYZE between", async () => {
-    const client: pg.PoolClient = await generic.batch.connect();
+    const client = await empty.generic.batch.connect();
     try {
       const first = itemEvent("plan/repo", 1, "h");
       expect((await writeClaimsAtOnce(client, [first], true))[0]!.opened_version).not.toBeNull();
-      await priv.db.pool.query(`
+      await empty.priv.db.pool.query(`
         INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at, reserved_generation)
         SELECT 'run-' || g, 'event-' || g, 'start-dev', 'plan/repo', 'plan/repo#' || g, g, 'Succeeded', 'demo', 'p', false, now(), 0
           FROM generate_series(2, 20001) g;
@@ -117,13 +110,8 @@ describe("the claims' statement planned on an empty database", () => {
         INSERT INTO cycle_budgets (item_key, repo, generation) SELECT 'plan/repo#' || g, 'plan/repo', 0 FROM generate_series(2, 20001) g`);
       const { rows } = await client.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name = 'atelier-claims-at-once-metered'`);
       expect(rows).toHaveLength(1);
-      const input = JSON.stringify([{ k: 0, id: "e-9", kind: "item", loop: "start-dev", repo: "plan/repo", item_key: "plan/repo#9", number: 9, generation: 0, max_cycles: 3, submission: first.submission, run_id: "r-9" }]);
-      const plan = (await client.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE "atelier-claims-at-once-metered"(${client.escapeLiteral(input)})`)).rows.map((r) => r["QUERY PLAN"]);
-      const whole = plan.filter(
-        (line, i) =>
-          /Seq Scan on (runs|events|cycle_budgets|usage_counters|rate_buckets)\b/.test(line) ||
-          (/Index (Only )?Scan using \S+ on (runs|events|cycle_budgets)\b/.test(line) && !/Index Cond/.test(plan[i + 1] ?? "")),
-      );
+      const input = [{ k: 0, id: "e-9", kind: "item", loop: "start-dev", repo: "plan/repo", item_key: "plan/repo#9", number: 9, generation: 0, max_cycles: 3, submission: first.submission, run_id: "r-9" }];
+      const whole = await wholeScans(client, "atelier-claims-at-once-metered", input, ["runs", "events", "cycle_budgets", "usage_counters", "rate_buckets"]);
       expect(whole).toEqual([]);
     } finally {
       client.release();
