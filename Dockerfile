@@ -1,6 +1,6 @@
 # syntax=docker/dockerfile:1
 # One image for every process of Atelier: the web (`next start`), the worker (`tsx jobs/worker.ts`)
-# and the migrations (`prisma migrate deploy`) — the command picks which. See README, "Deploy".
+# and the migrations (`prisma migrate deploy`) — the command picks which. See docs/operating.md, "Deploying".
 
 # ── 1. dependencies, from the lock file only (cached while package*.json do not change) ────────
 FROM node:20-bookworm-slim AS deps

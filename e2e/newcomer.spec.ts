@@ -8,7 +8,7 @@ import pg from "pg";
 import { expect, test } from "./support";
 
 /**
- * The README's Quick start, as a newcomer runs it: a fresh clone of this repository, `npm start`
+ * The README's walkthrough, as a newcomer runs it: a fresh clone of this repository, `npm start`
  * with no `.env` and none of Atelier's settings, then in Chromium: sign in → label an issue in
  * the simulator → its card appears on the Board without a reload → approve → the transcript
  * streams → the pull request is on the card, in review, and is no card of its own → merged in

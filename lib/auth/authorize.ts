@@ -81,7 +81,7 @@ export const repositoryNotFound = (repo: string): NotFoundError =>
  * Whether the repository is among those GitHub lists for the viewer through the App's
  * installations (explicit access: a collaborator, a member) — the dashboard's scope. On a public
  * repository GitHub reports `read` to anyone; its Runs (prompts, transcripts, costs) are still
- * shown only to people with explicit access (README, Security model).
+ * shown only to people with explicit access (docs/security.md).
  */
 export async function seesRepository(viewer: Viewer, repo: string): Promise<boolean> {
   if (viewer.admin) return true;

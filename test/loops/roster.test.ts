@@ -228,10 +228,10 @@ describe("parseInstanceConfig", () => {
 });
 
 describe("agent kinds and their settings", () => {
-  it("the README's roster for Claude Code and Codex through a gateway is valid", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const start = readme.indexOf("```yaml\nagents:") + "```yaml\n".length;
-    const cfg = parseInstanceConfig(readme.slice(start, readme.indexOf("```", start)), "README.md");
+  it("docs/agents.md's roster for Claude Code and Codex through a gateway is valid", () => {
+    const page = readFileSync(new URL("../../docs/agents.md", import.meta.url), "utf8");
+    const start = page.indexOf("```yaml\nagents:") + "```yaml\n".length;
+    const cfg = parseInstanceConfig(page.slice(start, page.indexOf("```", start)), "docs/agents.md");
     expect(cfg.agents.claude).toMatchObject({ kind: "claude", env: { ANTHROPIC_BASE_URL: "https://llm-gateway.example.com/anthropic" } });
     expect(cfg.agents.codex).toMatchObject({ kind: "codex", env: { OPENAI_BASE_URL: "https://llm-gateway.example.com/openai/v1" } });
   });

@@ -20,10 +20,10 @@ const KEY = "a-test-secret-key-for-the-app-credentials";
 process.env.ATELIER_SECRET_KEY = KEY;
 
 describe("the App manifest", () => {
-  it("is what the README tells one who registers the App by hand: every permission, at its access, and every event", () => {
-    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
-    const start = readme.indexOf("Registering the App by hand");
-    const paragraph = readme.slice(start, readme.indexOf("\n\n", start)).replace(/\s+/g, " ");
+  it("is what docs/configuration.md tells one who registers the App by hand: every permission, at its access, and every event", () => {
+    const page = readFileSync(new URL("../../docs/configuration.md", import.meta.url), "utf8");
+    const start = page.indexOf("Registering the App by hand");
+    const paragraph = page.slice(start, page.indexOf("\n\n", start)).replace(/\s+/g, " ");
     const names: Record<keyof typeof APP_PERMISSIONS, string> = {
       issues: "Issues",
       pull_requests: "Pull requests",
