@@ -17,14 +17,12 @@ export interface ClaimFacts {
   };
   /** what the ledger recorded of this Event already: its Run, its being ignored, or a status with neither (Queued, Blocked) */
   recorded: { tag: "Run"; runId: string; state: RunStateName } | { tag: "Ignored" } | { tag: "Undecided" } | null;
-  /** the open Run of the same Loop on the Item; `hooked`: an outbound hook listens to its end */
-  blocking: (BlockingRun & { reservedGeneration: number | null; hooked: boolean }) | null;
+  /** the open Run of the same Loop on the Item */
+  blocking: (BlockingRun & { reservedGeneration: number | null }) | null;
   /** the Item's cycle generation, whether an operator is asked to reset it, and the Runs holding it */
   generation: number;
   ask: boolean;
   reserved: number;
-  /** the admission gate is given and has something to ask of this repository (a quota, a suspension, a rate) */
-  gated: boolean;
 }
 
 /** An unstarted Run the decision supersedes. */
@@ -47,8 +45,7 @@ export type ClaimDecision =
 
 /**
  * The one claim decision: what an Event does, from the facts read. The store carries it out
- * under the (Loop, Item) lock, or — where `opensAtOnce` says so — in one optimistic statement
- * whose SQL conditions are this decision's (claim-sql.ts, kept in step by its test).
+ * under the (Loop, Item) lock (lib/store/record-and-claim.ts).
  */
 export function decideClaim(f: ClaimFacts): ClaimDecision {
   if (f.recorded?.tag === "Run") return { tag: "Recorded", runId: f.recorded.runId, state: f.recorded.state };
@@ -72,32 +69,6 @@ export function decideOpening(f: OpeningFacts): Extract<ClaimDecision, { tag: "O
 /** The unstarted Run the Event would supersede, if the Item has one. */
 const supersedeOf = (f: Pick<ClaimFacts, "blocking">): Superseded | null =>
   f.blocking && isUnstarted(f.blocking.state) ? { id: f.blocking.id, reservedGeneration: f.blocking.reservedGeneration } : null;
-
-/**
- * The conditions under which the decision may be carried out in the one optimistic statement,
- * each named: a new Event that opens its Run with nothing for the gate to ask, superseding at
- * most an unstarted Run that no outbound hook listens to. Everything else is taken under the
- * lock. Each has its SQL twin in lib/store/claim-sql.ts (the type asks for every one).
- */
-export const AT_ONCE = {
-  /** the ledger has nothing of this Event */
-  unrecorded: (f: ClaimFacts) => f.recorded === null,
-  /** the Event is not older than the Item's generation */
-  current: (f: ClaimFacts) => !isOlderThanItem(f),
-  /** nothing runs on the Item: nothing open, or an unstarted Run to supersede */
-  nothingRunning: (f: ClaimFacts) => f.blocking === null || isUnstarted(f.blocking.state),
-  /** the cycle budget admits the Run, once the superseded Run gave its reservation back */
-  withinBudget: (f: ClaimFacts) => f.event.maxCycles === null || budgetAdmits(reservedAfter(f, supersedeOf(f)), f.event.maxCycles, f.ask),
-  /** the admission gate has nothing to ask */
-  ungated: (f: ClaimFacts) => !f.gated,
-  /** no outbound hook listens to the Run superseded (its deliveries are written under the lock) */
-  unhooked: (f: ClaimFacts) => !f.blocking?.hooked,
-} as const satisfies Record<string, (f: ClaimFacts) => boolean>;
-
-export type AtOnceCondition = keyof typeof AT_ONCE;
-
-/** Whether the Event's claim is carried out in the one optimistic statement (it then opens a Run: decideClaim says Open). */
-export const opensAtOnce = (f: ClaimFacts): boolean => Object.values(AT_ONCE).every((holds) => holds(f));
 
 /** An Item Event observed at an older generation than the Item's budget now is. */
 export const isOlderThanItem = (f: Pick<ClaimFacts, "event" | "generation">): boolean => f.event.kind === "item" && f.event.generation < f.generation;

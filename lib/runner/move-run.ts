@@ -37,12 +37,9 @@ export type MoveOutcome =
 /** A draining worker hands the job back a little later, for a worker that admits. */
 export const DRAINING_DELAY_MS = 1_000;
 
-/**
- * `opened`: the Run as the claim that opened it wrote it (its first job carries it), so the
- * first decision needs no read; a Run changed since is read when its start is refused.
- */
-export async function moveRun(ctx: RunnerContext, runId: string, opened?: StartBasis): Promise<MoveOutcome> {
-  const outcome = await moveOnce(ctx, runId, opened);
+/** Moves a Run one step: reads it, decides, and starts its next Attempt where the decision says so. */
+export async function moveRun(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const outcome = await moveOnce(ctx, runId);
   if (!mayHaveChangedMeanwhile(outcome)) return outcome;
   // While this job ran, someone may have changed the Run and asked to move it (the sweep closing
   // an orphan this job saw open, an operator's retry while the condition was re-checked): the
@@ -88,8 +85,8 @@ function decideMove(snap: StartBasis | null): MoveDecision {
 const withoutAttempt = (ctx: RunnerContext, runId: string, decision: Exclude<MoveDecision, { tag: "Start" }>): Promise<MoveOutcome> | MoveOutcome =>
   decision.tag === "Park" ? park(ctx, runId) : decision;
 
-async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | undefined): Promise<MoveOutcome> {
-  const decision = decideMove(opened ?? (await readRunSnapshot(ctx.deps.db, runId)));
+async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const decision = decideMove(await readRunSnapshot(ctx.deps.db, runId));
   if (decision.tag !== "Start") return withoutAttempt(ctx, runId, decision);
 
   let slot: Slot;

@@ -5,8 +5,8 @@ import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../execu
 import { gitCredentialForms, maskSecrets } from "../executor/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/attempts";
-import type { Usage } from "../store/attempt-outcomes";
-import type { StartedRun } from "../store/attempt-starts";
+import type { Usage } from "../store/attempts";
+import type { StartedRun } from "../store/attempts";
 import { attemptLease } from "../store/attempt-lease";
 import { repositoryDefaultBranch } from "../store/run-branch";
 import type { RunRow } from "../store/run-rows";

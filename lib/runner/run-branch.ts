@@ -1,5 +1,5 @@
 import { runBranch } from "../executor/branch-name";
-import type { StartedRun } from "../store/attempt-starts";
+import type { StartedRun } from "../store/attempts";
 import type { RunRow } from "../store/run-rows";
 
 /**

@@ -3,7 +3,6 @@ import { RUN_STATE_SQL } from "../engine/run-predicates";
 import { advisoryKey } from "./locks";
 import { QUOTA_WAITING_PREFIX, repoOpenRateSql } from "./repo-metering";
 import { markRunsChanged } from "./run-changed";
-import { inPhase } from "./run-phase";
 import { compile, first, query, raw, rows, sql, type Queryable } from "./sql";
 import { installationUsageSql } from "./usage-counters";
 import type { Sql } from "./transaction";
@@ -70,7 +69,7 @@ export async function countRunning(on: Queryable, installationId: number, repo: 
     on,
     sql`SELECT count(*)::int AS inst, count(*) FILTER (WHERE r.repo = ${repo})::int AS repo
           FROM runs r JOIN repositories rp ON rp.full_name = r.repo
-         WHERE rp.installation_id = ${installationId} AND ${raw(inPhase("r", "Active"))} AND ${raw(RUN_STATE_SQL.isRunning("r.state"))}
+         WHERE rp.installation_id = ${installationId} AND ${raw(RUN_STATE_SQL.isRunning("r.state"))}
            AND r.id IS DISTINCT FROM ${exceptRunId}`,
   );
   return counted!;

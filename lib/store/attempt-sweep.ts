@@ -1,5 +1,5 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { Db } from "./db";
-import { inPhase } from "./run-phase";
 import { raw, rows, sql } from "./sql";
 import { workerDeadSql } from "./workers";
 
@@ -31,7 +31,7 @@ export function orphanSuspects(db: Db, window: { olderThanMs: number; staleAfter
     db.pool,
     sql`SELECT a.id, a.run_id, a.lease_token, a.worker_id, ${workerDeadSql("w", window.staleAfterMs)} AS worker_dead
           FROM runs r JOIN attempts a ON a.run_id = r.id LEFT JOIN workers w ON w.id = a.worker_id
-         WHERE ${raw(inPhase("r", "Active"))} AND a.state = 'Running'
+         WHERE ${raw(RUN_STATE_SQL.isRunning("r.state"))} AND a.state = 'Running'
            AND a.started_at < now() - make_interval(secs => ${window.olderThanMs}::float8 / 1000)`,
   );
 }

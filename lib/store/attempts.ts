@@ -3,20 +3,34 @@ import { attemptId as attemptIdOf, AGENT_STEP } from "../engine/ids";
 import { infraFailure, type Failure } from "../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../engine/retry";
 import { needsWorker } from "../engine/run-predicates";
-import { TRANSITIONS, type Transition } from "../engine/run-state";
+import { TRANSITIONS, type RunStateName, type Transition } from "../engine/run-state";
 import { ConflictError, NotFoundError } from "../errors";
 import { addAttemptUsageSql } from "./usage-counters";
-import { startAttempts, writeStarts, type StartCall, type StartedRun } from "./attempt-starts";
-import { recordOutcome, writeOutcomes, type OutcomeCall, type OutcomeRow, type Usage } from "./attempt-outcomes";
-import { recordIfTerminal } from "./terminal-deliveries";
+import { QUOTA_WAITING_PREFIX } from "./repo-metering";
+import { hasOutboundHooks, recordIfTerminal } from "./terminal-deliveries";
 import { announce } from "./announce";
+import { FORGET_ENGINE_FAILURES } from "./engine-failures";
 import type { Db } from "./db";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
-import { guardedRunUpdate, lockRun, touchRun, type RunRow } from "./run-rows";
+import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./run-snapshot";
 import { transaction, type Sql } from "./transaction";
-import { first, query, sql } from "./sql";
-import { TRANSCRIPT_CHANNEL, type TranscriptLine } from "./transcript-lines";
+import { first, query, raw, sql } from "./sql";
+import { TRANSCRIPT_CHANNEL, transcriptRowsSql, type TranscriptLine } from "./transcript-lines";
+
+export interface Usage {
+  durationMs: number;
+  tokensIn: number | null;
+  tokensOut: number | null;
+  costUsd: number | null;
+  costEstimated: boolean;
+  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
+  costExact?: boolean;
+  /** What the agent reported: the model, its turns, and the session a retry may resume. */
+  model?: string | null;
+  turns?: number | null;
+  sessionId?: string | null;
+}
 
 export interface AttemptRef {
   id: string;
@@ -50,13 +64,20 @@ export type StartResult =
 const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its lease (it died or lost Redis).";
 
 /**
+ * A started Run, with the App's pull request branch its Event continues (`submission.branch`,
+ * ADR 0019; null when it names none), read by the start so that the Attempt needs no read of
+ * its own.
+ */
+export type StartedRun = RunRow & { submitted_branch: string | null };
+
+/**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
  * Attempt of a Pending or Queued Run, or Attempt n+1 of a Running Run after an automatic or
- * operator retry (the caller saw no open Attempt). A Run changed since `snap` starts nothing
- * and is read again (`Changed`). Where the admission gate has something to ask (a quota, a
- * suspension), it is asked first, in one transaction with the start under the Run's lock and
- * the installation's concurrency lock, so two starts cannot both take the last slot; a Run
- * the gate refuses keeps its state and says why. Elsewhere the start is one statement.
+ * operator retry (the caller saw no open Attempt). One transaction under the Run's row lock:
+ * a Run changed since `snap` starts nothing and is read again (`Changed`); where the admission
+ * gate has something to ask (a quota, a suspension), it is asked there, with the
+ * installation's concurrency lock, so two starts cannot both take the last slot, and a Run
+ * it refuses keeps its state and says why. Admitted, the Run drops its quota waiting reason.
  */
 export async function startAttempt(db: Db, snap: StartBasis, lease: { token: string; workerId: string }, gate: AttemptGate): Promise<StartResult> {
   const { run } = snap;
@@ -69,32 +90,34 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const number = (snap.latest?.number ?? 0) + 1;
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
-  const call: StartCall = { id, runId: run.id, number, lease, from, version: snap.version };
-  const started = (row: StartedRun): StartResult => ({ tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: row });
-  const changed = async (): Promise<StartResult> => ({ tag: "Changed", snapshot: await readRunSnapshot(db, run.id) });
-
-  if (!snap.admissionGated) {
-    const row = await startAttempts(db)(call);
-    if (!row) return changed();
-    announceRunsChanged(db.pool, [run.id]);
-    if (run.state !== "Running") countRunTransition("Running");
-    return started(row);
-  }
-  const gated = await transaction(
-    db,
-    async (tx): Promise<StartResult | null> => {
-      const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
-      if (locked?.version !== snap.version) return null;
+  const result = await transaction(db, async (tx): Promise<StartResult | null> => {
+    const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
+    if (locked?.version !== snap.version) return null;
+    if (snap.admissionGated) {
       const refusal = await gate(tx, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
       if (refusal) return { tag: "Refused", run, refusal };
-      const [row] = await writeStarts(tx, [{ ...call, version: null }]);
-      await markRunsChanged(tx, [run.id]);
-      return started(row!);
-    },
-    { indexPlanned: true },
-  );
-  if (gated?.tag === "Started" && run.state !== "Running") countRunTransition("Running");
-  return gated ?? changed();
+    }
+    const started = await first<StartedRun>(
+      tx,
+      sql`
+WITH started AS (
+  UPDATE runs SET state = ${TRANSITIONS.start.to}, started_at = COALESCE(started_at, now()), updated_at = now(),
+         waiting_reason = CASE WHEN starts_with(waiting_reason, ${QUOTA_WAITING_PREFIX}) THEN NULL ELSE waiting_reason END
+   WHERE id = ${run.id} AND state::text = ANY(${from})
+  RETURNING ${raw(RUN_COLUMNS)}
+), attempt AS (
+  INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
+  SELECT ${id}, id, ${AGENT_STEP}, ${number}, 'Running', ${lease.token}, ${lease.workerId}, agent FROM started
+)
+SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`,
+    );
+    if (!started) return null;
+    await markRunsChanged(tx, [run.id]);
+    return { tag: "Started", attempt: { id, runId: run.id, number, leaseToken: lease.token }, run: started };
+  });
+  if (!result) return { tag: "Changed", snapshot: await readRunSnapshot(db, run.id) };
+  if (result.tag === "Started" && run.state !== "Running") countRunTransition("Running");
+  return result;
 }
 
 export type AttemptResult =
@@ -130,95 +153,88 @@ function runMoveOf(result: AttemptResult, number: number): RunMove {
   return { decision, transition: decision.tag === "RetryAttempt" ? TRANSITIONS.continueRunning : TRANSITIONS.fail };
 }
 
-/** The outcome as the statement that records it takes it (attempt-outcomes.ts). */
-function outcomeCall(ref: AttemptRef, result: AttemptResult, move: RunMove, tail: readonly TranscriptLine[]): OutcomeCall {
-  const succeeded = result.tag === "Succeeded" ? result : null;
-  const { usage } = result;
-  return {
-    attemptId: ref.id,
-    runId: ref.runId,
-    leaseToken: ref.leaseToken,
-    result: result.tag,
-    from: move.transition.from,
-    to: move.transition.to,
-    ends: move.decision.tag !== "RetryAttempt",
-    failure: result.tag === "Failed" ? result.failure : null,
-    summary: succeeded?.summary ?? null,
-    branch: succeeded?.branch ?? null,
-    pullRequestNumber: succeeded?.pullRequestNumber ?? null,
-    headSha: succeeded?.headSha ?? null,
-    usage: {
-      durationMs: usage.durationMs,
-      tokensIn: usage.tokensIn,
-      tokensOut: usage.tokensOut,
-      costUsd: usage.costUsd,
-      costEstimated: usage.costEstimated,
-      costExact: usage.costExact ?? false,
-      model: usage.model ?? null,
-      turns: usage.turns ?? null,
-      sessionId: usage.sessionId ?? null,
-    },
-    tail,
-  };
-}
-
-/** The Run an outcome moved; the typed refusal when it wrote nothing (which asks why, off the hot path). */
-async function movedRun(on: Sql | Db["pool"], ref: AttemptRef, row: OutcomeRow | null, move: RunMove): Promise<RunRow> {
-  if (!row) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
-  if (row.id) {
-    const { current_state: _s, hooked: _h, queued_behind: _q, ...run } = row;
-    return run as RunRow;
-  }
-  const lease = await first<{ holds: boolean }>(
-    on,
-    sql`SELECT EXISTS (SELECT 1 FROM attempts WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}) AS holds`,
-  );
-  if (!lease!.holds) throw new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
-  throw new ConflictError(
-    "run_state_conflict",
-    `Cannot record an outcome of a Run that is ${row.current_state}; it must be ${move.transition.from.join(" or ")}.`,
-    { state: row.current_state, allowed: move.transition.from },
-  );
-}
+/** What an outcome found when it wrote nothing of the Attempt: refused after its transaction committed the transcript's tail. */
+type Unrecorded = { tag: "LeaseLost" } | { tag: "WrongState"; state: RunStateName };
 
 /**
  * Records an Attempt's outcome, fenced by its lease token: a worker that lost its lease (the
  * Attempt was closed or re-run by someone else) writes nothing and gets `lease_lost`. `tail`,
  * the transcript lines not stored yet, is stored with it (even when the outcome is refused).
- * One statement, group-committed with the outcomes other Attempts of this process report
- * meanwhile (recordOutcome); a transaction of its own where outbound hooks listen to the Run,
- * so that a terminal state and its deliveries are written together.
+ * One transaction under the Run's row lock (every writer of a Run and its Attempts locks the
+ * Run first): lock, read, decide, write the Attempt, its usage, the Run's move, and — where an
+ * outbound hook listens — the deliveries of a terminal state.
  */
 export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResult, tail: readonly TranscriptLine[] = []): Promise<FinishResult> {
   const move = runMoveOf(result, ref.number);
-  const call = outcomeCall(ref, result, move, tail);
-  const alone = await recordOutcome(db)(call);
-  if (!alone?.hooked) {
-    if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
-    const run = await movedRun(db.pool, ref, alone, move);
-    announceRunsChanged(db.pool, [ref.runId]);
-    return countedFinish(result, move, { run, decision: move.decision, queuedBehind: alone!.queued_behind });
-  }
-  const recorded = await transaction(
-    db,
-    async (tx) => {
-      const [row] = await writeOutcomes(tx, [call], true);
-      const run = await movedRun(tx, ref, row!, move);
-      await markRunsChanged(tx, [ref.runId]);
-      await recordIfTerminal(tx, run, move.transition.from);
-      return { run, decision: move.decision, queuedBehind: row!.queued_behind };
-    },
-    { indexPlanned: true },
-  );
+  const recorded = await transaction(db, async (tx): Promise<FinishResult | Unrecorded> => {
+    const run = await first<{ state: RunStateName; queued_behind: boolean; hooked: boolean }>(
+      tx,
+      sql`SELECT state, queued_behind, ${raw(hasOutboundHooks("runs"))} AS hooked FROM runs WHERE id = ${ref.runId} FOR UPDATE`,
+    );
+    if (!run) throw new NotFoundError("run_not_found", `No Run ${ref.runId}.`);
+    if (tail.length) await query(tx, transcriptRowsSql(ref.id, ref.runId, tail));
+    const closed = move.transition.from.includes(run.state) && (await closeAttempt(tx, ref, result));
+    if (!closed) return (await holdsLease(tx, ref)) ? { tag: "WrongState", state: run.state } : { tag: "LeaseLost" };
+    const succeeded = result.tag === "Succeeded" ? result : null;
+    const moved = (await first<RunRow>(
+      tx,
+      sql`UPDATE runs SET state = ${move.transition.to}, updated_at = now(),
+                 ended_at = CASE WHEN ${move.decision.tag !== "RetryAttempt"} THEN now() ELSE ended_at END,
+                 branch = COALESCE(${succeeded?.branch ?? null}, branch),
+                 pull_request_number = COALESCE(${succeeded?.pullRequestNumber ?? null}::int, pull_request_number),
+                 head_sha = COALESCE(${succeeded?.headSha ?? null}, head_sha),
+                 failed_attempt_id = CASE WHEN ${result.tag === "Failed"} THEN ${ref.id} ELSE failed_attempt_id END${FORGET_ENGINE_FAILURES}
+           WHERE id = ${ref.runId} AND state::text = ANY(${move.transition.from})
+       RETURNING ${raw(RUN_COLUMNS)}`,
+    ))!;
+    await markRunsChanged(tx, [ref.runId]);
+    if (run.hooked) await recordIfTerminal(tx, moved, move.transition.from);
+    return { run: moved, decision: move.decision, queuedBehind: run.queued_behind };
+  });
   if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
-  return countedFinish(result, move, recorded);
+  if ("tag" in recorded) throw refusalOf(ref, recorded, move);
+  countAttemptOutcome(result.tag, result.tag === "Failed" ? result.failure.category : null, result.usage.durationMs);
+  if (move.decision.tag !== "RetryAttempt") countRunTransition(recorded.run.state);
+  return recorded;
 }
 
-/** The metrics of a recorded outcome: the Attempt's, and the Run's move unless it goes on Running. */
-function countedFinish(result: AttemptResult, move: RunMove, finish: FinishResult): FinishResult {
-  countAttemptOutcome(result.tag, result.tag === "Failed" ? result.failure.category : null, result.usage.durationMs);
-  if (move.decision.tag !== "RetryAttempt") countRunTransition(finish.run.state);
-  return finish;
+/** Whether the Attempt is open under this lease token. */
+async function holdsLease(tx: Sql, ref: AttemptRef): Promise<boolean> {
+  return (await first(tx, sql`SELECT 1 FROM attempts WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}`)) !== undefined;
+}
+
+/**
+ * Closes the Attempt with its result, only while it is open under this lease token, and
+ * counts its usage on the month's counters; false when it was not open under that lease.
+ */
+async function closeAttempt(tx: Sql, ref: AttemptRef, result: AttemptResult): Promise<boolean> {
+  const failure = result.tag === "Failed" ? result.failure : null;
+  const { usage } = result;
+  const closed = await first<{ id: string }>(
+    tx,
+    sql`WITH closed AS (
+       UPDATE attempts SET state = ${result.tag}::"AttemptState", ended_at = now(), failure_kind = ${failure?.kind ?? null},
+              failure_category = ${failure?.category ?? null}, retryable = ${failure?.retryable ?? null}, failure_message = ${failure?.message ?? null},
+              summary = ${result.tag === "Succeeded" ? result.summary : null}, duration_ms = ${usage.durationMs}, tokens_in = ${usage.tokensIn},
+              tokens_out = ${usage.tokensOut}, cost_usd = ${usage.costUsd}, cost_estimated = ${usage.costEstimated},
+              cost_exact = ${usage.costExact ?? false}, model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null}
+        WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}
+       RETURNING id, run_id, cost_usd, duration_ms
+     ), counted AS (${addAttemptUsageSql("closed")}
+     )
+     SELECT id FROM closed`,
+  );
+  return closed !== undefined;
+}
+
+/** The typed refusal of an outcome that wrote nothing. */
+function refusalOf(ref: AttemptRef, unrecorded: Unrecorded, move: RunMove): ConflictError {
+  if (unrecorded.tag === "LeaseLost") return new ConflictError("lease_lost", `Attempt ${ref.id} no longer holds its lease; its outcome was not recorded.`);
+  return new ConflictError(
+    "run_state_conflict",
+    `Cannot record an outcome of a Run that is ${unrecorded.state}; it must be ${move.transition.from.join(" or ")}.`,
+    { state: unrecorded.state, allowed: move.transition.from },
+  );
 }
 
 /** Records the branch and pull request an Attempt produced as soon as it is known. */

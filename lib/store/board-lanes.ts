@@ -1,7 +1,7 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
 import type { Db } from "./db";
 import type { ItemColumns } from "./items";
-import { inPhase } from "./run-phase";
 import { join, raw, rows, sql, type Statement } from "./sql";
 
 /**
@@ -62,7 +62,7 @@ const ITEM_RUN = raw(`CROSS JOIN LATERAL (
 const loopRun = (loop: string): Statement => sql`LEFT JOIN LATERAL (
            SELECT r.id, r.pull_request_number, r.state = 'Running' AS running FROM runs r
             WHERE r.item_key = i.key AND r.loop = ${loop}
-            ORDER BY (${raw(inPhase("r", "Active", "Waiting"))}) DESC, r.received_at DESC, r.id DESC LIMIT 1) cur ON true`;
+            ORDER BY (${raw(RUN_STATE_SQL.isOpen("r.state"))}) DESC, r.received_at DESC, r.id DESC LIMIT 1) cur ON true`;
 
 export async function readBoardCards(
   db: Db,

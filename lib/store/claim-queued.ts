@@ -2,7 +2,7 @@ import { decideOpening, isOlderThanItem } from "../engine/claim";
 import { OPEN } from "../engine/run-state";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
-import { againIfClaimedMeanwhile, openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
+import { openOrBlock, type Admission, type ClaimResult, type EventInput } from "./record-and-claim";
 import { ignoreQueuedEvents } from "./revoke";
 import { firstPrepared, rows, sql } from "./sql";
 import { transaction, type Sql } from "./transaction";
@@ -51,11 +51,7 @@ const OPEN_RUN_TRIES = 3;
  * is queued any more, or another Run is open: that Run is marked so its last outcome hands
  * over to the queued Events in turn.
  */
-export async function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
-  return againIfClaimedMeanwhile(() => lockedClaimQueued(db, event, admission));
-}
-
-function lockedClaimQueued(db: Db, event: EventInput, admission: Admission | undefined): Promise<ClaimResult | null> {
+export function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
   return transaction(
     db,
     async (tx) => {

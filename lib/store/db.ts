@@ -10,8 +10,6 @@ import type { Queryable } from "./sql";
  */
 export interface Db {
   pool: pg.Pool;
-  /** The connections of group-committed statements (group-commit.ts): one per kind in flight, planned by index (indexPlanned). */
-  batch: pg.Pool;
   prisma: PrismaClient;
   close(): Promise<void>;
 }
@@ -25,26 +23,6 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
  * Board's query crosses that line and spent 28 ms of its 48 compiling (npm run bench).
  */
 const SESSION_OPTIONS = "-c jit=off";
-
-/**
- * How a statement that carries many Runs is planned (ADR 0030): every join a nested loop over
- * an index. Its generic plan, made once per connection, then holds at any size of the tables,
- * where the planner's own choice for a join made while `runs` was nearly empty (a hash join over
- * a sequential scan) was kept and read the whole table on every call (autovacuum may be off, so
- * no ANALYZE replans it). Set by the batch connections, and by a transaction that sends such a
- * statement (transaction.ts `indexPlanned`).
- */
-export const indexPlanned = (form: "-c" | "SET LOCAL"): string =>
-  ["enable_seqscan", "enable_hashjoin", "enable_mergejoin"]
-    .map((setting) => (form === "-c" ? `-c ${setting}=off` : `SET LOCAL ${setting} = off`))
-    .join(form === "-c" ? " " : "; ");
-
-/**
- * The batch connections' settings: planned by index, and a lock waited for at most a second.
- * A batch that would wait longer for a Run's lock gives up, and its calls are made one by one:
- * one locked Run does not hold up every call queued behind it.
- */
-const BATCH_SESSION_OPTIONS = `${SESSION_OPTIONS} ${indexPlanned("-c")} -c lock_timeout=1s`;
 
 /**
  * A pool's connection settings: the URL's own `options` (a test's search_path), then
@@ -81,23 +59,15 @@ export function createDb(url: string = databaseUrl(), max = 10): Db {
     client.on("error", () => undefined);
   });
   const prisma = new PrismaClient({ adapter: new PrismaPg(pool, { schema: prismaSchemaOf(url) }) });
-  const batch = new pg.Pool({ ...withSessionOptions(url, BATCH_SESSION_OPTIONS), max: BATCH_KINDS, allowExitOnIdle: true });
-  batch.on("error", () => undefined);
-  batch.on("connect", (client) => client.on("error", () => undefined));
   return {
     pool,
-    batch,
     prisma,
     async close() {
       await prisma.$disconnect();
       await pool.end().catch(() => undefined);
-      await batch.end().catch(() => undefined);
     },
   };
 }
-
-/** The batch connections one Db may open: one per kind in flight (a claim, a start, an outcome; a claim without the gate is a bench's or a test's). */
-const BATCH_KINDS = 3;
 
 let shared: Db | undefined;
 

@@ -1,6 +1,6 @@
 import type { Db } from "./db";
 import { announceItemsChanged } from "./item-changed";
-import { first, query, rows, sql, type Queryable } from "./sql";
+import { first, rows, sql } from "./sql";
 
 /** The columns of an Item that name and show it (its card, its read). */
 export interface ItemColumns {
@@ -116,13 +116,4 @@ export async function openPullRequestsAt(db: Db, repo: string, sha: string): Pro
     sql`SELECT number FROM items WHERE repo = ${repo} AND kind = 'pull_request' AND state = 'open' AND head_sha = ${sha}`,
   );
   return found.map((r) => r.number);
-}
-
-/**
- * Computes the Item's current Run again from its Runs, once its row is locked (the function
- * item_refresh_current_run, migration 20261204020000): for a supersede that opened no heir in
- * its statement (a budget or a quota refused the Event), whose close keeps nothing by itself.
- */
-export async function refreshCurrentRun(tx: Queryable, itemKey: string): Promise<void> {
-  await query(tx, sql`SELECT item_refresh_current_run(${itemKey})`);
 }

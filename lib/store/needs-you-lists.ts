@@ -1,7 +1,6 @@
 import type { Db } from "./db";
 import { ENGINE_FAILED_REASON } from "./engine-failures";
 import type { ApprovalReason } from "./record-and-claim";
-import { inPhase } from "./run-phase";
 import { first, raw, rows, sql, type Statement } from "./sql";
 
 /**
@@ -16,15 +15,15 @@ export const NEEDS_LIMIT = 100;
 /**
  * A Waiting Run parked by engine failures, and one that waits for its approval: every other
  * Waiting Run. The parked ones are found by the partial index on `waiting_reason`; the count
- * of those awaiting approval is the Waiting count (an index-only scan of runs_repo_phase_idx)
+ * of those awaiting approval is the Waiting count (an index-only scan of runs_repo_state_idx)
  * less theirs, rather than a visit of every Waiting Run.
  */
-const WAITING = raw(inPhase("r", "Waiting"));
+const WAITING = raw(`r.state = 'Waiting'`);
 const ENGINE_PARKED = sql`${WAITING} AND r.waiting_reason = ${ENGINE_FAILED_REASON}`;
 const AWAITS_APPROVAL = sql`${WAITING} AND r.waiting_reason IS DISTINCT FROM ${ENGINE_FAILED_REASON}`;
 
 /** A Failed Run whose latest failed Attempt nobody resolved (the partial index runs_unresolved_failures holds them). */
-const UNRESOLVED_FAILURE = raw(`${inPhase("r", "Failed")} AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`);
+const UNRESOLVED_FAILURE = raw(`r.state = 'Failed' AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`);
 
 const LIMIT = raw(String(NEEDS_LIMIT));
 

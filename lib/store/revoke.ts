@@ -1,10 +1,10 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import { countRunTransition } from "../metrics/metrics";
 import { TRANSITIONS } from "../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "./terminal-deliveries";
 import type { Db } from "./db";
 import { loopItemLock } from "./locks";
 import { markRunsChanged } from "./run-changed";
-import { inPhase } from "./run-phase";
 import { literal, query, raw, rows, sql, type Queryable, type Statement } from "./sql";
 import { transaction } from "./transaction";
 
@@ -42,7 +42,7 @@ export async function revoke(db: Db, loop: string, itemKey: string): Promise<str
 export async function loopItemsWithOpenRuns(db: Db, repo: string): Promise<{ loop: string; itemKey: string }[]> {
   return rows<{ loop: string; itemKey: string }>(
     db.pool,
-    sql`SELECT DISTINCT loop, item_key AS "itemKey" FROM runs WHERE repo = ${repo.toLowerCase()} AND ${raw(inPhase("runs", "Active", "Waiting"))}`,
+    sql`SELECT DISTINCT loop, item_key AS "itemKey" FROM runs WHERE repo = ${repo.toLowerCase()} AND ${raw(RUN_STATE_SQL.isOpen("runs.state"))}`,
   );
 }
 

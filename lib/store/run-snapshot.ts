@@ -23,24 +23,6 @@ export interface StartBasis {
   admissionGated: boolean;
 }
 
-/**
- * A Run as the claim that opened it wrote it, carried by its first job: enough to start it
- * without reading it first. A Run changed since is read then (the start is guarded by `version`).
- */
-export interface OpenedRun {
-  version: string;
-  repo: string;
-  approvalRequired: boolean;
-  admissionGated: boolean;
-}
-
-export const basisOfOpened = (runId: string, receivedAt: Date, opened: OpenedRun): StartBasis => ({
-  run: { id: runId, state: "Pending", repo: opened.repo, waiting_reason: null, approval_required: opened.approvalRequired, received_at: receivedAt },
-  version: opened.version,
-  latest: null,
-  admissionGated: opened.admissionGated,
-});
-
 const snapshotSql = (runId: string): Statement => sql`SELECT ${raw(RUN_COLUMNS)}, runs.xmin::text AS version,
     (SELECT json_build_object('id', a.id, 'number', a.number, 'state', a.state, 'lease_token', a.lease_token)
        FROM attempts a WHERE a.run_id = runs.id ORDER BY a.number DESC LIMIT 1) AS latest_attempt,

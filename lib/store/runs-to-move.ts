@@ -1,5 +1,5 @@
+import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { Db } from "./db";
-import { inPhase } from "./run-phase";
 import { first, raw, rows, sql } from "./sql";
 
 /**
@@ -11,7 +11,7 @@ import { first, raw, rows, sql } from "./sql";
 export function activeRunsToMove(db: Db): Promise<{ id: string; received_at: Date }[]> {
   return rows<{ id: string; received_at: Date }>(
     db.pool,
-    sql`SELECT id, received_at FROM runs WHERE ${raw(inPhase("runs", "Active"))} ORDER BY received_at, id`,
+    sql`SELECT id, received_at FROM runs WHERE ${raw(RUN_STATE_SQL.needsWorker("runs.state"))} ORDER BY received_at, id`,
   );
 }
 
@@ -25,7 +25,7 @@ export function strandedQueues(db: Db, graceMs: number): Promise<{ loop: string;
     sql`SELECT DISTINCT e.loop, e.item_key FROM events e
          WHERE e.status = 'Queued'
            AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.loop = e.loop AND r.item_key = e.item_key
-                             AND (${raw(inPhase("r", "Active", "Waiting"))} OR r.ended_at > now() - make_interval(secs => ${graceMs}::float8 / 1000)))`,
+                             AND (${raw(RUN_STATE_SQL.isOpen("r.state"))} OR r.ended_at > now() - make_interval(secs => ${graceMs}::float8 / 1000)))`,
   );
 }
 

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { indexPlanned, type Db } from "./db";
+import type { Db } from "./db";
 import { collectRunChanges, discardRunChanges, flushRunChanges } from "./run-changed";
 
 export type Sql = pg.PoolClient;
@@ -28,18 +28,12 @@ export async function withStoreRetry<T>(fn: () => Promise<T>, tries = STORE_TRIE
 
 /**
  * How a transaction begins: plain, or with a transaction-scoped advisory lock taken in the
- * same round trip as BEGIN (that is how writes are serialized per (Loop, Item)), or planning
- * its statements by index as a batch connection does (`indexPlanned`: it sends a statement that
- * carries many Runs, group-commit.ts).
+ * same round trip as BEGIN (that is how writes are serialized per (Loop, Item)).
  */
-export type Begin = { lockKey?: bigint; indexPlanned?: boolean };
+export type Begin = { lockKey?: bigint };
 
 const beginSql = (begin: Begin): string =>
-  [
-    "BEGIN",
-    ...(begin.lockKey === undefined ? [] : [`SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`]),
-    ...(begin.indexPlanned ? [indexPlanned("SET LOCAL")] : []),
-  ].join("; ");
+  begin.lockKey === undefined ? "BEGIN" : `BEGIN; SELECT pg_advisory_xact_lock(${begin.lockKey.toString()})`;
 
 /** Runs `fn` in one transaction, retried as a whole on transient errors. */
 export async function transaction<T>(db: Db, fn: (sql: Sql) => Promise<T>, begin: Begin = {}): Promise<T> {

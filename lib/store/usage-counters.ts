@@ -17,17 +17,6 @@ export const REPO_SCOPE_PREFIX = "repo:";
 /** SQL: the key (`YYYY-MM`) of the database clock's current UTC month, the same as metering's monthKey(now). */
 const MONTH_OF_NOW = raw(`to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM')`);
 
-/**
- * SQL: one more Run opened this month on the counter of the repository `repo` (an owner/name
- * expression), created when missing, for each row `from` gives (a FROM item with its WHERE).
- * For an open the gate had nothing to ask of (no quota set, nothing suspended), charged by the
- * statement that opens it; chargeOpen charges the others.
- */
-export const countOpenSql = (repo: Statement, from: Statement): Statement => sql`
-INSERT INTO usage_counters (scope, month, runs)
-SELECT ${repoScopeSql(repo)}, ${MONTH_OF_NOW}, 1 FROM ${from}
-ON CONFLICT (scope, month) DO UPDATE SET runs = usage_counters.runs + 1`;
-
 /** SQL: the repository's counter and bucket key (metering's repoScope), of an owner/name expression. */
 export const repoScopeSql = (repo: Statement): Statement => sql`${literal(REPO_SCOPE_PREFIX)} || lower(${repo})`;
 

@@ -1,7 +1,6 @@
 import { RUN_STATE_SQL } from "../engine/run-predicates";
 import type { Db } from "./db";
 import { repoOpenRateSql } from "./repo-metering";
-import { inPhase } from "./run-phase";
 import { raw, rows, sql } from "./sql";
 import { INSTALLATION_SCOPE_PREFIX, installationUsageSql, REPO_SCOPE_PREFIX } from "./usage-counters";
 
@@ -105,7 +104,7 @@ SELECT t.scope, t.name, t.installation_id, t.repo, t.suspended,
        CASE WHEN t.scope = 'repository' THEN ${raw(repoOpenRateSql("t.open_rate_per_minute"))} ELSE COALESCE(t.open_rate_per_minute, 0) END AS open_rate_per_minute,
        COALESCE(c.runs, 0) AS runs, COALESCE(c.cost, 0) AS cost,
        (SELECT count(*)::int FROM runs r JOIN repositories x ON x.full_name = r.repo
-         WHERE ${raw(inPhase("r", "Active"))} AND ${raw(RUN_STATE_SQL.isRunning("r.state"))} AND x.installation_id = t.installation_id
+         WHERE ${raw(RUN_STATE_SQL.isRunning("r.state"))} AND x.installation_id = t.installation_id
            AND (t.repo IS NULL OR r.repo = t.repo)) AS running,
        b.tokens, EXTRACT(EPOCH FROM now() - b.refilled_at)::float8 AS elapsed
   FROM target t

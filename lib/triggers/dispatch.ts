@@ -71,7 +71,7 @@ export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Pro
   await transaction(deps.db, (sql) =>
     audit(sql, { actor: actor.login, action: "dispatch_loop", repo: fullName, runId: outcome.tag === "Opened" ? outcome.runId : null, detail: { loop: loop.name, number: input.number, outcome: outcome.tag } }),
   );
-  if (result.tag === "Claimed" && result.opened) await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+  if (result.tag === "Claimed" && result.opened) await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
   return outcome;
 }
 

@@ -159,7 +159,7 @@ export async function claimEvent(deps: Pick<TriggerDeps, "db" | "admission" | "w
   outcome.claims.push({ loop: event.loop, result });
   if (result.tag === "Claimed" && result.opened) {
     outcome.opened.push(result.runId);
-    await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+    await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
   }
 }
 

@@ -90,7 +90,7 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
     targets.push({ repo: targetRepo.fullName, result });
     if (result.tag === "Claimed" && result.opened) {
       opened.push(result.runId);
-      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
     }
   }
   await recordLoopEvaluations(deps.db, fullName, [loop], failures, new Date(deps.clock.now()));
