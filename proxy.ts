@@ -12,7 +12,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { decoded } from "./lib/http/ids";
 import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
-import { databaseReachable } from "./lib/store/database-reachable";
+import { databaseReachable } from "./lib/store/kernel/database-reachable";
 
 const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
 

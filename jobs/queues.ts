@@ -3,7 +3,7 @@
 // Redis only holds what can be lost.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { instanceRedisPrefix, reconnectDelayMs, redisOptions } from "../lib/config/redis";
-import type { Db } from "../lib/store/db";
+import type { Db } from "../lib/store/kernel/db";
 import { scheduleLoops } from "../lib/triggers/fire-schedule";
 import type { Hint, WorkQueue } from "../lib/work/work-queue";
 import { attemptPriority } from "./processors/attempt-priority";

@@ -5,7 +5,7 @@
 // the start with the reason (exit 1).
 import { settingsFromDatabase } from "../lib/config/github-app";
 import { startDecision, type AppSource } from "../lib/setup/start-decision";
-import { createDb } from "../lib/store/db";
+import { createDb } from "../lib/store/kernel/db";
 
 async function appSource(): Promise<AppSource> {
   if (process.env.GITHUB_APP_ID) return "env";

@@ -8,8 +8,8 @@ import { forgetAccess } from "../../lib/auth/authorize";
 import { instanceConfig } from "../../lib/auth/instance-config";
 import { resolveGitHubEnv, type GitHubEnv } from "../../lib/auth/github-env";
 import { SESSION_MAX_AGE_SECONDS, storeUserToken } from "../../lib/auth/sessions";
-import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/sessions";
-import { getUser, updateUserProfile, upsertUser, type StoredUser } from "../../lib/store/users";
+import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/people/session-rows";
+import { getUser, updateUserProfile, upsertUser, type StoredUser } from "../../lib/store/people/users";
 import { db } from "./db";
 
 /**

@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/runs/engine-failures";
 import { bullPrefix, type MoveRunJob, QUEUE_NAMES } from "../queues";
 
 /**

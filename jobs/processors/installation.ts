@@ -4,7 +4,7 @@ import { Worker, type ConnectionOptions } from "bullmq";
 import type { GitHubApp } from "../../lib/github/app";
 import { reconcileInstallations, type ReconcileResult } from "../../lib/github/installations";
 import type { Log } from "../../lib/github/log";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import type { WorkQueue } from "../../lib/work/work-queue";
 import { bullPrefix, type InstallationJob, QUEUE_NAMES } from "../queues";
 import { logWorkerErrors, type WorkerOptions } from "./poll";

@@ -1,6 +1,6 @@
 import { readFileSync, statSync } from "node:fs";
 import { settingsFromDatabase } from "../config/github-app";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 
 /**
  * Where GitHub is, for the dashboard's sign-in, its user-token calls and its links: github.com

@@ -3,8 +3,8 @@ import { readFile } from "node:fs/promises";
 import { BadInputError } from "../errors";
 import { rememberInstanceSecrets } from "../executor/redact";
 import { isPlainCredential, openCredential, sealCredential } from "../setup/credential-box";
-import { readAppCredentials, replacePlainCredentials } from "../store/app-credentials";
-import type { Db } from "../store/db";
+import { readAppCredentials, replacePlainCredentials } from "../store/github/app-credential-rows";
+import type { Db } from "../store/kernel/db";
 import { secretKey } from "./secret-key";
 
 /**

@@ -1,5 +1,5 @@
-import type { Db } from "../store/db";
-import { repositoryPolls } from "../store/repository-list";
+import type { Db } from "../store/kernel/db";
+import { repositoryPolls } from "../store/reads/repository-list";
 import { listLoopsOf } from "../triggers/loops";
 
 /**

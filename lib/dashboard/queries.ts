@@ -1,7 +1,7 @@
 import { hasRepoPermission, requireViewer } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
-import { agentsOfRuns, loopNamesOf } from "../store/filter-choices";
+import { agentsOfRuns, loopNamesOf } from "../store/reads/filter-choices";
 import { loadAudit } from "./audit";
 import { loadBoard, type Board } from "./board";
 import { loadBudgets, type BudgetView } from "./budgets";

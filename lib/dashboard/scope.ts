@@ -1,7 +1,7 @@
 import { visibleToViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
-import { registeredRepoNames } from "../store/repository-list";
+import type { Db } from "../store/kernel/db";
+import { registeredRepoNames } from "../store/reads/repository-list";
 
 /**
  * The registered repositories a viewer may see: every one for an instance admin, else those

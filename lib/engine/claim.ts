@@ -45,7 +45,7 @@ export type ClaimDecision =
 
 /**
  * The one claim decision: what an Event does, from the facts read. The store carries it out
- * under the (Loop, Item) lock (lib/store/record-and-claim.ts).
+ * under the (Loop, Item) lock (lib/store/runs/claim.ts).
  */
 export function decideClaim(f: ClaimFacts): ClaimDecision {
   if (f.recorded?.tag === "Run") return { tag: "Recorded", runId: f.recorded.runId, state: f.recorded.state };

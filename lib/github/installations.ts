@@ -1,7 +1,7 @@
-import type { Db } from "../store/db";
-import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/installations";
-import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/repositories";
-import { transaction } from "../store/transaction";
+import type { Db } from "../store/kernel/db";
+import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
+import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/github/repository-rows";
+import { transaction } from "../store/kernel/transaction";
 import type { GitHubApp, Octokit } from "./app";
 import { describeError } from "./errors";
 import { followPages, nextPageUrl } from "./conditional-request";

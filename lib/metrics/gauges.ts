@@ -1,7 +1,7 @@
 import { Gauge } from "prom-client";
 import { RUN_STATES } from "../engine/run-state";
-import type { Db } from "../store/db";
-import { countRunsByState, pollLagByInstallation, type RunStateCount } from "../store/gauges";
+import type { Db } from "../store/kernel/db";
+import { countRunsByState, pollLagByInstallation, type RunStateCount } from "../store/reads/gauge-reads";
 import { registry } from "./metrics";
 
 /**

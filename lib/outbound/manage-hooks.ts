@@ -1,7 +1,7 @@
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
-import { liveInstallations } from "../store/registrations";
+import type { Db } from "../store/kernel/db";
+import { liveInstallations } from "../store/github/registrations";
 import { hookScope, requireHookCreator, requireHookManager } from "./access";
 import { deliveryNotFound, getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
 import { createHook, deleteHook, getHook, listHooks, updateHook, webhookNotFound, type HookInput, type HookUpdate, type HookView } from "./hooks";

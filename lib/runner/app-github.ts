@@ -3,9 +3,9 @@ import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { GitHubApp } from "../github/app";
 import { httpStatusOf } from "../github/errors";
 import { openOrUpdatePullRequest } from "../github/pull-requests";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import type { RunnerGitHub } from "./runner-deps";
-import { polledRepository, type RegisteredRepository } from "../store/repositories";
+import { polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
 
 /**
  * The runner's GitHub through the App: a token limited to the Run's repository (and the

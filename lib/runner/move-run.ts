@@ -1,10 +1,10 @@
 import { needsWorker } from "../engine/run-predicates";
 import { ConflictError } from "../errors";
-import { parkForApproval } from "../store/approvals";
+import { parkForApproval } from "../store/runs/approvals";
 import { admitAttempt } from "../metering/admission";
-import { expireAttempt, startAttempt, type StartResult } from "../store/attempts";
-import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
-import { isWorkerStopped } from "../store/workers";
+import { expireAttempt, startAttempt, type StartResult } from "../store/runs/attempts";
+import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/runs/start-basis";
+import { isWorkerStopped } from "../store/runs/worker-registry";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, leaseHolder, leaseTokenWorker, newLeaseToken, releaseLeaseOf, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";

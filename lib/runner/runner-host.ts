@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { isAttemptCanceled, readAuditedIntervention } from "../store/audit";
+import { isAttemptCanceled, readAuditedIntervention } from "../store/people/audit-log";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";

@@ -4,8 +4,8 @@ import { systemClock, type Clock } from "../github/clock";
 import { ItemSliceReader } from "../github/graphql-items";
 import type { Log } from "../github/log";
 import { RepositoryRoleReader } from "../github/repository-roles";
-import type { Db } from "../store/db";
-import type { Admission } from "../store/record-and-claim";
+import type { Db } from "../store/kernel/db";
+import type { Admission } from "../store/runs/claim";
 import type { WorkQueue } from "../work/work-queue";
 import { pollIntervals, type PollIntervals } from "./poll-interval";
 

@@ -1,9 +1,9 @@
 import { NotFoundError } from "../errors";
 import type { TriggerKind } from "../loops/config-schema";
 import type { StoredConfig } from "../loops/stored-config";
-import type { Db } from "../store/db";
-import { loopRuntimesOf, recordLoopPaused, type LoopRuntime } from "../store/loop-runtimes";
-import { storedConfig, storedConfigsOf } from "../store/repository-configs";
+import type { Db } from "../store/kernel/db";
+import { loopRuntimesOf, recordLoopPaused, type LoopRuntime } from "../store/items/loop-runtimes";
+import { storedConfig, storedConfigsOf } from "../store/items/repository-configs";
 import { loopNames } from "./repository-config";
 
 /** A Loop of a repository as the dashboard and the API show it. */

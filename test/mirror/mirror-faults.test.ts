@@ -5,8 +5,8 @@ import { checkRunName } from "../../lib/mirror/check-run-view";
 import { GitHubCallError } from "../../lib/mirror/github-client";
 import { mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
 import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { latestCheckRun, loopEvent, openPullRequest, PUBLIC_URL, startMirrorWorld, type MirrorWorld } from "./support";
 

@@ -4,7 +4,7 @@ import { demoChildAlive } from "../support/processes";
 import { publishCancel, publishIntervention } from "../../lib/runner/control-channel";
 import { approveRun, cancelRun, editAndRetryRun, intervene, retryRun, type OperatorDeps } from "../../lib/runner/operator";
 import { redisNames } from "../../lib/runner/redis-names";
-import { TRANSCRIPT_CHANNEL } from "../../lib/store/transcript-lines";
+import { TRANSCRIPT_CHANNEL } from "../../lib/store/runs/transcript-lines";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

@@ -8,8 +8,8 @@ import { settingsFromDatabase } from "../../lib/config/github-app";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { completeAppRegistration, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { issueSetupToken } from "../../lib/setup/setup-token";
-import { getSessionAndUser } from "../../lib/store/sessions";
-import { upsertUser } from "../../lib/store/users";
+import { getSessionAndUser } from "../../lib/store/people/session-rows";
+import { upsertUser } from "../../lib/store/people/users";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 
 // THREATS.md, attack 17: the App key, webhook and client secrets, and session tokens sat in

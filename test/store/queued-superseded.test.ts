@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { finishAttempt } from "../../lib/store/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/claim-queued";
-import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/record-and-claim";
-import { strandedQueues } from "../../lib/store/runs-to-move";
+import { finishAttempt } from "../../lib/store/runs/attempts";
+import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/runs/claim";
+import { strandedQueues } from "../../lib/store/runs/runs-to-move";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";

@@ -1,12 +1,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
-import { finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/claim-queued";
-import { resetCycleBudget } from "../../lib/store/cycle-budget";
-import { cancelRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
-import { revoke } from "../../lib/store/revoke";
+import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
+import { cancelRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
+import { revoke } from "../../lib/store/runs/revoke";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
 

@@ -6,7 +6,7 @@ import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunView } from "../../lib/mirror/check-run-view";
 import { readRunSnapshot } from "../../lib/mirror/run-snapshot";
 import type { RepoPermission } from "../../lib/sandbox/model";
-import { approve, parkForApproval } from "../../lib/store/approvals";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
 import { moveBoardCard } from "../../lib/triggers/board-move";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { listLoops } from "../../lib/triggers/loops";

@@ -6,7 +6,7 @@ import { listLoops } from "../../lib/triggers/loops";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { storeRepositoryConfig } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
-import { storedConfig } from "../../lib/store/repository-configs";
+import { storedConfig } from "../../lib/store/items/repository-configs";
 
 /**
  * THREATS.md attacks 9 and 13, played by installation B against installation A: a schedule Loop

@@ -12,7 +12,7 @@ import { silentLog } from "../../../lib/github/log";
 import { nodeWebhookHandler } from "../../../lib/github/node-webhook-handler";
 import { receiveWebhook } from "../../../lib/github/receive-webhook";
 import { startSimulator, type Simulator } from "../../../lib/sandbox/index";
-import type { Db } from "../../../lib/store/db";
+import type { Db } from "../../../lib/store/kernel/db";
 import { createTriggerDeps, type TriggerDeps } from "../../../lib/triggers/deps";
 import { isolatedDb } from "./isolated-db";
 

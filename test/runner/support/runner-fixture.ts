@@ -6,8 +6,8 @@ import { itemEventKey, itemKey } from "../../../lib/engine/ids";
 import type { MoveOutcome } from "../../../lib/runner/move-run";
 import type { ConditionSubject, Executor, RunnerGitHub, RunnerLog } from "../../../lib/runner/runner-deps";
 import { createRunnerHost, type RunnerHost } from "../../../lib/runner/runner-host";
-import type { Db } from "../../../lib/store/db";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../../../lib/store/record-and-claim";
+import type { Db } from "../../../lib/store/kernel/db";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../../../lib/store/runs/claim";
 import { createAttemptWorker, type AttemptWorkerOptions } from "../../../jobs/processors/attempt";
 import { BullWorkQueue, bullConnection, type MoveRunJob } from "../../../jobs/queues";
 
