@@ -3,7 +3,7 @@
 // "sandbox" (start the simulator) or "setup" (no App yet: the dashboard only, to register one).
 // Stored credentials that do not validate, or an instance that is not local with no App, stop
 // the start with the reason (exit 1).
-import { settingsFromDatabase } from "../lib/config/github-app";
+import { settingsFromDatabase } from "../lib/github/app-settings";
 import { startDecision, type AppSource } from "../lib/setup/start-decision";
 import { createDb } from "../lib/store/kernel/db";
 

@@ -3,7 +3,7 @@ import { ForbiddenError, NotFoundError, UnauthorizedError } from "../errors";
 import { insertApiToken, liveApiTokenUser, markApiTokenUsed, revokeApiTokenOfUser, type ApiTokenInfo, type TokenScope } from "../store/people/api-token-rows";
 import type { Db } from "../store/kernel/db";
 import type { StoredUser } from "../store/people/users";
-import { openToken } from "./token-box";
+import { openToken } from "../secrets/token-box";
 
 /**
  * Personal API tokens: a person's bearer credential for the JSON API (`Authorization: Bearer

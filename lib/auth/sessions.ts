@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "../store/kernel/db";
 import { createSession, sessionUserWithSealedToken, type StoredSession } from "../store/people/session-rows";
 import { storeSealedUserToken, type StoredUser } from "../store/people/users";
-import { openToken, sealToken } from "./token-box";
+import { openToken, sealToken } from "../secrets/token-box";
 
 /**
  * A person's sessions and GitHub token as the sign-in library (app/_server/auth.ts), the pages

@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
-import { loadGitHubAppSettings, type GitHubAppSettings } from "../config/github-app";
+import { loadGitHubAppSettings, type GitHubAppSettings } from "../github/app-settings";
 import { createRedis, instanceKeyPrefix } from "../config/redis";
 import type { InstanceConfig } from "../config/roster";
-import { createGitHubApp, type GitHubApp } from "../github/app";
+import { createGitHubApp, type GitHubApp } from "../github/app-client";
 import type { Log } from "../github/log";
 import { redisRateBlocks } from "../github/redis-rate-blocks";
 import { admission } from "../metering/admission";

@@ -1,4 +1,4 @@
-import { numericIdParam, repoParam } from "../http/ids";
+import { numericIdParam, repoParam } from "../http/url-ids";
 import { z } from "zod";
 import { NotFoundError } from "../errors";
 import type { Db } from "../store/kernel/db";

@@ -5,7 +5,7 @@ import type { Db } from "../store/kernel/db";
 import { installationsOfRepositories } from "../store/github/registrations";
 import { usageReport, type UsageReport } from "./usage-report";
 
-/** The repositories a viewer sees, and one of them when asked (lib/dashboard/scope.ts, passed in: metering sits below the dashboard). */
+/** The repositories a viewer sees, and one of them when asked (lib/auth/viewer-scope.ts, passed in: metering sits below the dashboard). */
 export interface ViewerScope {
   scopeRepos(db: Db, viewer: Viewer): Promise<string[]>;
   narrow(scope: string[], repo: string | null | undefined): string[];

@@ -1,4 +1,4 @@
-import { numericIdParam } from "../http/ids";
+import { numericIdParam } from "../http/url-ids";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { NotFoundError } from "../errors";

@@ -1,5 +1,5 @@
 import { OUTAGE_RETRY_AFTER_SECONDS, outageOf } from "../errors";
-import { maskSecrets } from "../executor/redact";
+import { maskSecrets } from "../secrets/redact";
 import { recordEngineFailure } from "../store/runs/engine-failures";
 import { isDatabaseOutage } from "./hold-through-outage";
 import type { MoveOutcome } from "./move-run";

@@ -2,7 +2,7 @@ import { agentFailure, defectFailure, infraFailure, type Failure } from "../engi
 import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
-import { gitCredentialForms, maskSecrets } from "../executor/redact";
+import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/runs/attempts";
 import type { Usage } from "../store/runs/attempts";

@@ -3,7 +3,7 @@ import { insertAppCredentials, storedAppRegistration, type StoredAppRegistration
 import type { Db } from "../store/kernel/db";
 import { deleteSetupToken } from "../store/github/setup-tokens";
 import type { GitHubHost } from "./github-host";
-import { sealCredential } from "./credential-box";
+import { sealCredential } from "../secrets/credential-box";
 import type { AppConversion } from "./manifest-conversion";
 import { installUrl } from "./manifest";
 

@@ -1,6 +1,6 @@
 import { NotFoundError } from "../errors";
-import type { GitHubApp } from "../github/app";
-import { addLabels, removeLabel } from "../github/labels";
+import type { GitHubApp } from "../github/app-client";
+import { addLabels, removeLabel } from "../github/ensure-labels";
 import { audit } from "../store/people/audit-log";
 import type { Db } from "../store/kernel/db";
 import { transaction } from "../store/kernel/transaction";

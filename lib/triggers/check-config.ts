@@ -1,5 +1,5 @@
 import { AtelierError, NotFoundError } from "../errors";
-import { describeError, GitHubRequestError, httpStatusOf } from "../github/errors";
+import { describeError, GitHubRequestError, httpStatusOf } from "../github/rate-limit-errors";
 import type { LoopConfigError } from "../loops/config-schema";
 import { audit } from "../store/people/audit-log";
 import { transaction } from "../store/kernel/transaction";

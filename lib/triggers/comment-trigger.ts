@@ -1,7 +1,7 @@
 import { acknowledgeComment, readComment } from "../github/comments";
 import { commentHash, type CommentFacts, type CommentRef } from "../loops/comment-context";
 import { evaluateCommentLoops, isOwnItem } from "../loops/evaluate";
-import type { Octokit } from "../github/app";
+import type { Octokit } from "../github/app-client";
 import type { EventActor } from "../store/runs/claim";
 import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";

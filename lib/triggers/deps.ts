@@ -1,5 +1,5 @@
 import type { InstanceConfig } from "../config/roster";
-import type { GitHubApp } from "../github/app";
+import type { GitHubApp } from "../github/app-client";
 import { systemClock, type Clock } from "../github/clock";
 import { ItemSliceReader } from "../github/graphql-items";
 import type { Log } from "../github/log";

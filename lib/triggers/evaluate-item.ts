@@ -10,7 +10,7 @@ import { newerReadStored } from "../store/items/stored-items";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
 import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
-import { latestEventFromGraphql } from "../github/timeline-events";
+import { latestEventFromGraphql } from "../loops/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";

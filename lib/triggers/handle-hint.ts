@@ -1,6 +1,6 @@
 import { itemKey } from "../engine/ids";
 import { getListedItem, isListedPullRequest } from "../github/issues-listing";
-import { latestEventFromGraphql } from "../github/timeline-events";
+import { latestEventFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import { itemGenerations, itemKind } from "../store/items/stored-items";
 import { pausedLoops, recordLoopFailures } from "../store/items/loop-runtimes";

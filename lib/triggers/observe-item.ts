@@ -1,6 +1,6 @@
 import { contentHash } from "../engine/content-hash";
 import { itemKey } from "../engine/ids";
-import type { TimelineEvent } from "../github/timeline-events";
+import type { TimelineEvent } from "../loops/timeline-events";
 import type { ItemProjection } from "../loops/projection";
 import type { Db } from "../store/kernel/db";
 import { storeItems } from "../store/items/stored-items";

@@ -1,4 +1,4 @@
-import type { GitHubApp } from "../github/app";
+import type { GitHubApp } from "../github/app-client";
 import type { LoopDefinition } from "../loops/config-schema";
 import { continuesSameBranch } from "../loops/evaluate";
 import type { Db } from "../store/kernel/db";

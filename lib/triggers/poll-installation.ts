@@ -1,4 +1,4 @@
-import { describeError } from "../github/errors";
+import { describeError } from "../github/rate-limit-errors";
 import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";

@@ -1,10 +1,10 @@
 import { metrics } from "../metrics/metrics";
-import { describeError, GitHubRateLimitedError } from "../github/errors";
+import { describeError, GitHubRateLimitedError } from "../github/rate-limit-errors";
 import type { ItemSliceRef } from "../github/graphql-items";
 import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
-import { ensureLabels, labelsEtagCovers } from "../github/labels";
-import { latestEventFromGraphql } from "../github/timeline-events";
+import { ensureLabels, labelsEtagCovers } from "../github/ensure-labels";
+import { latestEventFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
 import { AtelierError } from "../errors";
 import type { StoredConfig } from "../loops/stored-config";

@@ -1,4 +1,4 @@
-import { applyInstallationWebhook, type InstallationChange } from "../github/installations";
+import { applyInstallationWebhook, type InstallationChange } from "../github/installation-sync";
 import type { Log } from "../github/log";
 import type { CommentKind, CommentRef } from "../loops/comment-context";
 import { CONFIG_PATH } from "../loops/config-schema";

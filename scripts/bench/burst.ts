@@ -6,8 +6,8 @@
 // open rate is set to admit the whole burst (the default, 30 a minute, would block all but 30:
 // still a decision per Event, but a cheaper one), so every Event opens a Run and charges the
 // month's counters. In rounds on fresh repositories, after a warm-up round; the median.
-import { reconcileInstallations } from "../../lib/github/installations";
-import { createGitHubApp } from "../../lib/github/app";
+import { reconcileInstallations } from "../../lib/github/installation-sync";
+import { createGitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import { admission } from "../../lib/metering/admission";

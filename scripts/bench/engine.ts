@@ -1,8 +1,9 @@
 // The engine at a product's pace: how long an Event waits before its Attempt starts.
-// Ten registered repositories of one installation (no quota set: every claim and start goes
-// through the admission gate the wiring gives every process, which charges the month's counters
-// and takes a token of the repository's default open rate), one new Event every 100 ms — a busy
-// organization, far above the 30 Runs a minute one repository may open by default. Each Event
+// Ten registered repositories of one installation, one new Event every 100 ms — a busy
+// organization, above the 30 Runs a minute one repository may open by default, so each
+// repository's open rate is raised to admit them. Every claim goes through the admission gate
+// the wiring gives every process, which charges the month's counters and takes a token of the
+// repository's open rate. Each Event
 // goes the product's way: recordAndClaim, the Run's BullMQ job, the slot, the Redis lease, the
 // decision, startAttempt, then the executor — here one that does nothing, so what is measured is
 // the engine, not an agent. The latency is from the Event's submission to the executor's call
@@ -51,6 +52,7 @@ export async function engineBench(url: string): Promise<void> {
   const connection = bullConnection();
   const db = createDb(url);
   const repoOf = await registerRepositories(db.pool, 2, "engine", REPOSITORIES);
+  await db.pool.query(`INSERT INTO quotas (repository_id, open_rate_per_minute) SELECT id, 6000 FROM repositories WHERE installation_id = 2`);
   // the Items exist, as a poll stores them before it claims: each open keeps its Item's current Run
   await storeItems(db.pool, Array.from({ length: PER_ROUND }, (_, i) => ({ repo: repoOf(i), number: i + 1 })));
   const gate = admission();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { budgetAdmits, decideClaim, type ClaimFacts } from "../../lib/engine/claim";
+import { budgetAdmits, decideClaim, type ClaimFacts } from "../../lib/engine/claim-decision";
 import { OPEN } from "../../lib/engine/run-state";
 
 // Every combination of the facts the claim reads, each value chosen where the decision could

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createGitHubApp } from "../../lib/github/app";
+import { createGitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { GitHubCallError } from "../../lib/mirror/github-client";

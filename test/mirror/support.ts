@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createGitHubApp, type GitHubApp } from "../../lib/github/app";
+import { createGitHubApp, type GitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import type { MirrorDeps } from "../../lib/mirror/sync-run";

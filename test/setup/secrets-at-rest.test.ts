@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSession, storeUserToken } from "../../lib/auth/sessions";
-import { settingsFromDatabase } from "../../lib/config/github-app";
+import { settingsFromDatabase } from "../../lib/github/app-settings";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { completeAppRegistration, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { issueSetupToken } from "../../lib/setup/setup-token";

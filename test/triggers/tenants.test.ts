@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseInstanceConfig } from "../../lib/config/roster";
 import type { LoopDefinition } from "../../lib/loops/config-schema";
 import { fireSchedule, tickEvent } from "../../lib/triggers/fire-schedule";
-import { listLoops } from "../../lib/triggers/loops";
+import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { storeRepositoryConfig } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";

@@ -3,7 +3,7 @@ import type { Db } from "../kernel/db";
 /**
  * The GitHub App's credentials (`app_credentials`): one row, id 1, written once by the manifest
  * flow (lib/setup/app-credentials.ts). Its private key, webhook secret and client secret are
- * handed to this module sealed (lib/setup/credential-box.ts) and read back sealed.
+ * handed to this module sealed (lib/secrets/credential-box.ts) and read back sealed.
  */
 
 /** What may be shown of the stored App: never its key or secrets. */

@@ -5,7 +5,7 @@ import { transaction } from "../kernel/transaction";
 
 /**
  * Dashboard users (`users`). A user's id is their GitHub user id, so the GitHub account is the
- * only "account" there is. Their GitHub OAuth token is stored sealed (lib/auth/token-box.ts):
+ * only "account" there is. Their GitHub OAuth token is stored sealed (lib/secrets/token-box.ts):
  * this module is handed the sealed text and hands it back, never the token.
  */
 

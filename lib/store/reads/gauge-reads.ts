@@ -1,7 +1,7 @@
 import type { Db } from "../kernel/db";
 import { rows, sql } from "../kernel/sql";
 
-/** What the scrape-time gauges read (lib/metrics/gauges.ts): each one grouped statement. */
+/** What the scrape-time gauges read (lib/health/gauges.ts): each one grouped statement. */
 
 export interface RunStateCount {
   state: string;

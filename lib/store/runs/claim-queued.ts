@@ -1,4 +1,4 @@
-import { decideOpening, isOlderThanItem } from "../../engine/claim";
+import { decideOpening, isOlderThanItem } from "../../engine/claim-decision";
 import { OPEN } from "../../engine/run-state";
 import type { Db } from "../kernel/db";
 import { loopItemLock } from "../kernel/locks";

@@ -1,6 +1,6 @@
 import { RUN_STATE_SQL } from "../../engine/run-predicates";
 import { countRunTransition } from "../../metrics/metrics";
-import { decideClaim, type BlockingRun, type ClaimFacts, type decideOpening } from "../../engine/claim";
+import { decideClaim, type BlockingRun, type ClaimFacts, type decideOpening } from "../../engine/claim-decision";
 import { runId as runIdOf } from "../../engine/ids";
 import { TRANSITIONS, type RunStateName } from "../../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/terminal-deliveries";
@@ -138,7 +138,7 @@ export function claimFacts(event: EventInput, snap: ClaimSnapshot): ClaimFacts {
 }
 
 /**
- * Records an Event in the ledger and decides what it does (lib/engine/claim.ts decideClaim):
+ * Records an Event in the ledger and decides what it does (lib/engine/claim-decision.ts decideClaim):
  * Claimed (a Run exists for it, or a new one opens), Queued behind a Running Run, Ignored, or
  * Blocked by the cycle budget or a quota. An unstarted Run of the same Loop and Item is
  * superseded, and that supersede commits even when the budget then blocks.

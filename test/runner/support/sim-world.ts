@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import type { GitHubAppSettings } from "../../../lib/config/github-app";
-import { createGitHubApp, type GitHubApp } from "../../../lib/github/app";
+import type { GitHubAppSettings } from "../../../lib/github/app-settings";
+import { createGitHubApp, type GitHubApp } from "../../../lib/github/app-client";
 import { silentLog } from "../../../lib/github/log";
 import { appRunnerGitHub } from "../../../lib/runner/app-github";
 import type { RunnerGitHub } from "../../../lib/runner/runner-deps";

@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from "node:fs";
-import { settingsFromDatabase } from "../config/github-app";
+import { settingsFromDatabase } from "./app-settings";
 import type { Db } from "../store/kernel/db";
 
 /**

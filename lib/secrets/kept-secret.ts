@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, writeSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { rememberInstanceSecrets } from "../executor/redact";
+import { rememberInstanceSecrets } from "./redact";
 
 /**
  * Reads the secret kept at `file`, or makes one there (0600, created exclusively, so two parts

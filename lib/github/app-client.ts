@@ -1,8 +1,8 @@
 import { Probot, ProbotOctokit } from "probot";
-import type { GitHubAppSettings } from "../config/github-app";
+import type { GitHubAppSettings } from "./app-settings";
 import { NotFoundError } from "../errors";
 import { systemClock, type Clock } from "./clock";
-import { GitHubAppAuthError, httpStatusOf, InstallationUnavailableError } from "./errors";
+import { GitHubAppAuthError, httpStatusOf, InstallationUnavailableError } from "./rate-limit-errors";
 import { InstallationTokens, type InstallationToken, type TokenScope } from "./installation-tokens";
 import { createLog, type Log } from "./log";
 import { installationCaller, RateLimits, type RateResource, type SharedRateBlocks } from "./rate-limit";

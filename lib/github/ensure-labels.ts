@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Octokit } from "./app";
+import type { Octokit } from "./app-client";
 import { conditionalGet, followPages } from "./conditional-request";
-import { httpStatusOf } from "./errors";
+import { httpStatusOf } from "./rate-limit-errors";
 import { splitRepo } from "./repo-name";
 
 export interface LabelToEnsure {

@@ -1,5 +1,5 @@
-import { visibleToViewer } from "../auth/authorize";
-import type { Viewer } from "../auth/viewer";
+import { visibleToViewer } from "./authorize";
+import type { Viewer } from "./viewer";
 import type { Db } from "../store/kernel/db";
 import { registeredRepoNames } from "../store/reads/repository-list";
 

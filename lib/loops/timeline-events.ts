@@ -1,5 +1,5 @@
-import { graphqlLogin } from "../loops/graphql-login";
-import type { GraphqlActor } from "../loops/projection";
+import { graphqlLogin } from "./graphql-login";
+import type { GraphqlActor } from "./graphql-login";
 
 /**
  * The timeline events that change what a Loop reads of an Item (its labels, title, state,

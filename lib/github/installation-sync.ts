@@ -2,8 +2,8 @@ import type { Db } from "../store/kernel/db";
 import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
 import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/github/repository-rows";
 import { transaction } from "../store/kernel/transaction";
-import type { GitHubApp, Octokit } from "./app";
-import { describeError } from "./errors";
+import type { GitHubApp, Octokit } from "./app-client";
+import { describeError } from "./rate-limit-errors";
 import { followPages, nextPageUrl } from "./conditional-request";
 import type { Log } from "./log";
 

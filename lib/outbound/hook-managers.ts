@@ -1,6 +1,6 @@
 import { repoRole, repositoryNotFound, requireViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import { scopeRepos } from "../dashboard/scope";
+import { scopeRepos } from "../auth/viewer-scope";
 import { ForbiddenError, type NotFoundError } from "../errors";
 import type { Db } from "../store/kernel/db";
 import type { HookInput, HookOwner } from "./hooks";

@@ -2,7 +2,7 @@ import type { operations } from "@octokit/openapi-types";
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { GitHubApiError, validationFailed } from "./api-error";
-import { HOUR_MS } from "./clock";
+import { HOUR_MS } from "./sim-clock";
 import type { SimCore } from "./core";
 import { escapeHtml, page } from "./html";
 import { parseBody, readRaw, redirect, sendHtml } from "./http-util";

@@ -1,6 +1,6 @@
 import type { Db } from "../store/kernel/db";
 import { repositoryPolls } from "../store/reads/repository-list";
-import { listLoopsOf } from "../triggers/loops";
+import { listLoopsOf } from "../triggers/loop-status";
 
 /**
  * The Loops page: each repository in scope with its `.github/atelier.yml` as last read (when,

@@ -2,7 +2,7 @@ import { Gauge } from "prom-client";
 import { RUN_STATES } from "../engine/run-state";
 import type { Db } from "../store/kernel/db";
 import { countRunsByState, pollLagByInstallation, type RunStateCount } from "../store/reads/gauge-reads";
-import { registry } from "./metrics";
+import { registry } from "../metrics/metrics";
 
 /**
  * The gauges read at scrape time, because a count kept in one process cannot know the others':

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { UnauthorizedError } from "../errors";
 import "./gauges";
-import { METRICS_CONTENT_TYPE, metricsText } from "./metrics";
+import { METRICS_CONTENT_TYPE, metricsText } from "../metrics/metrics";
 
 /**
  * GET /metrics, on the web process and on the worker's health port: the registry's text, behind

@@ -1,4 +1,4 @@
-import { HOUR_MS, type SimClock } from "./clock";
+import { HOUR_MS, type SimClock } from "./sim-clock";
 
 export type RateResource = "core" | "graphql";
 

@@ -1,11 +1,11 @@
 import { createPrivateKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { BadInputError } from "../errors";
-import { rememberInstanceSecrets } from "../executor/redact";
-import { isPlainCredential, openCredential, sealCredential } from "../setup/credential-box";
+import { rememberInstanceSecrets } from "../secrets/redact";
+import { isPlainCredential, openCredential, sealCredential } from "../secrets/credential-box";
 import { readAppCredentials, replacePlainCredentials } from "../store/github/app-credential-rows";
 import type { Db } from "../store/kernel/db";
-import { secretKey } from "./secret-key";
+import { secretKey } from "../secrets/secret-key";
 
 /**
  * The GitHub App Atelier acts as: its id, private key, webhook secret and API base URL. They

@@ -1,10 +1,10 @@
 import { AtelierError } from "../errors";
-import { isSealed, seal, unseal } from "../auth/token-box";
+import { isSealed, seal, unseal } from "./token-box";
 
 /**
  * The App's credentials at rest (`app_credentials.private_key`, `webhook_secret`,
  * `client_secret`): sealed under ATELIER_SECRET_KEY. A value stored before sealing existed is
- * told apart by its shape and sealed on its first read (lib/config/github-app.ts).
+ * told apart by its shape and sealed on its first read (lib/github/app-settings.ts).
  */
 const PURPOSE = "atelier app credentials v1";
 
