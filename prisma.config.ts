@@ -3,7 +3,7 @@
 import { defineConfig } from "prisma/config";
 import { PrismaPg } from "@prisma/adapter-pg";
 import pg from "pg";
-import { databaseUrl } from "./lib/config/database-url";
+import { databaseUrl } from "./lib/store/kernel/database-url";
 
 // The adapter cannot deserialize Postgres `name`/`char` columns (prisma/orm #27403), which the
 // schema engine reads from the catalog: report them as text.

@@ -9,10 +9,10 @@
 // (`/runs/%E0%A4%A`) is a 400 `invalid_path` here: Next.js fails on it with a 500 before any
 // page or route could refuse it.
 import { NextResponse, type NextRequest } from "next/server";
-import { decoded } from "./lib/http/ids";
+import { decoded } from "./lib/http/url-ids";
 import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
-import { databaseReachable } from "./lib/store/database-reachable";
+import { databaseReachable } from "./lib/store/kernel/database-reachable";
 
 const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
 

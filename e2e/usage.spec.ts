@@ -1,8 +1,8 @@
 import { admission } from "../lib/metering/admission";
-import { finishAttempt } from "../lib/store/attempts";
+import { finishAttempt } from "../lib/store/runs/attempts";
 import { beginAttempt } from "../test/support/attempts";
-import { createDb } from "../lib/store/db";
-import { recordAndClaim } from "../lib/store/record-and-claim";
+import { createDb } from "../lib/store/kernel/db";
+import { recordAndClaim } from "../lib/store/runs/claim";
 import { itemEventKey, itemKey } from "../lib/engine/ids";
 import { expect, registerDemoRepo, signIn, stack, test } from "./support";
 

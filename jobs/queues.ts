@@ -3,8 +3,7 @@
 // Redis only holds what can be lost.
 import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
 import { instanceRedisPrefix, reconnectDelayMs, redisOptions } from "../lib/config/redis";
-import type { Db } from "../lib/store/db";
-import type { OpenedRun } from "../lib/store/run-snapshot";
+import type { Db } from "../lib/store/kernel/db";
 import { scheduleLoops } from "../lib/triggers/fire-schedule";
 import type { Hint, WorkQueue } from "../lib/work/work-queue";
 import { attemptPriority } from "./processors/attempt-priority";
@@ -47,8 +46,6 @@ export interface MoveRunJob {
   runId: string;
   /** ISO time the Run's Event was received: attempts are served in that order */
   receivedAt: string;
-  /** the Run as its claim opened it (the first job of a Run opened in one statement) */
-  opened?: OpenedRun;
   /** how many times this job was found abandoned that a move has already counted (attempt.ts) */
   abandonsCounted?: number;
 }
@@ -106,7 +103,7 @@ export class BullWorkQueue implements WorkQueue {
   }
 
   async moveRun(runId: string, opts: Parameters<WorkQueue["moveRun"]>[1] = {}): Promise<void> {
-    const data: MoveRunJob = { runId, receivedAt: (opts.receivedAt ?? new Date()).toISOString(), ...(opts.opened ? { opened: opts.opened } : {}) };
+    const data: MoveRunJob = { runId, receivedAt: (opts.receivedAt ?? new Date()).toISOString() };
     await this.queue(QUEUE_NAMES.attempts).add("move", data, {
       ...TRANSIENT,
       jobId: runJobId(runId),

@@ -2,7 +2,7 @@ import type { MaintenanceDeps, MaintenanceWorker } from "./processors/maintenanc
 import type { MirrorWorker } from "./processors/mirror";
 import { maintain } from "./processors/maintenance";
 import type { BullWorkQueue } from "./queues";
-import { pollEverySoon } from "../lib/store/poll-schedule";
+import { pollEverySoon } from "../lib/store/items/poll-schedule";
 
 /**
  * Everything Redis held, rebuilt from Postgres (invariant 1), for the rebuild guard

@@ -3,9 +3,9 @@
 // "sandbox" (start the simulator) or "setup" (no App yet: the dashboard only, to register one).
 // Stored credentials that do not validate, or an instance that is not local with no App, stop
 // the start with the reason (exit 1).
-import { settingsFromDatabase } from "../lib/config/github-app";
+import { settingsFromDatabase } from "../lib/github/app-settings";
 import { startDecision, type AppSource } from "../lib/setup/start-decision";
-import { createDb } from "../lib/store/db";
+import { createDb } from "../lib/store/kernel/db";
 
 async function appSource(): Promise<AppSource> {
   if (process.env.GITHUB_APP_ID) return "env";

@@ -1,7 +1,7 @@
 // Creates the database named by DATABASE_URL when it is missing, then applies the migrations.
 import { execFileSync } from "node:child_process";
 import pg from "pg";
-import { databaseUrl } from "../lib/config/database-url";
+import { databaseUrl } from "../lib/store/kernel/database-url";
 
 const url = new URL(databaseUrl());
 const name = url.pathname.slice(1);

@@ -13,7 +13,7 @@ import { needsBuild } from "../lib/supervisor/needs-build";
 import { removeRunningInstance, writeRunningInstance } from "../lib/supervisor/running-instance";
 import { staleSandboxSentence } from "../lib/supervisor/stale-sandbox";
 import { createSupervisor, type ChildSpec } from "../lib/supervisor/supervise";
-import { createDb } from "../lib/store/db";
+import { createDb } from "../lib/store/kernel/db";
 
 const root = resolve(import.meta.dirname, "..");
 const say = (line: string) => console.error(line);

@@ -6,7 +6,7 @@ import { AtelierError, BadInputError, toHttpError } from "../../lib/errors";
 import { requireViewer } from "../../lib/auth/authorize";
 import { requireTokenScope, type TokenScope } from "../../lib/auth/api-tokens";
 import { viewerFromApiRequest } from "../../lib/auth/current-viewer";
-import { hasNul, nulPath } from "../../lib/http/ids";
+import { hasNul, nulPath } from "../../lib/http/url-ids";
 import { API_BODY_LIMIT, assertDeclaredLength, readBodyLimited } from "../../lib/http/read-body";
 import { dashboardContext } from "./services";
 

@@ -6,10 +6,10 @@ import { adminAccountIds } from "../../lib/auth/admins";
 import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { instanceConfig } from "../../lib/auth/instance-config";
-import { resolveGitHubEnv, type GitHubEnv } from "../../lib/auth/github-env";
+import { resolveGitHubEnv, type GitHubEnv } from "../../lib/github/github-env";
 import { SESSION_MAX_AGE_SECONDS, storeUserToken } from "../../lib/auth/sessions";
-import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/sessions";
-import { getUser, updateUserProfile, upsertUser, type StoredUser } from "../../lib/store/users";
+import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/people/session-rows";
+import { getUser, updateUserProfile, upsertUser, type StoredUser } from "../../lib/store/people/users";
 import { db } from "./db";
 
 /**

@@ -1,4 +1,4 @@
-import { getDb, type Db } from "../../lib/store/db";
+import { getDb, type Db } from "../../lib/store/kernel/db";
 
 /** The web process's database (one pool, created on first use). */
 export function db(): Db {

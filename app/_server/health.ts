@@ -2,7 +2,7 @@ import type { Redis } from "ioredis";
 import { createRedis } from "../../lib/config/redis";
 import { atelierVersion } from "../../lib/config/version";
 import { readiness, type Readiness } from "../../lib/health/readiness";
-import { readGaugesFrom } from "../../lib/metrics/gauges";
+import { readGaugesFrom } from "../../lib/health/gauges";
 import { db } from "./db";
 
 /**

@@ -1,10 +1,10 @@
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import type { Wiring, OwnedWorkQueue } from "../../lib/instance/wiring";
 import * as operator from "../../lib/runner/operator";
-import { resetCycleBudget } from "../../lib/store/cycle-budget";
-import type { Db } from "../../lib/store/db";
+import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
+import type { Db } from "../../lib/store/kernel/db";
 import { moveBoardCard } from "../../lib/triggers/board-move";
-import { setLoopPaused } from "../../lib/triggers/loops";
+import { setLoopPaused } from "../../lib/triggers/loop-status";
 import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { db } from "./db";

@@ -2,7 +2,7 @@ import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { instanceConfig } from "../../lib/auth/instance-config";
 import { createLog } from "../../lib/github/log";
 import { createWiring, type Wiring } from "../../lib/instance/wiring";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { db } from "./db";
 
 export interface WebWiringOptions {

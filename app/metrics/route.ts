@@ -1,5 +1,5 @@
 // GET /metrics — the web process's Prometheus metrics (Bearer ATELIER_METRICS_TOKEN when set).
-import { scrapeMetrics } from "../../lib/metrics/scrape";
+import { scrapeMetrics } from "../../lib/health/scrape";
 import { errorResponse } from "../_server/api";
 import { watchGauges } from "../_server/health";
 

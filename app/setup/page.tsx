@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
-import { gitHubEnv } from "../../lib/auth/github-env";
+import { gitHubEnv } from "../../lib/github/github-env";
 import { DEFAULT_APP_NAME } from "../../lib/setup/manifest";
 import { publicUrl } from "../../lib/setup/public-url";
 import { setupInSandbox, setupStatus } from "../../lib/setup/register-app";

@@ -1,6 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
-import { resolveGitHubEnv, signInProblem } from "../../lib/auth/github-env";
+import { resolveGitHubEnv, signInProblem } from "../../lib/github/github-env";
 import { db } from "../_server/db";
 import { signIn } from "../_server/auth";
 import { pageViewer } from "../_server/viewer";

@@ -3,7 +3,7 @@ import Link from "next/link";
 import { counted, formatCount, formatMinutes, formatUsd } from "../../lib/dashboard/format";
 import { monthKey, parseMonthKey } from "../../lib/metering/month";
 import type { CapStatus, UsageTotals } from "../../lib/metering/usage-report";
-import { narrow, scopeRepos } from "../../lib/dashboard/scope";
+import { narrow, scopeRepos } from "../../lib/auth/viewer-scope";
 import { usageForViewer, usageQuery } from "../../lib/metering/usage-for-viewer";
 import { Empty, PageHeader, Problem } from "../_components/ui";
 import { db } from "../_server/db";

@@ -1,8 +1,7 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job } from "bullmq";
 import type { MoveOutcome } from "../../lib/runner/move-run";
 import type { RunnerHost } from "../../lib/runner/runner-host";
-import { basisOfOpened } from "../../lib/store/run-snapshot";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/runs/engine-failures";
 import { bullPrefix, type MoveRunJob, QUEUE_NAMES } from "../queues";
 
 /**
@@ -38,13 +37,11 @@ export function createAttemptWorker(
 ): Worker<MoveRunJob, MoveOutcome> {
   const { workQueue } = host.context.deps;
   const processor = async (job: Job<MoveRunJob, MoveOutcome>, token?: string): Promise<MoveOutcome> => {
-    const { runId, receivedAt, opened } = job.data;
-    const abandonsCounted = await countAbandons(job, host);
-    const outcome = await host.moveRun(runId, opened ? basisOfOpened(runId, new Date(receivedAt), opened) : undefined);
+    const { runId } = job.data;
+    await countAbandons(job, host);
+    const outcome = await host.moveRun(runId);
     if (outcome.tag !== "Again") return outcome;
     try {
-      // the Run as opened holds for the first move only: the next one reads it
-      if (opened) await job.updateData({ runId, receivedAt, abandonsCounted });
       await job.moveToDelayed(Date.now() + outcome.delayMs, token);
     } catch {
       // the job's keys are gone (Redis was flushed under it): enqueue the Run afresh

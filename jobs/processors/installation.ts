@@ -1,10 +1,10 @@
 // Installation jobs: reconcile the installations and repositories with GitHub (at start and
 // hourly), then bring the schedulers in line and poll the newly registered repositories.
 import { Worker, type ConnectionOptions } from "bullmq";
-import type { GitHubApp } from "../../lib/github/app";
-import { reconcileInstallations, type ReconcileResult } from "../../lib/github/installations";
+import type { GitHubApp } from "../../lib/github/app-client";
+import { reconcileInstallations, type ReconcileResult } from "../../lib/github/installation-sync";
 import type { Log } from "../../lib/github/log";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import type { WorkQueue } from "../../lib/work/work-queue";
 import { bullPrefix, type InstallationJob, QUEUE_NAMES } from "../queues";
 import { logWorkerErrors, type WorkerOptions } from "./poll";

@@ -4,7 +4,7 @@ import { reconcile, recoverWorkspaces, sweepOrphans, type ReconcileResult, type 
 import { DEFAULT_LEASE_TTL_MS } from "../../lib/runner/lease";
 import { recoverOwnHost } from "../../lib/runner/own-host-recovery";
 import type { RunnerGitHub } from "../../lib/runner/runner-deps";
-import type { WorkerIdentity } from "../../lib/store/workers";
+import type { WorkerIdentity } from "../../lib/store/runs/worker-registry";
 import { bullPrefix } from "../queues";
 
 /**

@@ -1,9 +1,9 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job, type JobsOptions } from "bullmq";
 import { isRetryableMirrorError, MIRROR_TRIES, mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
-import { runsBehindTheirMirror } from "../../lib/store/run-mirrors";
+import { runsBehindTheirMirror } from "../../lib/store/github/run-mirrors";
 import { syncRunMirror, type MirrorDeps, type SyncOutcome } from "../../lib/mirror/sync-run";
-import { notificationsOf, type Subscription } from "../../lib/store/notifications";
-import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
+import { notificationsOf, type Subscription } from "../../lib/store/kernel/notifications";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/runs/run-changed";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 import { bullPrefix } from "../queues";
 

@@ -1,8 +1,8 @@
 import { Queue, Worker, type ConnectionOptions, type Job } from "bullmq";
 import { attemptDelivery, dueDeliveries, dueDeliveriesOfRun, type DeliveryDeps, type DeliveryOutcome } from "../../lib/outbound/attempt-delivery";
 import { bullPrefix, type DeliverJob, QUEUE_NAMES } from "../queues";
-import { notificationsOf, type Subscription } from "../../lib/store/notifications";
-import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
+import { notificationsOf, type Subscription } from "../../lib/store/kernel/notifications";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/runs/run-changed";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
 
 /**

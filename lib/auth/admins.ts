@@ -1,6 +1,6 @@
-import type { Db } from "../store/db";
-import { recordAdminResolution, resolvedAdmins } from "../store/instance-admins";
-import { gitHubAccountId } from "./github-user-api";
+import type { Db } from "../store/kernel/db";
+import { recordAdminResolution, resolvedAdmins } from "../store/people/instance-admins";
+import { gitHubAccountId } from "../github/github-user-api";
 import { TtlCache } from "./ttl-cache";
 
 /**

@@ -1,5 +1,5 @@
 import type { InstanceConfig } from "../config/roster";
-import { listUserInstallations, type UserInstallation } from "./github-user-api";
+import { listUserInstallations, type UserInstallation } from "../github/github-user-api";
 
 /**
  * `allowed_orgs` (instance config): who may sign in at all. Unset, anyone GitHub signs in may

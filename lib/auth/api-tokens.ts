@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ForbiddenError, NotFoundError, UnauthorizedError } from "../errors";
-import { insertApiToken, liveApiTokenUser, markApiTokenUsed, revokeApiTokenOfUser, type ApiTokenInfo, type TokenScope } from "../store/api-tokens";
-import type { Db } from "../store/db";
-import type { StoredUser } from "../store/users";
-import { openToken } from "./token-box";
+import { insertApiToken, liveApiTokenUser, markApiTokenUsed, revokeApiTokenOfUser, type ApiTokenInfo, type TokenScope } from "../store/people/api-token-rows";
+import type { Db } from "../store/kernel/db";
+import type { StoredUser } from "../store/people/users";
+import { openToken } from "../secrets/token-box";
 
 /**
  * Personal API tokens: a person's bearer credential for the JSON API (`Authorization: Bearer
@@ -13,7 +13,7 @@ import { openToken } from "./token-box";
  * its person can revoke it. Creating and revoking are audited.
  */
 
-export { listApiTokens, TOKEN_SCOPES, type ApiTokenInfo, type TokenScope } from "../store/api-tokens";
+export { listApiTokens, TOKEN_SCOPES, type ApiTokenInfo, type TokenScope } from "../store/people/api-token-rows";
 export const MAX_TOKEN_DAYS = 365;
 
 const PREFIX = "atl_";

@@ -6,7 +6,7 @@ import {
   type RepoRole,
   type UserInstallation,
   type UserRepository,
-} from "./github-user-api";
+} from "../github/github-user-api";
 import { TtlCache } from "./ttl-cache";
 import { viewerToken, type Viewer } from "./viewer";
 

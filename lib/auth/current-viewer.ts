@@ -1,5 +1,5 @@
-import type { Db } from "../store/db";
-import type { StoredUser } from "../store/users";
+import type { Db } from "../store/kernel/db";
+import type { StoredUser } from "../store/people/users";
 import { adminAccountIds } from "./admins";
 import { allowedBy } from "./allowed-orgs";
 import { bearerOf, userOfApiToken, type TokenScope } from "./api-tokens";

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
-import type { Db } from "../store/db";
-import { createSession, sessionUserWithSealedToken, type StoredSession } from "../store/sessions";
-import { storeSealedUserToken, type StoredUser } from "../store/users";
-import { openToken, sealToken } from "./token-box";
+import type { Db } from "../store/kernel/db";
+import { createSession, sessionUserWithSealedToken, type StoredSession } from "../store/people/session-rows";
+import { storeSealedUserToken, type StoredUser } from "../store/people/users";
+import { openToken, sealToken } from "../secrets/token-box";
 
 /**
  * A person's sessions and GitHub token as the sign-in library (app/_server/auth.ts), the pages
  * and the API use them: a fresh session token, the token sealed under AUTH_SECRET before it is
- * stored and opened only when it is read back server side. The rows are lib/store/sessions.ts
- * and lib/store/users.ts.
+ * stored and opened only when it is read back server side. The rows are lib/store/people/session-rows.ts
+ * and lib/store/people/users.ts.
  */
 
 /** 30 days, like GitHub's own "remember me". */

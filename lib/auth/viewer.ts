@@ -1,4 +1,4 @@
-import type { StoredUser } from "../store/users";
+import type { StoredUser } from "../store/people/users";
 
 /**
  * The signed-in person, as the dashboard's pages and API see them. Their GitHub token is kept

@@ -1,6 +1,10 @@
 import { Redis, type RedisOptions } from "ioredis";
 import { BadInputError } from "../errors";
-import { redisUrl } from "./database-url";
+
+/** The Redis URL: REDIS_URL, or the local default. */
+export function redisUrl(env: NodeJS.ProcessEnv = process.env): string {
+  return env.REDIS_URL || "redis://127.0.0.1:6379";
+}
 
 /** The longest wait between two reconnection tries, however long Redis has been away. */
 export const RECONNECT_MAX_DELAY_MS = 2_000;

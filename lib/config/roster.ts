@@ -6,7 +6,7 @@ import { adapterFor } from "../executor/adapters";
 import { inferAgentKind } from "../executor/adapters/kind";
 import { AGENT_KINDS, type AgentKind } from "../executor/adapters/types";
 import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../executor/agent-sandbox/policy";
-import { parseYamlWithLines } from "../loops/yaml-lines";
+import { parseYamlWithLines } from "./yaml-lines";
 
 /**
  * The instance's config: the Agent roster and the settings of this deployment. It lives in the

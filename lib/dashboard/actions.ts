@@ -2,8 +2,8 @@ import { repoRole, requireRepoPermission, requireViewer, seesRepository } from "
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
-import { itemLaneFacts } from "../store/board-lanes";
-import { repoOfCycleBudget } from "../store/budget-holds";
+import { itemLaneFacts } from "../store/reads/board-lanes";
+import { repoOfCycleBudget } from "../store/metering/budget-holds";
 import { planMove } from "./lanes";
 import { authorizeRun } from "./run-access";
 import { runSummary } from "./run-detail";

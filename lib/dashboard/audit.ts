@@ -1,5 +1,5 @@
-import { auditOfRepos } from "../store/audit-page";
-import type { Db } from "../store/db";
+import { auditOfRepos } from "../store/reads/audit-page";
+import type { Db } from "../store/kernel/db";
 import { toAuditView, type AuditView } from "./run-detail";
 
 /** The audit log of the repositories in scope, newest first, paged by id (`before`). */

@@ -1,11 +1,11 @@
 import type { BoardLane } from "../config/roster";
 import { isRunning } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
-import { readBoardCards, type BoardCardRow } from "../store/board-lanes";
-import type { Db } from "../store/db";
+import { readBoardCards, type BoardCardRow } from "../store/reads/board-lanes";
+import type { Db } from "../store/kernel/db";
 import { laneRules } from "./lanes";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
-import { anyWorkerAlive } from "../store/workers";
+import { anyWorkerAlive } from "../store/runs/worker-registry";
 import { waitsFor } from "./run-status";
 import { lastStepLine } from "./transcript-steps";
 
@@ -14,7 +14,7 @@ import { lastStepLine } from "./transcript-steps";
  * each with its current Run (the open one, else the newest) and that Run's pull request and its
  * state. A pull request another Item's Run opened is not a card of its own: it is on that Item's
  * card (unless the Board is filtered by a Loop, which shows the Items with that Loop's Runs).
- * One indexed query (lib/store/board-lanes.ts) picks the cards of each lane; this shapes them.
+ * One indexed query (lib/store/reads/board-lanes.ts) picks the cards of each lane; this shapes them.
  */
 
 export interface BoardQuery {

@@ -1,11 +1,11 @@
-import { listBudgetHolds } from "../store/budget-holds";
-import type { Db } from "../store/db";
+import { listBudgetHolds } from "../store/metering/budget-holds";
+import type { Db } from "../store/kernel/db";
 
 /**
  * The Budgets page: every Item with a cycle budget — a Loop with max_cycles opened a Run on it
  * (the Run holds a reservation), or an operator reset it — one row per (Item, Loop), since a
  * Loop's reservations count against its own max_cycles in the Item's current generation
- * (lib/store/budget-holds.ts reads them).
+ * (lib/store/metering/budget-holds.ts reads them).
  */
 export interface BudgetView {
   itemKey: string;

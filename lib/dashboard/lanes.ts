@@ -1,6 +1,6 @@
 import type { BoardLane } from "../config/roster";
 import { BadInputError, ConflictError } from "../errors";
-import type { LaneRules } from "../store/board-lanes";
+import type { LaneRules } from "../store/reads/board-lanes";
 
 /**
  * Pure Board lane rules. A closed or merged Item — or one whose Run's pull request was merged

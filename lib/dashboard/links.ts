@@ -1,4 +1,4 @@
-import { gitHubEnv } from "../auth/github-env";
+import { gitHubEnv } from "../github/github-env";
 
 /** Links to GitHub pages (github.com, an Enterprise Server, or the sandbox simulator). */
 export function issueUrl(repo: string, number: number, kind = "issue"): string {

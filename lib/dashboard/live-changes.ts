@@ -1,7 +1,7 @@
-import type { Db } from "../store/db";
-import { ITEM_CHANGED_CHANNEL } from "../store/item-changed";
-import { notificationsOf } from "../store/notifications";
-import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
+import type { Db } from "../store/kernel/db";
+import { ITEM_CHANGED_CHANNEL } from "../store/items/item-changed";
+import { notificationsOf } from "../store/kernel/notifications";
+import { RUN_CHANGED_CHANNEL } from "../store/runs/run-changed";
 
 /**
  * The dashboard's live views (Board, Needs you) as server-sent events: a `changed` event soon
@@ -10,7 +10,7 @@ import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
  * `atelier_item_changed` one, whether or not a Loop matched), a burst coalesced into one. The event carries no id and no data of a Run:
  * the page reads its own data again with the viewer's rights, so the stream tells a viewer
  * nothing but that something moved. While the process's LISTEN connection
- * (lib/store/notifications.ts) is down the stream says `changed` every few seconds instead,
+ * (lib/store/kernel/notifications.ts) is down the stream says `changed` every few seconds instead,
  * so a page is never left stale for long.
  */
 const COALESCE_MS = 150;

@@ -1,6 +1,6 @@
 import { countQuotaRefusals, listQuotaRefusals } from "../metering/quota-refusals";
-import type { Db } from "../store/db";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../store/engine-failures";
+import type { Db } from "../store/kernel/db";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../store/runs/engine-failures";
 import {
   countNeedRows,
   listAwaitingApproval,
@@ -11,7 +11,7 @@ import {
   listUnresolvedFailures,
   NEEDS_LIMIT,
   type NeedRunRow,
-} from "../store/needs-you-lists";
+} from "../store/reads/needs-you-lists";
 import { approvalSentence } from "../triggers/actor";
 import { configFileUrl } from "./links";
 

@@ -1,17 +1,17 @@
 import { hasRepoPermission, requireViewer } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
-import { agentsOfRuns, loopNamesOf } from "../store/filter-choices";
+import { agentsOfRuns, loopNamesOf } from "../store/reads/filter-choices";
 import { loadAudit } from "./audit";
 import { loadBoard, type Board } from "./board";
 import { loadBudgets, type BudgetView } from "./budgets";
-import { loadLoops, type LoopView, type RepositoryConfigView } from "./loops";
+import { loadLoops, type LoopView, type RepositoryConfigView } from "./loops-page";
 import { countNeeds, loadNeedsYou, type NeedsYou } from "./needs-you";
 import { loadInstallations, type InstallationView } from "./repositories";
 import { authorizeRun } from "./run-access";
 import { loadRunPage, type RunListFilter, type RunPage } from "./runs-list";
 import { loadRunDetail, type RunDetail } from "./run-detail";
-import { narrow, scopeRepos } from "./scope";
+import { narrow, scopeRepos } from "../auth/viewer-scope";
 import type { DashboardContext } from "./services";
 
 /** Reads need only the database. */

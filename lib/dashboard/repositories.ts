@@ -1,13 +1,13 @@
 import { visibleToViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import {
   listInstallations,
   listRegisteredRepositories,
   registeredRepositoriesAmong,
   suspendedInstallationIds,
   type RepositoryListRow,
-} from "../store/repository-list";
+} from "../store/reads/repository-list";
 
 /**
  * The installations and repositories the viewer can see on GitHub, each with what Atelier knows

@@ -1,8 +1,8 @@
 import { requireRepoPermission, requireViewer, seesRepository, type Level } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
 import { NotFoundError } from "../errors";
-import type { Db } from "../store/db";
-import { repoOfRun } from "../store/run-detail-read";
+import type { Db } from "../store/kernel/db";
+import { repoOfRun } from "../store/reads/run-detail-read";
 
 /**
  * Authorization before lookup, for everything reached by a Run's id: a Run of a repository the

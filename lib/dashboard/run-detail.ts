@@ -1,16 +1,16 @@
 import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
-import { auditOfRun, type AuditRow } from "../store/audit-page";
-import type { Db } from "../store/db";
-import type { EventActor, Submission } from "../store/record-and-claim";
+import { auditOfRun, type AuditRow } from "../store/reads/audit-page";
+import type { Db } from "../store/kernel/db";
+import type { EventActor, Submission } from "../store/runs/claim";
 import { approvalSentence } from "../triggers/actor";
 import { issueUrl, pullRequestUrl } from "./links";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
-import { readRunAttempts, readRunDetail, readRunSummary } from "../store/run-detail-read";
-import { anyWorkerAlive } from "../store/workers";
+import { readRunAttempts, readRunDetail, readRunSummary } from "../store/reads/run-detail-read";
+import { anyWorkerAlive } from "../store/runs/worker-registry";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
 
-/** Everything the Run page shows, from three indexed reads (lib/store/run-detail-read.ts, lib/store/audit-page.ts). */
+/** Everything the Run page shows, from three indexed reads (lib/store/reads/run-detail-read.ts, lib/store/reads/audit-page.ts). */
 export interface RunDetail {
   id: string;
   loop: string;

@@ -1,5 +1,5 @@
 import { allows, type RunStateName } from "../engine/run-state";
-import { isParkedByEngineFailures } from "../store/engine-failures";
+import { isParkedByEngineFailures } from "../store/runs/engine-failures";
 
 /**
  * Small named questions about a Run for the dashboard: what it waits for, and which operator

@@ -1,7 +1,7 @@
 import type { RunStateName } from "../engine/run-state";
 import { BadInputError } from "../errors";
-import type { Db } from "../store/db";
-import { readRunsPage } from "../store/runs-page";
+import type { Db } from "../store/kernel/db";
+import { readRunsPage } from "../store/reads/runs-page";
 
 /**
  * The Runs list: the Runs of the repositories in scope, newest first, filtered by Loop, agent

@@ -1,4 +1,4 @@
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import type { BoardMoveInput } from "../triggers/board-move";
 import type { ConfigCheck } from "../triggers/check-config";
 import type { DispatchInput, DispatchOutcome } from "../triggers/dispatch";

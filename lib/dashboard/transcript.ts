@@ -1,16 +1,16 @@
 import { isClosed } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
 import { NotFoundError } from "../errors";
-import type { Db } from "../store/db";
-import { notificationsOf, type Notifications } from "../store/notifications";
-import { RUN_CHANGED_CHANNEL } from "../store/run-changed";
-import { TRANSCRIPT_CHANNEL, transcriptEntriesAfter, transcriptRunProgress } from "../store/transcript-lines";
+import type { Db } from "../store/kernel/db";
+import { notificationsOf, type Notifications } from "../store/kernel/notifications";
+import { RUN_CHANGED_CHANNEL } from "../store/runs/run-changed";
+import { TRANSCRIPT_CHANNEL, transcriptEntriesAfter, transcriptRunProgress } from "../store/runs/transcript-lines";
 import { pullRequestUrl } from "./links";
 
 /**
  * The live transcript of a Run, as server-sent events. Writers of transcript rows notify the
  * Postgres channel `atelier_transcript` with the Run id (and every Run change notifies
- * `atelier_run_changed`); the process's one LISTEN connection (lib/store/notifications.ts)
+ * `atelier_run_changed`); the process's one LISTEN connection (lib/store/kernel/notifications.ts)
  * wakes the streams of that Run.
  * Until a transcript notification has been seen — or while the listener is down — each stream
  * polls every 250 ms instead, so a writer that does not notify is still followed closely.

@@ -1,6 +1,6 @@
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
-import type { Db } from "../store/db";
-import { isWorkerAlive, listWorkers, liveWorkers, type WorkerRow } from "../store/workers";
+import type { Db } from "../store/kernel/db";
+import { isWorkerAlive, listWorkers, liveWorkers, type WorkerRow } from "../store/runs/worker-registry";
 
 /**
  * The Workers page (from the worker registry): each worker process, where it runs, its slots

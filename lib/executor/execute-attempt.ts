@@ -8,7 +8,7 @@ import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
-import { gitCredentialForms, instanceSecretValues, Redactor } from "./redact";
+import { gitCredentialForms, instanceSecretValues, Redactor } from "../secrets/redact";
 import type { AgentKind, AgentReport } from "./adapters/types";
 import type { AttemptBox } from "./agent-sandbox/box";
 import { keepAgentSession, restoreAgentSession } from "./agent-session";

@@ -1,6 +1,6 @@
 import { agentFailure, infraFailure, type Failure } from "../engine/failure";
 import { classifyGitError, git, GitCommandError, type GitErrorClass, type GitOptions, type GitResult } from "./git";
-import type { Redactor } from "./redact";
+import type { Redactor } from "../secrets/redact";
 
 /**
  * Typed failures for git talking to the remote. Fetching is Atelier's own business: a refused

@@ -5,7 +5,7 @@ import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
 import { exportAgentCommits } from "./export-agent-commits";
 import { AGENT_IDENTITY, classifyGitError, git, GitCommandError } from "./git";
 import { pushFailure, remoteGit } from "./git-failure";
-import { gitCredentialForms, Redactor } from "./redact";
+import { gitCredentialForms, Redactor } from "../secrets/redact";
 import { cacheObjects, initBorrowingRepo } from "./workspace";
 import { harvestDir } from "./workspace-paths";
 

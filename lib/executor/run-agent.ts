@@ -10,7 +10,7 @@ import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "./line-buffer";
 import { terminateProcessGroup } from "./process-group";
-import { Redactor } from "./redact";
+import { Redactor } from "../secrets/redact";
 import { watchChild, type ChildWatch } from "./child-watch";
 import { spawnSandboxed, type SandboxSpawn } from "./agent-sandbox/spawn-sandboxed";
 

@@ -9,7 +9,7 @@ import { AttemptFailureError } from "./attempt-failure-error";
 import { git } from "./git";
 import { fetchFailure, remoteGit } from "./git-failure";
 import { processStartTime } from "./process-group";
-import { gitCredentialForms, Redactor } from "./redact";
+import { gitCredentialForms, Redactor } from "../secrets/redact";
 import { attemptDir, attemptsDir, cacheDir, metaFile, sanitizeName } from "./workspace-paths";
 
 /**

@@ -1,6 +1,6 @@
 import type { CommentFacts, CommentRef } from "../loops/comment-context";
-import type { Octokit } from "./app";
-import { httpStatusOf } from "./errors";
+import type { Octokit } from "./app-client";
+import { httpStatusOf } from "./rate-limit-errors";
 import { splitRepo } from "./repo-name";
 
 interface RestComment {

@@ -1,5 +1,5 @@
-import type { Octokit } from "./app";
-import { httpStatusOf } from "./errors";
+import type { Octokit } from "./app-client";
+import { httpStatusOf } from "./rate-limit-errors";
 
 export type Conditional<T> =
   | { modified: true; data: T; etag: string | null; link: string | null }

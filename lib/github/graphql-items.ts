@@ -5,8 +5,8 @@ import {
   type ItemKind,
 } from "../loops/projection";
 import { FEEDBACK_FIELDS } from "../loops/pull-feedback";
-import type { GitHubApp } from "./app";
-import { GitHubRequestError } from "./errors";
+import type { GitHubApp } from "./app-client";
+import { GitHubRequestError } from "./rate-limit-errors";
 import { installationCaller } from "./rate-limit";
 import { splitRepo } from "./repo-name";
 

@@ -1,7 +1,7 @@
 import type { RestItem } from "../loops/projection";
-import type { Octokit } from "./app";
+import type { Octokit } from "./app-client";
 import { conditionalGet, followPages } from "./conditional-request";
-import { httpStatusOf } from "./errors";
+import { httpStatusOf } from "./rate-limit-errors";
 import { splitRepo } from "./repo-name";
 
 /** An issue or pull request as the issues listing returns it (pull requests carry `pull_request`). */

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from "pino";
-import { instanceSecretValues, Redactor } from "../executor/redact";
+import { instanceSecretValues, Redactor } from "../secrets/redact";
 
 /** The structured logger of every process (pino): the GitHub layer, the triggers, the runner. */
 export type Log = Logger;

@@ -1,4 +1,4 @@
-import type { Octokit } from "./app";
+import type { Octokit } from "./app-client";
 import { splitRepo } from "./repo-name";
 
 export interface PullRequestRef {

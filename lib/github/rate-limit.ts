@@ -1,6 +1,6 @@
 import { metrics } from "../metrics/metrics";
 import { systemClock, sleep, type Clock } from "./clock";
-import { GitHubRateLimitedError } from "./errors";
+import { GitHubRateLimitedError } from "./rate-limit-errors";
 import { numberHeader, rateLimitRefusal, SECONDARY_BACKOFF_MS } from "./rate-limit-refusal";
 
 export type RateResource = "core" | "graphql";

@@ -1,5 +1,5 @@
-import type { GitHubApp } from "./app";
-import { GitHubRequestError } from "./errors";
+import type { GitHubApp } from "./app-client";
+import { GitHubRequestError } from "./rate-limit-errors";
 import { installationCaller } from "./rate-limit";
 import { splitRepo } from "./repo-name";
 

@@ -1,5 +1,5 @@
-import { normalizeRole, type RepoRole } from "../auth/github-user-api";
-import type { GitHubApp } from "./app";
+import { normalizeRole, type RepoRole } from "./github-user-api";
+import type { GitHubApp } from "./app-client";
 import { installationCaller } from "./rate-limit";
 import { splitRepo } from "./repo-name";
 

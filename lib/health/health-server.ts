@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { NotFoundError, toHttpError } from "../errors";
-import { scrapeMetrics } from "../metrics/scrape";
+import { scrapeMetrics } from "./scrape";
 import { liveness, readiness, readinessStatus, type ReadinessDeps } from "./readiness";
 
 /**

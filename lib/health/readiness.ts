@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
-import type { Db } from "../store/db";
-import { pingDatabase } from "../store/readiness";
-import { liveWorkers } from "../store/workers";
+import type { Db } from "../store/kernel/db";
+import { pingDatabase } from "../store/kernel/ping-database";
+import { liveWorkers } from "../store/runs/worker-registry";
 
 /**
  * Liveness and readiness of a process, as /healthz and /readyz answer them (the web's routes

@@ -1,9 +1,9 @@
 import type { InstanceConfig } from "../config/roster";
 import { CONFIG_PATH, TOP_LEVEL_KEYS, type LoopConfigError, type RepositoryConfig } from "./config-schema";
-import { validateLabels } from "./validate/labels";
+import { validateLabels } from "./validate/label-specs";
 import { validateLoop } from "./validate/loop";
 import { isRecord, suggest, type ConfigTenant, type Path, type Report } from "./validate/shared";
-import { parseYamlWithLines } from "./yaml-lines";
+import { parseYamlWithLines } from "../config/yaml-lines";
 
 export type { ConfigTenant } from "./validate/shared";
 

@@ -1,6 +1,6 @@
 import { BadInputError } from "../errors";
-import { graphqlLogin } from "./graphql-login";
-import { ISSUE_TIMELINE_FIELDS, PULL_REQUEST_TIMELINE_FIELDS, type GraphqlTimeline } from "../github/timeline-events";
+import { graphqlLogin, type GraphqlActor } from "./graphql-login";
+import { ISSUE_TIMELINE_FIELDS, PULL_REQUEST_TIMELINE_FIELDS, type GraphqlTimeline } from "./timeline-events";
 import { feedbackFromGraphql, PULL_REQUEST_FEEDBACK_FIELDS, type GraphqlFeedbackNode, type PullFeedback } from "./pull-feedback";
 
 /**
@@ -64,11 +64,6 @@ export const PULL_REQUEST_PROJECTION_FIELDS = `
   ${PULL_REQUEST_FEEDBACK_FIELDS}
   ${PULL_REQUEST_TIMELINE_FIELDS}
 `;
-
-export interface GraphqlActor {
-  __typename?: string;
-  login: string;
-}
 
 /** An Issue or PullRequest node as GitHub's GraphQL API returns it for the selections above. */
 export interface GraphqlItemNode extends GraphqlFeedbackNode, GraphqlTimeline {

@@ -1,4 +1,4 @@
-import type { GraphqlActor } from "./projection";
+import type { GraphqlActor } from "./graphql-login";
 
 /**
  * What people and CI said on a pull request: its reviews, its review threads and the checks of

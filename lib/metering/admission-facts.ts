@@ -6,8 +6,8 @@ import {
   readMonthUsage,
   readRateBuckets,
   type FactsMode,
-} from "../store/admission-facts";
-import type { Queryable } from "../store/sql";
+} from "../store/metering/admission-rows";
+import type { Queryable } from "../store/kernel/sql";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
 import type { Limits } from "./limits";
 import { monthKey, resetAt } from "./month";
@@ -16,7 +16,7 @@ import { installationScope, repoScope } from "./scopes";
 
 /**
  * Reads what the admission gate decides on, for one repository (and the Run asking, when an
- * Attempt starts), in one of the store's two modes (FactsMode, lib/store/admission-facts.ts):
+ * Attempt starts), in one of the store's two modes (FactsMode, lib/store/metering/admission-rows.ts):
  * "lock" inside the transaction that will act on the answer, "peek" for a read-only look.
  */
 

@@ -1,9 +1,9 @@
 import { NotFoundError } from "../errors";
-import { runAdmissionBasis, setQuotaWaitingReason } from "../store/admission-facts";
-import { queryableOf, type Db } from "../store/db";
-import type { Admission, EventInput } from "../store/record-and-claim";
-import type { Queryable } from "../store/sql";
-import { transaction, type Sql } from "../store/transaction";
+import { runAdmissionBasis, setQuotaWaitingReason } from "../store/metering/admission-rows";
+import { queryableOf, type Db } from "../store/kernel/db";
+import type { Admission, EventInput } from "../store/runs/claim";
+import type { Queryable } from "../store/kernel/sql";
+import { transaction, type Sql } from "../store/kernel/transaction";
 import { loadAdmissionFacts, type AdmissionTarget } from "./admission-facts";
 import { decideAdmission, type Phase } from "./gate";
 import { refusalError, type Refusal } from "./refusal";

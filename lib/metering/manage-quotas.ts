@@ -1,6 +1,6 @@
 import { requireAdmin } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import { getQuota, limitsJson, setQuota, type QuotaInput, type QuotaOwner } from "./quota-settings";
 
 /** The quota API's services: anyone signed in may not; the instance's admins may read and set. */

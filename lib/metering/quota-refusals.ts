@@ -1,7 +1,7 @@
 import type { CommentRef } from "../loops/comment-context";
-import type { Db } from "../store/db";
-import { countQuotaRefusalRows, listQuotaRefusalRows, type RefusalScope } from "../store/quota-refusals";
-import { installationsOfRepositories } from "../store/registrations";
+import type { Db } from "../store/kernel/db";
+import { countQuotaRefusalRows, listQuotaRefusalRows, type RefusalScope } from "../store/metering/held-work";
+import { installationsOfRepositories } from "../store/github/registrations";
 import { ADMISSION_ORDER, tokenSentence, type AdmissionToken } from "./refusal";
 import type { Hint } from "../work/work-queue";
 import { quotaTokenOf } from "./waiting-reason";

@@ -1,9 +1,9 @@
-import { numericIdParam, repoParam } from "../http/ids";
+import { numericIdParam, repoParam } from "../http/url-ids";
 import { z } from "zod";
 import { NotFoundError } from "../errors";
-import type { Db } from "../store/db";
-import { quotaOf, setQuotaLimits, type QuotaKey } from "../store/quotas";
-import { isInstallationRegistered, registeredRepository } from "../store/registrations";
+import type { Db } from "../store/kernel/db";
+import { quotaOf, setQuotaLimits, type QuotaKey } from "../store/metering/quotas";
+import { isInstallationRegistered, registeredRepository } from "../store/github/registrations";
 import { UNLIMITED, type Limits } from "./limits";
 
 /**

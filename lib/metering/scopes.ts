@@ -1,4 +1,4 @@
-import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "../store/usage-counters";
+import { INSTALLATION_SCOPE_PREFIX, REPO_SCOPE_PREFIX } from "../store/metering/usage-counter-sql";
 
 /**
  * The keys metering counts under: the rate buckets (rate_buckets.scope), one per installation

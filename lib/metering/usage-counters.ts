@@ -1,5 +1,5 @@
-import { chargeOpenCounters } from "../store/usage-counters";
-import type { Sql } from "../store/transaction";
+import { chargeOpenCounters } from "../store/metering/usage-counter-sql";
+import type { Sql } from "../store/kernel/transaction";
 import type { LoadedFacts } from "./admission-facts";
 
 /**

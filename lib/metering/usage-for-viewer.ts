@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { requireViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
-import { installationsOfRepositories } from "../store/registrations";
+import type { Db } from "../store/kernel/db";
+import { installationsOfRepositories } from "../store/github/registrations";
 import { usageReport, type UsageReport } from "./usage-report";
 
-/** The repositories a viewer sees, and one of them when asked (lib/dashboard/scope.ts, passed in: metering sits below the dashboard). */
+/** The repositories a viewer sees, and one of them when asked (lib/auth/viewer-scope.ts, passed in: metering sits below the dashboard). */
 export interface ViewerScope {
   scopeRepos(db: Db, viewer: Viewer): Promise<string[]>;
   narrow(scope: string[], repo: string | null | undefined): string[];

@@ -1,5 +1,5 @@
-import type { Db } from "../store/db";
-import { capRows, usageRollup, type UsageRollupRow } from "../store/usage-report";
+import type { Db } from "../store/kernel/db";
+import { capRows, usageRollup, type UsageRollupRow } from "../store/metering/usage-rollups";
 import { nearness, type Limits } from "./limits";
 import { daysOfMonth, monthKey, monthStart, parseMonthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";

@@ -1,4 +1,4 @@
-import { QUOTA_WAITING_PREFIX } from "../store/repo-metering";
+import { QUOTA_WAITING_PREFIX } from "../store/metering/repo-metering";
 import { isAdmissionToken, tokenSentence, type AdmissionToken } from "./refusal";
 
 export const quotaWaitingReason = (token: AdmissionToken): string => `${QUOTA_WAITING_PREFIX}${token}`;

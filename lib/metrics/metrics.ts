@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 /**
  * The Prometheus metrics of one process (web or worker), in one registry. Counters are kept as
  * the work happens — the places in lib/ that do it call `metrics.*` — so a scrape reads memory;
- * the only reads at scrape time are the cheap gauges a process wires in (lib/metrics/gauges.ts).
+ * the only reads at scrape time are the cheap gauges a process wires in (lib/health/gauges.ts).
  * Labels are bounded: states, outcomes, categories, resources; an installation id where the
  * number of installations bounds it. Never a repository, an Item or a person. ADR 0014.
  */

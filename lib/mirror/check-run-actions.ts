@@ -1,7 +1,7 @@
 import { AtelierError } from "../errors";
-import { claimCheckRunAction, releaseCheckRunAction } from "../store/check-run-actions";
-import type { Db } from "../store/db";
-import { mirroredCheckRunId, runIdForCheckRun } from "../store/run-mirrors";
+import { claimCheckRunAction, releaseCheckRunAction } from "../store/github/acted-check-run-actions";
+import type { Db } from "../store/kernel/db";
+import { mirroredCheckRunId, runIdForCheckRun } from "../store/github/run-mirrors";
 import { checkRunView, isCheckActionId } from "./check-run-view";
 import { callGitHub, repoParams, type GitHubClient } from "./github-client";
 import { canOperateRuns, collaboratorRole } from "./repo-permission";

@@ -1,5 +1,5 @@
 import { approvalSentence } from "../triggers/actor";
-import { isParkedByEngineFailures } from "../store/engine-failures";
+import { isParkedByEngineFailures } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
 import {
   capitalize,

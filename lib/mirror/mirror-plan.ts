@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { RunMirror } from "../store/run-mirrors";
+import type { RunMirror } from "../store/github/run-mirrors";
 import { checkRunView, type CheckRunView } from "./check-run-view";
 import { checkHeadSha } from "./check-target";
 import { commentsOnItems } from "./loop-feedback";

@@ -1,6 +1,6 @@
 import type { FailureCategory } from "../engine/failure";
 import { describeQuotaWaitingReason } from "../metering/waiting-reason";
-import { ENGINE_FAILED_REASON } from "../store/engine-failures";
+import { ENGINE_FAILED_REASON } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
 
 /**

@@ -1,10 +1,10 @@
-import type { ApprovalReason } from "../store/record-and-claim";
+import type { ApprovalReason } from "../store/runs/claim";
 import type { FailureCategory, FailureKind } from "../engine/failure";
 import { isFailureCategory, isFailureKind } from "../engine/failure";
 import type { RunStateName } from "../engine/run-state";
 import type { ItemKind } from "../loops/projection";
-import type { Db } from "../store/db";
-import { readMirrorSnapshotRow, type MirrorSnapshotRow } from "../store/mirror-snapshot";
+import type { Db } from "../store/kernel/db";
+import { readMirrorSnapshotRow, type MirrorSnapshotRow } from "../store/github/mirror-snapshot";
 
 /** The latest Attempt of a Run, as the mirror shows it. */
 export interface AttemptSummary {

@@ -1,6 +1,6 @@
-import type { Db } from "../store/db";
-import { ensureRunMirror, recordCheckRun, recordComment, recordSynced, withRunMirrorLock, type RunMirror, type SyncedState } from "../store/run-mirrors";
-import { showCheckRun, type ShownCheckRun } from "./check-run";
+import type { Db } from "../store/kernel/db";
+import { ensureRunMirror, recordCheckRun, recordComment, recordSynced, withRunMirrorLock, type RunMirror, type SyncedState } from "../store/github/run-mirrors";
+import { showCheckRun, type ShownCheckRun } from "./shown-check-run";
 import { callGitHub, GitHubCallError, type InstallationClients } from "./github-client";
 import { planMirror } from "./mirror-plan";
 import { showRunComment } from "./run-comment";

@@ -1,13 +1,13 @@
 import { metrics } from "../metrics/metrics";
-import type { Db } from "../store/db";
-import { claimDelivery, recordDeliveryTry, type ClaimedDelivery, type DeliveryTry } from "../store/outbound-deliveries";
+import type { Db } from "../store/kernel/db";
+import { claimDelivery, recordDeliveryTry, type ClaimedDelivery, type DeliveryTry } from "../store/outbound/outbound-deliveries";
 import { retryDelayMs } from "./backoff";
 import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signature";
 import type { TargetPolicy } from "./target-policy";
 
 /** The due deliveries, where the outbound worker (jobs/processors/outbound.ts) imports them from. */
-export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound-deliveries";
+export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound/outbound-deliveries";
 
 /**
  * One try of one delivery row. Whoever calls it — the queue's job, the sweep, a redeliver —

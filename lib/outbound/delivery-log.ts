@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { NotFoundError } from "../errors";
-import type { Db } from "../store/db";
-import { findDeliveryView, listDeliveryViews, resetDeliveryForRetry, type DeliveryView } from "../store/outbound-deliveries";
+import type { Db } from "../store/kernel/db";
+import { findDeliveryView, listDeliveryViews, resetDeliveryForRetry, type DeliveryView } from "../store/outbound/outbound-deliveries";
 import { attemptDelivery, type DeliveryDeps, type DeliveryOutcome } from "./attempt-delivery";
 
 /** The delivery log: every delivery with its tries and last answer, and the redeliver action. */

@@ -1,8 +1,8 @@
-import { numericIdParam } from "../http/ids";
+import { numericIdParam } from "../http/url-ids";
 import { randomBytes } from "node:crypto";
 import { z } from "zod";
 import { NotFoundError } from "../errors";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import {
   deleteOutboundHook,
   findOutboundHook,
@@ -10,8 +10,8 @@ import {
   listOutboundHooks,
   updateOutboundHook,
   type OutboundHookRecord,
-} from "../store/outbound-hooks";
-import { isInstallationRegistered, registeredRepository } from "../store/registrations";
+} from "../store/outbound/outbound-hooks";
+import { isInstallationRegistered, registeredRepository } from "../store/github/registrations";
 import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
 
 /**

@@ -1,14 +1,14 @@
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
-import type { Db } from "../store/db";
-import { liveInstallations } from "../store/registrations";
-import { hookScope, requireHookCreator, requireHookManager } from "./access";
+import type { Db } from "../store/kernel/db";
+import { liveInstallations } from "../store/github/registrations";
+import { hookScope, requireHookCreator, requireHookManager } from "./hook-managers";
 import { deliveryNotFound, getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
 import { createHook, deleteHook, getHook, listHooks, updateHook, webhookNotFound, type HookInput, type HookUpdate, type HookView } from "./hooks";
 import { targetPolicyFor, type TargetPolicy } from "./target-policy";
 
 /**
- * The outbound API's services, each authorized for the viewer (lib/outbound/access.ts) and
+ * The outbound API's services, each authorized for the viewer (lib/outbound/hook-managers.ts) and
  * checked against the instance's target policy. Routes only parse and call one of these.
  */
 

@@ -2,7 +2,7 @@ import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { InstanceConfig } from "../config/roster";
 import { BadInputError } from "../errors";
-import { classifyAddress } from "./address-class";
+import { classifyAddress } from "../http/address-class";
 
 /**
  * Where a webhook may be sent. A URL is checked when it is subscribed AND again at every

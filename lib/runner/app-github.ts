@@ -1,11 +1,11 @@
 import { agentFailure } from "../engine/failure";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
-import type { GitHubApp } from "../github/app";
-import { httpStatusOf } from "../github/errors";
+import type { GitHubApp } from "../github/app-client";
+import { httpStatusOf } from "../github/rate-limit-errors";
 import { openOrUpdatePullRequest } from "../github/pull-requests";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import type { RunnerGitHub } from "./runner-deps";
-import { polledRepository, type RegisteredRepository } from "../store/repositories";
+import { polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
 
 /**
  * The runner's GitHub through the App: a token limited to the Run's repository (and the

@@ -1,6 +1,6 @@
-import type { Db } from "../store/db";
-import { attemptLease } from "../store/attempt-lease";
-import type { AttemptRef } from "../store/attempts";
+import type { Db } from "../store/kernel/db";
+import { attemptLease } from "../store/runs/attempt-lease";
+import type { AttemptRef } from "../store/runs/attempts";
 
 /**
  * While an Attempt runs, its row is read every third of the lease TTL: a row closed as

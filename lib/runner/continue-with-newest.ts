@@ -1,10 +1,10 @@
-import type { Db } from "../store/db";
-import { claimQueued, newestQueuedEvent } from "../store/claim-queued";
-import { loopItemLock } from "../store/locks";
-import type { Admission } from "../store/record-and-claim";
-import { ignoreQueuedEvents } from "../store/revoke";
-import { runReceivedAt } from "../store/runs-to-move";
-import { transaction } from "../store/transaction";
+import type { Db } from "../store/kernel/db";
+import { claimQueued, newestQueuedEvent } from "../store/runs/claim-queued";
+import { loopItemLock } from "../store/kernel/locks";
+import type { Admission } from "../store/runs/claim";
+import { ignoreQueuedEvents } from "../store/runs/revoke";
+import { runReceivedAt } from "../store/runs/runs-to-move";
+import { transaction } from "../store/kernel/transaction";
 import type { WorkQueue } from "../work/work-queue";
 import { SILENT_LOG, type ConditionSubject, type RecheckCondition, type RunnerLog } from "./runner-deps";
 

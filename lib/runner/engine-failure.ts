@@ -1,6 +1,6 @@
 import { OUTAGE_RETRY_AFTER_SECONDS, outageOf } from "../errors";
-import { maskSecrets } from "../executor/redact";
-import { recordEngineFailure } from "../store/engine-failures";
+import { maskSecrets } from "../secrets/redact";
+import { recordEngineFailure } from "../store/runs/engine-failures";
 import { isDatabaseOutage } from "./hold-through-outage";
 import type { MoveOutcome } from "./move-run";
 import type { RunnerContext } from "./runner-context";
@@ -8,7 +8,7 @@ import type { RunnerContext } from "./runner-context";
 /**
  * A move of a Run that throws is an engine failure (Atelier's own: the agent's failures are
  * outcomes, never throws): it is counted on the Run with its error and tried again after a
- * backoff; at the limit the Run is parked for an operator (lib/store/engine-failures.ts).
+ * backoff; at the limit the Run is parked for an operator (lib/store/runs/engine-failures.ts).
  * An outage of Postgres or Redis is no engine failure and counts nothing: the Run is moved
  * again a few seconds later, for as long as the outage lasts (a job that merely failed would
  * leave the Run to the next reconcile, minutes later). A worker that dies while it moves a

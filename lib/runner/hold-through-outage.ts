@@ -1,5 +1,5 @@
 import { outageOf } from "../errors";
-import { databaseUrlOf, type Db } from "../store/db";
+import { databaseUrlOf, type Db } from "../store/kernel/db";
 
 /**
  * An Attempt whose agent finished while Postgres is away keeps its outcome: the write is held

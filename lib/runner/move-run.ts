@@ -1,10 +1,10 @@
 import { needsWorker } from "../engine/run-predicates";
 import { ConflictError } from "../errors";
-import { parkForApproval } from "../store/approvals";
+import { parkForApproval } from "../store/runs/approvals";
 import { admitAttempt } from "../metering/admission";
-import { expireAttempt, startAttempt, type StartResult } from "../store/attempts";
-import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/run-snapshot";
-import { isWorkerStopped } from "../store/workers";
+import { expireAttempt, startAttempt, type StartResult } from "../store/runs/attempts";
+import { hasOpenAttempt, needsApproval, readRunSnapshot, type StartBasis } from "../store/runs/start-basis";
+import { isWorkerStopped } from "../store/runs/worker-registry";
 import { continueWithNewest, type ContinueResult } from "./continue-with-newest";
 import { acquireLease, leaseHolder, leaseTokenWorker, newLeaseToken, releaseLeaseOf, type Lease } from "./lease";
 import { runBegunAttempt, type AttemptEnd } from "./run-attempt";
@@ -37,12 +37,9 @@ export type MoveOutcome =
 /** A draining worker hands the job back a little later, for a worker that admits. */
 export const DRAINING_DELAY_MS = 1_000;
 
-/**
- * `opened`: the Run as the claim that opened it wrote it (its first job carries it), so the
- * first decision needs no read; a Run changed since is read when its start is refused.
- */
-export async function moveRun(ctx: RunnerContext, runId: string, opened?: StartBasis): Promise<MoveOutcome> {
-  const outcome = await moveOnce(ctx, runId, opened);
+/** Moves a Run one step: reads it, decides, and starts its next Attempt where the decision says so. */
+export async function moveRun(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const outcome = await moveOnce(ctx, runId);
   if (!mayHaveChangedMeanwhile(outcome)) return outcome;
   // While this job ran, someone may have changed the Run and asked to move it (the sweep closing
   // an orphan this job saw open, an operator's retry while the condition was re-checked): the
@@ -88,8 +85,8 @@ function decideMove(snap: StartBasis | null): MoveDecision {
 const withoutAttempt = (ctx: RunnerContext, runId: string, decision: Exclude<MoveDecision, { tag: "Start" }>): Promise<MoveOutcome> | MoveOutcome =>
   decision.tag === "Park" ? park(ctx, runId) : decision;
 
-async function moveOnce(ctx: RunnerContext, runId: string, opened: StartBasis | undefined): Promise<MoveOutcome> {
-  const decision = decideMove(opened ?? (await readRunSnapshot(ctx.deps.db, runId)));
+async function moveOnce(ctx: RunnerContext, runId: string): Promise<MoveOutcome> {
+  const decision = decideMove(await readRunSnapshot(ctx.deps.db, runId));
   if (decision.tag !== "Start") return withoutAttempt(ctx, runId, decision);
 
   let slot: Slot;

@@ -1,16 +1,16 @@
 import type { Redis } from "ioredis";
 import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
-import { approve } from "../store/approvals";
-import { audit } from "../store/audit";
-import * as store from "../store/operator-actions";
-import type { RunRow } from "../store/run-rows";
-import { transaction } from "../store/transaction";
+import { approve } from "../store/runs/approvals";
+import { audit } from "../store/people/audit-log";
+import * as store from "../store/runs/operator-actions";
+import type { RunRow } from "../store/runs/run-rows";
+import { transaction } from "../store/kernel/transaction";
 import { continueWithNewest, type ContinueDeps, type ContinueResult } from "./continue-with-newest";
 import { publishCancel, publishIntervention } from "./control-channel";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";
 import { rosterAgent, type Roster } from "./runner-deps";
-import { readRunSnapshot } from "../store/run-snapshot";
+import { readRunSnapshot } from "../store/runs/start-basis";
 
 /**
  * The operator's actions on Runs, as the dashboard's API and the check-run actions call them:

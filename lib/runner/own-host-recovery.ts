@@ -1,5 +1,5 @@
-import { runningAttemptsOfWorker } from "../store/attempt-sweep";
-import { markWorkerStopped, unstoppedWorkersOnHost, type WorkerIdentity } from "../store/workers";
+import { runningAttemptsOfWorker } from "../store/runs/attempt-sweep";
+import { markWorkerStopped, unstoppedWorkersOnHost, type WorkerIdentity } from "../store/runs/worker-registry";
 import { releaseLeaseOf } from "./lease";
 import { closeOrphan, type SweepDeps } from "./reconcile";
 import { DEFAULT_KEY_PREFIX, redisNames } from "./redis-names";

@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
 import { listLeftoverWorktrees, salvageOrRemove, type SalvageOutcome } from "../executor/leftover-worktrees";
-import { expireAttempt } from "../store/attempts";
-import { orphanSuspects } from "../store/attempt-sweep";
-import { activeRunsToMove, strandedQueues } from "../store/runs-to-move";
+import { expireAttempt } from "../store/runs/attempts";
+import { orphanSuspects } from "../store/runs/attempt-sweep";
+import { activeRunsToMove, strandedQueues } from "../store/runs/runs-to-move";
 import { continueWithNewest, type ContinueDeps } from "./continue-with-newest";
 import { DEFAULT_LEASE_TTL_MS, leaseHolders } from "./lease";
 import { forgetSuspects, unheldForMs } from "./orphan-suspects";

@@ -1,6 +1,6 @@
 import { runBranch } from "../executor/branch-name";
-import type { StartedRun } from "../store/attempt-starts";
-import type { RunRow } from "../store/run-rows";
+import type { StartedRun } from "../store/runs/attempts";
+import type { RunRow } from "../store/runs/run-rows";
 
 /**
  * The branch a Run's work goes to: per Item, or per Tick for a schedule Loop (the Tick's

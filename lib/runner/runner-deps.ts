@@ -1,8 +1,8 @@
 import type { Redis } from "ioredis";
 import type { AgentSpec, InstanceConfig } from "../config/roster";
 import type { AttemptDeps, AttemptInput, AttemptOutcome } from "../executor/execute-attempt";
-import type { Db } from "../store/db";
-import type { Admission } from "../store/record-and-claim";
+import type { Db } from "../store/kernel/db";
+import type { Admission } from "../store/runs/claim";
 import type { WorkQueue } from "../work/work-queue";
 
 /**

@@ -1,9 +1,8 @@
 import { hostname } from "node:os";
-import { isAttemptCanceled, readAuditedIntervention } from "../store/audit";
+import { isAttemptCanceled, readAuditedIntervention } from "../store/people/audit-log";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 import { LocalAttempts } from "./local-attempts";
-import type { StartBasis } from "../store/run-snapshot";
 import { countingEngineFailures, countWorkerDeath } from "./engine-failure";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
@@ -29,8 +28,7 @@ export interface RunnerHost {
   readonly context: RunnerContext;
   /** Subscribes to the control channel. */
   start(): Promise<void>;
-  /** `opened`: the Run as its claim opened it, when the job carries it (see move-run.ts). */
-  moveRun(runId: string, opened?: StartBasis): Promise<MoveOutcome>;
+  moveRun(runId: string): Promise<MoveOutcome>;
   /** A worker (this one or another) died while it held the Run's job: counted as an engine failure. */
   jobAbandoned(runId: string): Promise<void>;
   /** Attempts running in this process. */
@@ -132,7 +130,7 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
         },
       });
     },
-    moveRun: (runId, opened) => countingEngineFailures(context, runId, () => moveRun(context, runId, opened)),
+    moveRun: (runId) => countingEngineFailures(context, runId, () => moveRun(context, runId)),
     jobAbandoned: (runId) => countWorkerDeath(context, runId),
     async drain(opts = {}) {
       context.slots.close();

@@ -1,8 +1,8 @@
 import { DEFAULT_TRANSCRIPT_MB } from "../config/roster";
 import type { OutputEntry } from "../executor/agent-spec";
-import { storeTranscriptBatch } from "../store/attempt-transcript";
-import type { Db } from "../store/db";
-import type { TranscriptLine } from "../store/transcript-lines";
+import { storeTranscriptBatch } from "../store/runs/attempt-transcript";
+import type { Db } from "../store/kernel/db";
+import type { TranscriptLine } from "../store/runs/transcript-lines";
 
 /**
  * Stores an Attempt's output as it comes: entries are batched (every `flushMs`, or at once

@@ -1,10 +1,10 @@
 import { hostname } from "node:os";
-import { heartbeatWorker, markWorkerStopped, registerWorker, type WorkerIdentity } from "../store/workers";
-import type { Db } from "../store/db";
+import { heartbeatWorker, markWorkerStopped, registerWorker, type WorkerIdentity } from "../store/runs/worker-registry";
+import type { Db } from "../store/kernel/db";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
 
 /**
- * A worker's entry in the registry (lib/store/workers.ts): registered at start, its heartbeat
+ * A worker's entry in the registry (lib/store/runs/worker-registry.ts): registered at start, its heartbeat
  * refreshed three times per lease TTL with the number of Attempts it runs, marked stopped on a
  * clean exit. A worker not heard from for one lease TTL is dead.
  */

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { isoSeconds } from "./clock";
+import { isoSeconds } from "./sim-clock";
 import { branchPushed } from "./branch-pushed";
 import type { CounterSnapshot } from "./counters";
 import type { SimCore, UnknownRequest } from "./core";
@@ -14,7 +14,8 @@ import { requestAction, rerequest } from "./state/checks";
 import { createComment, createIssue, editComment, editIssue } from "./state/issues";
 import { reactionsOf } from "./state/reactions";
 import { submitReview } from "./state/reviews";
-import { createCommitStatus, finishCiCheck, type CiCheckInput, type CommitState } from "./state/ci";
+import type { CommitState } from "./model";
+import { createCommitStatus, finishCiCheck, type CiCheckInput } from "./state/ci";
 import { replyToReviewComment, setThreadResolved } from "./state/review-threads";
 import {
   addInstallationRepo,

@@ -1,16 +1,16 @@
-import { SimClock } from "./clock";
+import { SimClock } from "./sim-clock";
 import { RequestCounters } from "./counters";
 import { Faults } from "./faults";
 import { GitProcesses } from "./git-process";
 import { GitRepos } from "./git-repos";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
-import { RateLimits } from "./rate-limit";
+import { RateLimits } from "./sim-rate-limit";
 import { SecondaryLimit } from "./secondary-limit";
 import type { RenderContext } from "./render/context";
 import type { SimEvent } from "./state/events";
 import { requirePull } from "./state/pulls";
 import { SimState } from "./state/sim-state";
-import { webhookFor } from "./webhook-payloads";
+import { webhookFor } from "./webhook-messages";
 import { WebhookDispatcher } from "./webhooks";
 
 export interface UnknownRequest {

@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { SimClock } from "./clock";
+import type { SimClock } from "./sim-clock";
 import type { GitProcesses } from "./git-process";
 
 export interface CommitAuthor {

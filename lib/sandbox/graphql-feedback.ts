@@ -1,8 +1,8 @@
-import { isoOrNull, isoSeconds } from "./clock";
+import { isoOrNull, isoSeconds } from "./sim-clock";
 import type { SimAccount, SimCheckRun, SimIssue, SimPull, SimRepo } from "./model";
 import { CI_APP, combinedState, latestStatuses, suiteConclusion } from "./state/ci";
 import { threadsOf } from "./state/review-threads";
-import type { SimReviewComment } from "./state/reviews";
+import type { SimReviewComment } from "./model";
 import type { SimState } from "./state/sim-state";
 
 /**

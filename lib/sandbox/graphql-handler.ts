@@ -4,7 +4,7 @@ import { authenticate, type Caller } from "./auth";
 import type { SimCore } from "./core";
 import { runGraphql } from "./graphql";
 import { parseBody, readRaw, sendJson } from "./http-util";
-import { rateHeaders } from "./rate-limit";
+import { rateHeaders } from "./sim-rate-limit";
 import { describeCaller, errorResult } from "./rest-handler";
 
 /** POST /graphql: one point a query from the caller's GraphQL budget, counted per call. */

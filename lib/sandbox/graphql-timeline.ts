@@ -1,4 +1,4 @@
-import { isoSeconds } from "./clock";
+import { isoSeconds } from "./sim-clock";
 import type { Connection, FeedbackTools } from "./graphql-feedback";
 import type { SimIssue, SimIssueEvent, SimRepo } from "./model";
 

@@ -1,14 +1,14 @@
 import { GraphQLError, graphql, type GraphQLFormattedError } from "graphql";
 import { canSee } from "./access";
 import type { Caller } from "./auth";
-import { isoOrNull, isoSeconds } from "./clock";
+import { isoOrNull, isoSeconds } from "./sim-clock";
 import type { SimCore } from "./core";
 import { pullFeedbackFields, type Connection } from "./graphql-feedback";
 import { schema } from "./graphql-schema";
 import { collaboratorsField } from "./graphql-collaborators";
 import { timelineItemsField } from "./graphql-timeline";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
-import { remaining, type RateBucket } from "./rate-limit";
+import { remaining, type RateBucket } from "./sim-rate-limit";
 import { authorAssociation } from "./render/issue";
 import { labelsOf } from "./state/labels";
 import { grants } from "./state/tokens";

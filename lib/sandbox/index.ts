@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { GitHubAppSettings } from "../config/github-app";
+import type { GitHubAppSettings } from "../github/app-settings";
 import { SimControl } from "./control";
 import { SimCore } from "./core";
 import { holdUntilReceiverListens } from "./receiver-wait";

@@ -207,3 +207,64 @@ export interface SimToken {
   /** Installation tokens only: the granted permissions. */
   permissions: AppPermissions;
 }
+
+/** GitHub's reaction contents. */
+export const REACTION_CONTENTS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"] as const;
+export type ReactionContent = (typeof REACTION_CONTENTS)[number];
+
+export interface SimReaction {
+  id: number;
+  nodeId: string;
+  /** the issue or review comment reacted to (their ids never collide) */
+  commentId: number;
+  userId: number;
+  content: ReactionContent;
+  createdAt: number;
+}
+
+export type CommitState = "error" | "failure" | "pending" | "success";
+
+export interface SimCommitStatus {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  sha: string;
+  state: CommitState;
+  context: string;
+  description: string | null;
+  targetUrl: string | null;
+  creatorId: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A pull request review, as submitted (the simulator has no pending reviews). */
+export interface SimReview {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  pullNumber: number;
+  body: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+  authorId: number;
+  commitId: string;
+  submittedAt: number;
+}
+
+/** A comment on a line of a pull request's diff, on its own or as part of a review. */
+export interface SimReviewComment {
+  id: number;
+  nodeId: string;
+  repoId: number;
+  pullNumber: number;
+  reviewId: number | null;
+  /** The thread's first comment, for a reply (review-threads.ts); null for a comment that starts a thread. */
+  inReplyTo: number | null;
+  body: string;
+  path: string;
+  line: number;
+  authorId: number;
+  commitId: string;
+  createdAt: number;
+  updatedAt: number;
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { MINUTE_MS } from "./clock";
+import { MINUTE_MS } from "./sim-clock";
 import type { SimCore } from "./core";
 import { escapeHtml, page } from "./html";
 import { parseBody, readRaw, redirect, sendHtml, sendJson } from "./http-util";

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { remaining, type RateBucket } from "./rate-limit";
+import { remaining, type RateBucket } from "./sim-rate-limit";
 
 type RateLimit = components["schemas"]["rate-limit"];
 

@@ -4,7 +4,7 @@ import { GitHubApiError } from "./api-error";
 import { authenticate, type Caller } from "./auth";
 import type { SimCore } from "./core";
 import { parseBody, readRaw, sendJson } from "./http-util";
-import { rateHeaders, type RateBucket } from "./rate-limit";
+import { rateHeaders, type RateBucket } from "./sim-rate-limit";
 import type { RestContext, RestResult, RestRoute } from "./rest";
 import type { Match } from "./router";
 

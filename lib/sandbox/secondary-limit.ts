@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { SimClock } from "./clock";
+import type { SimClock } from "./sim-clock";
 import { sendJson } from "./http-util";
 
 /** How the simulator's secondary limit on content-creating requests behaves (setSecondaryLimit). */

@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { SimClock } from "./clock";
+import type { SimClock } from "./sim-clock";
 import type { SimState } from "./state/sim-state";
 
 /**

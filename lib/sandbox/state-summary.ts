@@ -1,4 +1,4 @@
-import { isoOrNull, isoSeconds } from "./clock";
+import { isoOrNull, isoSeconds } from "./sim-clock";
 import type { SimCore } from "./core";
 import { labelsOf } from "./state/labels";
 

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { sign } from "@octokit/webhooks-methods";
-import { isoSeconds, type SimClock } from "./clock";
-import type { WebhookMessage } from "./webhook-payloads";
+import { isoSeconds, type SimClock } from "./sim-clock";
+import type { WebhookMessage } from "./webhook-messages";
 
 export type DeliveryStatus = "queued" | "delivered" | "failed" | "dropped" | "no-url";
 

@@ -1,4 +1,4 @@
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import { setupStatus } from "./register-app";
 import { issueSetupToken } from "./setup-token";
 

@@ -1,9 +1,9 @@
 import { ConflictError } from "../errors";
-import { insertAppCredentials, storedAppRegistration, type StoredAppRegistration } from "../store/app-credentials";
-import type { Db } from "../store/db";
-import { deleteSetupToken } from "../store/setup-tokens";
+import { insertAppCredentials, storedAppRegistration, type StoredAppRegistration } from "../store/github/app-credential-rows";
+import type { Db } from "../store/kernel/db";
+import { deleteSetupToken } from "../store/github/setup-tokens";
 import type { GitHubHost } from "./github-host";
-import { sealCredential } from "./credential-box";
+import { sealCredential } from "../secrets/credential-box";
 import type { AppConversion } from "./manifest-conversion";
 import { installUrl } from "./manifest";
 

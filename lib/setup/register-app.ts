@@ -1,7 +1,7 @@
 import type { Viewer } from "../auth/viewer";
 import { ConflictError } from "../errors";
 import type { Resolver } from "../outbound/target-policy";
-import type { Db } from "../store/db";
+import type { Db } from "../store/kernel/db";
 import { alreadyRegistered, readAppRegistration, storeAppCredentials, type AppRegistration } from "./app-credentials";
 import { assertGitHubHostAllowed, gitHubHost, type GitHubHost } from "./github-host";
 import { appManifest, manifestFormAction, type AppManifest } from "./manifest";

@@ -1,6 +1,6 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
 import { BadInputError } from "../errors";
-import { decoded } from "../http/ids";
+import { decoded } from "../http/url-ids";
 import type { GitHubHost } from "./github-host";
 
 /**

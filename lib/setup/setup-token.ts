@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { ForbiddenError } from "../errors";
-import type { Db } from "../store/db";
-import { isSetupTokenHash, replaceSetupToken, spendSetupTokenHash } from "../store/setup-tokens";
+import type { Db } from "../store/kernel/db";
+import { isSetupTokenHash, replaceSetupToken, spendSetupTokenHash } from "../store/github/setup-tokens";
 
 /**
  * The one-time setup token (as Grafana's and Jenkins's first start do): the web process makes

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
-import type { Db } from "../store/db";
-import { countItems } from "../store/item-count";
+import type { Db } from "../store/kernel/db";
+import { countItems } from "../store/items/item-count";
 
 /**
  * A sandbox that starts a new simulated GitHub (no kept `state.json`) over a database that

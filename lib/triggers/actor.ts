@@ -1,15 +1,15 @@
-import { roleOfPermissionAnswer, type RepoRole } from "../auth/github-user-api";
-import type { Octokit } from "../github/app";
-import { httpStatusOf } from "../github/errors";
+import { roleOfPermissionAnswer, type RepoRole } from "../github/github-user-api";
+import type { Octokit } from "../github/app-client";
+import { httpStatusOf } from "../github/rate-limit-errors";
 import { getListedItem } from "../github/issues-listing";
 import { splitRepo } from "../github/repo-name";
-import { ACTOR_EVENT_NAMES, type TimelineEvent } from "../github/timeline-events";
+import { ACTOR_EVENT_NAMES, type TimelineEvent } from "../loops/timeline-events";
 import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
-import { lastBoardMover } from "../store/audit";
-import type { Db } from "../store/db";
-import type { ApprovalReason, EventActor } from "../store/record-and-claim";
+import { lastBoardMover } from "../store/people/audit-log";
+import type { Db } from "../store/kernel/db";
+import type { ApprovalReason, EventActor } from "../store/runs/claim";
 import type { Observation } from "./observe-item";
-import type { RegisteredRepository } from "../store/repositories";
+import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /**
  * Who caused a match, and what GitHub lets them do (ADR 0009). The candidates:

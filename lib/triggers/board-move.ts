@@ -1,11 +1,11 @@
 import { NotFoundError } from "../errors";
-import type { GitHubApp } from "../github/app";
-import { addLabels, removeLabel } from "../github/labels";
-import { audit } from "../store/audit";
-import type { Db } from "../store/db";
-import { transaction } from "../store/transaction";
+import type { GitHubApp } from "../github/app-client";
+import { addLabels, removeLabel } from "../github/ensure-labels";
+import { audit } from "../store/people/audit-log";
+import type { Db } from "../store/kernel/db";
+import { transaction } from "../store/kernel/transaction";
 import type { WorkQueue } from "../work/work-queue";
-import { polledRepository } from "../store/repositories";
+import { polledRepository } from "../store/github/repository-rows";
 
 export interface BoardMoveInput {
   repo: string;

@@ -1,11 +1,11 @@
 import { AtelierError, NotFoundError } from "../errors";
-import { describeError, GitHubRequestError, httpStatusOf } from "../github/errors";
+import { describeError, GitHubRequestError, httpStatusOf } from "../github/rate-limit-errors";
 import type { LoopConfigError } from "../loops/config-schema";
-import { audit } from "../store/audit";
-import { transaction } from "../store/transaction";
+import { audit } from "../store/people/audit-log";
+import { transaction } from "../store/kernel/transaction";
 import type { TriggerDeps } from "./deps";
 import { loopNames, refreshRepositoryConfig } from "./repository-config";
-import { polledRepository } from "../store/repositories";
+import { polledRepository } from "../store/github/repository-rows";
 
 export interface ConfigCheck {
   repo: string;

@@ -1,4 +1,4 @@
-import { openPullRequestsAt } from "../store/items";
+import { openPullRequestsAt } from "../store/items/stored-items";
 import type { Hint } from "../work/work-queue";
 import type { WebhookDeps } from "./webhook-events";
 

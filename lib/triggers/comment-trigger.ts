@@ -1,13 +1,13 @@
 import { acknowledgeComment, readComment } from "../github/comments";
 import { commentHash, type CommentFacts, type CommentRef } from "../loops/comment-context";
 import { evaluateCommentLoops, isOwnItem } from "../loops/evaluate";
-import type { Octokit } from "../github/app";
-import type { EventActor } from "../store/record-and-claim";
+import type { Octokit } from "../github/app-client";
+import type { EventActor } from "../store/runs/claim";
 import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { claimEvent, itemEvent, repositoryContext, type ItemJudging, type ItemOutcome } from "./evaluate-item";
 import { appBotLogin, continuationsOf, slugOfBot } from "./own-items";
-import type { RegisteredRepository } from "../store/repositories";
+import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
 export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">;

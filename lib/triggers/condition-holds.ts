@@ -1,12 +1,12 @@
 import { evaluateLoopsForItem, isOwnItem } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
-import { newestQueuedCause } from "../store/events";
+import { newestQueuedCause } from "../store/runs/event-actors";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
 import { appBotLogin } from "./own-items";
 import { ensureConfig } from "./repository-config";
-import { polledRepository } from "../store/repositories";
+import { polledRepository } from "../store/github/repository-rows";
 
 export interface ConditionSubject {
   loop: string;

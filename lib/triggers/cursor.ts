@@ -1,6 +1,6 @@
 import { canonicalJson, contentHash } from "../engine/content-hash";
 import type { LoopDefinition } from "../loops/config-schema";
-import type { PollCursor, PollState } from "../store/poll-cursors";
+import type { PollCursor, PollState } from "../store/items/poll-cursors";
 
 /** GitHub timestamps have one-second resolution: the listing reads a little before the watermark. */
 export const SINCE_OVERLAP_MS = 5_000;

@@ -1,11 +1,11 @@
 import type { InstanceConfig } from "../config/roster";
-import type { GitHubApp } from "../github/app";
+import type { GitHubApp } from "../github/app-client";
 import { systemClock, type Clock } from "../github/clock";
 import { ItemSliceReader } from "../github/graphql-items";
 import type { Log } from "../github/log";
 import { RepositoryRoleReader } from "../github/repository-roles";
-import type { Db } from "../store/db";
-import type { Admission } from "../store/record-and-claim";
+import type { Db } from "../store/kernel/db";
+import type { Admission } from "../store/runs/claim";
 import type { WorkQueue } from "../work/work-queue";
 import { pollIntervals, type PollIntervals } from "./poll-interval";
 

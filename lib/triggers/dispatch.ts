@@ -4,12 +4,12 @@ import { BadInputError, ConflictError, NotFoundError } from "../errors";
 import { assertAdmitted, evaluateAdmission } from "../metering/admission";
 import { refusalError } from "../metering/refusal";
 import { renderOnDemand } from "../loops/evaluate";
-import { audit } from "../store/audit";
-import { itemGenerations } from "../store/items";
-import { recordAndClaim, type EventActor } from "../store/record-and-claim";
-import { polledRepository } from "../store/repositories";
-import { storedConfig } from "../store/repository-configs";
-import { transaction } from "../store/transaction";
+import { audit } from "../store/people/audit-log";
+import { itemGenerations } from "../store/items/stored-items";
+import { recordAndClaim, type EventActor } from "../store/runs/claim";
+import { polledRepository } from "../store/github/repository-rows";
+import { storedConfig } from "../store/items/repository-configs";
+import { transaction } from "../store/kernel/transaction";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext } from "./evaluate-item";
 import { readItem } from "./handle-hint";
@@ -71,7 +71,7 @@ export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Pro
   await transaction(deps.db, (sql) =>
     audit(sql, { actor: actor.login, action: "dispatch_loop", repo: fullName, runId: outcome.tag === "Opened" ? outcome.runId : null, detail: { loop: loop.name, number: input.number, outcome: outcome.tag } }),
   );
-  if (result.tag === "Claimed" && result.opened) await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+  if (result.tag === "Claimed" && result.opened) await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
   return outcome;
 }
 

@@ -4,18 +4,18 @@ import type { LoopDefinition } from "../loops/config-schema";
 import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
 import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
-import type { Db } from "../store/db";
-import { recordedActors } from "../store/events";
-import { newerReadStored } from "../store/items";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
-import { loopItemsWithOpenRuns, revoke } from "../store/revoke";
+import type { Db } from "../store/kernel/db";
+import { recordedActors } from "../store/runs/event-actors";
+import { newerReadStored } from "../store/items/stored-items";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
+import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
-import { latestEventFromGraphql } from "../github/timeline-events";
+import { latestEventFromGraphql } from "../loops/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
 import type { Observation } from "./observe-item";
-import type { RegisteredRepository } from "../store/repositories";
+import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /** What judging one Item did. */
 export interface ItemOutcome {
@@ -159,7 +159,7 @@ export async function claimEvent(deps: Pick<TriggerDeps, "db" | "admission" | "w
   outcome.claims.push({ loop: event.loop, result });
   if (result.tag === "Claimed" && result.opened) {
     outcome.opened.push(result.runId);
-    await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+    await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
   }
 }
 

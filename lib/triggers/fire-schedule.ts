@@ -2,10 +2,10 @@ import { tickEventKey, tickItemKey } from "../engine/ids";
 import type { LoopDefinition } from "../loops/config-schema";
 import { evaluateTick } from "../loops/evaluate";
 import { latestTickAtOrBefore } from "../loops/schedule";
-import { pausedLoops, recordLoopEvaluations } from "../store/loop-runtimes";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../store/record-and-claim";
-import { polledRepositories, polledRepository, type RegisteredRepository } from "../store/repositories";
-import { storedConfig } from "../store/repository-configs";
+import { pausedLoops, recordLoopEvaluations } from "../store/items/loop-runtimes";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
+import { polledRepositories, polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
+import { storedConfig } from "../store/items/repository-configs";
 import { approvalFor } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
@@ -90,7 +90,7 @@ export async function fireSchedule(deps: TriggerDeps, repo: string, loopName: st
     targets.push({ repo: targetRepo.fullName, result });
     if (result.tag === "Claimed" && result.opened) {
       opened.push(result.runId);
-      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date(), opened: result.openedRun });
+      await deps.workQueue.moveRun(result.runId, { receivedAt: new Date() });
     }
   }
   await recordLoopEvaluations(deps.db, fullName, [loop], failures, new Date(deps.clock.now()));

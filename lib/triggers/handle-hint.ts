@@ -1,11 +1,11 @@
 import { itemKey } from "../engine/ids";
 import { getListedItem, isListedPullRequest } from "../github/issues-listing";
-import { latestEventFromGraphql } from "../github/timeline-events";
+import { latestEventFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
-import { itemGenerations, itemKind } from "../store/items";
-import { pausedLoops, recordLoopFailures } from "../store/loop-runtimes";
-import { pollSoon } from "../store/poll-schedule";
-import { polledRepository, type RegisteredRepository } from "../store/repositories";
+import { itemGenerations, itemKind } from "../store/items/stored-items";
+import { pausedLoops, recordLoopFailures } from "../store/items/loop-runtimes";
+import { pollSoon } from "../store/items/poll-schedule";
+import { polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
 import type { Hint } from "../work/work-queue";
 import type { TriggerDeps } from "./deps";
 import { evaluateItem, type ItemOutcome } from "./evaluate-item";

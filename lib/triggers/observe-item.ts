@@ -1,9 +1,9 @@
 import { contentHash } from "../engine/content-hash";
 import { itemKey } from "../engine/ids";
-import type { TimelineEvent } from "../github/timeline-events";
+import type { TimelineEvent } from "../loops/timeline-events";
 import type { ItemProjection } from "../loops/projection";
-import type { Db } from "../store/db";
-import { storeItems } from "../store/items";
+import type { Db } from "../store/kernel/db";
+import { storeItems } from "../store/items/stored-items";
 
 /** One read of an Item: its projection, content hash, and when the read was sent. */
 export interface Observation {
@@ -36,7 +36,7 @@ export function observation(repo: string, projection: ItemProjection, readAt: Da
 
 /**
  * Stores the Items' projections in one statement and announces the Items whose content changed
- * (lib/store/items.ts). An observation older than the one stored (a Hint read the Item after this
+ * (lib/store/items/stored-items.ts). An observation older than the one stored (a Hint read the Item after this
  * poll did) is not stored, and its key is returned among the stale ones: the newer read is the
  * one that judges the Item.
  */

@@ -1,9 +1,9 @@
-import type { GitHubApp } from "../github/app";
+import type { GitHubApp } from "../github/app-client";
 import type { LoopDefinition } from "../loops/config-schema";
 import { continuesSameBranch } from "../loops/evaluate";
-import type { Db } from "../store/db";
-import { chainDepthOfOpeners, openerOfPullRequest } from "../store/events";
-import type { EventActor } from "../store/record-and-claim";
+import type { Db } from "../store/kernel/db";
+import { chainDepthOfOpeners, openerOfPullRequest } from "../store/runs/event-actors";
+import type { EventActor } from "../store/runs/claim";
 import type { ActorFacts } from "./actor";
 import type { Observation } from "./observe-item";
 

@@ -1,9 +1,9 @@
-import { describeError } from "../github/errors";
+import { describeError } from "../github/rate-limit-errors";
 import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
-import { pausedLoops } from "../store/loop-runtimes";
-import { readPollState, type PollState } from "../store/poll-cursors";
-import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/poll-schedule";
-import { storedConfig } from "../store/repository-configs";
+import { pausedLoops } from "../store/items/loop-runtimes";
+import { readPollState, type PollState } from "../store/items/poll-cursors";
+import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
+import { storedConfig } from "../store/items/repository-configs";
 import { activeLoopSignature, startsFromEmptyCursor } from "./cursor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops } from "./evaluate-item";

@@ -2,7 +2,7 @@
  * Adaptive poll intervals (ADR 0020). A repository is probed every `min` while it changes; each
  * probe that finds it quiet doubles its interval, up to `max`; a change seen by a probe, or a
  * webhook about it, brings it back to `min`. The interval and the time it is next due live in
- * Postgres (repositories.poll_interval_s, next_poll_at; lib/store/poll-schedule.ts): the
+ * Postgres (repositories.poll_interval_s, next_poll_at; lib/store/items/poll-schedule.ts): the
  * schedulers only tick, so a flushed Redis and a restarted worker lose nothing.
  */
 export interface PollIntervals {

@@ -1,13 +1,13 @@
-import type { Octokit } from "../github/app";
-import { describeError, httpStatusOf } from "../github/errors";
+import type { Octokit } from "../github/app-client";
+import { describeError, httpStatusOf } from "../github/rate-limit-errors";
 import { splitRepo } from "../github/repo-name";
 import { CONFIG_PATH, type LoopConfigError, type RepositoryConfig } from "../loops/config-schema";
 import { parseRepositoryConfig, validateRepositoryConfig, type ConfigTenant } from "../loops/parse-config";
-import { parseYamlWithLines, type YamlWithLines } from "../loops/yaml-lines";
+import { parseYamlWithLines, type YamlWithLines } from "../config/yaml-lines";
 import type { StoredConfig } from "../loops/stored-config";
-import type { Db } from "../store/db";
-import { installationRepositories, type RegisteredRepository } from "../store/repositories";
-import { storedConfig, writeRepositoryConfig } from "../store/repository-configs";
+import type { Db } from "../store/kernel/db";
+import { installationRepositories, type RegisteredRepository } from "../store/github/repository-rows";
+import { storedConfig, writeRepositoryConfig } from "../store/items/repository-configs";
 import type { TriggerDeps } from "./deps";
 
 interface ConfigFile {

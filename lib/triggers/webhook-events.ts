@@ -1,10 +1,10 @@
-import { applyInstallationWebhook, type InstallationChange } from "../github/installations";
+import { applyInstallationWebhook, type InstallationChange } from "../github/installation-sync";
 import type { Log } from "../github/log";
 import type { CommentKind, CommentRef } from "../loops/comment-context";
 import { CONFIG_PATH } from "../loops/config-schema";
-import type { Db } from "../store/db";
-import { repositoriesOfOwner } from "../store/repositories";
-import { markConfigStale } from "../store/repository-configs";
+import type { Db } from "../store/kernel/db";
+import { repositoriesOfOwner } from "../store/github/repository-rows";
+import { markConfigStale } from "../store/items/repository-configs";
 import type { Hint, WorkQueue } from "../work/work-queue";
 
 /** What the webhook handlers need: the store and the job system, nothing of GitHub's API. */

@@ -1,5 +1,4 @@
 import type { CommentRef } from "../loops/comment-context";
-import type { OpenedRun } from "../store/run-snapshot";
 
 /**
  * What the product asks of the job system. lib/ knows nothing of BullMQ: jobs/queues.ts
@@ -20,11 +19,8 @@ export interface Hint {
 export interface WorkQueue {
   /** Re-read one Item now (deduplicated while pending); never advances the poll cursor. */
   hint(hint: Hint): Promise<void>;
-  /**
-   * Move one Run (a job per open Run that can move; none for Waiting Runs). `opened`: the Run as
-   * the claim that just opened it wrote it, carried by the job so its first move reads nothing.
-   */
-  moveRun(runId: string, opts?: { receivedAt?: Date; delayMs?: number; opened?: OpenedRun | undefined }): Promise<void>;
+  /** Move one Run (a job per open Run that can move; none for Waiting Runs). */
+  moveRun(runId: string, opts?: { receivedAt?: Date; delayMs?: number }): Promise<void>;
   /** Poll one repository now, outside its schedule. */
   pollNow(repo: string): Promise<void>;
   /** Deliver one outbound webhook delivery row. */

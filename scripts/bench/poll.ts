@@ -6,7 +6,7 @@
 //    requests that changed (GraphQL, shared).
 // 2. From a webhook's receipt to its Run visible in Postgres (the Hint path, through BullMQ).
 // 3. Adaptive intervals at 1,000 repositories of one installation, over one simulated hour
-//    without webhooks: the simulator's clock (lib/sandbox/clock.ts) and the triggers' clock
+//    without webhooks: the simulator's clock (lib/sandbox/sim-clock.ts) and the triggers' clock
 //    are one virtual clock, moved 15 s (one poll tick) at a time, and each tick runs
 //    pollDueRepositories as the poll scheduler would, so the hour takes minutes. Twelve Items
 //    get the ready label at spread-out times; the time to its Run in Postgres is measured in
@@ -19,15 +19,15 @@ import { createHintWorker } from "../../jobs/processors/hint";
 import { BullWorkQueue, bullConnection, QUEUE_NAMES } from "../../jobs/queues";
 import { atelierApp } from "../../probot.config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
-import { createGitHubApp } from "../../lib/github/app";
-import { reconcileInstallations } from "../../lib/github/installations";
+import { createGitHubApp } from "../../lib/github/app-client";
+import { reconcileInstallations } from "../../lib/github/installation-sync";
 import { silentLog } from "../../lib/github/log";
 import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
 import { receiveWebhook } from "../../lib/github/receive-webhook";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
 import { createPull, forceMergeable } from "../../lib/sandbox/state/pulls";
-import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
-import { createDb } from "../../lib/store/db";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/runs/run-changed";
+import { createDb } from "../../lib/store/kernel/db";
 import { createTriggerDeps } from "../../lib/triggers/deps";
 import { pollDueRepositories } from "../../lib/triggers/poll-installation";
 import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";

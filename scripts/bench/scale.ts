@@ -1,5 +1,5 @@
-// The store at scale. First the claim benchmark (claim.ts) in paired rounds against two
-// databases, one empty and one holding 1,000,000 historical Events and 200,000 Runs (the 400
+// The store at scale. First the claim (recordAndClaim, 8 lanes, as fast as they go) in paired
+// rounds against two databases, one empty and one holding 1,000,000 historical Events and 200,000 Runs (the 400
 // Items the claim works on among them, each with closed Runs of its own): the ratio is the
 // median of the rounds' own ratios. Then the history grows to 1,000,000 Runs on 50,000 Items
 // (50 repositories, 20 Runs per Item, one Attempt per started Run), and the Board's page and
@@ -9,10 +9,11 @@ import { makeViewer } from "../../lib/auth/viewer";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { getBoard } from "../../lib/dashboard/queries";
-import { createDb, type Db } from "../../lib/store/db";
-import { claimRound, ROUNDS as CLAIM_ROUNDS } from "./claim";
+import { itemEventKey, itemKey } from "../../lib/engine/ids";
+import { createDb, type Db } from "../../lib/store/kernel/db";
+import { recordAndClaim, type EventInput } from "../../lib/store/runs/claim";
 import { prepareDatabase, siblingDatabase } from "./database";
-import { bench, median, ratio } from "./measure";
+import { bench, median, ratio, throughput } from "./measure";
 import { itemColumnsSql } from "./seed-items";
 
 const REPOS = 50;
@@ -20,6 +21,32 @@ const ITEMS = 50_000;
 const EVENTS = 1_000_000;
 const CLAIM_RUNS = 200_000;
 const READ_ROUNDS = 9;
+const CLAIM_ROUNDS = 5;
+const CLAIMS_PER_ROUND = 1500;
+const CLAIM_LANES = 8;
+const CLAIM_ITEMS = 400;
+
+/** Claim `i` of a round: mostly new content on 400 Items of bench/claim; every 10th repeats an earlier one. */
+function claimEvent(round: number, i: number): EventInput {
+  const n = (i % CLAIM_ITEMS) + 1;
+  const hash = i % 10 === 9 ? `r${round}-${i - 9}` : `r${round}-${i}`;
+  const repo = "bench/claim";
+  return {
+    id: itemEventKey("start-dev", repo, n, hash, 0),
+    kind: "item",
+    loop: "start-dev",
+    repo,
+    itemKey: itemKey(repo, n),
+    number: n,
+    contentHash: hash,
+    generation: 0,
+    submission: { prompt: "Implement it", agent: "demo", approvalRequired: false, maxCycles: null },
+  };
+}
+
+/** One round of claims on 8 lanes: Events/s. */
+const claimRound = (db: Db, round: number): Promise<number> =>
+  throughput(CLAIMS_PER_ROUND, CLAIM_LANES, (i) => recordAndClaim(db, claimEvent(round, i)).then(() => undefined));
 
 /** Repository r (1-based) of the seed; the first is the claim benchmark's own. */
 const repoSql = (r: string) => `CASE WHEN ${r} = 1 THEN 'bench/claim' ELSE 'bench/scale-' || ${r} END`;

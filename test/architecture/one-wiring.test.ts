@@ -14,7 +14,7 @@ const WIRING = "lib/instance/wiring.ts";
 const BUILDERS: Record<string, string[]> = {
   "lib/metering/admission.ts": ["admission"],
   "lib/triggers/deps.ts": ["createTriggerDeps"],
-  "lib/github/app.ts": ["createGitHubApp"],
+  "lib/github/app-client.ts": ["createGitHubApp"],
 };
 
 const NAMED_IMPORT = /import\s*(?:type\s*)?\{([^}]*)\}\s*from\s*["']([^"']+)["']/g;

@@ -21,10 +21,10 @@ it("only lib/store writes SQL: the rest of lib/, app/ and jobs/ reach Postgres t
 /** A `$n` placeholder written by hand in a statement's text (not the `$` of a JavaScript template's `${`). */
 const POSITIONAL = /\$\d+/;
 
-it("no statement of the store counts positions: values are written where they are used, through the sql template (lib/store/sql.ts)", () => {
+it("no statement of the store counts positions: values are written where they are used, through the sql template (lib/store/kernel/sql.ts)", () => {
   const offending = sourceFiles(join(ROOT, "lib/store"))
     .map((file) => relative(ROOT, file))
-    .filter((file) => !file.startsWith("lib/store/generated/") && file !== "lib/store/sql.ts")
+    .filter((file) => !file.startsWith("lib/store/generated/") && file !== "lib/store/kernel/sql.ts")
     .flatMap((file) =>
       readFileSync(join(ROOT, file), "utf8")
         .split("\n")

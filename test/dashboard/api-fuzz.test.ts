@@ -4,7 +4,7 @@ import { forgetAccess } from "../../lib/auth/authorize";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { createRedis } from "../../lib/config/redis";
 import { defaultInstanceConfig } from "../../lib/config/roster";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { ORIGIN } from "./support/api-client";
 import { FakeGitHub } from "./support/fake-github";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { authSecret } from "../../lib/auth/auth-secret";
-import { keptSecret } from "../../lib/config/kept-secret";
+import { keptSecret } from "../../lib/secrets/kept-secret";
 
 const dir = mkdtempSync(join(tmpdir(), "atelier-auth-secret-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

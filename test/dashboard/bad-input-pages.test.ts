@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { encodeCursor } from "../../lib/dashboard/runs-list";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { startWebServer, webServerEnv, type WebServer } from "../support/web-server";
 import { FakeGitHub } from "./support/fake-github";

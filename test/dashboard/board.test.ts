@@ -5,7 +5,7 @@ import { loadBoard } from "../../lib/dashboard/board";
 import { laneOf, laneRules } from "../../lib/dashboard/lanes";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { encodeStep } from "../../lib/executor/adapters/step-entry";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
 

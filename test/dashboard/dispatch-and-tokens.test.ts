@@ -7,7 +7,7 @@ import { admission } from "../../lib/metering/admission";
 import { setQuota } from "../../lib/metering/quota-settings";
 import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
-import { listLoops } from "../../lib/triggers/loops";
+import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
 import { beginAttempt } from "../support/attempts";

@@ -10,8 +10,8 @@ import { approveRun } from "../../lib/dashboard/actions";
 import { getRun } from "../../lib/dashboard/queries";
 import type { DashboardServices } from "../../lib/dashboard/services";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
-import { approve } from "../../lib/store/approvals";
-import type { Db } from "../../lib/store/db";
+import { approve } from "../../lib/store/runs/approvals";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { cookieFor, seedItem, seedRepo, seedRun, seedUser } from "./support/seed";
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_BOARD_LANES } from "../../lib/config/roster";
 import { loadBoard } from "../../lib/dashboard/board";
 import { loadRunDetail } from "../../lib/dashboard/run-detail";
-import { heartbeatWorker, markWorkerStopped, registerWorker } from "../../lib/store/workers";
+import { heartbeatWorker, markWorkerStopped, registerWorker } from "../../lib/store/runs/worker-registry";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
 

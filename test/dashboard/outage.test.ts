@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
-import { createDb, type Db } from "../../lib/store/db";
+import { createDb, type Db } from "../../lib/store/kernel/db";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
 import { call, type RouteHandler } from "./support/api-client";
 import { cookieFor, seedUser } from "./support/seed";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
 import { defaultInstanceConfig } from "../../lib/config/roster";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { call, type RouteHandler } from "./support/api-client";

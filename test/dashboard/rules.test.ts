@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { assertSameOrigin } from "../../lib/auth/csrf";
-import { openToken, sealToken } from "../../lib/auth/token-box";
+import { openToken, sealToken } from "../../lib/secrets/token-box";
 import { sessionTokenOf } from "../../lib/auth/viewer";
 import { DEFAULT_BOARD_LANES } from "../../lib/config/roster";
 import { laneOf, laneRules, planMove } from "../../lib/dashboard/lanes";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudgets } from "../../lib/dashboard/budgets";
 import { decodeCursor, encodeCursor, loadRunPage, searchTerms } from "../../lib/dashboard/runs-list";
 import { BadInputError } from "../../lib/errors";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { seedItem, seedRepo, seedRun, uniqueInstallationId } from "./support/seed";
 

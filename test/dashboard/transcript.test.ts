@@ -6,7 +6,7 @@ import { defaultInstanceConfig } from "../../lib/config/roster";
 import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
 import { authorizeTranscript } from "../../lib/dashboard/queries";
 import { streamTranscript, TRANSCRIPT_CHANNEL } from "../../lib/dashboard/transcript";
-import type { Db } from "../../lib/store/db";
+import type { Db } from "../../lib/store/kernel/db";
 import { testDb } from "../support/db";
 import { ORIGIN } from "./support/api-client";
 import { FakeGitHub } from "./support/fake-github";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { listInstallationRepositories } from "../../lib/auth/github-user-api";
+import { listInstallationRepositories } from "../../lib/github/github-user-api";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiToken } from "../../lib/auth/api-tokens";
-import { upsertUser } from "../../lib/store/users";
+import { upsertUser } from "../../lib/store/people/users";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startWebServer, webServerEnv, type WebServer } from "../support/web-server";
 

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { budgetAdmits, decideClaim, opensAtOnce, type ClaimFacts } from "../../lib/engine/claim";
+import { budgetAdmits, decideClaim, type ClaimFacts } from "../../lib/engine/claim-decision";
 import { OPEN } from "../../lib/engine/run-state";
 
 // Every combination of the facts the claim reads, each value chosen where the decision could
 // turn: the Item at generation 1, an Event at 1 or at 0, a budget of 3 with 2 or 3 Runs holding it.
 const RECORDED: ClaimFacts["recorded"][] = [null, { tag: "Run", runId: "own", state: "Pending" }, { tag: "Ignored" }, { tag: "Undecided" }];
-const BLOCKING = [null, ...OPEN.flatMap((state) => [null, 1].flatMap((reservedGeneration) => [false, true].map((hooked) => ({ id: "b", state, reservedGeneration, hooked }))))];
+const BLOCKING = [null, ...OPEN.flatMap((state) => [null, 1].map((reservedGeneration) => ({ id: "b", state, reservedGeneration })))];
 
 function* everyCombination(): Generator<ClaimFacts> {
   for (const recorded of RECORDED)
@@ -14,8 +14,7 @@ function* everyCombination(): Generator<ClaimFacts> {
         for (const blocking of BLOCKING)
           for (const maxCycles of [null, 3])
             for (const reserved of [2, 3])
-              for (const ask of [false, true])
-                for (const gated of [false, true]) yield { event: { kind, generation, maxCycles }, recorded, blocking, generation: 1, ask, reserved, gated };
+              for (const ask of [false, true]) yield { event: { kind, generation, maxCycles }, recorded, blocking, generation: 1, ask, reserved };
 }
 
 /**
@@ -41,7 +40,7 @@ describe("the claim decision", () => {
   const all = [...everyCombination()];
 
   it("is the table's, for every combination of the facts", () => {
-    expect(all.length).toBe(4 * 2 * 2 * 17 * 2 * 2 * 2 * 2);
+    expect(all.length).toBe(4 * 2 * 2 * 9 * 2 * 2 * 2);
     const byRule = new Map<string, number>();
     for (const f of all) {
       const [name, , outcome] = RULES.find(([, applies]) => applies(f))!;
@@ -52,29 +51,20 @@ describe("the claim decision", () => {
     expect([...byRule.keys()].sort()).toEqual(RULES.map(([name]) => name).sort());
   });
 
-  it("opens at once exactly where it opens a Run for a new Event, with nothing for the gate to ask and no hook on what it supersedes", () => {
-    for (const f of all) {
-      const d = decideClaim(f);
-      const expected = d.tag === "Open" && f.recorded === null && !f.gated && !(d.supersede && f.blocking?.hooked);
-      expect(opensAtOnce(f), JSON.stringify(f)).toBe(expected);
-    }
-  });
-
   it("commits a supersede even when the budget then blocks", () => {
     const f: ClaimFacts = {
       event: { kind: "item", generation: 1, maxCycles: 3 },
       recorded: null,
-      blocking: { id: "b", state: "Queued", reservedGeneration: null, hooked: false },
+      blocking: { id: "b", state: "Queued", reservedGeneration: null },
       generation: 1,
       ask: false,
       reserved: 3,
-      gated: false,
     };
     expect(decideClaim(f)).toEqual({ tag: "Block", supersede: { id: "b", reservedGeneration: null }, generation: 1, reserved: 3 });
   });
 
   it("gives a schedule Loop no cycle budget: a spent budget or an ask never blocks it", () => {
-    const f: ClaimFacts = { event: { kind: "tick", generation: 0, maxCycles: null }, recorded: null, blocking: null, generation: 1, ask: true, reserved: 99, gated: false };
+    const f: ClaimFacts = { event: { kind: "tick", generation: 0, maxCycles: null }, recorded: null, blocking: null, generation: 1, ask: true, reserved: 99 };
     expect(decideClaim(f)).toEqual({ tag: "Open", supersede: null, reservedGeneration: null });
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from "vitest";
 import { isClosed, isOpen, isRunning, isStartable, isUnstarted, needsWorker, RUN_STATE_SQL, type RunQuestion } from "../../lib/engine/run-predicates";
 import { RUN_STATES } from "../../lib/engine/run-state";
-import { TERMINAL_EVENTS } from "../../lib/store/run-event-payload";
+import { TERMINAL_EVENTS } from "../../lib/store/runs/run-event-payload";
 import { testDb } from "../support/db";
 
 /** Each question of a Run's state: its SQL twin, asked of Postgres, answers as its predicate does for every state. */

@@ -3,9 +3,9 @@ import { generateKeyPairSync } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { settingsFromEnv } from "../../lib/config/github-app";
-import { instanceSecret } from "../../lib/config/kept-secret";
-import { gitCredentialForms, instanceSecretValues, maskSecrets, REDACTED, Redactor } from "../../lib/executor/redact";
+import { settingsFromEnv } from "../../lib/github/app-settings";
+import { instanceSecret } from "../../lib/secrets/kept-secret";
+import { gitCredentialForms, instanceSecretValues, maskSecrets, REDACTED, Redactor } from "../../lib/secrets/redact";
 
 /** Feeds `text` to a stream in the given pieces and joins what it lets out. */
 function streamed(redactor: Redactor, pieces: string[]): string {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { roleOfPermissionAnswer } from "../../lib/auth/github-user-api";
+import { roleOfPermissionAnswer } from "../../lib/github/github-user-api";
 import { rolesByGraphql } from "../../lib/github/repository-roles";
 import { repositoryRoleOf } from "../../lib/triggers/actor";
 import { installRepository, startFixture, type Fixture } from "./support/fixture";

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
-import { createGitHubApp } from "../../lib/github/app";
-import { GitHubRateLimitedError } from "../../lib/github/errors";
+import { createGitHubApp } from "../../lib/github/app-client";
+import { GitHubRateLimitedError } from "../../lib/github/rate-limit-errors";
 import { ItemSliceReader } from "../../lib/github/graphql-items";
 import { silentLog } from "../../lib/github/log";
 import { installationCaller } from "../../lib/github/rate-limit";

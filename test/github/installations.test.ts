@@ -1,8 +1,8 @@
 import { sign } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { reconcileInstallations } from "../../lib/github/installations";
+import { reconcileInstallations } from "../../lib/github/installation-sync";
 import { eventually, startFixture, startWebhookEndpoint, type Fixture } from "./support/fixture";
-import { polledRepositories } from "../../lib/store/repositories";
+import { polledRepositories } from "../../lib/store/github/repository-rows";
 
 let fx: Fixture;
 let endpoint: { url: string; close(): Promise<void> };

@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
-import { createGitHubApp } from "../../lib/github/app";
-import { GitHubRateLimitedError } from "../../lib/github/errors";
+import { createGitHubApp } from "../../lib/github/app-client";
+import { GitHubRateLimitedError } from "../../lib/github/rate-limit-errors";
 import { silentLog } from "../../lib/github/log";
 import { redisRateBlocks } from "../../lib/github/redis-rate-blocks";
 import { installationCaller } from "../../lib/github/rate-limit";

@@ -36,7 +36,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  const { getDb } = await import("../../lib/store/db");
+  const { getDb } = await import("../../lib/store/kernel/db");
   await getDb().close();
   await priv?.drop();
   await sim?.close();

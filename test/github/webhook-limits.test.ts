@@ -7,7 +7,7 @@ import { nodeWebhookHandler } from "../../lib/github/node-webhook-handler";
 import type { Simulator } from "../../lib/sandbox/index";
 import { webhookRouteUnderTest } from "./support/route-under-test";
 import { sendBody } from "./support/send-body";
-import { getDb } from "../../lib/store/db";
+import { getDb } from "../../lib/store/kernel/db";
 
 // Limits before work (THREATS.md, attack 18): the Next route handler itself, configured as in
 // webhook-route.test.ts, fed a 60 MB body that the test generates as it is pulled, so that the

@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Simulator } from "../../lib/sandbox/index";
 import { webhookRouteUnderTest } from "./support/route-under-test";
-import { getDb } from "../../lib/store/db";
+import { getDb } from "../../lib/store/kernel/db";
 
 // The Next route handler itself, on the shared test database, configured the way `npm start`
 // configures the sandbox (ATELIER_SANDBOX_APP_FILE).

@@ -2,16 +2,16 @@ import { afterAll, describe, expect, it } from "vitest";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { toHttpError } from "../../lib/errors";
 import { admission, admitAttempt, assertAdmitted, evaluateAdmission } from "../../lib/metering/admission";
-import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/store/repo-metering";
+import { DEFAULT_REPO_OPEN_RATE_PER_MINUTE } from "../../lib/store/metering/repo-metering";
 import { monthKey } from "../../lib/metering/month";
 import { countQuotaRefusals, listQuotaRefusals, quotaBlockedItems } from "../../lib/metering/quota-refusals";
 import { installationScope, repoScope } from "../../lib/metering/scopes";
-import { readMonthUsage, type MonthUsage } from "../../lib/store/admission-facts";
-import type { Queryable } from "../../lib/store/sql";
+import { readMonthUsage, type MonthUsage } from "../../lib/store/metering/admission-rows";
+import type { Queryable } from "../../lib/store/kernel/sql";
 import { beginAttempt } from "../support/attempts";
-import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
-import { readRunSnapshot } from "../../lib/store/run-snapshot";
-import { transaction } from "../../lib/store/transaction";
+import { recordAndClaim, type Admission } from "../../lib/store/runs/claim";
+import { readRunSnapshot } from "../../lib/store/runs/start-basis";
+import { transaction } from "../../lib/store/kernel/transaction";
 import { testDb } from "../support/db";
 import { itemEvent } from "../support/events";
 import { openRun, seedRepository, seedTenant, setLimits, startAttempt, succeedWithCost, type Tenant } from "./support";
@@ -34,18 +34,16 @@ const waitingReason = async (runId: string) =>
   (await db.pool.query(`SELECT waiting_reason FROM runs WHERE id = $1`, [runId])).rows[0].waiting_reason as string | null;
 
 describe("opens the gate has nothing to ask of", () => {
-  it("count on the month's counters like any admitted open, in the statement that opens them", async () => {
+  it("count on the month's counters like any admitted open, and take a token of the repository's default open rate", async () => {
     const t = await seedTenant(db);
     const first = await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate);
     const second = await recordAndClaim(db, itemEvent(t.repo, 2, "a"), gate);
-    // one statement opened each (only it hands the Run as written to the first job), taking a
-    // token of the repository's default open rate, and the Attempt's start will ask no gate
-    for (const claim of [first, second]) expect(claim).toMatchObject({ tag: "Claimed", opened: true, openedRun: { admissionGated: false } });
+    for (const claim of [first, second]) expect(claim).toMatchObject({ tag: "Claimed", opened: true });
     expect((await bucket(repoScope(t.repo)))!.tokens).toBeGreaterThanOrEqual(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 2);
     expect((await bucket(repoScope(t.repo)))!.tokens).toBeLessThan(DEFAULT_REPO_OPEN_RATE_PER_MINUTE - 1);
     expect(await recordAndClaim(db, itemEvent(t.repo, 1, "a"), gate)).toMatchObject({ tag: "Claimed", opened: false }); // a repeat counts nothing
     expect(await counters(t)).toEqual({ installation: { runs: 2, cost: 0 }, repository: { runs: 2, cost: 0 } });
-    // once a quota is set, the gate is asked (in a transaction) and sees those two
+    // once a quota is set, the gate sees those two
     await setLimits(db, { repo: t.repo }, { monthly_runs: 3 });
     const gated = await recordAndClaim(db, itemEvent(t.repo, 3, "a"), gate);
     expect(gated).toMatchObject({ tag: "Claimed", opened: true });

@@ -2,8 +2,8 @@ import { afterAll, expect, it } from "vitest";
 import { admission } from "../../lib/metering/admission";
 import { monthKey } from "../../lib/metering/month";
 import { repoScope } from "../../lib/metering/scopes";
-import { expireAttempt } from "../../lib/store/attempts";
-import { cancelRun } from "../../lib/store/operator-actions";
+import { expireAttempt } from "../../lib/store/runs/attempts";
+import { cancelRun } from "../../lib/store/runs/operator-actions";
 import { testDb } from "../support/db";
 import { openRun, seedTenant, startAttempt } from "./support";
 

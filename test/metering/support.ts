@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { finishAttempt, type AttemptRef } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
 import { setQuota } from "../../lib/metering/quota-settings";
-import type { Db } from "../../lib/store/db";
-import { recordAndClaim, type Admission } from "../../lib/store/record-and-claim";
+import type { Db } from "../../lib/store/kernel/db";
+import { recordAndClaim, type Admission } from "../../lib/store/runs/claim";
 import { itemEvent } from "../support/events";
 
 /** An installation with one registered repository, with ids and names no other test file uses. */

@@ -12,11 +12,11 @@ import { checkRunName } from "../../lib/mirror/check-run-view";
 import { runnerOperatorServices } from "../../lib/mirror/runner-operator";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
 import type { OperatorDeps } from "../../lib/runner/operator";
-import { parkForApproval } from "../../lib/store/approvals";
-import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/engine-failures";
-import { finishAttempt } from "../../lib/store/attempts";
+import { parkForApproval } from "../../lib/store/runs/approvals";
+import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/runs/engine-failures";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { lastCheckRunDelivery, latestCheckRun, loopEvent, openPullRequest, startMirrorWorld, type MirrorWorld } from "./support";
 

@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentFailure } from "../../lib/engine/failure";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { finishAttempt, type AttemptRef } from "../../lib/store/attempts";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
+import { finishAttempt, type AttemptRef } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { retryRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { retryRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { checkRunsOn, latestCheckRun, loopEvent, openPullRequest, PUBLIC_URL, startMirrorWorld, type MirrorWorld } from "./support";
 

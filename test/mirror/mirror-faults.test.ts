@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { createGitHubApp } from "../../lib/github/app";
+import { createGitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { GitHubCallError } from "../../lib/mirror/github-client";
 import { mirrorRetryDelayMs } from "../../lib/mirror/mirror-retry";
 import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { latestCheckRun, loopEvent, openPullRequest, PUBLIC_URL, startMirrorWorld, type MirrorWorld } from "./support";
 

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createMirrorWorker, type MirrorWorker } from "../../jobs/processors/mirror";
 import { bullConnection } from "../../jobs/queues";
 import { checkRunName } from "../../lib/mirror/check-run-view";
-import { runsBehindTheirMirror } from "../../lib/store/run-mirrors";
+import { runsBehindTheirMirror } from "../../lib/store/github/run-mirrors";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { checkRunsOn, commentsOn, latestCheckRun, loopEvent, openIssue, openPullRequest, startMirrorWorld, type MirrorWorld } from "./support";
 

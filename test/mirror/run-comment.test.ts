@@ -3,10 +3,10 @@ import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { runCommentMarker } from "../../lib/mirror/run-comment-view";
 import { syncRunMirror } from "../../lib/mirror/sync-run";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { finishAttempt, recordPullRequest } from "../../lib/store/attempts";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
+import { finishAttempt, recordPullRequest } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
 import { commentsOn, latestCheckRun, loopEvent, openIssue, startMirrorWorld, type MirrorWorld } from "./support";
 

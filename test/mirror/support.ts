@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { createGitHubApp, type GitHubApp } from "../../lib/github/app";
+import { createGitHubApp, type GitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import type { MirrorDeps } from "../../lib/mirror/sync-run";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
-import type { Db } from "../../lib/store/db";
-import type { EventInput } from "../../lib/store/record-and-claim";
+import type { Db } from "../../lib/store/kernel/db";
+import type { EventInput } from "../../lib/store/runs/claim";
 
 export const PUBLIC_URL = "http://atelier.test";
 

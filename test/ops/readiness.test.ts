@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
 import { startHealthServer, type HealthServer } from "../../lib/health/health-server";
-import { createDb, type Db } from "../../lib/store/db";
-import { markWorkerStopped, registerWorker } from "../../lib/store/workers";
+import { createDb, type Db } from "../../lib/store/kernel/db";
+import { markWorkerStopped, registerWorker } from "../../lib/store/runs/worker-registry";
 import { startPrivateCluster, type PrivateCluster } from "../support/private-cluster";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 

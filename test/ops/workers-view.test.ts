@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { getWorkers, NO_WORKER_WARNING, noLiveWorkerWarning } from "../../lib/dashboard/workers";
 import { WORKER_STALE_AFTER_MS } from "../../lib/runner/worker-heartbeat";
-import { heartbeatWorker, markWorkerStopped, registerWorker } from "../../lib/store/workers";
+import { heartbeatWorker, markWorkerStopped, registerWorker } from "../../lib/store/runs/worker-registry";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 
 // The Workers page's data and the banner, on a database of this file's own (the registry is
@@ -44,7 +44,7 @@ describe("the Workers page and the no-worker banner", () => {
   });
 
   it("says nothing (rather than failing the page) when the registry cannot be read", async () => {
-    const { createDb } = await import("../../lib/store/db");
+    const { createDb } = await import("../../lib/store/kernel/db");
     const away = createDb("postgresql://postgres@127.0.0.1:1/none", 1);
     try {
       expect(await noLiveWorkerWarning(away)).toBeNull();

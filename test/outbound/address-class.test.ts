@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress } from "../../lib/outbound/address-class";
+import { classifyAddress } from "../../lib/http/address-class";
 
 // The SSRF guard's IPv6 (THREATS.md): public only inside global unicast 2000::/3; IPv4-mapped
 // (::ffff:0:0/96), NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48) and everything else

@@ -10,19 +10,19 @@ import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-
 import { createHook, deleteHook } from "../../lib/outbound/hooks";
 import { DELIVERY_TIMEOUT_MS } from "../../lib/outbound/post-webhook";
 import type { Resolver } from "../../lib/outbound/target-policy";
-import type { RunEventPayload } from "../../lib/store/run-event-payload";
-import { finishAttempt } from "../../lib/store/attempts";
-import { cancelRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
-import { guardedRunUpdate } from "../../lib/store/run-rows";
-import { sql } from "../../lib/store/sql";
-import { transaction } from "../../lib/store/transaction";
+import type { RunEventPayload } from "../../lib/store/runs/run-event-payload";
+import { finishAttempt } from "../../lib/store/runs/attempts";
+import { cancelRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
+import { guardedRunUpdate } from "../../lib/store/runs/run-rows";
+import { sql } from "../../lib/store/kernel/sql";
+import { transaction } from "../../lib/store/kernel/transaction";
 import { openRun, seedTenant, startAttempt, usage, type Tenant } from "../metering/support";
 import { testDb } from "../support/db";
 import { itemEvent } from "../support/events";
 import { startReceiver, until } from "./receiver";
 import { itemKey } from "../../lib/engine/ids";
-import { revoke } from "../../lib/store/revoke";
+import { revoke } from "../../lib/store/runs/revoke";
 
 const db = testDb();
 const gate = admission();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_BODY_BYTES, runEventPayload, type TerminalRunRow } from "../../lib/store/run-event-payload";
+import { MAX_BODY_BYTES, runEventPayload, type TerminalRunRow } from "../../lib/store/runs/run-event-payload";
 
 const row = (over: Partial<TerminalRunRow> = {}): TerminalRunRow => ({
   id: "r1",

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyAddress } from "../../lib/outbound/address-class";
+import { classifyAddress } from "../../lib/http/address-class";
 import { retryDelayMs, MAX_TRIES, RETRY_DELAYS_SECONDS } from "../../lib/outbound/backoff";
 import { signatureHeader, verifySignature } from "../../lib/outbound/signature";
 import { assertWebhookTarget, targetPolicyFor, type Resolver } from "../../lib/outbound/target-policy";

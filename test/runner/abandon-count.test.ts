@@ -5,7 +5,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runJobId } from "../../jobs/queues";
 import { WORKER_DIED_ERROR } from "../../lib/runner/engine-failure";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/runs/engine-failures";
 import { testDb } from "../support/db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";

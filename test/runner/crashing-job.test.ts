@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BullWorkQueue, bullConnection } from "../../jobs/queues";
 import { WORKER_DIED_ERROR } from "../../lib/runner/engine-failure";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/runs/engine-failures";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, issueEvent, openRun, REDIS_URL, uniquePrefix, waitFor } from "./support/runner-fixture";

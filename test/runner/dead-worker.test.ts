@@ -8,7 +8,7 @@ import { bullConnection } from "../../jobs/queues";
 import { watchOwnHost } from "../../lib/runner/own-host-recovery";
 import { sweepOrphans } from "../../lib/runner/reconcile";
 import { redisNames } from "../../lib/runner/redis-names";
-import { listWorkers } from "../../lib/store/workers";
+import { listWorkers } from "../../lib/store/runs/worker-registry";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, enqueueMove, issueEvent, openRun, REDIS_URL, runningOn, settledState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";

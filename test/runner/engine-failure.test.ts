@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { cancelRun, retryRun } from "../../lib/runner/operator";
-import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/engine-failures";
+import { ENGINE_FAILURES_BEFORE_PARKING } from "../../lib/store/runs/engine-failures";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";

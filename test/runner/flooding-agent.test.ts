@@ -46,7 +46,7 @@ describe("an agent printing 50 MB", () => {
   it("leaves at most the cap in its transcript, says what was cut, and the transcript pages stay small", async () => {
     const repo = await world.addRepo("flood");
     const run = await openRun(db, issueEvent(repo, 7, "f1", "Print a lot.", { agent: "flood" }));
-    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt, opened: run.opened });
+    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
     await waitFor("the Run to end", async () => ["Succeeded", "Failed", "Canceled"].includes(await runState(db, run.runId)), 150_000, 500).catch(async (err: unknown) => {
       throw new Error(`${String(err)}: ${JSON.stringify(await attemptsOf(db, run.runId))}`);
     });

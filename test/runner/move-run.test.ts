@@ -4,9 +4,7 @@ import { demoChildAlive } from "../support/processes";
 import { publishCancel, publishIntervention } from "../../lib/runner/control-channel";
 import { approveRun, cancelRun, editAndRetryRun, intervene, retryRun, type OperatorDeps } from "../../lib/runner/operator";
 import { redisNames } from "../../lib/runner/redis-names";
-import { approve, parkForApproval } from "../../lib/store/approvals";
-import { basisOfOpened } from "../../lib/store/run-snapshot";
-import { TRANSCRIPT_CHANNEL } from "../../lib/store/transcript-lines";
+import { TRANSCRIPT_CHANNEL } from "../../lib/store/runs/transcript-lines";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -70,7 +68,7 @@ const gh = (repo: string) => {
 
 async function start(repo: string, number: number, prompt: string, opts: { approvalRequired?: boolean; agent?: string; hash?: string } = {}) {
   const run = await openRun(db, issueEvent(repo, number, opts.hash ?? "h1", prompt, opts));
-  await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt, opened: run.opened });
+  await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
   return run.runId;
 }
 
@@ -130,22 +128,6 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
     await approveRun(ops, runId, "octo-admin");
     expect(await settled(runId)).toBe("Succeeded");
     await expect(approveRun(ops, runId, "octo-admin")).rejects.toMatchObject({ status: 409 });
-  });
-
-  it("a job carrying the Run as it was opened, changed since, reads it again: approved meanwhile it runs, canceled it does not", async () => {
-    const repo = await world.addRepo("stale-open");
-    const parked = await openRun(db, issueEvent(repo, 21, "h1", "Approve me", { approvalRequired: true }));
-    expect(parked.opened).toMatchObject({ approvalRequired: true });
-    await parkForApproval(db, parked.runId);
-    await approve(db, parked.runId, "octo-admin"); // no job of its own: only the stale one below moves it
-    await runner.queue.moveRun(parked.runId, { receivedAt: parked.receivedAt, opened: parked.opened });
-    expect(await settled(parked.runId)).toBe("Succeeded");
-
-    const canceled = await openRun(db, issueEvent(repo, 22, "h1", "Never mind"));
-    await cancelRun(ops, canceled.runId, "octo-admin");
-    const outcome = await runner.host.moveRun(canceled.runId, basisOfOpened(canceled.runId, canceled.receivedAt, canceled.opened!));
-    expect(outcome).toEqual({ tag: "Idle", reason: "Canceled" });
-    expect(await attemptsOf(db, canceled.runId)).toEqual([]);
   });
 
   it("retries an InfraFailure by itself up to Attempt 3, then waits for the operator", async () => {

@@ -2,7 +2,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sweepOrphans, type SweepDeps } from "../../lib/runner/reconcile";
 import { redisNames } from "../../lib/runner/redis-names";
-import { registerWorker } from "../../lib/store/workers";
+import { registerWorker } from "../../lib/store/runs/worker-registry";
 import { beginAttempt } from "../support/attempts";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { attemptsOf, issueEvent, openRun, REDIS_URL, uniquePrefix } from "./support/runner-fixture";

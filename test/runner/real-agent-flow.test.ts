@@ -65,7 +65,7 @@ describe("a Run of the real claude CLI", () => {
   it("waits for approval, then the agent commits in its sandbox and the pull request carries its answer and exact usage", async () => {
     const repo = await world.addRepo("realclaude");
     const run = await openRun(db, issueEvent(repo, 31, "h1", "Add hello.txt and commit it.", { approvalRequired: true, agent: "claude" }));
-    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt, opened: run.opened });
+    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
     await waitFor("the Run to wait for approval", async () => (await runState(db, run.runId)) === "Waiting" || null);
     await approveRun(ops, run.runId, "octo-admin");
     const state = await waitFor("the Run to settle", async () => {

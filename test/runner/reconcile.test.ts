@@ -9,7 +9,7 @@ import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { startPrivateRedis, type PrivateRedis } from "../support/private-redis";
 import { reconcile } from "../../lib/runner/reconcile";
-import { finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
 import { AGENT_ENV, attemptsOf, claim, issueEvent, openRun, runState, startRunner, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 

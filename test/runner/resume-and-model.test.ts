@@ -55,7 +55,7 @@ describe("the runner passes the Run's model and resumed session to the executor"
     const repo = await world.addRepo("resume");
     const event = issueEvent(repo, 31, "h1", "Add a changelog");
     const run = await openRun(db, { ...event, submission: { ...event.submission, model: "claude-haiku-4-5" } });
-    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt, opened: run.opened });
+    await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
     await attemptsDone(run.runId, 1);
     const mine = () => calls.filter((c) => c.runId === run.runId);
     expect(mine().map((c) => [c.model, c.resumeSession])).toEqual([["claude-haiku-4-5", null]]);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newLeaseToken } from "../../lib/runner/lease";
 import { redisNames } from "../../lib/runner/redis-names";
-import { markWorkerStopped, registerWorker } from "../../lib/store/workers";
+import { markWorkerStopped, registerWorker } from "../../lib/store/runs/worker-registry";
 import { testDb } from "../support/db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { attemptsOf, issueEvent, openRun, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { sweepOrphans } from "../../lib/runner/reconcile";
-import { finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 import { demoChildAlive } from "../support/processes";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createGitHubApp } from "../../lib/github/app";
+import { createGitHubApp } from "../../lib/github/app-client";
 import { fetchItemSlices, sliceKey } from "../../lib/github/graphql-items";
 import { silentLog } from "../../lib/github/log";
 import { PULL_REQUEST_PROJECTION_FIELDS, projectionFromGraphql, type GraphqlItemNode } from "../../lib/loops/projection";

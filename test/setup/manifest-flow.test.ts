@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { settingsFromDatabase } from "../../lib/config/github-app";
-import { createGitHubApp } from "../../lib/github/app";
+import { settingsFromDatabase } from "../../lib/github/app-settings";
+import { createGitHubApp } from "../../lib/github/app-client";
 import { silentLog } from "../../lib/github/log";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { gitHubHost, GITHUB_COM } from "../../lib/setup/github-host";
@@ -11,7 +11,7 @@ import { manifestPostPage } from "../../lib/setup/setup-pages";
 import { openSetupState, sealSetupState, setupCookieOf } from "../../lib/setup/setup-state";
 import { issueSetupToken } from "../../lib/setup/setup-token";
 import { testDb } from "../support/db";
-import { resolveGitHubEnv } from "../../lib/auth/github-env";
+import { resolveGitHubEnv } from "../../lib/github/github-env";
 
 const db = testDb();
 const PUBLIC_URL = "https://atelier.example.com";

@@ -4,12 +4,12 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openSession, storeUserToken } from "../../lib/auth/sessions";
-import { settingsFromDatabase } from "../../lib/config/github-app";
+import { settingsFromDatabase } from "../../lib/github/app-settings";
 import { startSimulator, type Simulator } from "../../lib/sandbox";
 import { completeAppRegistration, startAppRegistration, type SetupDeps } from "../../lib/setup/register-app";
 import { issueSetupToken } from "../../lib/setup/setup-token";
-import { getSessionAndUser } from "../../lib/store/sessions";
-import { upsertUser } from "../../lib/store/users";
+import { getSessionAndUser } from "../../lib/store/people/session-rows";
+import { upsertUser } from "../../lib/store/people/users";
 import { createPrivateDb, type PrivateDb } from "../support/private-db";
 
 // THREATS.md, attack 17: the App key, webhook and client secrets, and session tokens sat in

@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from "vitest";
 import { beginAttempt } from "../support/attempts";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
 

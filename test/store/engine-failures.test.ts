@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { infraFailure } from "../../lib/engine/failure";
-import { finishAttempt } from "../../lib/store/attempts";
-import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/engine-failures";
-import { retryRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { finishAttempt } from "../../lib/store/runs/attempts";
+import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/runs/engine-failures";
+import { retryRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";

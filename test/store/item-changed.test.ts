@@ -1,8 +1,8 @@
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { projectionFromRest, type RestItem } from "../../lib/loops/projection";
-import type { Db } from "../../lib/store/db";
-import { ITEM_CHANGED_CHANNEL } from "../../lib/store/item-changed";
+import type { Db } from "../../lib/store/kernel/db";
+import { ITEM_CHANGED_CHANNEL } from "../../lib/store/items/item-changed";
 import { observation, storeObservations } from "../../lib/triggers/observe-item";
 import { testDb, uniqueRepo } from "../support/db";
 

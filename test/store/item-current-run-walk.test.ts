@@ -1,5 +1,4 @@
 import { afterAll, expect, it } from "vitest";
-import { refreshCurrentRun } from "../../lib/store/items";
 import { seedItem } from "../dashboard/support/seed";
 import { testDb, uniqueRepo } from "../support/db";
 
@@ -24,8 +23,8 @@ function random(seed: number): () => number {
 async function keptAndDefined(key: string) {
   const { rows } = await db.pool.query(
     `SELECT (SELECT json_build_object('id', current_run_id, 'open', current_run_open, 'pr', current_run_pull_request) FROM items WHERE key = $1) AS kept,
-            (SELECT json_build_object('id', id, 'open', phase IN ('Active', 'Waiting'), 'pr', pull_request_number) FROM runs WHERE item_key = $1
-              ORDER BY phase IN ('Active', 'Waiting') DESC, received_at DESC, id DESC LIMIT 1) AS defined`,
+            (SELECT json_build_object('id', id, 'open', state IN ('Pending', 'Waiting', 'Queued', 'Running'), 'pr', pull_request_number) FROM runs WHERE item_key = $1
+              ORDER BY state IN ('Pending', 'Waiting', 'Queued', 'Running') DESC, received_at DESC, id DESC LIMIT 1) AS defined`,
     [key],
   );
   return { kept: rows[0].kept, defined: rows[0].defined ?? { id: null, open: false, pr: null } };
@@ -40,7 +39,7 @@ it("the incrementally kept current Run equals its definition after every write o
   const at = () => new Date(Date.UTC(2026, 0, 1, 0, Math.floor(next() * 6)));
   let serial = 0;
   const runsOf = async (key: string) =>
-    (await db.pool.query<{ id: string; loop: string; open: boolean }>(`SELECT id, loop, phase IN ('Active', 'Waiting') AS open FROM runs WHERE item_key = $1`, [key])).rows;
+    (await db.pool.query<{ id: string; loop: string; open: boolean }>(`SELECT id, loop, state IN ('Pending', 'Waiting', 'Queued', 'Running') AS open FROM runs WHERE item_key = $1`, [key])).rows;
   const insertRun = (key: string, loop: string, state: string, id = `${repo}-r${++serial}`) =>
     db.pool.query(
       `INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at)
@@ -92,22 +91,14 @@ it("the incrementally kept current Run equals its definition after every write o
         break;
       }
       case "supersede, no heir": {
-        // the locked claim's shape when a budget or a quota refuses: the supersede alone, then the Item refreshed in its transaction
+        // the claim's shape when a budget or a quota refuses: the supersede alone
         const open = runs.find((r) => r.open);
         if (!open) break;
-        const c = await db.pool.connect();
-        try {
-          await c.query("BEGIN");
-          await c.query(`UPDATE runs SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1 WHERE id = $2`, [`${repo}-e${++serial}`, open.id]);
-          await refreshCurrentRun(c, key);
-          await c.query("COMMIT");
-        } finally {
-          c.release();
-        }
+        await db.pool.query(`UPDATE runs SET state = 'Canceled', cancel_reason = 'Superseded', superseded_by = $1 WHERE id = $2`, [`${repo}-e${++serial}`, open.id]);
         break;
       }
       case "close all":
-        await db.pool.query(`UPDATE runs SET state = 'Canceled' WHERE item_key = $1 AND phase IN ('Active', 'Waiting')`, [key]);
+        await db.pool.query(`UPDATE runs SET state = 'Canceled' WHERE item_key = $1 AND state IN ('Pending', 'Waiting', 'Queued', 'Running')`, [key]);
         break;
     }
     for (const k of keys) {

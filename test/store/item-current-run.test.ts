@@ -1,10 +1,10 @@
 import { afterAll, expect, it } from "vitest";
 import { agentFailure } from "../../lib/engine/failure";
 import { itemKey } from "../../lib/engine/ids";
-import { finishAttempt } from "../../lib/store/attempts";
-import { cancelRun, retryRun } from "../../lib/store/operator-actions";
+import { finishAttempt } from "../../lib/store/runs/attempts";
+import { cancelRun, retryRun } from "../../lib/store/runs/operator-actions";
 import { admission } from "../../lib/metering/admission";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { seedTenant, setLimits } from "../metering/support";
 import { seedItem } from "../dashboard/support/seed";
 import { beginAttempt } from "../support/attempts";

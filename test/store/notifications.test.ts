@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, expect, it } from "vitest";
-import { createNotifications } from "../../lib/store/notifications";
+import { createNotifications } from "../../lib/store/kernel/notifications";
 import { testDb } from "../support/db";
 
 // One LISTEN connection, many subscribers: payloads reach the subscribers of their channel

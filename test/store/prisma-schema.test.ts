@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { prismaSchemaOf } from "../../lib/store/db";
+import { prismaSchemaOf } from "../../lib/store/kernel/db";
 import { isolatedDb } from "../github/support/isolated-db";
 
 type IsolatedDb = Awaited<ReturnType<typeof isolatedDb>>;

@@ -1,12 +1,12 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
-import { finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/claim-queued";
-import { resetCycleBudget } from "../../lib/store/cycle-budget";
-import { cancelRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
-import { revoke } from "../../lib/store/revoke";
+import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
+import { cancelRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
+import { revoke } from "../../lib/store/runs/revoke";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
 
@@ -26,60 +26,6 @@ describe("recordAndClaim", () => {
     const repo = uniqueRepo();
     const result = await recordAndClaim(db, itemEvent(repo, 1, "h1"));
     expect(result).toMatchObject({ tag: "Claimed", state: "Pending", opened: true, superseded: null });
-  });
-
-  it("opens the Run of a new Event in one statement, superseding an unstarted Run in that same statement", async () => {
-    const repo = uniqueRepo();
-    /**
-     * The statements a claim sends: each takes a client from the pool. The Run-change
-     * announcements of an earlier claim (batched, sent 10 ms later) are let out first; the
-     * claim's own go out after the count stops.
-     */
-    const statements = async (run: () => Promise<unknown>) => {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      let n = 0;
-      const count = () => n++;
-      // the pool's and the batch connections' (the optimistic claim is group-committed)
-      db.pool.on("acquire", count);
-      db.batch.on("acquire", count);
-      try {
-        return { result: await run(), statements: n };
-      } finally {
-        db.pool.off("acquire", count);
-        db.batch.off("acquire", count);
-      }
-    };
-    const fresh = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h1")));
-    expect(fresh).toMatchObject({ result: { tag: "Claimed", opened: true, openedRun: { repo } }, statements: 1 });
-    // the Item now has an unstarted Run: the same statement finds it and supersedes it
-    const second = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
-    expect(second).toMatchObject({ result: { tag: "Claimed", opened: true, superseded: (fresh.result as { runId: string }).runId }, statements: 1 });
-    // a repeated Event is answered by that statement's read alone
-    const repeated = await statements(() => recordAndClaim(db, itemEvent(repo, 1, "h2")));
-    expect(repeated).toMatchObject({ result: { tag: "Claimed", opened: false }, statements: 1 });
-  });
-
-  it("sends one optimistic statement beside the locked path, the same in every process (no memory of Items)", async () => {
-    const repo = uniqueRepo();
-    // two pools of one connection each, as two processes: their prepared statements say what each sent
-    const [a, b] = [testDb(1), testDb(1)];
-    const preparedOn = async (pool: typeof a.pool) =>
-      (await pool.query<{ name: string }>(`SELECT name FROM pg_prepared_statements WHERE name LIKE 'atelier-claim%'`)).rows.map((r) => r.name);
-    // the optimistic claim goes out on the batch connection (group-committed), the locked one on the pool
-    const prepared = async (on: typeof a) => [...(await preparedOn(on.pool)), ...(await preparedOn(on.batch))].sort();
-    try {
-      expect(await recordAndClaim(a, itemEvent(repo, 1, "h1"))).toMatchObject({ tag: "Claimed", opened: true });
-      expect(await recordAndClaim(a, itemEvent(repo, 1, "h2"))).toMatchObject({ tag: "Claimed", opened: true });
-      expect(await recordAndClaim(b, itemEvent(repo, 1, "h3"))).toMatchObject({ tag: "Claimed", opened: true });
-      expect(await prepared(a)).toEqual(["atelier-claims-at-once"]);
-      expect(await prepared(b)).toEqual(["atelier-claims-at-once"]);
-      // what the statement does not open (a Run is running) is decided under the lock
-      const { rows } = await a.pool.query<{ id: string }>(`UPDATE runs SET state = 'Running' WHERE repo = $1 AND state = 'Pending' RETURNING id`, [repo]);
-      expect(await recordAndClaim(b, itemEvent(repo, 1, "h4"))).toEqual({ tag: "Queued", behind: rows[0]!.id });
-      expect(await prepared(b)).toEqual(["atelier-claim-snapshot-locked", "atelier-claim-write", "atelier-claims-at-once"]);
-    } finally {
-      await Promise.all([a.close(), b.close()]);
-    }
   });
 
   it("returns the existing Run for a repeated Event, whatever its state (Claimed, not opened)", async () => {

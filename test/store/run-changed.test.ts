@@ -1,7 +1,7 @@
 import { afterAll, expect, it } from "vitest";
-import { cancelRun } from "../../lib/store/operator-actions";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
-import { RUN_CHANGED_CHANNEL } from "../../lib/store/run-changed";
+import { cancelRun } from "../../lib/store/runs/operator-actions";
+import { recordAndClaim } from "../../lib/store/runs/claim";
+import { RUN_CHANGED_CHANNEL } from "../../lib/store/runs/run-changed";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
 

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { compile, first, join, literal, raw, sql } from "../../lib/store/sql";
+import { compile, first, join, literal, raw, sql } from "../../lib/store/kernel/sql";
 import { testDb } from "../support/db";
 
 const db = testDb(1);

@@ -1,6 +1,6 @@
 import { afterAll, expect, it } from "vitest";
 import { startWorkerHeartbeat, workerIdentity } from "../../lib/runner/worker-heartbeat";
-import { heartbeatWorker, isWorkerAlive, listWorkers, liveWorkers } from "../../lib/store/workers";
+import { heartbeatWorker, isWorkerAlive, listWorkers, liveWorkers } from "../../lib/store/runs/worker-registry";
 import { testDb } from "../support/db";
 
 const db = testDb(2);

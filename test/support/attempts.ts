@@ -1,7 +1,7 @@
 import { admitAttempt } from "../../lib/metering/admission";
-import type { Db } from "../../lib/store/db";
-import { startAttempt, type StartResult } from "../../lib/store/attempts";
-import { readRunSnapshot } from "../../lib/store/run-snapshot";
+import type { Db } from "../../lib/store/kernel/db";
+import { startAttempt, type StartResult } from "../../lib/store/runs/attempts";
+import { readRunSnapshot } from "../../lib/store/runs/start-basis";
 
 /**
  * Starts the next Attempt of a Run as the runner does: read the Run, start on that version,

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createDb, type Db } from "../../lib/store/db";
+import { createDb, type Db } from "../../lib/store/kernel/db";
 
 /** A Db on the test database (prepared by global-setup). Close it in afterAll. */
 export function testDb(max = 10): Db {

@@ -1,5 +1,5 @@
 import { itemEventKey, itemKey } from "../../lib/engine/ids";
-import type { EventInput } from "../../lib/store/record-and-claim";
+import type { EventInput } from "../../lib/store/runs/claim";
 
 /** An issue Event of `loop` on `repo#number` with the given content hash. */
 export function itemEvent(

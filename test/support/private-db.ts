@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
-import { createDb, type Db } from "../../lib/store/db";
+import { createDb, type Db } from "../../lib/store/kernel/db";
 
 /**
  * A database of its own, for the tests whose subject is global (the reconcile re-enqueues every

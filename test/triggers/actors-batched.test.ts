@@ -46,7 +46,7 @@ describe("who caused a match, batched", () => {
     fx.sim.createOrg({ login: "batched-public" });
     await fx.sim.createRepo({ owner: "batched-public", name: "site", private: false, files: { ".github/atelier.yml": START_DEV_CONFIG } });
     fx.sim.createInstallation({ account: "batched-public", repos: ["site"] });
-    const { reconcileInstallations } = await import("../../lib/github/installations");
+    const { reconcileInstallations } = await import("../../lib/github/installation-sync");
     await reconcileInstallations(fx.deps);
     const repo = "batched-public/site";
     await pollRepository(fx.deps, repo);

@@ -6,10 +6,10 @@ import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunView } from "../../lib/mirror/check-run-view";
 import { readRunSnapshot } from "../../lib/mirror/run-snapshot";
 import type { RepoPermission } from "../../lib/sandbox/model";
-import { approve, parkForApproval } from "../../lib/store/approvals";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
 import { moveBoardCard } from "../../lib/triggers/board-move";
 import { handleHint } from "../../lib/triggers/handle-hint";
-import { listLoops } from "../../lib/triggers/loops";
+import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
 
@@ -165,7 +165,7 @@ loops:
     fx.sim.createOrg({ login: "actors-public" });
     await fx.sim.createRepo({ owner: "actors-public", name: "site", private: false, files: { ".github/atelier.yml": START_DEV_CONFIG } });
     fx.sim.createInstallation({ account: "actors-public", repos: ["site"] });
-    const { reconcileInstallations } = await import("../../lib/github/installations");
+    const { reconcileInstallations } = await import("../../lib/github/installation-sync");
     await reconcileInstallations(fx.deps);
     const site = "actors-public/site";
     fx.sim.setUserPermission({ repo: site, login: login("write"), permission: "write" });

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
-import { finishAttempt } from "../../lib/store/attempts";
+import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { resetCycleBudget } from "../../lib/store/cycle-budget";
-import { listLoops, setLoopPaused } from "../../lib/triggers/loops";
+import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
+import { listLoops, setLoopPaused } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
-import { markConfigStale } from "../../lib/store/repository-configs";
+import { markConfigStale } from "../../lib/store/items/repository-configs";
 
 let fx: Fixture;
 beforeAll(async () => {

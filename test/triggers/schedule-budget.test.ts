@@ -1,8 +1,8 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { defaultInstanceConfig } from "../../lib/config/roster";
 import { parseRepositoryConfig } from "../../lib/loops/parse-config";
-import { finishAttempt } from "../../lib/store/attempts";
-import { recordAndClaim } from "../../lib/store/record-and-claim";
+import { finishAttempt } from "../../lib/store/runs/attempts";
+import { recordAndClaim } from "../../lib/store/runs/claim";
 import { tickEvent } from "../../lib/triggers/fire-schedule";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";

@@ -4,7 +4,7 @@ import { createScheduleWorker } from "../../jobs/processors/schedule";
 import { bullConnection, POLL_TICK_SCHEDULER_ID, QUEUE_NAMES, RECONCILE_SCHEDULER_ID, scheduleSchedulerId } from "../../jobs/queues";
 import type { Clock } from "../../lib/github/clock";
 import { fireMissedTicks, fireSchedule } from "../../lib/triggers/fire-schedule";
-import { setLoopPaused } from "../../lib/triggers/loops";
+import { setLoopPaused } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { eventually, installRepository, startFixture, type Fixture } from "../github/support/fixture";
 
@@ -103,7 +103,7 @@ describe("schedule Loops", () => {
     expect(await fx.workQueue.queue(QUEUE_NAMES.installations).getJobScheduler(RECONCILE_SCHEDULER_ID)).toBeTruthy();
 
     fx.sim.removeRepository({ repo: fullName });
-    const { reconcileInstallations } = await import("../../lib/github/installations");
+    const { reconcileInstallations } = await import("../../lib/github/installation-sync");
     await reconcileInstallations(fx.deps);
     await fx.workQueue.syncSchedulers();
     const after = await fx.workQueue.queue(QUEUE_NAMES.poll).getJobSchedulers(0, -1);

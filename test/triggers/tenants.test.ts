@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseInstanceConfig } from "../../lib/config/roster";
 import type { LoopDefinition } from "../../lib/loops/config-schema";
 import { fireSchedule, tickEvent } from "../../lib/triggers/fire-schedule";
-import { listLoops } from "../../lib/triggers/loops";
+import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { storeRepositoryConfig } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
-import { storedConfig } from "../../lib/store/repository-configs";
+import { storedConfig } from "../../lib/store/items/repository-configs";
 
 /**
  * THREATS.md attacks 9 and 13, played by installation B against installation A: a schedule Loop

@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import { isLoopBroken, type LoopView } from "../../../lib/dashboard/loops";
+import { isLoopBroken, type LoopView } from "../../../lib/dashboard/loops-page";
 import { getLoops } from "../../../lib/dashboard/queries";
 import { ActionButton } from "../../_components/action-button";
 import { DispatchForm } from "../../_components/dispatch-form";

@@ -1,5 +1,5 @@
 import { authSecret } from "../../../lib/auth/auth-secret";
-import { secretKey } from "../../../lib/config/secret-key";
+import { secretKey } from "../../../lib/secrets/secret-key";
 import { toHttpError } from "../../../lib/errors";
 import type { SetupDeps } from "../../../lib/setup/register-app";
 import { publicUrl } from "../../../lib/setup/public-url";

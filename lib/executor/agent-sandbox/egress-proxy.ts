@@ -5,7 +5,7 @@ import { connect, createServer, isIP, type Server, type Socket } from "node:net"
 import { constants } from "node:fs";
 import { chmod, open, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { classifyAddress } from "../../outbound/address-class";
+import { classifyAddress } from "../../http/address-class";
 import { egressAllows, isLoopbackRule, type EgressRule } from "./policy";
 
 /**

@@ -1,5 +1,5 @@
 import { COMMENTS_KEYS, type LoopTrigger } from "../config-schema";
-import { validateScheduleTrigger } from "./schedule";
+import { validateScheduleTrigger } from "./schedule-trigger";
 import { isRecord, ON_HELP, suggest, type Problem } from "./shared";
 
 /** `on:`: issues, pull_requests, comments (with its mention), or a schedule. */

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { isoOrNull, isoSeconds } from "../clock";
+import { isoOrNull, isoSeconds } from "../sim-clock";
 import type { SimInstallation } from "../model";
 import type { RenderContext } from "./context";
 import { renderSimpleUser } from "./user";

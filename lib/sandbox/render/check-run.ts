@@ -1,29 +1,12 @@
 import type { components } from "@octokit/openapi-types";
-import { isoOrNull, isoSeconds } from "../clock";
+import { isoOrNull, isoSeconds } from "../sim-clock";
 import type { SimCheckRun, SimRepo } from "../model";
-import { requirePull } from "../state/pulls";
 import { renderCheckApp } from "./ci";
 import type { RenderContext } from "./context";
+import { pullRequestsFor } from "./pull-requests-for";
 import { renderRepository } from "./repository";
 
 type Schemas = components["schemas"];
-
-export function pullRequestsFor(ctx: RenderContext, repo: SimRepo, headSha: string): Schemas["pull-request-minimal"][] {
-  const repoRef = { id: repo.id, url: `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`, name: repo.name };
-  return ctx.state
-    .itemsOf(repo)
-    .filter((item) => item.pull && item.state === "open" && item.pull.headSha === headSha)
-    .map((item) => {
-      const pull = requirePull(item);
-      return {
-        id: pull.id,
-        number: item.number,
-        url: `${repoRef.url}/pulls/${item.number}`,
-        head: { ref: pull.headRef, sha: pull.headSha, repo: repoRef },
-        base: { ref: pull.baseRef, sha: pull.baseSha, repo: repoRef },
-      };
-    });
-}
 
 export function renderCheckRun(ctx: RenderContext, repo: SimRepo, run: SimCheckRun): Schemas["check-run"] {
   const api = `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`;

@@ -1,9 +1,10 @@
 import type { components } from "@octokit/openapi-types";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import type { SimRepo } from "../model";
-import { CI_APP, ciBot, suiteConclusion, suiteRuns, type SimCommitStatus } from "../state/ci";
+import type { SimCommitStatus } from "../model";
+import { CI_APP, ciBot, suiteConclusion, suiteRuns } from "../state/ci";
 import { renderApp } from "./app";
-import { pullRequestsFor } from "./check-run";
+import { pullRequestsFor } from "./pull-requests-for";
 import type { RenderContext } from "./context";
 import { renderRepository } from "./repository";
 import { renderSimpleUser } from "./user";

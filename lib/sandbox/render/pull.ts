@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { isoOrNull, isoSeconds } from "../clock";
+import { isoOrNull, isoSeconds } from "../sim-clock";
 import type { SimIssue, SimRepo } from "../model";
 import { labelsOf } from "../state/labels";
 import { requirePull } from "../state/pulls";

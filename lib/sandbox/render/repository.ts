@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import { ROLE_RANK, type RepoPermission, type SimRepo } from "../model";
 import type { RenderContext } from "./context";
 import { renderSimpleUser } from "./user";

@@ -1,7 +1,7 @@
 import type { components } from "@octokit/openapi-types";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import type { SimRepo } from "../model";
-import type { SimReview, SimReviewComment } from "../state/reviews";
+import type { SimReview, SimReviewComment } from "../model";
 import type { RenderContext } from "./context";
 import { authorAssociation } from "./issue";
 import { renderSimpleUser } from "./user";

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import type { SimAccount } from "../model";
 import type { RenderContext } from "./context";
 

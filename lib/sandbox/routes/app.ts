@@ -1,7 +1,7 @@
 import type { components } from "@octokit/openapi-types";
 import { notFound, validationFailed } from "../api-error";
 import { tokenRepoIds } from "../access";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import type { AppPermissions } from "../model";
 import { renderApp, renderInstallation } from "../render/app";
 import { renderRepository } from "../render/repository";

@@ -1,11 +1,12 @@
 import type { components } from "@octokit/openapi-types";
 import { actorId } from "../access";
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import { asObject } from "../http-util";
 import type { RenderContext } from "../render/context";
 import { renderSimpleUser } from "../render/user";
 import { paginate, repoScoped, type RestContext } from "../rest";
-import { react, reactionsOf, type SimReaction } from "../state/reactions";
+import type { SimReaction } from "../model";
+import { react, reactionsOf } from "../state/reactions";
 import { commentOf } from "./issues";
 import { reviewCommentOf } from "./reviews";
 

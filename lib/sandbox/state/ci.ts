@@ -1,5 +1,5 @@
 import { validationFailed } from "../api-error";
-import type { CheckConclusion, SimAccount, SimCheckRun, SimRepo } from "../model";
+import type { CheckConclusion, CommitState, SimAccount, SimCheckRun, SimCommitStatus, SimRepo } from "../model";
 import { createCheckRun } from "./checks";
 import type { SimState } from "./sim-state";
 
@@ -13,22 +13,7 @@ import type { SimState } from "./sim-state";
 /** The App the simulated CI's check runs belong to (GitHub Actions' id and slug on github.com). */
 export const CI_APP = { id: 15368, slug: "github-actions", name: "GitHub Actions", botLogin: "github-actions[bot]" } as const;
 
-export type CommitState = "error" | "failure" | "pending" | "success";
 const COMMIT_STATES: CommitState[] = ["error", "failure", "pending", "success"];
-
-export interface SimCommitStatus {
-  id: number;
-  nodeId: string;
-  repoId: number;
-  sha: string;
-  state: CommitState;
-  context: string;
-  description: string | null;
-  targetUrl: string | null;
-  creatorId: number;
-  createdAt: number;
-  updatedAt: number;
-}
 
 /** The CI's bot account, made on first use. */
 export function ciBot(state: SimState): SimAccount {

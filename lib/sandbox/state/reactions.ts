@@ -1,20 +1,7 @@
 import { validationFailed } from "../api-error";
-import type { SimComment } from "../model";
+import { REACTION_CONTENTS } from "../model";
+import type { ReactionContent, SimComment, SimReaction } from "../model";
 import type { SimState } from "./sim-state";
-
-/** GitHub's reaction contents. */
-export const REACTION_CONTENTS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"] as const;
-export type ReactionContent = (typeof REACTION_CONTENTS)[number];
-
-export interface SimReaction {
-  id: number;
-  nodeId: string;
-  /** the issue or review comment reacted to (their ids never collide) */
-  commentId: number;
-  userId: number;
-  content: ReactionContent;
-  createdAt: number;
-}
 
 /** The reactions of one issue comment, oldest first. */
 export function reactionsOf(state: SimState, comment: Pick<SimComment, "id">): SimReaction[] {

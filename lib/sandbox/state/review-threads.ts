@@ -1,6 +1,6 @@
 import { notFound, validationFailed } from "../api-error";
 import type { SimIssue, SimRepo } from "../model";
-import type { SimReviewComment } from "./reviews";
+import type { SimReviewComment } from "../model";
 import type { SimState } from "./sim-state";
 
 /**

@@ -1,37 +1,6 @@
 import { validationFailed } from "../api-error";
-import type { SimIssue, SimRepo } from "../model";
+import type { SimIssue, SimRepo, SimReview, SimReviewComment } from "../model";
 import type { SimState } from "./sim-state";
-
-/** A pull request review, as submitted (the simulator has no pending reviews). */
-export interface SimReview {
-  id: number;
-  nodeId: string;
-  repoId: number;
-  pullNumber: number;
-  body: string;
-  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
-  authorId: number;
-  commitId: string;
-  submittedAt: number;
-}
-
-/** A comment on a line of a pull request's diff, on its own or as part of a review. */
-export interface SimReviewComment {
-  id: number;
-  nodeId: string;
-  repoId: number;
-  pullNumber: number;
-  reviewId: number | null;
-  /** The thread's first comment, for a reply (review-threads.ts); null for a comment that starts a thread. */
-  inReplyTo: number | null;
-  body: string;
-  path: string;
-  line: number;
-  authorId: number;
-  commitId: string;
-  createdAt: number;
-  updatedAt: number;
-}
 
 const REVIEW_STATES = { APPROVE: "APPROVED", REQUEST_CHANGES: "CHANGES_REQUESTED", COMMENT: "COMMENTED" } as const;
 

@@ -1,8 +1,5 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import type { SimReaction } from "./reactions";
-import type { SimReview, SimReviewComment } from "./reviews";
-import type { SimCommitStatus } from "./ci";
-import type { SimClock } from "../clock";
+import type { SimClock } from "../sim-clock";
 import { notFound } from "../api-error";
 import type {
   RepoPermission,
@@ -10,10 +7,14 @@ import type {
   SimApp,
   SimCheckRun,
   SimComment,
+  SimCommitStatus,
   SimInstallation,
   SimIssue,
   SimIssueEvent,
+  SimReaction,
   SimRepo,
+  SimReview,
+  SimReviewComment,
   SimToken,
 } from "../model";
 import type { SimEvent, SimEventListener } from "./events";

@@ -1,5 +1,5 @@
 import { GitHubApiError, validationFailed } from "../api-error";
-import { HOUR_MS } from "../clock";
+import { HOUR_MS } from "../sim-clock";
 import type { AccessLevel, AppPermissions, SimInstallation, SimToken } from "../model";
 import type { SimState } from "./sim-state";
 

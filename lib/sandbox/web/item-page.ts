@@ -1,4 +1,4 @@
-import { isoSeconds } from "../clock";
+import { isoSeconds } from "../sim-clock";
 import type { SimCore } from "../core";
 import { escapeHtml as e, page } from "../html";
 import type { SimCheckRun, SimIssue, SimRepo } from "../model";

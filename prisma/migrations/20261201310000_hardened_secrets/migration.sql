@@ -1,7 +1,7 @@
 -- Sessions are kept as the SHA-256 (hex) of the token the browser holds: the rows stored
 -- before are hashed here, so every open session keeps working and a dump opens none.
 -- The App's credentials in app_credentials are sealed by the application on their first read
--- (the key lives outside the database), see lib/config/github-app.ts.
+-- (the key lives outside the database), see lib/github/app-settings.ts.
 UPDATE "sessions" SET "session_token" = encode(sha256(convert_to("session_token", 'UTF8')), 'hex');
 
 -- The one-time setup token the web process prints at start: only its SHA-256 is kept.

@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { itemKey } from "../../../lib/engine/ids";
 import type { RunStateName } from "../../../lib/engine/run-state";
 import { openSession, storeUserToken } from "../../../lib/auth/sessions";
-import type { Db } from "../../../lib/store/db";
-import { upsertUser } from "../../../lib/store/users";
+import type { Db } from "../../../lib/store/kernel/db";
+import { upsertUser } from "../../../lib/store/people/users";
 
 /** Rows for dashboard tests, written straight to Postgres (each test file uses its own repos). */
 

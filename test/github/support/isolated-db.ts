@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
-import { createDb, type Db } from "../../../lib/store/db";
+import { createDb, type Db } from "../../../lib/store/kernel/db";
 
 const ROOT = resolve(__dirname, "../../..");
 const BASE_URL = process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test";

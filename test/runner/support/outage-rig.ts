@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createDb, type Db } from "../../../lib/store/db";
+import { createDb, type Db } from "../../../lib/store/kernel/db";
 import { startPrivateCluster, type PrivateCluster } from "../../support/private-cluster";
 import { startRunner, uniquePrefix, type RunnerUnderTest, type StartRunnerOptions } from "./runner-fixture";
 import { startSimWorld, type SimWorld } from "./sim-world";

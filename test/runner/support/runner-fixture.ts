@@ -6,9 +6,8 @@ import { itemEventKey, itemKey } from "../../../lib/engine/ids";
 import type { MoveOutcome } from "../../../lib/runner/move-run";
 import type { ConditionSubject, Executor, RunnerGitHub, RunnerLog } from "../../../lib/runner/runner-deps";
 import { createRunnerHost, type RunnerHost } from "../../../lib/runner/runner-host";
-import type { Db } from "../../../lib/store/db";
-import type { OpenedRun } from "../../../lib/store/run-snapshot";
-import { recordAndClaim, type ClaimResult, type EventInput } from "../../../lib/store/record-and-claim";
+import type { Db } from "../../../lib/store/kernel/db";
+import { recordAndClaim, type ClaimResult, type EventInput } from "../../../lib/store/runs/claim";
 import { createAttemptWorker, type AttemptWorkerOptions } from "../../../jobs/processors/attempt";
 import { BullWorkQueue, bullConnection, type MoveRunJob } from "../../../jobs/queues";
 
@@ -47,12 +46,12 @@ export async function claim(db: Db, event: EventInput): Promise<ClaimResult> {
   return recordAndClaim(db, event);
 }
 
-/** Opens a Run; `opened` is the Run as the claim opened it, for its first job (as the triggers pass it). */
-export async function openRun(db: Db, event: EventInput): Promise<{ runId: string; receivedAt: Date; opened: OpenedRun | undefined }> {
+/** Opens a Run. */
+export async function openRun(db: Db, event: EventInput): Promise<{ runId: string; receivedAt: Date }> {
   const r = await recordAndClaim(db, event);
   if (r.tag !== "Claimed") throw new Error(`expected a Run, got ${JSON.stringify(r)}`);
   const { rows } = await db.pool.query<{ received_at: Date }>(`SELECT received_at FROM runs WHERE id = $1`, [r.runId]);
-  return { runId: r.runId, receivedAt: rows[0]!.received_at, opened: r.openedRun };
+  return { runId: r.runId, receivedAt: rows[0]!.received_at };
 }
 
 /**

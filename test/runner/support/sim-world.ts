@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import type { GitHubAppSettings } from "../../../lib/config/github-app";
-import { createGitHubApp, type GitHubApp } from "../../../lib/github/app";
+import type { GitHubAppSettings } from "../../../lib/github/app-settings";
+import { createGitHubApp, type GitHubApp } from "../../../lib/github/app-client";
 import { silentLog } from "../../../lib/github/log";
 import { appRunnerGitHub } from "../../../lib/runner/app-github";
 import type { RunnerGitHub } from "../../../lib/runner/runner-deps";
 import { startSimulator, type Simulator } from "../../../lib/sandbox";
-import type { Db } from "../../../lib/store/db";
+import type { Db } from "../../../lib/store/kernel/db";
 
 /**
  * GitHub for the runner tests: the simulator over real HTTP (REST, git smart HTTP, scoped

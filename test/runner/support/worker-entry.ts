@@ -1,6 +1,6 @@
 // A worker process for the tests that kill or signal one: the attempts worker wired as the
 // worker entry wires it, configured by the environment. Run with `node --import tsx`.
-import { createDb } from "../../../lib/store/db";
+import { createDb } from "../../../lib/store/kernel/db";
 import { installShutdownSignals } from "../../../jobs/processors/attempt";
 import { recoverOwnHost } from "../../../lib/runner/own-host-recovery";
 import { startWorkerHeartbeat, workerIdentity } from "../../../lib/runner/worker-heartbeat";

@@ -5,7 +5,7 @@ import { instanceConfig } from "../../../../lib/auth/instance-config";
 import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/format";
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
-import { runIdParam } from "../../../../lib/http/ids";
+import { runIdParam } from "../../../../lib/http/url-ids";
 import { ActionButton } from "../../../_components/action-button";
 import { LiveTranscript } from "../../../_components/live-transcript";
 import { EditAndRetryForm, InterveneForm } from "../../../_components/run-forms";

@@ -1,4 +1,4 @@
-import { narrow, scopeRepos } from "../../../../lib/dashboard/scope";
+import { narrow, scopeRepos } from "../../../../lib/auth/viewer-scope";
 import { usageForViewer, usageQuery } from "../../../../lib/metering/usage-for-viewer";
 import { api, query } from "../../../_server/api";
 

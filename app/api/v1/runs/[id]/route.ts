@@ -1,4 +1,4 @@
-import { runIdParam } from "../../../../../lib/http/ids";
+import { runIdParam } from "../../../../../lib/http/url-ids";
 import { getRun } from "../../../../../lib/dashboard/queries";
 import { api } from "../../../../_server/api";
 

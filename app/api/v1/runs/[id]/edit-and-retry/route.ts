@@ -1,4 +1,4 @@
-import { runIdParam } from "../../../../../../lib/http/ids";
+import { runIdParam } from "../../../../../../lib/http/url-ids";
 import { editAndRetryRun } from "../../../../../../lib/dashboard/actions";
 import { editAndRetryBody } from "../../../../../../lib/dashboard/schemas";
 import { api, body } from "../../../../../_server/api";

@@ -1,4 +1,4 @@
-import { runIdParam } from "../../../../../../lib/http/ids";
+import { runIdParam } from "../../../../../../lib/http/url-ids";
 import { authorizeTranscript } from "../../../../../../lib/dashboard/queries";
 import { transcriptQuery } from "../../../../../../lib/dashboard/schemas";
 import { readTranscriptPage, streamTranscript } from "../../../../../../lib/dashboard/transcript";

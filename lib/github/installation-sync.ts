@@ -1,0 +1,130 @@
+import type { Db } from "../store/kernel/db";
+import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
+import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/github/repository-rows";
+import { transaction } from "../store/kernel/transaction";
+import type { GitHubApp, Octokit } from "./app-client";
+import { describeError } from "./rate-limit-errors";
+import { followPages, nextPageUrl } from "./conditional-request";
+import type { Log } from "./log";
+
+/**
+ * The installations and repositories Atelier knows, kept from webhooks (installation,
+ * installation_repositories) and from reconcileInstallations at start: webhooks are hints,
+ * GitHub's answer to GET /app/installations is the truth.
+ */
+
+export interface InstallationChange {
+  installationId: number;
+  /** Repositories registered (or registered again) by this change, lower-cased owner/name. */
+  registered: string[];
+  /** Repositories no longer covered. */
+  removed: string[];
+}
+
+/** Applies an `installation` or `installation_repositories` webhook; other events change nothing. */
+export async function applyInstallationWebhook(db: Db, event: string, payload: Record<string, unknown>): Promise<InstallationChange | null> {
+  const installation = payload.installation as InstallationInput | undefined;
+  if (!installation || typeof installation.id !== "number") return null;
+  const action = String(payload.action ?? "");
+  if (event === "installation") {
+    switch (action) {
+      case "created":
+      case "new_permissions_accepted":
+        return transaction(db, async (sql) => {
+          await upsertInstallation(sql, installation);
+          const repos = (payload.repositories as RepositoryInput[] | undefined) ?? [];
+          return { installationId: installation.id, registered: await registerRepositories(sql, installation.id, repos), removed: [] };
+        });
+      case "deleted":
+        return transaction(db, async (sql) => {
+          await markInstallationDeleted(sql, installation.id);
+          const removed = await removeRepositoriesExcept(sql, installation.id, []);
+          return { installationId: installation.id, registered: [], removed };
+        });
+      case "suspend":
+      case "unsuspend":
+        await transaction(db, (sql) => upsertInstallation(sql, { ...installation, suspended_at: action === "suspend" ? (installation.suspended_at ?? new Date().toISOString()) : null }));
+        return { installationId: installation.id, registered: [], removed: [] };
+      default:
+        return null;
+    }
+  }
+  if (event === "installation_repositories") {
+    return transaction(db, async (sql) => {
+      await upsertInstallation(sql, installation);
+      const added = (payload.repositories_added as RepositoryInput[] | undefined) ?? [];
+      const gone = ((payload.repositories_removed as RepositoryInput[] | undefined) ?? []).map((r) => r.id);
+      const registered = await registerRepositories(sql, installation.id, added);
+      const removed = await removeRepositories(sql, installation.id, gone);
+      return { installationId: installation.id, registered, removed };
+    });
+  }
+  return null;
+}
+
+export interface ReconcileResult {
+  installations: number;
+  registered: string[];
+  removed: string[];
+  /** installations whose repositories could not be listed this time (left as they were) */
+  failed: number[];
+}
+
+/**
+ * Brings the installations and repositories tables in line with GitHub: every installation of
+ * the App (GET /app/installations) and the repositories each one covers
+ * (GET /installation/repositories); installations GitHub no longer lists are marked deleted.
+ */
+export async function reconcileInstallations(deps: { db: Db; github: GitHubApp; log?: Log }): Promise<ReconcileResult> {
+  const app = await deps.github.appOctokit();
+  const first = await app.request("GET /app/installations", { per_page: 100 });
+  const { items: installations } = await followPages(app, { data: first.data as InstallationInput[], link: (first.headers.link as string | undefined) ?? null }, 100);
+  const registered: string[] = [];
+  const removed: string[] = [];
+  const failed: number[] = [];
+  for (const installation of installations) {
+    let repos: RepositoryInput[] = [];
+    const suspended = Boolean(installation.suspended_at);
+    if (!suspended) {
+      try {
+        repos = await listInstallationRepositories(deps.github.installationOctokit(installation.id));
+      } catch (err) {
+        // one installation GitHub cannot answer for now (rate limit, outage) keeps what is known
+        failed.push(installation.id);
+        deps.log?.warn({ installationId: installation.id, err: describeError(err) }, "could not list the installation's repositories; kept as known");
+        continue;
+      }
+    }
+    const change = await transaction(deps.db, async (sql) => {
+      await upsertInstallation(sql, installation);
+      if (suspended) return { registered: [], removed: [] };
+      return {
+        registered: await registerRepositories(sql, installation.id, repos),
+        removed: await removeRepositoriesExcept(sql, installation.id, repos.map((r) => r.id)),
+      };
+    });
+    registered.push(...change.registered);
+    removed.push(...change.removed);
+  }
+  const known = installations.map((i) => i.id);
+  const gone = await transaction(deps.db, async (sql) => {
+    const out: string[] = [];
+    for (const id of await markInstallationsDeletedExcept(sql, known)) out.push(...(await removeRepositoriesExcept(sql, id, [])));
+    return out;
+  });
+  removed.push(...gone);
+  deps.log?.info({ installations: installations.length, registered: registered.length, removed: removed.length }, "installations reconciled");
+  return { installations: installations.length, registered, removed, failed };
+}
+
+/** GET /installation/repositories, every page. */
+async function listInstallationRepositories(octokit: Octokit): Promise<RepositoryInput[]> {
+  const repos: RepositoryInput[] = [];
+  let url: string | null = "/installation/repositories?per_page=100";
+  for (let page = 0; url && page < 100; page++) {
+    const response = await octokit.request(`GET ${url}`);
+    repos.push(...(response.data as { repositories: RepositoryInput[] }).repositories);
+    url = nextPageUrl(response.headers.link as string | undefined);
+  }
+  return repos;
+}

@@ -1,0 +1,30 @@
+import { approvalEventKey } from "../../engine/ids";
+import { TRANSITIONS } from "../../engine/run-state";
+import type { Db } from "../kernel/db";
+import { audit } from "../people/audit-log";
+import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
+import { query, sql } from "../kernel/sql";
+import { transaction } from "../kernel/transaction";
+
+/** Pending → Waiting: the Loop asks for an operator's approval. */
+export async function parkForApproval(db: Db, runId: string): Promise<RunRow> {
+  return transaction(db, (tx) => guardedRunUpdate(tx, runId, TRANSITIONS.parkForApproval, sql`waiting_reason = 'approval'`, "park"));
+}
+
+/** Waiting → Queued, recording the approval Event and who approved. */
+export async function approve(db: Db, runId: string, actor: string): Promise<RunRow> {
+  return transaction(db, async (tx) => {
+    const run = await lockRun(tx, runId);
+    const updated = await guardedRunUpdate(tx, runId, TRANSITIONS.approve, sql`waiting_reason = NULL`, "approve");
+    const eventId = approvalEventKey(runId);
+    await query(
+      tx,
+      sql`INSERT INTO events (id, kind, loop, repo, item_key, number, status, run_id, submission)
+          VALUES (${eventId}, 'approval', ${run.loop}, ${run.repo}, ${run.item_key}, ${run.number}, 'Claimed', ${runId}, ${JSON.stringify({ approvedBy: actor })})
+          ON CONFLICT (id) DO NOTHING`,
+    );
+    await query(tx, sql`INSERT INTO approvals (run_id, event_id, approved_by) VALUES (${runId}, ${eventId}, ${actor}) ON CONFLICT DO NOTHING`);
+    await audit(tx, { actor, action: "approve", repo: run.repo, runId });
+    return updated;
+  });
+}
