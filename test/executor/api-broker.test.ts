@@ -126,10 +126,11 @@ describe("the usage meter", () => {
     expect(meter.reading()).toEqual({ requests: 1, unread: 0, input: 10, cacheRead: 5, cacheWrite: 2, output: 90, model: "claude-haiku-4-5" });
   });
 
-  it("reads a plain JSON answer; an answer with no usage, or one too large to read, is counted unread", async () => {
+  it("reads a plain JSON answer; a stream with no usage, or one too large to read, is counted unread; a model list is not counted", async () => {
     const meter = new UsageMeter();
     await feed(meter, "openai", JSON.stringify({ object: "response", model: "gpt-5.5", usage: { input_tokens: 30, input_tokens_details: { cached_tokens: 10 }, output_tokens: 4 } }), "application/json");
     await feed(meter, "openai", JSON.stringify({ object: "list", data: [] }), "application/json");
+    await feed(meter, "openai", sse([{ type: "response.created", response: { id: "r" } }]));
     await feed(meter, "anthropic", `data: ${JSON.stringify({ type: "message_start", message: { usage: { input_tokens: 1 }, pad: "x".repeat(MAX_METERED_EVENT_BYTES) } })}\n\n`, "text/event-stream", 1 << 20);
     expect(meter.reading()).toEqual({ requests: 1, unread: 2, input: 20, cacheRead: 10, cacheWrite: 0, output: 4, model: "gpt-5.5" });
   });

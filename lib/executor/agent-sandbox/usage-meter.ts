@@ -10,8 +10,9 @@ import { StringDecoder } from "node:string_decoder";
  *  - OpenAI Responses: `response.completed` (or `.incomplete`, `.failed`) of a stream; `usage`
  *    of a plain JSON response. Its `input_tokens` include the cached ones.
  *
- * An event or body larger than MAX_METERED_EVENT_BYTES is not read; the response then counts
- * as `unread`, and so does a successful answer that carried no usage at all.
+ * A stream is a generation: one that carried no usage (or whose usage event was larger than
+ * MAX_METERED_EVENT_BYTES) counts as `unread`, and so does a JSON body too large or broken to
+ * read. A JSON body that is no message or response (a model list, a token count) is not counted.
  */
 
 export type ApiProtocol = "anthropic" | "openai";
@@ -67,6 +68,9 @@ function openAiTokens(usage: Json): TokenCounts {
 }
 
 const OPENAI_FINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** Whether a whole JSON body is a generation (whose usage is billed). */
+const isGeneration = (protocol: ApiProtocol, body: Json) => (protocol === "anthropic" ? body.type === "message" : body.object === "response");
 
 /** One event of a stream, or a whole JSON body: what it adds to the answer. */
 function readEvent(protocol: ApiProtocol, event: Json, answer: Answer): void {
@@ -137,14 +141,18 @@ export class UsageMeter {
   /** Reads a successful answer as it streams past; counts it once it ends, however it ends. */
   observe(protocol: ApiProtocol, body: Readable, contentType: string): void {
     const answer: Answer = { tokens: null, model: null };
-    let finish: () => void;
+    /** Reads what is left; false when the answer is no generation. */
+    let finish: () => boolean;
     if (contentType.toLowerCase().startsWith("text/event-stream")) {
       const events = new EventStream((data) => {
         const event = parse(data);
         if (event) readEvent(protocol, event, answer);
       });
       body.on("data", (chunk: Buffer) => events.push(chunk));
-      finish = () => events.end();
+      finish = () => {
+        events.end();
+        return true;
+      };
     } else {
       const chunks: Buffer[] = [];
       let size = 0;
@@ -154,15 +162,17 @@ export class UsageMeter {
       });
       finish = () => {
         const event = size <= MAX_METERED_EVENT_BYTES ? parse(Buffer.concat(chunks).toString("utf8")) : null;
-        if (event) readEvent(protocol, event, answer);
+        if (!event) return true;
+        if (!isGeneration(protocol, event)) return false;
+        readEvent(protocol, event, answer);
+        return true;
       };
     }
     let counted = false;
     const done = () => {
       if (counted) return;
       counted = true;
-      finish();
-      this.add(answer);
+      if (finish()) this.add(answer);
     };
     body.once("end", done);
     body.once("close", done);
