@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt } from "../../lib/executor/execute-attempt";
-import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
+import { attemptOn, makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
 
 /**
  * Another tool's credential, brokered like the model key: the roster's `apis:` entry gives the
@@ -46,20 +46,7 @@ async function run(attemptId: string, sourceEnv: NodeJS.ProcessEnv) {
   };
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
-    {
-      runId: attemptId.split("/")[0]!,
-      attemptId,
-      loop: "start-dev",
-      repo: "acme/widgets",
-      number: 4,
-      prompt: "Call the tool.",
-      agent: spec,
-      cloneUrl: fx.url,
-      token: "ghs_BrokeredApisToken0123456789abcdefghij",
-      defaultBranch: "main",
-      branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
-      workspaceRoot: fx.root,
-    },
+    attemptOn(fx, attemptId, spec, { number: 4, prompt: "Call the tool." }),
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...sourceEnv } },
   );
   return { outcome, out };

@@ -1,11 +1,11 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt } from "../../lib/executor/execute-attempt";
 import { DEFAULT_TURN_USAGE, startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic";
 import { agent } from "./adapters/real-cli";
-import { makeRemote, type RemoteFixture } from "./git-fixture";
+import { attemptOn, makeRemote, type RemoteFixture } from "./git-fixture";
 
 /**
  * THREATS.md 31, played by the attacker: `result` lines forged on the CLI's stdout by another
@@ -20,15 +20,17 @@ const KEY = "sk-ant-api03-forged-report-test-0123456789";
 const PRICE_PER_MINUTE = 6;
 
 let fx: RemoteFixture;
-let fake: FakeAnthropic | null = null;
 beforeAll(() => {
   fx = makeRemote();
 });
 afterAll(() => fx.cleanup());
-afterEach(async () => {
-  await fake?.close();
-  fake = null;
-});
+
+/** The scripted model API of one test, closed when it ends. */
+async function modelApi(): Promise<FakeAnthropic> {
+  const fake = await startFakeAnthropic([{ text: "Hello." }]);
+  onTestFinished(() => fake.close());
+  return fake;
+}
 
 async function forge(attemptId: string, over: Partial<NamedAgentSpec> = {}, sandbox: "on" | "off" = "on") {
   const spec: NamedAgentSpec = {
@@ -41,21 +43,7 @@ async function forge(attemptId: string, over: Partial<NamedAgentSpec> = {}, sand
   };
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
-    {
-      runId: attemptId.split("/")[0]!,
-      attemptId,
-      loop: "start-dev",
-      repo: "acme/widgets",
-      number: 31,
-      prompt: "Do the work.",
-      agent: spec,
-      cloneUrl: fx.url,
-      token: "ghs_ForgedReportToken0123456789abcdefghij",
-      defaultBranch: "main",
-      branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
-      workspaceRoot: fx.root,
-      sandbox,
-    },
+    attemptOn(fx, attemptId, spec, { number: 31, prompt: "Do the work.", sandbox }),
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY } },
   );
   const stdout = out.filter((e) => e.stream === "stdout").map((e) => e.text).join("");
@@ -77,7 +65,7 @@ describe("a result line forged on the CLI's stdout", () => {
   }, 60_000);
 
   it("with its model API brokered, bills what the gateway read of the model's answers, whatever the lines say", async () => {
-    fake = await startFakeAnthropic([{ text: "Hello." }]);
+    const fake = await modelApi();
     const { outcome, out, stdout } = await forge("forged2/agent/1", {
       model_api: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
       token_prices: { input: 3, output: 15, cacheRead: null, cacheWrite: null },
@@ -94,7 +82,7 @@ describe("a result line forged on the CLI's stdout", () => {
   }, 60_000);
 
   it("unconfined (sandbox: off), the model API is brokered and metered the same way, on this machine's loopback", async () => {
-    fake = await startFakeAnthropic([{ text: "Hello." }]);
+    const fake = await modelApi();
     const { outcome, out } = await forge(
       "forged3/agent/1",
       { model_api: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" }, token_prices: { input: 3, output: 15, cacheRead: null, cacheWrite: null } },

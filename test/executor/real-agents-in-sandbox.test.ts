@@ -9,7 +9,7 @@ import { pidsWithArgument } from "../support/processes";
 import { DEFAULT_TURN_USAGE, startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../support/fake-anthropic";
 import { DEFAULT_OPENAI_USAGE, startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
 import { agent, CLAUDE_BIN, CODEX_BIN, COMMIT_HELLO } from "./adapters/real-cli";
-import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
+import { attemptOn, makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
 
 /**
  * The real Claude Code and Codex CLIs as Atelier runs them: through the executor, in their
@@ -68,22 +68,7 @@ async function claudeAttempt(
 async function attempt(spec: NamedAgentSpec, attemptId: string, opts: Partial<Pick<AttemptInput, "prompt" | "resumeSession" | "model">>) {
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
-    {
-      runId: attemptId.split("/")[0]!,
-      attemptId,
-      loop: "start-dev",
-      repo: "acme/widgets",
-      number: 21,
-      prompt: opts.prompt ?? "Add hello.txt and commit it.",
-      agent: spec,
-      cloneUrl: fx.url,
-      token: "ghs_RealAgentToken0123456789abcdefghijklmn",
-      defaultBranch: "main",
-      branch: `atelier/start-dev/${attemptId.split("/")[0]}`,
-      workspaceRoot: fx.root,
-      resumeSession: opts.resumeSession ?? null,
-      model: opts.model ?? null,
-    },
+    attemptOn(fx, attemptId, spec, { prompt: opts.prompt ?? "Add hello.txt and commit it.", resumeSession: opts.resumeSession ?? null, model: opts.model ?? null }),
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: OPENAI_KEY } },
   );
   return { outcome, out, steps: out.map(decodeStep).filter((s) => s !== null) };
