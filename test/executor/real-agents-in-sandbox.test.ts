@@ -58,6 +58,8 @@ async function claudeAttempt(
     model_api: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
     token_prices: PRICES,
     read_only_paths: [PACKAGE],
+    // another host: the proxy variables are set, and the CLI still reaches the gateway's local URL directly (NO_PROXY)
+    egress: ["registry.npmjs.org"],
     max_attempt_minutes: opts.minutes ?? 3,
     price_per_minute_usd: 0.01,
     adapter: agent({ kind: "claude", command: [CLAUDE], model: "claude-sonnet-4-5", models: ["claude-haiku-4-5"] }),
@@ -189,6 +191,8 @@ describe("the real codex CLI in its sandbox", () => {
       model_api: { url: openai.baseUrl, secret: "OPENAI_API_KEY", protocol: "openai" },
       token_prices: { input: 1.25, output: 10, cacheRead: 0.125, cacheWrite: null },
       read_only_paths: [CODEX_PACKAGES],
+      egress: ["registry.npmjs.org"], // as for claude: with the proxy set
+
       max_attempt_minutes: 3,
       adapter: agent({ kind: "codex", command: [CODEX, "exec"], model: "gpt-5.5", pricePerMillionInputUsd: 1.25, pricePerMillionOutputUsd: 10 }),
     };
