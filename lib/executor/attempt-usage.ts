@@ -6,9 +6,10 @@ import type { AgentResult } from "./result-file";
 /**
  * What an Attempt cost, and who says so. The gateway's reading of the model API's own answers
  * is the bill, priced from the roster: the agent cannot forge it. Everything the agent says of
- * itself (its CLI's `result` line, its result file) is a claim: with no reading to bill, the
- * Attempt is billed the greatest of its claims and minutes × price_per_minute_usd, so no line
- * printed by any process of the sandbox makes an Attempt cheaper than the time it took.
+ * itself (its CLI's `result` line, its result file) is a claim: with no reading to bill — or one
+ * with answers the gateway could not read — the Attempt is billed the greatest of its claims,
+ * the reading and minutes × price_per_minute_usd, so no line printed by any process of the
+ * sandbox makes an Attempt cheaper than the time it took.
  */
 
 export interface AttemptUsage {
@@ -53,10 +54,11 @@ export function attemptUsage(
   const tokens = metered
     ? { tokensIn: allInput(metered), tokensOut: metered.output }
     : { tokensIn: reported?.tokensIn ?? result?.tokens_in ?? null, tokensOut: reported?.tokensOut ?? result?.tokens_out ?? null };
-  if (metered && agent.token_prices) {
-    return { durationMs, agentMs, ...tokens, costUsd: meteredCost(metered, agent.token_prices), costEstimated: false, costExact: true, ...facts };
+  const read = metered && agent.token_prices ? meteredCost(metered, agent.token_prices) : null;
+  if (read !== null && metered!.unread === 0) {
+    return { durationMs, agentMs, ...tokens, costUsd: read, costEstimated: false, costExact: true, ...facts };
   }
-  const claims = [reported?.costUsd, result?.cost_usd].filter((c): c is number => typeof c === "number" && Number.isFinite(c) && c >= 0);
+  const claims = [read, reported?.costUsd, result?.cost_usd].filter((c): c is number => typeof c === "number" && Number.isFinite(c) && c >= 0);
   const claimed = claims.length > 0 ? Math.max(...claims) : null;
   const price = agent.price_per_minute_usd;
   const estimate = price !== undefined && price >= 0 ? usd((agentMs / 60_000) * price) : null;
@@ -69,7 +71,9 @@ export function meteringNote(metered: MeteredUsage, usage: AttemptUsage, report:
   const n = metered.requests;
   const cost = usage.costExact && usage.costUsd !== null ? ` = $${usage.costUsd} at the roster's prices` : "";
   let note = `the gateway read ${n} model answer${n === 1 ? "" : "s"}: ${allInput(metered)} tokens in (${metered.cacheRead} from cache), ${metered.output} out${cost}`;
-  if (metered.unread > 0) note += `; ${metered.unread} answer${metered.unread === 1 ? "" : "s"} carried no usage it could read`;
+  if (metered.unread > 0) {
+    note += `; ${metered.unread} answer${metered.unread === 1 ? "" : "s"} carried no usage it could read, so the Attempt is billed the greatest of the reading, the agent's claims and its minutes × price`;
+  }
   const claim = report?.usage;
   if (claim) {
     const cost = claim.costUsd !== null ? `$${usd(claim.costUsd)}, ` : "";

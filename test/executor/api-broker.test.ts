@@ -1,7 +1,7 @@
 import { request } from "node:http";
 import { Readable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { PLACEHOLDER_KEY, startLocalBroker, upstreamUrl, type LocalBroker } from "../../lib/executor/agent-sandbox/api-broker";
+import { isModelCall, PLACEHOLDER_KEY, startLocalBroker, upstreamUrl, type LocalBroker } from "../../lib/executor/agent-sandbox/api-broker";
 import { MAX_METERED_EVENT_BYTES, UsageMeter } from "../../lib/executor/agent-sandbox/usage-meter";
 import { DEFAULT_TURN_USAGE, startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic";
 import { DEFAULT_OPENAI_USAGE, startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
@@ -76,6 +76,25 @@ describe("the API broker", () => {
     expect(openai.requests[0]).toMatchObject({ url: "/v1/responses", headers: { authorization: `Bearer ${KEY}` } });
     const u = DEFAULT_OPENAI_USAGE;
     expect(broker.metered()).toMatchObject({ requests: 1, input: u.input_tokens - u.cached_tokens, cacheRead: u.cached_tokens, cacheWrite: 0, output: u.output_tokens, model: "gpt-5.5" });
+  });
+
+  it("answers only the model calls it meters: a batch or a file upload the key could buy is refused before it is sent", async () => {
+    anthropic = await startFakeAnthropic([]);
+    openai = await startFakeOpenAi([]);
+    broker = await startLocalBroker([
+      { url: anthropic.url, header: "x-api-key", value: KEY, protocol: "anthropic" },
+      { url: openai.baseUrl, header: "authorization", value: `Bearer ${KEY}`, protocol: "openai" },
+    ]);
+    const refused = [
+      await post(`${broker.urls[0]}/v1/messages/batches`, {}, { requests: [] }),
+      await post(`${broker.urls[1]}/files`, {}, {}),
+      await post(`${broker.urls[1]}/fine_tuning/jobs`, {}, {}),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403]);
+    expect(await refused[0]!.text()).toBe("gateway: POST /v1/messages/batches is not a model call the gateway meters\n");
+    expect([...anthropic.requests, ...openai.requests]).toEqual([]);
+    expect(isModelCall("anthropic", "HEAD", "/")).toBe(true);
+    expect(isModelCall("openai", "GET", "/models")).toBe(true);
   });
 
   it("keeps requests below the API's base path: no dot segments, no other origin", () => {

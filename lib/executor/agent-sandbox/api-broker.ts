@@ -22,6 +22,21 @@ export interface BrokeredApi {
   protocol: ApiProtocol | null;
 }
 
+/**
+ * The calls a brokered model API answers, below its base URL: the generations the gateway meters
+ * (and what the CLIs ask besides: a connectivity HEAD, token counts, the model list). Anything
+ * else the key could buy (batches, files, fine-tuning) would not be metered: refused.
+ */
+const MODEL_CALLS: Readonly<Record<ApiProtocol, readonly RegExp[]>> = {
+  anthropic: [/^HEAD \/$/, /^POST \/v1\/messages(\/count_tokens)?$/, /^GET \/v1\/models(\/[^/]+)?$/],
+  openai: [/^POST \/responses(\/compact)?$/, /^GET \/models(\/[^/]+)?$/],
+};
+
+/** Whether a model API answers `method path` (the path below its base URL). */
+export function isModelCall(protocol: ApiProtocol, method: string, path: string): boolean {
+  return MODEL_CALLS[protocol].some((call) => call.test(`${method} ${path}`));
+}
+
 /** What the agent is given instead of a key: clients that insist on one get this. */
 export const PLACEHOLDER_KEY = "atelier-gateway-holds-the-key";
 
@@ -78,10 +93,16 @@ export function createBroker(): Broker {
     handle(api) {
       const base = new URL(api.url);
       const secure = base.protocol === "https:";
+      const prefix = base.pathname.replace(/\/+$/, "");
       return (req, res) => {
         const target = upstreamUrl(base, req.url ?? "");
         if (!target) {
           res.writeHead(400, { "content-type": "text/plain" }).end("gateway: a request path below the API's base URL\n");
+          return;
+        }
+        const below = target.pathname.slice(prefix.length) || "/";
+        if (api.protocol && !isModelCall(api.protocol, req.method ?? "", below)) {
+          res.writeHead(403, { "content-type": "text/plain" }).end(`gateway: ${req.method} ${below} is not a model call the gateway meters\n`);
           return;
         }
         const headers = { ...without(req.headers, DROPPED_REQUEST_HEADERS), host: base.host, "accept-encoding": "identity", [api.header.toLowerCase()]: api.value };
