@@ -55,9 +55,10 @@ function instanceConfig(modelApiUrl: string): string {
     kind: "claude",
     command: [claude],
     model: "claude-sonnet-4-5",
-    secrets: ["ANTHROPIC_API_KEY"],
-    env: { ANTHROPIC_BASE_URL: modelApiUrl },
-    egress: [`127.0.0.1:${new URL(modelApiUrl).port}`],
+    // the egress gateway adds the key and forwards to the fake (plain HTTP on loopback); the agent holds a placeholder
+    model_api: { url: modelApiUrl, secret: "ANTHROPIC_API_KEY" },
+    price_per_million_input_usd: 3,
+    price_per_million_output_usd: 15,
     read_only_paths: [dirname(dirname(claude))],
     max_attempt_minutes: 3,
   };

@@ -6,7 +6,8 @@ import { CLAUDE_ANSWER, CLAUDE_FIRST_TEXT } from "./real-agent-script";
  * Loop runs the `claude` agent of the instance's roster (e2e/global-setup.ts: the CLI of the
  * dev dependency, in its sandbox, against a scripted Messages API), an issue labeled in the
  * simulator, the Run approved on the dashboard; the agent writes and commits, the pull request
- * carries its answer, and the Run page shows its steps and the exact cost it reported.
+ * carries its answer, and the Run page shows its steps and the exact cost (what the egress
+ * gateway read of the model API's answers).
  */
 
 const OWNER = "demo-org";
@@ -70,7 +71,7 @@ test("label → approve → the real claude CLI commits in its sandbox → the P
   await expect(tool.getByTestId("transcript-tool-result")).toContainText("committed");
   await expect(transcript.getByTestId("transcript-final")).toContainText(CLAUDE_ANSWER);
 
-  // what the agent reported: its model and its own cost, exact
+  // its model, and the cost the gateway read (exact), priced from the roster
   const attempt = page.getByTestId("attempt");
   await expect(attempt.getByTestId("attempt-model")).toHaveText("· claude-sonnet-4-5");
   await expect(attempt.getByTestId("attempt-cost")).toContainText("(exact)");

@@ -3,7 +3,7 @@
 // Postgres (the truth) and one Redis (queues, leases), and each takes up to
 // max_concurrent_attempts Attempts at a time.
 import { resolve } from "node:path";
-import { loadInstanceConfig } from "../lib/config/roster";
+import { agentSecretNames, loadInstanceConfig } from "../lib/config/roster";
 import { atelierVersion } from "../lib/config/version";
 import { createLog } from "../lib/github/log";
 import { healthPortFrom, startHealthServer } from "../lib/health/health-server";
@@ -36,7 +36,7 @@ const QUOTA_RECHECK_MS = 5 * 60_000;
 const supervisor = joinRunningInstance(resolve(import.meta.dirname, ".."), process.env);
 const instance = await loadInstanceConfig();
 // the agents' secrets are masked in the worker's log lines too, beside the instance's own
-const log = createLog("atelier.worker", { secrets: Object.values(instance.agents).flatMap((a) => a.secrets.map((name) => process.env[name])) });
+const log = createLog("atelier.worker", { secrets: Object.values(instance.agents).flatMap((a) => agentSecretNames(a).map((name) => process.env[name])) });
 if (supervisor) log.info({ supervisor }, "joining the instance `npm start` runs from this directory");
 const connection = bullConnection();
 const wiring = createWiring({

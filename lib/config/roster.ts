@@ -6,6 +6,9 @@ import { adapterFor } from "../executor/adapters";
 import { inferAgentKind } from "../executor/adapters/kind";
 import { AGENT_KINDS, type AgentKind } from "../executor/adapters/types";
 import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../executor/agent-sandbox/policy";
+import type { ApiProtocol } from "../executor/agent-sandbox/usage-meter";
+import type { ModelApiSpec, ToolApiSpec } from "../executor/agent-spec";
+import { MODEL_API_PROTOCOLS, MODEL_KEY_NAMES } from "../executor/brokered-apis";
 import { parseYamlWithLines } from "./yaml-lines";
 
 /**
@@ -23,8 +26,12 @@ export interface AgentSpec {
   maxAttemptMinutes: number;
   /** Used to estimate cost when the agent reports none; null when unknown. */
   pricePerMinuteUsd: number | null;
-  /** Names of environment variables passed from Atelier's environment to the agent. */
+  /** Names of environment variables passed from Atelier's environment to the agent (never a model key). */
   secrets: string[];
+  /** The model API the egress gateway brokers (it adds the key) and meters; null: none. */
+  modelApi: ModelApiSpec | null;
+  /** Other tools' HTTP APIs the gateway brokers, adding their credential. */
+  apis: ToolApiSpec[];
   /** Whether an operator may send input to a running Attempt. */
   intervene: boolean;
   /** How Atelier runs it and reads its output (default: from the command's program name). */
@@ -45,9 +52,12 @@ export interface AgentSpec {
   disallowedTools: string[];
   /** Claude Code's --mcp-config: a file path, or the config as JSON text. */
   mcpConfig: string | null;
-  /** Prices the tokens an agent reports without a cost (Codex); null when unknown. */
+  /** Prices the tokens the gateway reads (or an agent reports without a cost); null when unknown. */
   pricePerMillionInputUsd: number | null;
   pricePerMillionOutputUsd: number | null;
+  /** Cache tokens' prices; null: priced as input. */
+  pricePerMillionCacheReadUsd: number | null;
+  pricePerMillionCacheWriteUsd: number | null;
   /** Hosts its sandbox may reach (host, host:port, *.domain); none by default. */
   egress: string[];
   /** cgroup limits of its sandbox. */
@@ -108,6 +118,8 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   maxAttemptMinutes: 5,
   pricePerMinuteUsd: null,
   secrets: Object.freeze([]) as unknown as string[],
+  modelApi: null,
+  apis: Object.freeze([]) as unknown as ToolApiSpec[],
   intervene: false,
   kind: "command",
   env: Object.freeze({}) as Record<string, string>,
@@ -118,6 +130,8 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   mcpConfig: null,
   pricePerMillionInputUsd: null,
   pricePerMillionOutputUsd: null,
+  pricePerMillionCacheReadUsd: null,
+  pricePerMillionCacheWriteUsd: null,
   egress: Object.freeze([]) as unknown as string[],
   limits: DEFAULT_SANDBOX_LIMITS,
   readOnlyPaths: Object.freeze([]) as unknown as string[],
@@ -140,6 +154,28 @@ const NAME = /^[a-z0-9][a-z0-9-_]{0,62}$/i;
 const ENV_NAME = /^[A-Z_][A-Z0-9_]*$/;
 const GITHUB_LOGIN = /^[a-z\d](?:[a-z\d]|-(?=[a-z\d])){0,38}(?:\[bot\])?$/i;
 const ALLOW_ENTRY = /^[a-z\d][a-z\d-]{0,38}(?:\/[a-z\d._-]{1,100})?$/i;
+const HEADER_NAME = /^[A-Za-z0-9-]{1,64}$/;
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/** Where the gateway may forward a brokered API: https, or plain http to a loopback address (a local stand-in). */
+export function brokeredUrlProblem(text: string): string | null {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return "is not a URL";
+  }
+  if (url.username || url.password || url.search || url.hash) return "is a base URL: no user, password, query or fragment";
+  if (url.protocol === "https:") return null;
+  if (url.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname)) return null;
+  return "must be https:// (plain http:// only to a loopback address, e.g. a local stand-in)";
+}
+
+const brokeredUrl = z.string().superRefine((text, ctx) => {
+  const problem = brokeredUrlProblem(text);
+  if (problem) ctx.addIssue({ code: "custom", message: `the URL ${problem}` });
+});
+const secretName = z.string().regex(ENV_NAME, "a secret is the NAME of an environment variable (A-Z, 0-9, _), not its value");
 
 const agentSchema = z.strictObject({
   command: z
@@ -150,8 +186,25 @@ const agentSchema = z.strictObject({
   model: z.string().min(1).optional(),
   max_attempt_minutes: z.number().positive("max_attempt_minutes must be above 0").optional(),
   price_per_minute_usd: z.number().nonnegative("price_per_minute_usd cannot be negative").optional(),
-  secrets: z
-    .array(z.string().regex(ENV_NAME, "a secret is the NAME of an environment variable (A-Z, 0-9, _), not its value"))
+  secrets: z.array(secretName).optional(),
+  model_api: z
+    .strictObject({
+      url: brokeredUrl,
+      secret: secretName,
+      protocol: z.enum(["anthropic", "openai"], { error: "protocol is anthropic or openai" }).optional(),
+    })
+    .optional(),
+  apis: z
+    .array(
+      z.strictObject({
+        url: brokeredUrl,
+        secret: secretName,
+        header: z.string().regex(HEADER_NAME, "header is the name of an HTTP header, e.g. authorization").optional(),
+        scheme: z.string().regex(/^[A-Za-z0-9._~+/-]{1,32}$/, "scheme is one word, e.g. Bearer").nullable().optional(),
+        env: z.string().regex(ENV_NAME, "env is the NAME of the variable the tool reads its base URL from"),
+      }),
+      { error: "apis is a list of { url, secret, env }" },
+    )
     .optional(),
   intervene: z.boolean().optional(),
   kind: z.enum(AGENT_KINDS, { error: `kind is one of ${AGENT_KINDS.join(", ")}` }).optional(),
@@ -169,6 +222,8 @@ const agentSchema = z.strictObject({
     .optional(),
   price_per_million_input_usd: z.number().nonnegative("price_per_million_input_usd cannot be negative").optional(),
   price_per_million_output_usd: z.number().nonnegative("price_per_million_output_usd cannot be negative").optional(),
+  price_per_million_cache_read_usd: z.number().nonnegative("price_per_million_cache_read_usd cannot be negative").optional(),
+  price_per_million_cache_write_usd: z.number().nonnegative("price_per_million_cache_write_usd cannot be negative").optional(),
   egress: z
     .array(
       z.string().refine((e) => parseEgressRule(e) !== null, {
@@ -188,6 +243,9 @@ const agentSchema = z.strictObject({
     .array(z.string().regex(ALLOW_ENTRY, "an allow entry is an installation's account login (acme) or a repository (acme/api)"))
     .optional(),
 });
+
+/** The protocol of a kind's model API; a plain command names its own. */
+const KIND_PROTOCOL: Record<AgentKind, ApiProtocol | undefined> = { claude: "anthropic", codex: "openai", command: undefined };
 
 /** Settings only Claude Code has. */
 const CLAUDE_ONLY = ["max_turns", "allowed_tools", "disallowed_tools", "mcp_config"] as const;
@@ -303,6 +361,8 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
 
   const agents: Record<string, AgentSpec> = {};
   for (const [name, a] of Object.entries(cfg.agents ?? {})) {
+    const kind = a.kind ?? inferAgentKind(a.command);
+    const protocol = a.model_api ? (a.model_api.protocol ?? KIND_PROTOCOL[kind]) : undefined;
     agents[name] = {
       name,
       command: a.command,
@@ -310,8 +370,16 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       maxAttemptMinutes: a.max_attempt_minutes ?? DEFAULT_MAX_ATTEMPT_MINUTES,
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
+      modelApi: a.model_api && protocol ? { url: a.model_api.url, secret: a.model_api.secret, protocol } : null,
+      apis: (a.apis ?? []).map((api) => ({
+        url: api.url,
+        secret: api.secret,
+        header: (api.header ?? "authorization").toLowerCase(),
+        scheme: api.scheme === undefined ? "Bearer" : api.scheme,
+        env: api.env,
+      })),
       intervene: a.intervene ?? false,
-      kind: a.kind ?? inferAgentKind(a.command),
+      kind,
       env: a.env ?? {},
       models: a.models ?? [],
       maxTurns: a.max_turns ?? null,
@@ -320,6 +388,8 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
       pricePerMillionInputUsd: a.price_per_million_input_usd ?? null,
       pricePerMillionOutputUsd: a.price_per_million_output_usd ?? null,
+      pricePerMillionCacheReadUsd: a.price_per_million_cache_read_usd ?? null,
+      pricePerMillionCacheWriteUsd: a.price_per_million_cache_write_usd ?? null,
       egress: a.egress ?? [],
       limits: {
         memoryMb: a.limits?.memory_mb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
@@ -375,6 +445,11 @@ export async function loadInstanceConfig(
   return parseInstanceConfig(text, file);
 }
 
+/** Every variable of Atelier's environment an agent's entry names: passed to it, or added by the gateway for it. */
+export function agentSecretNames(agent: Pick<AgentSpec, "secrets" | "modelApi" | "apis">): string[] {
+  return [...agent.secrets, ...(agent.modelApi ? [agent.modelApi.secret] : []), ...agent.apis.map((a) => a.secret)];
+}
+
 /** The agent's secrets read from `env`: the values to pass, and the names that are not set. */
 export function agentSecretEnv(
   agent: AgentSpec,
@@ -427,6 +502,7 @@ function agentProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, lineOf
   if (spec.kind === "codex" && spec.intervene) {
     problems.push(`${at(["intervene"])}: codex exec takes no input while it runs: intervene must be false for kind: codex`);
   }
+  problems.push(...brokeredProblems(spec, raw, at));
   const secrets = new Set(spec.secrets);
   for (const name of Object.keys(spec.env)) {
     if (secrets.has(name)) problems.push(`${at(["env", name])}: ${name} is also listed in secrets: keep it in one of them`);
@@ -451,10 +527,50 @@ function agentProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, lineOf
   return problems;
 }
 
+/** What the schema cannot say of the APIs the gateway brokers, and of the keys an agent would hold. */
+function brokeredProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, at: (path: (string | number)[]) => string): string[] {
+  const problems: string[] = [];
+  spec.secrets.forEach((name, i) => {
+    if (MODEL_KEY_NAMES.includes(name)) {
+      problems.push(`${at(["secrets", i])}: ${name} is a model key, and an agent must never hold one: name it in model_api: { url, secret: ${name} } and the egress gateway adds it to the agent's requests`);
+    }
+  });
+  const given = new Map<string, (string | number)[]>();
+  const claim = (name: string, path: (string | number)[]) => {
+    if (given.has(name)) problems.push(`${at(path)}: ${name} is already set by ${given.get(name)!.join(".")}`);
+    else given.set(name, path);
+  };
+  if (raw.model_api) {
+    const protocol = raw.model_api.protocol ?? KIND_PROTOCOL[spec.kind];
+    if (!protocol) problems.push(`${at(["model_api"])}: say which API it is: protocol: anthropic or openai`);
+    else if (KIND_PROTOCOL[spec.kind] && KIND_PROTOCOL[spec.kind] !== protocol) {
+      problems.push(`${at(["model_api", "protocol"])}: kind ${spec.kind} speaks ${KIND_PROTOCOL[spec.kind]}, not ${protocol}`);
+    }
+    if (spec.pricePerMillionInputUsd === null || spec.pricePerMillionOutputUsd === null) {
+      problems.push(`${at(["model_api"])}: give price_per_million_input_usd and price_per_million_output_usd: the gateway counts the tokens, the roster prices them`);
+    }
+    if (protocol) {
+      const facts = MODEL_API_PROTOCOLS[protocol];
+      claim(facts.baseUrlEnv, ["model_api"]);
+      claim(facts.keyEnv, ["model_api"]);
+    }
+  }
+  spec.apis.forEach((api, i) => {
+    if (RESERVED_ENV.test(api.env)) problems.push(`${at(["apis", i, "env"])}: ${api.env} is set by Atelier for every agent`);
+    else claim(api.env, ["apis", i, "env"]);
+  });
+  for (const name of [...Object.keys(spec.env), ...spec.secrets]) {
+    if (given.has(name)) problems.push(`${at(spec.secrets.includes(name) ? ["secrets"] : ["env", name])}: ${name} is set by ${given.get(name)!.join(".")}: keep it there`);
+  }
+  return problems;
+}
+
 function allowedKeys(path: (string | number)[]): string[] {
   if (path.length === 0) return Object.keys(instanceSchema.shape);
   if (path[0] === "agents" && path.length === 2) return Object.keys(agentSchema.shape);
   if (path[0] === "agents" && path[2] === "limits" && path.length === 3) return ["memory_mb", "pids", "cpus"];
+  if (path[0] === "agents" && path[2] === "model_api" && path.length === 3) return ["url", "secret", "protocol"];
+  if (path[0] === "agents" && path[2] === "apis" && path.length === 4) return ["url", "secret", "header", "scheme", "env"];
   if (path[0] === "board" && path.length === 1) return ["lanes"];
   if (path[0] === "board" && path.length === 3) return Object.keys(laneSchema.shape);
   return [];

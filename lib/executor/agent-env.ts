@@ -3,6 +3,8 @@ import type { ResolvedCommand } from "./agent-command";
 import type { NamedAgentSpec } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { AGENT_IDENTITY } from "./git";
+import type { BrokeredApi } from "./agent-sandbox/api-broker";
+import { brokeredApis } from "./brokered-apis";
 
 /** What the agent is told about its Attempt. */
 export interface AgentContext {
@@ -22,15 +24,18 @@ export const MAX_ENV_PROMPT_BYTES = 100_000;
 
 export interface AgentEnv {
   env: Record<string, string>;
-  /** Values of the roster secrets handed over, for the Redactor. */
+  /** Values of the roster secrets handed over or brokered, for the Redactor. */
   secretValues: string[];
+  /** The APIs the gateway brokers, with their credentials (kept by the worker, never in `env`). */
+  apis: BrokeredApi[];
   promptInEnv: boolean;
 }
 
 /**
  * A clean environment: PATH, HOME and LANG of the worker, the Agent's named secrets, and the
  * Attempt's ATELIER_* context. Nothing else of the worker's environment (its database URL, its
- * App key, the installation token) reaches the agent.
+ * App key, the installation token) reaches the agent. The credentials of its brokered APIs
+ * (its model key) are read here too, for the gateway: they stay out of the environment.
  */
 export function buildAgentEnv(
   spec: NamedAgentSpec,
@@ -46,8 +51,9 @@ export function buildAgentEnv(
   for (const [name, value] of Object.entries(source)) {
     if (value !== undefined && resolved.passEnvPrefixes.some((p) => name.startsWith(p))) env[name] = value;
   }
-  const secretValues: string[] = [];
-  const missing: string[] = [];
+  const brokered = brokeredApis(spec, source);
+  const secretValues: string[] = [...brokered.values];
+  const missing: string[] = [...brokered.missing];
   for (const name of spec.secrets ?? []) {
     const value = source[name];
     if (value === undefined || value === "") missing.push(name);
@@ -75,5 +81,5 @@ export function buildAgentEnv(
     ATELIER_INTERVENE: spec.intervene ? "1" : "0",
   });
   if (promptInEnv) env.ATELIER_PROMPT = context.prompt;
-  return { env, secretValues, promptInEnv };
+  return { env, secretValues, apis: brokered.apis, promptInEnv };
 }

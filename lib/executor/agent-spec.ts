@@ -1,5 +1,35 @@
 import type { AdapterAgent } from "./adapters/types";
 import type { SandboxLimits } from "./agent-sandbox/policy";
+import type { ApiProtocol } from "./agent-sandbox/usage-meter";
+
+/** The agent's model API, brokered by the gateway: the agent gets a local base URL and a placeholder key. */
+export interface ModelApiSpec {
+  /** The upstream's base URL: https, or http to a loopback address (a local fake). */
+  url: string;
+  /** The NAME of the worker's variable holding the key; the gateway adds it, the agent never sees it. */
+  secret: string;
+  /** How the gateway authenticates and reads the usage. */
+  protocol: ApiProtocol;
+}
+
+/** Another tool's HTTP API, brokered the same way (not metered). */
+export interface ToolApiSpec {
+  url: string;
+  secret: string;
+  /** The header the gateway sets: `scheme secret`, or the secret alone when scheme is null. */
+  header: string;
+  scheme: string | null;
+  /** The variable that gives the tool its base URL (the local one). */
+  env: string;
+}
+
+/** What the roster says a million tokens cost; cache tokens are priced as input when it says nothing of them. */
+export interface TokenPrices {
+  input: number;
+  output: number;
+  cacheRead: number | null;
+  cacheWrite: number | null;
+}
 
 /** An Agent of the instance's roster, as the executor needs it (the roster's parser owns validation). */
 export interface AgentSpec {
@@ -7,8 +37,14 @@ export interface AgentSpec {
   command: string[];
   /** Wall-clock limit of one Attempt's agent process; fractions allowed. */
   max_attempt_minutes?: number;
-  /** Names of worker environment variables handed to the agent. */
+  /** Names of worker environment variables handed to the agent (never a model key: see model_api). */
   secrets?: string[];
+  /** The model API the gateway brokers and meters. */
+  model_api?: ModelApiSpec;
+  /** Other tools' APIs the gateway brokers. */
+  apis?: ToolApiSpec[];
+  /** Prices the tokens the gateway read. */
+  token_prices?: TokenPrices;
   /** Whether an operator may write to the agent's stdin while it runs. */
   intervene?: boolean;
   /** Used to estimate the cost when the agent reports none (and as the floor of what it reports). */

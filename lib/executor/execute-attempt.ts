@@ -10,6 +10,8 @@ import { harvest, type Harvest } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "../secrets/redact";
 import type { AgentKind, AgentReport } from "./adapters/types";
+import type { MeteredUsage } from "./agent-sandbox/usage-meter";
+import { attemptUsage, meteringNote, type AttemptUsage } from "./attempt-usage";
 import type { AttemptBox } from "./agent-sandbox/box";
 import { keepAgentSession, restoreAgentSession } from "./agent-session";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
@@ -75,25 +77,6 @@ export interface AttemptDeps {
   probeSandbox?: () => Promise<SandboxProbe>;
 }
 
-export interface AttemptUsage {
-  /** The whole Attempt, checkout to cleanup. */
-  durationMs: number;
-  /** The agent process alone (what an estimate is based on). */
-  agentMs: number;
-  tokensIn: number | null;
-  tokensOut: number | null;
-  costUsd: number | null;
-  /** The cost is minutes × price_per_minute_usd, not the agent's report. */
-  costEstimated: boolean;
-  /** The cost is the agent's own report (or its exact tokens priced from the roster). */
-  costExact: boolean;
-  /** What the agent reported through its adapter; null when it reported nothing. */
-  model: string | null;
-  turns: number | null;
-  /** The session the next Attempt may resume (Claude's session_id, Codex's thread_id). */
-  sessionId: string | null;
-}
-
 export interface PullRequestHint {
   title?: string;
   body?: string;
@@ -103,49 +86,6 @@ export type AttemptOutcome =
   | { tag: "Succeeded"; summary: string; pullRequest: PullRequestHint | null; usage: AttemptUsage; harvest: Harvest }
   | { tag: "Failed"; failure: Failure; usage: AttemptUsage }
   | { tag: "Canceled"; usage: AttemptUsage };
-
-/**
- * What the Attempt cost. A result file is written by the agent, so its cost is a claim: it never
- * bills below the minutes × price estimate (an agent cannot make itself free); with no price
- * known, the claim is all there is.
- */
-export function attemptUsage(
-  agent: NamedAgentSpec,
-  durationMs: number,
-  agentMs: number,
-  result: AgentResult | null,
-  report: AgentReport | null = null,
-): AttemptUsage {
-  // the agent's own protocol report (read by its adapter) is the exact figure
-  const exact = report?.usage;
-  const reportedFacts = { model: exact?.model ?? null, turns: exact?.turns ?? null, sessionId: report?.sessionId ?? null };
-  if (exact && exact.costUsd !== null) {
-    return {
-      durationMs,
-      agentMs,
-      tokensIn: exact.tokensIn,
-      tokensOut: exact.tokensOut,
-      costUsd: exact.costUsd,
-      costEstimated: false,
-      costExact: exact.costExact,
-      ...reportedFacts,
-    };
-  }
-  const reported = result?.cost_usd;
-  const price = agent.price_per_minute_usd;
-  const estimate = price !== undefined && price >= 0 ? Math.round((agentMs / 60_000) * price * 1e6) / 1e6 : null;
-  const useEstimate = estimate !== null && (reported === undefined || reported < estimate);
-  return {
-    durationMs,
-    agentMs,
-    tokensIn: exact?.tokensIn ?? result?.tokens_in ?? null,
-    tokensOut: exact?.tokensOut ?? result?.tokens_out ?? null,
-    costUsd: useEstimate ? estimate : (reported ?? null),
-    costEstimated: useEstimate,
-    costExact: false,
-    ...reportedFacts,
-  };
-}
 
 /** The roster's egress entries, parsed (the roster's validation already refused bad ones). */
 function egressRules(agent: NamedAgentSpec): EgressRule[] {
@@ -231,7 +171,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
   let ws: Workspace | null = null;
   let agentRecorded: Promise<void> = Promise.resolve();
   let report: AgentReport | null = null;
-  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result, report);
+  let metered: MeteredUsage | null = null;
+  const usage = () => attemptUsage(input.agent, Date.now() - started, agentMs, result, report, metered);
   const canceledOrLost = (): AttemptOutcome | null => {
     if (input.signal?.aborted) return { tag: "Canceled", usage: usage() };
     if (input.leaseLost?.aborted) {
@@ -318,6 +259,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     agentMs = run.durationMs;
     redactor = run.redactor;
     report = run.report;
+    metered = run.metered;
     if (kind && report?.sessionId) {
       const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
       if (notKept) system(`the agent's session ${report.sessionId} was not kept for a retry: ${notKept}`);
@@ -325,6 +267,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const reading = await readResultFile(ws.resultFile);
     if (reading.tag === "Read") result = reading.result;
     if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
+    if (metered) system(meteringNote(metered, usage(), report));
     if (run.tag === "Canceled") return { tag: "Canceled", usage: usage() };
     if (run.tag === "Failed") {
       system(run.failure.message);

@@ -12,7 +12,10 @@ import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "./line-buffer";
 import { terminateProcessGroup } from "./process-group";
 import { Redactor } from "../secrets/redact";
 import { watchChild, type ChildWatch } from "./child-watch";
-import { spawnSandboxed, type SandboxSpawn } from "./agent-sandbox/spawn-sandboxed";
+import { sandboxApiPorts, spawnSandboxed, type SandboxSpawn } from "./agent-sandbox/spawn-sandboxed";
+import { startLocalBroker, type BrokeredApi, type LocalBroker } from "./agent-sandbox/api-broker";
+import type { MeteredUsage } from "./agent-sandbox/usage-meter";
+import { brokeredEnv } from "./brokered-apis";
 
 /**
  * Runs the agent's command in its sandbox (agent-sandbox/), or unconfined in its own process
@@ -67,6 +70,8 @@ interface RunFacts {
   redactor: Redactor;
   /** null: the agent speaks no protocol (kind command, the demo agent). */
   report: AgentReport | null;
+  /** What the gateway read of its model API's answers; null: the roster brokers no model API for it. */
+  metered: MeteredUsage | null;
 }
 
 export type AgentRunResult =
@@ -76,20 +81,38 @@ export type AgentRunResult =
 
 type StopReason = "timeout" | "canceled" | "lease_lost";
 
-/** What runAgent needs to start the agent in a sandbox: all of SandboxSpawn but its command and env. */
-export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs">;
+/** What runAgent needs to start the agent in a sandbox: all of SandboxSpawn but its command, env and APIs. */
+export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs" | "apis">;
 
 /** The agent's process as runAgent drives it, sandboxed or not. */
 interface AgentProcess extends ChildWatch {
   child: ChildProcessWithoutNullStreams;
   terminate(graceMs: number): Promise<void>;
   dispose(): Promise<void>;
+  metered(): MeteredUsage | null;
 }
 
 /** The sandbox's PATH: the system's, where every roster tool must live (or be bound). */
 const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
-async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand, env: Record<string, string>): Promise<AgentProcess> {
+/**
+ * The local base URL of each brokered API: a port of the sandbox's own loopback, bridged to the
+ * gateway; unconfined, a broker on this machine's loopback (started here, closed by `dispose`).
+ */
+async function brokeredUrls(input: RunAgentInput, apis: readonly BrokeredApi[]): Promise<{ urls: string[]; broker: LocalBroker | null }> {
+  if (apis.length === 0) return { urls: [], broker: null };
+  if (input.sandbox) return { urls: sandboxApiPorts(apis.length, input.sandbox.egress).map((p) => `http://127.0.0.1:${p}`), broker: null };
+  const broker = await startLocalBroker(apis);
+  return { urls: broker.urls, broker };
+}
+
+async function startAgentProcess(
+  input: RunAgentInput,
+  resolved: ResolvedCommand,
+  env: Record<string, string>,
+  apis: readonly BrokeredApi[],
+  broker: LocalBroker | null,
+): Promise<AgentProcess> {
   metrics.sandboxStarts.inc({ mode: input.sandbox ? "sandboxed" : "unconfined" });
   if (input.sandbox) {
     const boxed = await spawnSandboxed({
@@ -97,8 +120,9 @@ async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand
       command: [resolved.sandboxFile, ...resolved.sandboxArgs],
       env: { ...env, PATH: SANDBOX_PATH },
       programs: resolved.programs,
+      apis,
     });
-    return { child: boxed.child, ...boxed.watch, terminate: (grace) => boxed.terminate(grace), dispose: () => boxed.dispose() };
+    return { child: boxed.child, ...boxed.watch, terminate: (grace) => boxed.terminate(grace), dispose: () => boxed.dispose(), metered: () => boxed.metered() };
   }
   const child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   const pid = child.pid;
@@ -107,7 +131,8 @@ async function startAgentProcess(input: RunAgentInput, resolved: ResolvedCommand
     ...watchChild(child),
     // Whatever the agent left running in its group goes with it.
     terminate: (grace) => (pid === undefined ? Promise.resolve() : terminateProcessGroup(pid, grace)),
-    dispose: () => Promise.resolve(),
+    dispose: async () => broker?.close(),
+    metered: () => broker?.metered() ?? null,
   };
 }
 
@@ -135,25 +160,34 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
     agentEnv = buildAgentEnv(agent, resolved, input.context, input.sourceEnv);
   } catch (err) {
     const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
-    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
+    return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null, metered: null };
   }
-  const { env, secretValues } = agentEnv;
+  const { env, secretValues, apis } = agentEnv;
   if (input.home) env.HOME = input.home;
+  const brokered = await brokeredUrls(input, apis);
   let invocation: AgentInvocation | null = null;
   let parser: StreamParser | null = null;
   if (!resolved.builtin && agent.adapter) {
     const adapter = adapterFor(agent.adapter.kind);
     try {
-      invocation = adapter.invocation(agent.adapter, { prompt: input.context.prompt, model: input.model ?? null, resumeSession: input.resumeSession ?? null });
+      invocation = adapter.invocation(agent.adapter, {
+        prompt: input.context.prompt,
+        model: input.model ?? null,
+        resumeSession: input.resumeSession ?? null,
+        modelApiUrl: agent.model_api ? (brokered.urls[0] ?? null) : null,
+      });
     } catch (err) {
+      await brokered.broker?.close();
       const failure = err instanceof AttemptFailureError ? err.failure : agentFailure("configuration", `agent ${agent.name}: ${String(err)}`);
-      return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null };
+      return { tag: "Failed", failure, durationMs: 0, redactor: input.redactor ?? new Redactor([]), report: null, metered: null };
     }
     resolved = { ...resolved, file: invocation.file, args: invocation.args, sandboxFile: invocation.file, sandboxArgs: invocation.args };
     Object.assign(env, invocation.env);
     // a plain command's lines are its steps already
     if (agent.adapter.kind !== "command") parser = adapter.parser(agent.adapter, { model: invocation.model });
   }
+  // the brokered APIs' local URLs and placeholder key, over anything the roster's env: says
+  Object.assign(env, brokeredEnv(agent, brokered.urls));
   const redactor = (input.redactor ?? new Redactor([])).with(secretValues);
   const emit = (entry: OutputEntry) => {
     try {
@@ -164,15 +198,18 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   };
   const system = (text: string) => emit({ stream: "system", text: redactor.redact(text) });
   let report: AgentReport | null = null;
-  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor, report });
+  let metered: MeteredUsage | null = null;
+  const done = <T extends object>(r: T) => ({ ...r, durationMs: Date.now() - started, redactor, report, metered });
 
+  if (input.signal?.aborted || input.leaseLost?.aborted) await brokered.broker?.close();
   if (input.signal?.aborted) return done({ tag: "Canceled" as const });
   if (input.leaseLost?.aborted) return done({ tag: "Failed" as const, failure: infraFailure("lease_lost", "the lease was lost before the agent started") });
 
   let proc: AgentProcess;
   try {
-    proc = await startAgentProcess(input, resolved, env);
+    proc = await startAgentProcess(input, resolved, env, apis, brokered.broker);
   } catch (err) {
+    await brokered.broker?.close();
     const message = `cannot start agent ${agent.name}: ${describeSpawnError(err as NodeJS.ErrnoException, resolved.file, input.cwd)}`;
     return done({ tag: "Failed" as const, failure: agentFailure("configuration", redactor.redact(message)) });
   }
@@ -265,6 +302,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
       }
       system(`intervention: ${text}`);
       const encode = invocation?.encodeIntervention ?? ((t: string) => (t.endsWith("\n") ? t : `${t}\n`));
+      parser?.messageSent?.();
       child.stdin.write(encode(text));
     },
   });
@@ -277,6 +315,7 @@ export async function runAgent(input: RunAgentInput): Promise<AgentRunResult> {
   await stopping;
   await proc.terminate(grace);
   await proc.dispose();
+  if (agent.model_api) metered = proc.metered();
   const allClosed = Promise.all(pipes.map((p) => p.closed));
   let closeTimer: NodeJS.Timeout | undefined;
   await Promise.race([allClosed, new Promise<void>((resolve) => (closeTimer = setTimeout(resolve, 1_000)))]);

@@ -4,7 +4,7 @@ import { claimDelivery, recordDeliveryTry, type ClaimedDelivery, type DeliveryTr
 import { retryDelayMs } from "./backoff";
 import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signature";
-import type { TargetPolicy } from "./target-policy";
+import type { TargetPolicy } from "../http/resolver";
 
 /** The due deliveries, where the outbound worker (jobs/processors/outbound.ts) imports them from. */
 export { dueDeliveries, dueDeliveriesOfRun } from "../store/outbound/outbound-deliveries";

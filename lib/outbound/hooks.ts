@@ -12,7 +12,8 @@ import {
   type OutboundHookRecord,
 } from "../store/outbound/outbound-hooks";
 import { isInstallationRegistered, registeredRepository } from "../store/github/registrations";
-import { assertWebhookTarget, MAX_URL_LENGTH, type TargetPolicy } from "./target-policy";
+import type { TargetPolicy } from "../http/resolver";
+import { assertWebhookTarget, MAX_URL_LENGTH } from "./target-policy";
 
 /**
  * Outbound webhook subscriptions: per installation (every Run of its repositories) or per Loop

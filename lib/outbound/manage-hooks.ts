@@ -5,7 +5,8 @@ import { liveInstallations } from "../store/github/registrations";
 import { hookScope, requireHookCreator, requireHookManager } from "./hook-managers";
 import { deliveryNotFound, getDelivery, listDeliveries, redeliverNow, type DeliveryView } from "./delivery-log";
 import { createHook, deleteHook, getHook, listHooks, updateHook, webhookNotFound, type HookInput, type HookUpdate, type HookView } from "./hooks";
-import { targetPolicyFor, type TargetPolicy } from "./target-policy";
+import type { TargetPolicy } from "../http/resolver";
+import { targetPolicyFor } from "./target-policy";
 
 /**
  * The outbound API's services, each authorized for the viewer (lib/outbound/hook-managers.ts) and

@@ -2,7 +2,8 @@ import http from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import { AtelierError } from "../errors";
-import { bareHost, checkedAddresses, parseWebhookUrl, type TargetPolicy } from "./target-policy";
+import type { TargetPolicy } from "../http/resolver";
+import { bareHost, checkedAddresses, parseWebhookUrl } from "./target-policy";
 
 /**
  * One POST of a webhook body. The connection goes only to addresses the target policy allowed,

@@ -1,8 +1,8 @@
-import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import type { InstanceConfig } from "../config/roster";
 import { BadInputError } from "../errors";
 import { classifyAddress } from "../http/address-class";
+import { systemResolver, type ResolvedAddress, type TargetPolicy } from "../http/resolver";
 
 /**
  * Where a webhook may be sent. A URL is checked when it is subscribed AND again at every
@@ -11,20 +11,6 @@ import { classifyAddress } from "../http/address-class";
  * multicast, unique-local, metadata and reserved addresses are refused unless the instance
  * allows private targets (`allow_private_webhook_targets`, or ATELIER_ALLOW_PRIVATE_WEBHOOKS=1).
  */
-
-export interface ResolvedAddress {
-  address: string;
-  family: number;
-}
-export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-export interface TargetPolicy {
-  allowPrivate: boolean;
-  /** How names resolve (default: the system resolver, every address). */
-  resolve?: Resolver;
-}
-
-export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
 export function targetPolicyFor(
   config: Pick<InstanceConfig, "allowPrivateWebhookTargets"> | null,

@@ -8,6 +8,18 @@ export function executorAgent(agent: AgentSpec): NamedAgentSpec {
     command: agent.command,
     max_attempt_minutes: agent.maxAttemptMinutes,
     secrets: agent.secrets,
+    ...(agent.modelApi ? { model_api: agent.modelApi } : {}),
+    apis: agent.apis,
+    ...(agent.pricePerMillionInputUsd !== null && agent.pricePerMillionOutputUsd !== null
+      ? {
+          token_prices: {
+            input: agent.pricePerMillionInputUsd,
+            output: agent.pricePerMillionOutputUsd,
+            cacheRead: agent.pricePerMillionCacheReadUsd,
+            cacheWrite: agent.pricePerMillionCacheWriteUsd,
+          },
+        }
+      : {}),
     intervene: agent.intervene,
     egress: agent.egress,
     limits: agent.limits,

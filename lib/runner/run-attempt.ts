@@ -1,7 +1,8 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
 import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
-import { executeAttempt, type AttemptOutcome, type AttemptUsage } from "../executor/execute-attempt";
+import type { AttemptUsage } from "../executor/attempt-usage";
+import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/runs/attempts";

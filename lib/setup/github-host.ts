@@ -1,5 +1,6 @@
 import { BadInputError } from "../errors";
-import { bareHost, checkedAddresses, type AddressSubject, type Resolver } from "../outbound/target-policy";
+import type { Resolver } from "../http/resolver";
+import { bareHost, checkedAddresses, type AddressSubject } from "../outbound/target-policy";
 
 /**
  * Which GitHub the App is registered on: github.com, or a GitHub Enterprise Server given by its

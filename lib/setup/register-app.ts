@@ -1,6 +1,6 @@
 import type { Viewer } from "../auth/viewer";
 import { ConflictError } from "../errors";
-import type { Resolver } from "../outbound/target-policy";
+import type { Resolver } from "../http/resolver";
 import type { Db } from "../store/kernel/db";
 import { alreadyRegistered, readAppRegistration, storeAppCredentials, type AppRegistration } from "./app-credentials";
 import { assertGitHubHostAllowed, gitHubHost, type GitHubHost } from "./github-host";

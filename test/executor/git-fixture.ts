@@ -3,6 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import type { NamedAgentSpec } from "../../lib/executor/agent-spec";
+import type { AttemptInput } from "../../lib/executor/execute-attempt";
 
 // safe.directory: the tests arrange commits in Attempt clones, which belong to the sandbox's uid
 const IDENTITY = ["-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid", "-c", "init.defaultBranch=main", "-c", "safe.directory=*"];
@@ -60,4 +62,27 @@ export function makeRepo(): { dir: string; cleanup(): void } {
   sh(dir, "add", "README.md");
   sh(dir, "commit", "--quiet", "-m", "init");
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * An Attempt on acme/widgets of this remote: `<run>/agent/<n>` names it, its branch is
+ * atelier/start-dev/<run>.
+ */
+export function attemptOn(fx: RemoteFixture, attemptId: string, agent: NamedAgentSpec, over: Partial<AttemptInput> = {}): AttemptInput {
+  const runId = attemptId.split("/")[0]!;
+  return {
+    runId,
+    attemptId,
+    loop: "start-dev",
+    repo: "acme/widgets",
+    number: 21,
+    prompt: "Add hello.txt and commit it.",
+    agent,
+    cloneUrl: fx.url,
+    token: "ghs_FixtureToken0123456789abcdefghijklmnop",
+    defaultBranch: "main",
+    branch: `atelier/start-dev/${runId}`,
+    workspaceRoot: fx.root,
+    ...over,
+  };
 }

@@ -26,6 +26,10 @@ const NO_ADAPTER_SETTINGS = {
   mcpConfig: null,
   pricePerMillionInputUsd: null,
   pricePerMillionOutputUsd: null,
+  pricePerMillionCacheReadUsd: null,
+  pricePerMillionCacheWriteUsd: null,
+  modelApi: null,
+  apis: [],
 };
 
 function invalid(text: string): BadInputError {
@@ -101,8 +105,10 @@ describe("parseInstanceConfig", () => {
       command: ["claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"],
       model: "claude-sonnet-4-5",
       maxAttemptMinutes: 45,
-      pricePerMinuteUsd: 0.1,
-      secrets: ["ANTHROPIC_API_KEY"],
+      pricePerMinuteUsd: null,
+      secrets: [],
+      modelApi: { url: "https://api.anthropic.com", secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
+      apis: [],
       intervene: true,
       kind: "claude",
       env: {},
@@ -111,9 +117,11 @@ describe("parseInstanceConfig", () => {
       allowedTools: [],
       disallowedTools: [],
       mcpConfig: null,
-      pricePerMillionInputUsd: null,
-      pricePerMillionOutputUsd: null,
-      egress: ["api.anthropic.com"],
+      pricePerMillionInputUsd: 3,
+      pricePerMillionOutputUsd: 15,
+      pricePerMillionCacheReadUsd: 0.3,
+      pricePerMillionCacheWriteUsd: 3.75,
+      egress: [],
       limits: DEFAULT_SANDBOX_LIMITS,
       readOnlyPaths: [],
     });
@@ -121,9 +129,10 @@ describe("parseInstanceConfig", () => {
       command: ["codex", "exec", "--json", "-"],
       kind: "codex",
       model: "gpt-5.5",
-      secrets: ["OPENAI_API_KEY"],
+      secrets: [],
+      modelApi: { url: "https://api.openai.com/v1", secret: "OPENAI_API_KEY", protocol: "openai" },
       intervene: false,
-      egress: ["api.openai.com"],
+      egress: [],
       pricePerMillionInputUsd: 1.25,
       pricePerMillionOutputUsd: 10,
     });
@@ -196,7 +205,7 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: claude -p\n", "agents.claude.command (line 3): command must be a list of arguments (argv), e.g. [claude, -p]"],
     ["agents:\n  claude:\n    command: []\n", "agents.claude.command (line 3): command must name a program"],
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
-    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, egress, limits, read_only_paths, allow)"],
+    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, model_api, apis, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, price_per_million_cache_read_usd, price_per_million_cache_write_usd, egress, limits, read_only_paths, allow)"],
     ["agents:\n  claude:\n    command: [claude]\n    egress: ['https://api.anthropic.com/v1']\n", "agents.claude.egress.0 (line 4): an egress entry is a host, host:port or *.domain"],
     ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus)"],
     ["agents:\n  claude:\n    command: [claude]\n    read_only_paths: [opt/tools]\n", "agents.claude.read_only_paths.0 (line 4): a read-only path is an absolute path"],
@@ -232,8 +241,31 @@ describe("agent kinds and their settings", () => {
     const page = readFileSync(new URL("../../docs/agents.md", import.meta.url), "utf8");
     const start = page.indexOf("```yaml\nagents:") + "```yaml\n".length;
     const cfg = parseInstanceConfig(page.slice(start, page.indexOf("```", start)), "docs/agents.md");
-    expect(cfg.agents.claude).toMatchObject({ kind: "claude", env: { ANTHROPIC_BASE_URL: "https://llm-gateway.example.com/anthropic" } });
-    expect(cfg.agents.codex).toMatchObject({ kind: "codex", env: { OPENAI_BASE_URL: "https://llm-gateway.example.com/openai/v1" } });
+    expect(cfg.agents.claude).toMatchObject({ kind: "claude", secrets: [], modelApi: { url: "https://llm-gateway.example.com/anthropic", secret: "ANTHROPIC_API_KEY", protocol: "anthropic" } });
+    expect(cfg.agents.codex).toMatchObject({ kind: "codex", secrets: [], modelApi: { url: "https://llm-gateway.example.com/openai/v1", secret: "OPENAI_API_KEY", protocol: "openai" } });
+  });
+
+  it("reads a brokered model API (its protocol by kind, or named) and other tools' APIs (authorization: Bearer by default)", () => {
+    const cfg = parseInstanceConfig(
+      [
+        "agents:",
+        "  aider:",
+        "    command: [aider]",
+        "    model_api: { url: 'http://127.0.0.1:8080', secret: MODEL_KEY, protocol: openai }",
+        "    price_per_million_input_usd: 1",
+        "    price_per_million_output_usd: 2",
+        "    apis:",
+        "      - { url: 'https://api.github.com', secret: AGENT_GH_TOKEN, env: GH_API_URL }",
+        "      - { url: 'https://tools.example.com/v2', secret: TOOL_KEY, header: X-Tool-Key, scheme: null, env: TOOL_URL }",
+      ].join("\n"),
+    );
+    expect(cfg.agents.aider).toMatchObject({
+      modelApi: { url: "http://127.0.0.1:8080", secret: "MODEL_KEY", protocol: "openai" },
+      apis: [
+        { url: "https://api.github.com", secret: "AGENT_GH_TOKEN", header: "authorization", scheme: "Bearer", env: "GH_API_URL" },
+        { url: "https://tools.example.com/v2", secret: "TOOL_KEY", header: "x-tool-key", scheme: null, env: "TOOL_URL" },
+      ],
+    });
   });
 
   it("infers the kind from the program's name, else command; an explicit kind wins", () => {
@@ -291,6 +323,17 @@ describe("agent kinds and their settings", () => {
     ["agents:\n  a:\n    command: [codex, exec, --full-auto, --json, '-']\n", "agents.a.command (line 3): remove --full-auto from command: it no longer exists"],
     ["agents:\n  a:\n    command: [claude, -p, --output-format, text]\n", "agents.a.command (line 3): Atelier reads Claude Code's stream-json"],
     ["agents:\n  a:\n    command: [claude, --model, opus]\n", "agents.a.command (line 3): remove --model from command: set model:"],
+    // the agent never holds a model key: the gateway adds it
+    ["agents:\n  a:\n    command: [claude]\n    secrets: [ANTHROPIC_API_KEY]\n", "agents.a.secrets.0 (line 4): ANTHROPIC_API_KEY is a model key, and an agent must never hold one: name it in model_api:"],
+    ["agents:\n  a:\n    command: [aider]\n    secrets: [OPENAI_API_KEY]\n", "agents.a.secrets.0 (line 4): OPENAI_API_KEY is a model key"],
+    ["agents:\n  a:\n    command: [claude]\n    model_api: { url: 'http://api.anthropic.com', secret: K }\n", "agents.a.model_api.url (line 4): the URL must be https:// (plain http:// only to a loopback address"],
+    ["agents:\n  a:\n    command: [claude]\n    model_api: { url: 'https://gw.example/?key=1', secret: K }\n", "agents.a.model_api.url (line 4): the URL is a base URL: no user, password, query or fragment"],
+    ["agents:\n  a:\n    command: [claude]\n    model_api: { url: 'https://api.anthropic.com', secret: K }\n", "agents.a.model_api (line 4): give price_per_million_input_usd and price_per_million_output_usd"],
+    ["agents:\n  a:\n    command: [aider]\n    model_api: { url: 'https://api.anthropic.com', secret: K }\n", "agents.a.model_api (line 4): say which API it is: protocol: anthropic or openai"],
+    ["agents:\n  a:\n    command: [claude]\n    model_api: { url: 'https://api.openai.com/v1', secret: K, protocol: openai }\n", "agents.a.model_api.protocol (line 4): kind claude speaks anthropic, not openai"],
+    ["agents:\n  a:\n    command: [claude]\n    model_api: { url: 'https://api.anthropic.com', secret: K }\n    env: { ANTHROPIC_BASE_URL: 'https://x' }\n", "agents.a.env.ANTHROPIC_BASE_URL (line 5): ANTHROPIC_BASE_URL is set by model_api: keep it there"],
+    ["agents:\n  a:\n    command: [aider]\n    apis: [{ url: 'https://api.github.com', secret: T, env: HOME }]\n", "agents.a.apis.0.env (line 4): HOME is set by Atelier for every agent"],
+    ["agents:\n  a:\n    command: [aider]\n    apis: [{ url: 'https://a.example', secret: T, env: U }, { url: 'https://b.example', secret: T, env: U }]\n", "agents.a.apis.1.env (line 4): U is already set by apis.0.env"],
   ])("refuses %j, naming the key and line", (text, fragment) => {
     expect(invalid(text).message).toContain(fragment);
   });

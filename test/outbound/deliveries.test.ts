@@ -9,7 +9,7 @@ import { attemptDelivery, dueDeliveries } from "../../lib/outbound/attempt-deliv
 import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-log";
 import { createHook, deleteHook } from "../../lib/outbound/hooks";
 import { DELIVERY_TIMEOUT_MS } from "../../lib/outbound/post-webhook";
-import type { Resolver } from "../../lib/outbound/target-policy";
+import type { Resolver } from "../../lib/http/resolver";
 import type { RunEventPayload } from "../../lib/store/runs/run-event-payload";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { cancelRun } from "../../lib/store/runs/operator-actions";

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { classifyAddress } from "../../lib/http/address-class";
 import { retryDelayMs, MAX_TRIES, RETRY_DELAYS_SECONDS } from "../../lib/outbound/backoff";
 import { signatureHeader, verifySignature } from "../../lib/outbound/signature";
-import { assertWebhookTarget, targetPolicyFor, type Resolver } from "../../lib/outbound/target-policy";
+import type { Resolver } from "../../lib/http/resolver";
+import { assertWebhookTarget, targetPolicyFor } from "../../lib/outbound/target-policy";
 
 describe("the SSRF guard's address classes", () => {
   it.each([

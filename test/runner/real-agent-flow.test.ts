@@ -42,9 +42,10 @@ beforeAll(async () => {
         kind: "claude",
         command: [CLAUDE],
         model: "claude-sonnet-4-5",
-        secrets: ["ANTHROPIC_API_KEY"],
-        env: { ANTHROPIC_BASE_URL: fake.url },
-        egress: [`127.0.0.1:${new URL(fake.url).port}`],
+        // the egress gateway holds the key and brokers the (plain-HTTP, loopback) fake model API
+        modelApi: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
+        pricePerMillionInputUsd: 3,
+        pricePerMillionOutputUsd: 15,
         readOnlyPaths: [dirname(dirname(CLAUDE))],
         maxAttemptMinutes: 3,
       },
@@ -83,11 +84,13 @@ describe("a Run of the real claude CLI", () => {
     const file = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner, repo: name, path: "hello.txt", ref: pulls[0]!.head.ref });
     expect(Buffer.from((file.data as { content: string }).content, "base64").toString("utf8")).toBe("hello\n");
 
-    const { rows } = await db.pool.query<{ cost_usd: string | null; cost_estimated: boolean; tokens_in: string | null; summary: string | null }>(
-      `SELECT cost_usd::text, cost_estimated, tokens_in::text, summary FROM attempts WHERE run_id = $1`,
+    const { rows } = await db.pool.query<{ cost_usd: string | null; cost_estimated: boolean; cost_exact: boolean; tokens_in: string | null; summary: string | null }>(
+      `SELECT cost_usd::text, cost_estimated, cost_exact, tokens_in::text, summary FROM attempts WHERE run_id = $1`,
       [run.runId],
     );
-    expect(rows[0]).toMatchObject({ cost_estimated: false, summary: "Added hello.txt and committed it; the greeting is in place." });
+    // the usage the gateway read, priced from the roster
+    expect(rows[0]).toMatchObject({ cost_estimated: false, cost_exact: true, summary: "Added hello.txt and committed it; the greeting is in place." });
+    for (const r of fake.requests) expect(r.headers["x-api-key"]).toBe("sk-ant-api03-flow-test-key-0123456789");
     expect(Number(rows[0]!.cost_usd)).toBeGreaterThan(0);
     expect(Number(rows[0]!.tokens_in)).toBeGreaterThan(0);
   }, 120_000);

@@ -1,5 +1,6 @@
 import { agentFailure } from "../../engine/failure";
 import { AttemptFailureError } from "../attempt-failure-error";
+import { isSessionId } from "./session-id";
 import type { AdapterAgent } from "./types";
 
 /** Helpers for deriving and checking an agent's argv. */
@@ -45,6 +46,14 @@ export function pickModel(agent: AdapterAgent, requested: string | null | undefi
       ? `the Loop asks for model ${requested}, which is not among the agent's models (${[...new Set(allowed)].join(", ")})`
       : `the Loop asks for model ${requested}, but the agent lists no models: add it to the roster's models:`,
   );
+}
+
+/** The session to resume, checked: a value that is no session id would be an argument of its own. */
+export function resumeSessionOf(agent: Pick<AdapterAgent, "name">, session: string | null | undefined): string | null {
+  if (session === undefined || session === null) return null;
+  const shown = JSON.stringify(session.slice(0, 80));
+  if (!isSessionId(session)) throw configurationError(agent, `the session to resume (${shown}) is not a session id`);
+  return session;
 }
 
 /** The roster's non-secret env values, as strings. */

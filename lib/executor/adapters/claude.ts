@@ -1,8 +1,9 @@
 import { agentFailure, type Failure } from "../../engine/failure";
-import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv } from "./argv";
+import { configurationError, findFlag, pickModel, refuseManagedFlags, resumeSessionOf, rosterEnv } from "./argv";
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
 import { arr, JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
+import { isSessionId } from "./session-id";
 import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
@@ -64,7 +65,8 @@ export function claudeInvocation(agent: AdapterAgent, options: InvocationOptions
   // MCP servers come from the roster only: a repository's .mcp.json would otherwise be started
   if (!findFlag(args, ["--strict-mcp-config"])) args.push("--strict-mcp-config");
   if (agent.mcpConfig) args.push("--mcp-config", agent.mcpConfig);
-  if (options.resumeSession) args.push("--resume", options.resumeSession);
+  const resume = resumeSessionOf(agent, options.resumeSession);
+  if (resume) args.push("--resume", resume);
 
   const env = { ...rosterEnv(agent), ...CLAUDE_ENV, CLAUDE_CODE_MAX_RETRIES: String(claudeMaxRetries(agent.env.CLAUDE_CODE_MAX_RETRIES)) };
   if (agent.intervene) {
@@ -100,8 +102,13 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
   private sessionId: string | null = null;
   private model: string | null = null;
   private readonly results: Json[] = [];
-  /** The last result. */
+  /** The last result taken. */
   private result: Json | null = null;
+  /**
+   * How many results are taken: one per message Atelier wrote. Any process of the sandbox can
+   * write a line to the CLI's stdout; a `result` beyond these is shown, never believed.
+   */
+  private expectedResults = 1;
   private lastApiError: { status: number | null; message: string } | null = null;
 
   protected event(event: Json): TranscriptStep[] {
@@ -121,7 +128,7 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
 
   private system(event: Json): TranscriptStep[] {
     if (event.subtype === "init") {
-      this.sessionId = str(event.session_id) ?? this.sessionId;
+      if (isSessionId(event.session_id) && !this.sessionId) this.sessionId = event.session_id;
       this.model = str(event.model) ?? this.model;
       return this.sessionId ? [{ type: "session", sessionId: this.sessionId, model: this.model }] : [];
     }
@@ -177,11 +184,17 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
   }
 
   private onResult(event: Json): TranscriptStep[] {
-    this.result = event;
-    this.results.push(event);
-    this.sessionId = str(event.session_id) ?? this.sessionId;
     const text = str(event.result) ?? "";
+    if (this.results.length < this.expectedResults) {
+      this.result = event;
+      this.results.push(event);
+      if (isSessionId(event.session_id) && !this.sessionId) this.sessionId = event.session_id;
+    }
     return [{ type: "final", text, isError: event.is_error === true }];
+  }
+
+  messageSent(): void {
+    this.expectedResults++;
   }
 
   /**

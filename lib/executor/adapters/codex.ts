@@ -1,8 +1,9 @@
 import { agentFailure, type Failure } from "../../engine/failure";
-import { configurationError, findFlag, pickModel, refuseManagedFlags, rosterEnv } from "./argv";
+import { configurationError, findFlag, pickModel, refuseManagedFlags, resumeSessionOf, rosterEnv } from "./argv";
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason, statusInText } from "./classify";
 import { JsonLinesParser, num, obj, str, type Json } from "./json-lines-parser";
+import { isSessionId } from "./session-id";
 import type { AdapterAgent, AgentAdapter, AgentInvocation, AgentUsage, InvocationOptions, ProcessExit, TranscriptStep } from "./types";
 
 /**
@@ -61,7 +62,8 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
   args.push(...CODEX_QUIET_CONFIG.flatMap((c) => ["-c", c]));
   const model = pickModel(agent, options.model);
   if (model) args.push("-m", model);
-  const baseUrl = agent.env.OPENAI_BASE_URL;
+  // the gateway's local URL for the brokered model API, else a base URL the roster's env: gives
+  const baseUrl = options.modelApiUrl ?? agent.env.OPENAI_BASE_URL;
   if (baseUrl) {
     if (args.some((a) => /^model_providers?[.=]/.test(a))) {
       throw configurationError(agent, "command sets a model provider with -c, and env: sets OPENAI_BASE_URL: keep one");
@@ -77,7 +79,8 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
       "-c", `model_providers.${p}.stream_max_retries=${CODEX_MAX_RETRIES}`,
     );
   }
-  const argv = options.resumeSession ? ["exec", "resume", ...args, options.resumeSession, "-"] : ["exec", ...args, "-"];
+  const resume = resumeSessionOf(agent, options.resumeSession);
+  const argv = resume ? ["exec", "resume", ...args, resume, "-"] : ["exec", ...args, "-"];
   return {
     file,
     args: argv,
@@ -105,7 +108,7 @@ export class CodexStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name"
   protected event(event: Json): TranscriptStep[] {
     switch (event.type) {
       case "thread.started":
-        this.threadId = str(event.thread_id) ?? this.threadId;
+        if (isSessionId(event.thread_id) && !this.threadId) this.threadId = event.thread_id;
         return this.threadId ? [{ type: "session", sessionId: this.threadId, model: this.options.model ?? this.agent.model }] : [];
       case "turn.started":
         this.lastMessage = null;

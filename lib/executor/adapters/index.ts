@@ -19,10 +19,12 @@
  * Store each step as encodeStep(step) (a transcript entry of stream "step"; the Run page groups
  * them with lib/dashboard/transcript-steps.ts) and keep the raw lines too, for download. The
  * env a kind needs: claude CLAUDE_ENV (IS_SANDBOX=1, no telemetry, no autoupdater) and
- * CLAUDE_CODE_MAX_RETRIES (at most 3); codex NO_COLOR; all the roster's `env:`; the secrets
- * (ANTHROPIC_API_KEY, OPENAI_API_KEY) come from the roster's `secrets:` as today. `report` gives
- * the session id (store it on the Attempt for a resume), the final answer (the Attempt's summary
- * and the PR body), the exact usage (null: estimate, and say so) and a Failure classified from
+ * CLAUDE_CODE_MAX_RETRIES (at most 3); codex NO_COLOR; all the roster's `env:`; no model key:
+ * the executor gives ANTHROPIC_BASE_URL (codex: `modelApiUrl`, its provider's base_url) the
+ * egress gateway's local URL and a placeholder key, and the gateway adds the real one
+ * (brokered-apis.ts). `report` gives the session id (a UUID, else none: it becomes --resume's
+ * value), the final answer (the Attempt's summary and the PR body), the agent's own usage (a
+ * cross-check of the gateway's reading, or a claim floored at minutes × price) and a Failure classified from
  * the agent's own report — prefer it to "exited with code 1": authentication is not retried,
  * rate_limit/transport are InfraFailures retried with backoff, step_limit is max_turns.
  * Feed chunks after redaction: the parsers see only what may be shown. HOME must be writable

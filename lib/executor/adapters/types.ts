@@ -35,8 +35,10 @@ export interface InvocationOptions {
   prompt: string;
   /** The model the Loop picked; it must be the agent's `model` or among its `models`. */
   model?: string | null;
-  /** The session to continue (Claude's session_id, Codex's thread_id). */
+  /** The session to continue (Claude's session_id, Codex's thread_id): a UUID, else refused. */
   resumeSession?: string | null;
+  /** The local base URL of the agent's model API, brokered by the gateway (Codex takes it as its provider's). */
+  modelApiUrl?: string | null;
 }
 
 /** What to run and how to feed it. */
@@ -131,6 +133,8 @@ export interface ProcessExit {
 export interface StreamParser {
   feed(chunk: string, stream?: "stdout" | "stderr"): TranscriptStep[];
   end(exit?: ProcessExit): { steps: TranscriptStep[]; report: AgentReport };
+  /** Atelier wrote the agent another message (an intervention): one more report of its own may follow. */
+  messageSent?(): void;
 }
 
 export interface ParserOptions {

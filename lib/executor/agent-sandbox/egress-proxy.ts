@@ -1,21 +1,30 @@
 import { metrics } from "../../metrics/metrics";
-import { lookup } from "node:dns/promises";
 import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from "node:http";
 import { connect, createServer, isIP, type Server, type Socket } from "node:net";
 import { constants } from "node:fs";
 import { chmod, open, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { classifyAddress } from "../../http/address-class";
+import { systemResolver, type TargetPolicy } from "../../http/resolver";
+import { createBroker, type BrokeredApi } from "./api-broker";
+import { readClientHello } from "./client-hello";
 import { egressAllows, isLoopbackRule, type EgressRule } from "./policy";
+import type { MeteredUsage } from "./usage-meter";
 
 /**
  * The only way out of an agent's network namespace. It listens on unix sockets inside the
- * Attempt's run directory (bound into the sandbox): `proxy.sock` is an HTTP proxy (CONNECT, and
- * absolute-form plain HTTP) that lets through only the hosts of the roster's `egress:` and,
- * for those, only public addresses (resolved here and pinned, so a name that resolves to
- * Postgres, Redis, the metadata service or a private range is refused); `lo-<port>.sock`
- * forwards to that port of this machine's loopback, for each loopback port the roster lists
- * explicitly. Everything else is refused before any connection is made.
+ * Attempt's run directory (bound into the sandbox):
+ *  - `proxy.sock` is an HTTP proxy that lets through only the hosts and ports of the roster's
+ *    `egress:` (a rule without a port opens 443 only) and, for those, only public addresses
+ *    (resolved here and pinned, so a name that resolves to Postgres, Redis, the metadata service
+ *    or a private range is refused). It checks the destination, not only the name: a CONNECT
+ *    tunnel carries TLS only, and its ClientHello must name the CONNECT host (no SNI, or an
+ *    encrypted ClientHello, is refused); a plain-HTTP request's `Host` must be its URL's host.
+ *    An allowlisted host on a shared CDN reaches that host, not its neighbours.
+ *  - `api-<i>.sock` brokers one HTTP API whose credential the worker holds (api-broker.ts).
+ *  - `lo-<port>.sock` forwards to that port of this machine's loopback, for each loopback port
+ *    the roster lists explicitly.
+ * Everything else is refused before any connection is made.
  */
 
 export interface EgressRefusal {
@@ -29,6 +38,10 @@ export interface EgressGateway {
   proxySocket: string | null;
   /** Loopback ports bridged into the sandbox, with their unix socket. */
   loopback: { port: number; socket: string }[];
+  /** The unix socket of each brokered API, in the order they were given. */
+  apis: string[];
+  /** What the brokered model APIs said the agent used. */
+  metered(): MeteredUsage;
   close(): Promise<void>;
 }
 
@@ -36,6 +49,12 @@ export interface EgressOptions {
   onRefused?: (refusal: EgressRefusal) => void;
   /** Connection attempts time out after this long (default 30 s). */
   connectTimeoutMs?: number;
+  /** A tunnel's client must send its TLS ClientHello within this long (default 10 s). */
+  helloTimeoutMs?: number;
+  /** Which addresses an allowed name may stand for, and who resolves it (default: public only, the system's resolver). */
+  policy?: TargetPolicy;
+  /** HTTP APIs whose credential the gateway adds (api-broker.ts). */
+  apis?: readonly BrokeredApi[];
 }
 
 /**
@@ -64,13 +83,13 @@ async function listenUnix(server: Server, path: string): Promise<void> {
   await chmod(path, 0o666);
 }
 
-/** The address to connect to for an allowed host: public addresses only. */
-async function resolvePublic(host: string): Promise<{ address: string } | { refused: string }> {
-  const literal = isIP(host) ? [{ address: host }] : await lookup(host, { all: true, verbatim: true }).catch(() => null);
+/** The address to connect to for an allowed host: public addresses only, unless the policy allows the others. */
+async function resolveAllowed(host: string, policy: TargetPolicy): Promise<{ address: string } | { refused: string }> {
+  const literal = isIP(host) ? [{ address: host }] : await (policy.resolve ?? systemResolver)(host).catch(() => null);
   if (!literal || literal.length === 0) return { refused: `${host} does not resolve` };
   for (const { address } of literal) {
     const cls = classifyAddress(address);
-    if (cls !== "public") return { refused: `${host} resolves to a ${cls} address (${address})` };
+    if (cls !== "public" && !policy.allowPrivate) return { refused: `${host} resolves to a ${cls} address (${address})` };
   }
   return { address: literal[0]!.address };
 }
@@ -83,6 +102,23 @@ function splitHostPort(authority: string, defaultPort: number): { host: string; 
   return { host: m[1]!.replace(/^\[|\]$/g, "").toLowerCase(), port };
 }
 
+/** `host[:port]` of a Host header or a URL, lower-cased, the port made explicit. */
+function authority(text: string, defaultPort: number): string | null {
+  const parsed = splitHostPort(text.trim(), defaultPort);
+  return parsed ? `${parsed.host.replace(/\.$/, "")}:${parsed.port}` : null;
+}
+
+/** Why a tunnel's first bytes do not go where its CONNECT said; null when they do. */
+function helloProblem(data: Buffer, host: string): string | null | "incomplete" {
+  const hello = readClientHello(data);
+  if (hello.tag === "incomplete") return "incomplete";
+  if (hello.tag === "invalid") return `a tunnel carries TLS only, and ${hello.reason}`;
+  if (hello.encrypted) return "its TLS ClientHello is encrypted (ECH): the gateway cannot see where it goes";
+  if (hello.serverName === null) return "its TLS ClientHello names no server (SNI)";
+  const name = hello.serverName.toLowerCase().replace(/\.$/, "");
+  return name === host ? null : `its TLS ClientHello names ${hello.serverName.slice(0, 253)}, not ${host}`;
+}
+
 export async function startEgressGateway(runDir: string, rules: readonly EgressRule[], options: EgressOptions = {}): Promise<EgressGateway> {
   const servers: Server[] = [];
   const sockets = new Set<Socket>();
@@ -92,6 +128,8 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
     s.on("error", () => s.destroy());
   };
   const timeout = options.connectTimeoutMs ?? 30_000;
+  const helloTimeout = options.helloTimeoutMs ?? 10_000;
+  const policy = options.policy ?? { allowPrivate: false };
   const refuse = (host: string, port: number, reason: string) => {
     metrics.sandboxRefusals.inc();
     try {
@@ -105,7 +143,12 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
   /** Decides and resolves; the reason when refused. */
   const admit = async (host: string, port: number): Promise<{ address: string } | { refused: string }> => {
     if (!egressAllows(remoteRules, host, port)) return { refused: "not in the agent's egress allowlist" };
-    return resolvePublic(host);
+    return resolveAllowed(host, policy);
+  };
+  const listen = async (server: Server, socket: string) => {
+    server.on("connection", track);
+    await listenUnix(server, socket);
+    servers.push(server);
   };
 
   const loopback: EgressGateway["loopback"] = [];
@@ -113,7 +156,6 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
     if (loopback.some((l) => l.port === rule.port)) continue;
     const socket = join(runDir, `lo-${rule.port}.sock`);
     const server = createServer((inbound) => {
-      track(inbound);
       const outbound = connect({ host: rule.host === "::1" ? "::1" : "127.0.0.1", port: rule.port });
       track(outbound);
       inbound.pipe(outbound).pipe(inbound);
@@ -121,9 +163,16 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
       inbound.once("close", () => outbound.destroy());
       outbound.once("close", () => inbound.destroy());
     });
-    await listenUnix(server, socket);
-    servers.push(server);
+    await listen(server, socket);
     loopback.push({ port: rule.port, socket });
+  }
+
+  const broker = createBroker();
+  const apis: string[] = [];
+  for (const [i, api] of (options.apis ?? []).entries()) {
+    const socket = join(runDir, `api-${i}.sock`);
+    await listen(createHttpServer(broker.handle(api)), socket);
+    apis.push(socket);
   }
 
   let proxySocket: string | null = null;
@@ -144,10 +193,18 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
         res.writeHead(400).end("egress: use CONNECT for https\n");
         return;
       }
+      const refused = (reason: string) => {
+        refuse(host, port, reason);
+        res.writeHead(403, { "content-type": "text/plain" }).end(`egress refused: ${host}:${port} (${reason})\n`);
+      };
+      // the pinned address serves whatever Host asks for: it must be the host that was checked
+      if (authority(req.headers.host ?? "", 80) !== `${host}:${port}`) {
+        refused(`its Host header ${JSON.stringify((req.headers.host ?? "").slice(0, 253))} is not ${host}`);
+        return;
+      }
       void admit(host, port).then((decision) => {
         if ("refused" in decision) {
-          refuse(host, port, decision.refused);
-          res.writeHead(403, { "content-type": "text/plain" }).end(`egress refused: ${host}:${port} (${decision.refused})\n`);
+          refused(decision.refused);
           return;
         }
         const headers = { ...req.headers };
@@ -164,9 +221,7 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
         req.pipe(out);
       });
     });
-    proxy.on("connection", track);
     proxy.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) => {
-      track(client);
       const target = splitHostPort(req.url ?? "", 443);
       if (!target) {
         client.end("HTTP/1.1 400 Bad Request\r\n\r\n");
@@ -178,28 +233,54 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
           client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\negress refused: ${target.host}:${target.port} (${decision.refused})\n`);
           return;
         }
-        const upstream = connect({ host: decision.address, port: target.port, timeout });
-        track(upstream);
-        upstream.once("connect", () => {
-          upstream.setTimeout(0);
-          client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-          if (head.length) upstream.write(head);
-          upstream.pipe(client).pipe(upstream);
-        });
-        upstream.once("timeout", () => upstream.destroy());
-        upstream.once("error", () => client.end("HTTP/1.1 502 Bad Gateway\r\n\r\n"));
-        client.once("close", () => upstream.destroy());
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+        // nothing reaches the destination before the ClientHello says it is the CONNECT host
+        let hello = head;
+        const stop = (reason: string) => {
+          clearTimeout(timer);
+          refuse(target.host, target.port, reason);
+          client.destroy();
+        };
+        const timer = setTimeout(() => stop("no TLS ClientHello came"), helloTimeout);
+        const onData = (chunk: Buffer) => {
+          hello = Buffer.concat([hello, chunk]);
+          const problem = helloProblem(hello, target.host);
+          if (problem === "incomplete") return;
+          client.off("data", onData);
+          client.pause();
+          if (problem) return stop(problem);
+          clearTimeout(timer);
+          relay(client, decision.address, target.port, hello);
+        };
+        client.on("data", onData);
+        client.once("close", () => clearTimeout(timer));
+        if (hello.length) onData(Buffer.alloc(0));
       });
     });
-    await listenUnix(proxy, proxySocket);
-    servers.push(proxy);
+    await listen(proxy, proxySocket);
+  }
+
+  function relay(client: Socket, address: string, port: number, first: Buffer): void {
+    const upstream = connect({ host: address, port, timeout });
+    track(upstream);
+    upstream.once("connect", () => {
+      upstream.setTimeout(0);
+      upstream.write(first);
+      upstream.pipe(client).pipe(upstream);
+    });
+    upstream.once("timeout", () => upstream.destroy());
+    upstream.once("close", () => client.destroy());
+    client.once("close", () => upstream.destroy());
   }
 
   return {
     proxySocket,
     loopback,
+    apis,
+    metered: () => broker.metered(),
     async close() {
       for (const s of sockets) s.destroy();
+      broker.close();
       await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
     },
   };

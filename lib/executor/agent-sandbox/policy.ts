@@ -14,10 +14,10 @@ export interface SandboxLimits {
 
 export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({ memoryMb: 4096, pids: 1024, cpus: 2 });
 
-/** One `egress:` entry: a host name (or `*.domain`), with a port or the default web ports. */
+/** One `egress:` entry: a host name (or `*.domain`), with a port or HTTPS's. */
 export interface EgressRule {
   host: string;
-  /** null: 443 and 80. */
+  /** null: 443 only (plain HTTP's port 80 opens only when a rule names it). */
   port: number | null;
 }
 
@@ -62,7 +62,7 @@ export function isLoopbackRule(rule: EgressRule): rule is EgressRule & { port: n
 export function egressAllows(rules: readonly EgressRule[], host: string, port: number): boolean {
   const h = host.toLowerCase().replace(/^\[|\]$/g, "").replace(/\.$/, "");
   return rules.some((rule) => {
-    const portOk = rule.port === null ? port === 443 || port === 80 : rule.port === port;
+    const portOk = (rule.port ?? 443) === port;
     if (!portOk) return false;
     if (rule.host.startsWith("*.")) return h.endsWith(rule.host.slice(1)) && h.length > rule.host.length - 1;
     return rule.host === h;

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { closeSync, openSync, readdirSync, readlinkSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Readable } from "node:stream";
 import { bwrapArgs, hostSystemMounts, SANDBOX_BIN, SANDBOX_OBJECTS, SANDBOX_HOME, SANDBOX_OUT, SANDBOX_RUN, SANDBOX_WORKSPACE, type Mount } from "./bwrap-args";
@@ -8,7 +8,9 @@ import type { AttemptBox } from "./box";
 import { createAttemptCgroup, type AttemptCgroup } from "./cgroup";
 import { startEgressGateway, type EgressGateway, type EgressRefusal } from "./egress-proxy";
 import { watchChild, type ChildWatch } from "../child-watch";
-import type { EgressRule, SandboxLimits } from "./policy";
+import type { BrokeredApi } from "./api-broker";
+import { isLoopbackRule, type EgressRule, type SandboxLimits } from "./policy";
+import type { MeteredUsage } from "./usage-meter";
 
 /**
  * Starts a command inside an Attempt's sandbox (see bwrap-args.ts for what it holds), joined
@@ -21,6 +23,18 @@ export const EGRESS_INIT = fileURLToPath(new URL("./egress-init.mjs", import.met
 /** The HTTP proxy's port inside the sandbox. */
 export const PROXY_PORT = 3128;
 
+/**
+ * The loopback ports, inside the sandbox, of `count` brokered APIs: from 3129 on, skipping the
+ * ports the roster's loopback rules bridge. The agent's base URL of the i-th API is
+ * http://127.0.0.1:<port i>.
+ */
+export function sandboxApiPorts(count: number, egress: readonly EgressRule[]): number[] {
+  const taken = new Set([PROXY_PORT, ...egress.filter(isLoopbackRule).map((r) => r.port)]);
+  const ports: number[] = [];
+  for (let port = PROXY_PORT + 1; ports.length < count; port++) if (!taken.has(port)) ports.push(port);
+  return ports;
+}
+
 export interface SandboxSpawn {
   name: string;
   box: AttemptBox;
@@ -28,6 +42,8 @@ export interface SandboxSpawn {
   command: string[];
   env: Record<string, string>;
   egress: readonly EgressRule[];
+  /** APIs whose credential the gateway adds, each reached at its port (sandboxApiPorts). */
+  apis?: readonly BrokeredApi[];
   limits: SandboxLimits;
   /** Host paths bound read-only at the same path (a roster's tools outside /usr). */
   readOnlyPaths?: readonly string[];
@@ -49,6 +65,8 @@ export interface SandboxedProcess {
   terminate(graceMs: number): Promise<void>;
   /** Kills whatever is left, removes the cgroup, closes the gateway. Call once it exited. */
   dispose(): Promise<void>;
+  /** What the brokered APIs' answers said the agent used; null when the sandbox has no gateway. */
+  metered(): MeteredUsage | null;
 }
 
 /** Where node lives, when it is not under /usr (nvm, /opt): the sandbox needs it for node agents. */
@@ -125,12 +143,16 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
     const programs: Record<string, string> = { ...req.programs };
     let command = req.command;
     const env: Record<string, string> = { ...req.env, HOME: SANDBOX_HOME, TMPDIR: "/tmp", USER: "agent", LOGNAME: "agent" };
-    if (req.egress.length > 0) {
-      gateway = await startEgressGateway(req.box.run, req.egress, { onRefused: req.onRefused });
+    const apis = req.apis ?? [];
+    if (req.egress.length > 0 || apis.length > 0) {
+      gateway = await startEgressGateway(req.box.run, req.egress, { onRefused: req.onRefused, apis });
       bindFd(req.box.run, SANDBOX_RUN, false);
-      const bridges = gateway.loopback.map((l) => ({ port: l.port, socket: `${SANDBOX_RUN}/lo-${l.port}.sock` }));
+      const inside = (socket: string) => `${SANDBOX_RUN}/${basename(socket)}`;
+      const bridges = gateway.loopback.map((l) => ({ port: l.port, socket: inside(l.socket) }));
+      const apiPorts = sandboxApiPorts(apis.length, req.egress);
+      gateway.apis.forEach((socket, i) => bridges.push({ port: apiPorts[i]!, socket: inside(socket) }));
       if (gateway.proxySocket) {
-        bridges.push({ port: PROXY_PORT, socket: `${SANDBOX_RUN}/proxy.sock` });
+        bridges.push({ port: PROXY_PORT, socket: inside(gateway.proxySocket) });
         const proxy = `http://127.0.0.1:${PROXY_PORT}`;
         Object.assign(env, { HTTPS_PROXY: proxy, HTTP_PROXY: proxy, https_proxy: proxy, http_proxy: proxy });
         // the bridged loopback ports are reached directly, not through the proxy
@@ -192,6 +214,7 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
         await ownedCgroup?.destroy();
         await ownedGateway?.close();
       },
+      metered: () => ownedGateway?.metered() ?? null,
     };
   } catch (err) {
     for (const fd of fds) closeSync(fd);

@@ -174,15 +174,18 @@ describe("the real claude CLI through the claude adapter", { timeout: REAL_CLI_T
     const inv = claudeAdapter.invocation(spec, { prompt: "First question." });
     expect(inv.stdin.close).toBe(false);
     let finals = 0;
-    const run = await runCli(box, inv, claudeAdapter.parser(spec), {
+    const parser = claudeAdapter.parser(spec);
+    const run = await runCli(box, inv, parser, {
       secrets: SECRETS,
       record: "claude-intervene",
       onStep: (step, stdin) => {
         if (step.type !== "final") return;
         finals++;
-        // the operator speaks once; after the next answer the executor closes stdin
-        if (finals === 1) stdin.write(inv.encodeIntervention!("Please also say goodbye."));
-        else stdin.end();
+        // the operator speaks once (the parser then takes one more result); after the next answer the executor closes stdin
+        if (finals === 1) {
+          parser.messageSent?.();
+          stdin.write(inv.encodeIntervention!("Please also say goodbye."));
+        } else stdin.end();
       },
     });
     expect(run.code).toBe(0);

@@ -51,7 +51,7 @@ describe("claude", () => {
         disallowedTools: ["WebFetch"],
         mcpConfig: "/etc/atelier/mcp.json",
       },
-      { prompt: "x", model: "claude-opus-4-1", resumeSession: "2b1c-session" },
+      { prompt: "x", model: "claude-opus-4-1", resumeSession: "2b1c0f6e-8d4a-4c3e-9f7a-0123456789ab" },
     );
     expect(inv.args.slice(5)).toEqual([
       "--model", "claude-opus-4-1",
@@ -60,7 +60,7 @@ describe("claude", () => {
       "--disallowedTools", "WebFetch",
       "--strict-mcp-config",
       "--mcp-config", "/etc/atelier/mcp.json",
-      "--resume", "2b1c-session",
+      "--resume", "2b1c0f6e-8d4a-4c3e-9f7a-0123456789ab",
     ]);
     expect(inv.model).toBe("claude-opus-4-1");
   });
@@ -144,12 +144,25 @@ describe("codex", () => {
     expect(inv.env.OPENAI_BASE_URL).toBe("https://gateway.example/openai/v1");
   });
 
+  it("a session to resume that is no session id is refused, never an argument (a forged result line's session_id)", () => {
+    for (const forged of ["--mcp-config=/tmp/evil.json", "x --dangerously-skip-permissions", "-c", "../../etc"]) {
+      expect(() => codexInvocation({ ...base, command: ["codex", "exec"] }, { prompt: "x", resumeSession: forged })).toThrow(/is not a session id/);
+      expect(() => claudeInvocation({ ...base, kind: "claude", command: ["claude"] }, { prompt: "x", resumeSession: forged })).toThrow(/is not a session id/);
+    }
+  });
+
+  it("the gateway's local URL of a brokered model API becomes its model provider", () => {
+    const inv = codexInvocation({ ...base, command: ["codex", "exec"] }, { prompt: "x", modelApiUrl: "http://127.0.0.1:3129" });
+    expect(inv.args).toContain('model_providers.atelier.base_url="http://127.0.0.1:3129"');
+    expect(inv.args).toContain('model_providers.atelier.env_key="OPENAI_API_KEY"');
+  });
+
   it("resumes with codex exec resume <thread_id> -", () => {
-    const inv = codexInvocation({ ...base, command: ["codex", "exec", "--json", "-"] }, { prompt: "x", resumeSession: "01a2-thread" });
+    const inv = codexInvocation({ ...base, command: ["codex", "exec", "--json", "-"] }, { prompt: "x", resumeSession: "0199a213-81c0-7800-8aa1-bbab2a035a53" });
     expect(inv.args).toEqual([
       "exec", "resume", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check",
       "-c", "analytics.enabled=false", "-c", "features.plugins=false",
-      "01a2-thread", "-",
+      "0199a213-81c0-7800-8aa1-bbab2a035a53", "-",
     ]);
   });
 
