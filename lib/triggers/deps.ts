@@ -1,7 +1,7 @@
 import type { InstanceConfig } from "../config/roster";
 import type { GitHubApp } from "../github/app-client";
 import { systemClock, type Clock } from "../github/clock";
-import { ItemSliceReader } from "../github/graphql-items";
+import { GRAPHQL_BATCH, ItemSliceReader } from "../github/graphql-items";
 import type { Log } from "../github/log";
 import { RepositoryRoleReader } from "../github/repository-roles";
 import type { Db } from "../store/kernel/db";
@@ -31,6 +31,10 @@ export interface TriggerDeps {
   pollIntervals: PollIntervals;
   /** Repositories polled at once, and Items of one repository evaluated at once. */
   repositoryConcurrency: number;
+  /**
+   * Default: as many as one GraphQL query reads (GRAPHQL_BATCH), so the actor lookups of a burst
+   * of new Items share a query instead of waiting a lookup window each, a few at a time.
+   */
   itemConcurrency: number;
 }
 
@@ -49,6 +53,6 @@ export function createTriggerDeps(
     configTtlMs: input.configTtlMs ?? DEFAULT_CONFIG_TTL_MS,
     pollIntervals: input.pollIntervals ?? pollIntervals(60),
     repositoryConcurrency: input.repositoryConcurrency ?? 4,
-    itemConcurrency: input.itemConcurrency ?? 4,
+    itemConcurrency: input.itemConcurrency ?? GRAPHQL_BATCH,
   };
 }
