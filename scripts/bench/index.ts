@@ -10,3 +10,8 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   scale: scaleBench,
   poll: pollBench,
 };
+
+/** Names that select several benchmarks: `claim` is every line the claim's speed decides. */
+export const BENCH_GROUPS: Record<string, string[]> = {
+  claim: ["burst", "engine"],
+};

@@ -5,6 +5,12 @@ import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
+/** Every child still running; killed when the chaos run exits, however it exits. */
+const LIVE = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of LIVE) child.kill("SIGKILL");
+});
+
 /** A child process of the chaos run: started by a command, its output in a log file, killed with -9 on purpose. */
 export class Child {
   private child: ChildProcess | null = null;
@@ -26,6 +32,8 @@ export class Child {
     const out = createWriteStream(this.logFile, { flags: "a" });
     const child = spawn(process.execPath, ["--import", "tsx", resolve(ROOT, this.script)], { cwd: ROOT, env: this.env(), stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
+    LIVE.add(child);
+    child.once("exit", () => LIVE.delete(child));
     child.stdout!.pipe(out);
     child.stderr!.pipe(out);
     await new Promise<void>((ok, fail) => {

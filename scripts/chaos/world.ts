@@ -70,16 +70,27 @@ export class ChaosWorld {
   }
 
   static async start(): Promise<ChaosWorld> {
-    const [postgres, redis] = await Promise.all([startPrivateCluster(), startPrivateRedis()]);
-    const world = new ChaosWorld(postgres, redis);
-    world.db = new pg.Pool({ connectionString: postgres.url, max: 2 });
+    const [postgres, redis] = await Promise.allSettled([startPrivateCluster(), startPrivateRedis()]);
+    if (postgres.status === "rejected" || redis.status === "rejected") {
+      // a start that failed half way leaves nothing behind
+      if (postgres.status === "fulfilled") postgres.value.destroy();
+      if (redis.status === "fulfilled") await redis.value.stop().catch(() => undefined);
+      throw postgres.status === "rejected" ? postgres.reason : (redis as PromiseRejectedResult).reason;
+    }
+    const world = new ChaosWorld(postgres.value, redis.value);
+    world.db = new pg.Pool({ connectionString: postgres.value.url, max: 2 });
     world.db.on("error", () => undefined); // the cluster is stopped on purpose
-    await world.sim.start();
-    await world.web.start();
-    for (const worker of world.workers) await worker.start();
-    // a reconcile that listed the installation before a scenario's repository was added would
-    // remove it again: the scenarios begin once each worker's first reconcile is done
-    for (const worker of world.workers) await worker.logged(/installations reconciled/);
+    try {
+      await world.sim.start();
+      await world.web.start();
+      for (const worker of world.workers) await worker.start();
+      // a reconcile that listed the installation before a scenario's repository was added would
+      // remove it again: the scenarios begin once each worker's first reconcile is done
+      for (const worker of world.workers) await worker.logged(/installations reconciled/);
+    } catch (err) {
+      await world.close();
+      throw err;
+    }
     return world;
   }
 
