@@ -1,6 +1,7 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { freePort } from "./free-port";
 import { descendants } from "./processes";
 import { needsBuild } from "../../lib/supervisor/needs-build";
@@ -22,7 +23,7 @@ export interface WebServer {
   stop(): Promise<void>;
 }
 
-const ROOT = resolve(__dirname, "../..");
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 function rssOf(pid: number): number {
   try {
