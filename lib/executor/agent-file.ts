@@ -1,5 +1,5 @@
 import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { lstat, open } from "node:fs/promises";
 
 /**
  * Reads a file the agent left as hostile input: opened without following a link at its last
@@ -43,4 +43,10 @@ export async function readAgentFile(path: string, maxBytes: number): Promise<Age
   } finally {
     await handle.close();
   }
+}
+
+/** Whether `path` is a regular file of one name (no link, no FIFO), at most `maxBytes`: for a file another program opens. */
+export async function agentFileFits(path: string, maxBytes: number): Promise<boolean> {
+  const info = await lstat(path).catch(() => null);
+  return !!info && info.isFile() && info.nlink === 1 && info.size <= maxBytes;
 }

@@ -292,7 +292,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       redactor,
       signal: stopSignal,
     });
-    if (harvested.problem) system(`${harvested.problem}; its files were taken as they are`);
+    if (harvested.problem) system(`${harvested.problem}; nothing of it was pushed`);
+    if (harvested.leftoversRefused) system(`the files the agent left uncommitted were not taken: ${harvested.leftoversRefused}`);
     if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");
     system(
       harvested.pushed
