@@ -9,7 +9,7 @@ import { lstat, open } from "node:fs/promises";
  * reason: the reason is a sentence of ours.
  */
 
-export type AgentFileReading = { tag: "Absent" } | { tag: "Refused"; reason: string } | { tag: "Read"; data: Buffer };
+export type AgentFileReading = { tag: "Absent" } | { tag: "Refused" | "TooLarge"; reason: string } | { tag: "Read"; data: Buffer };
 
 const OPEN_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 
@@ -28,7 +28,7 @@ export async function readAgentFile(path: string, maxBytes: number): Promise<Age
     const info = await handle.stat();
     if (!info.isFile()) return { tag: "Refused", reason: "it is not a regular file" };
     if (info.nlink !== 1) return { tag: "Refused", reason: "it is a hard link to another file" };
-    if (info.size > maxBytes) return { tag: "Refused", reason: `it is larger than ${maxBytes} bytes` };
+    if (info.size > maxBytes) return { tag: "TooLarge", reason: `it is larger than ${maxBytes} bytes` };
     const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
     let length = 0;
     while (length < buffer.length) {
@@ -36,7 +36,7 @@ export async function readAgentFile(path: string, maxBytes: number): Promise<Age
       if (bytesRead === 0) break;
       length += bytesRead;
     }
-    if (length > info.size) return { tag: "Refused", reason: "it grew while it was read" };
+    if (length > info.size) return { tag: "TooLarge", reason: "it grew while it was read" };
     return { tag: "Read", data: buffer.subarray(0, length) };
   } catch (err) {
     return { tag: "Refused", reason: `it could not be read (${(err as NodeJS.ErrnoException).code ?? "error"})` };

@@ -53,7 +53,7 @@ const KNOWN_FIELDS = new Set([...Object.keys(AgentResultSchema.shape), ...Object
 export async function readResultFile(path: string): Promise<ResultFileReading> {
   const file = await readAgentFile(path, MAX_RESULT_FILE_BYTES);
   if (file.tag === "Absent") return file;
-  if (file.tag === "Refused") return { tag: "Ignored", reason: file.reason };
+  if (file.tag !== "Read") return { tag: "Ignored", reason: file.reason };
   let data: unknown;
   try {
     data = JSON.parse(file.data.toString("utf8"));
