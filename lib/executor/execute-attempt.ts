@@ -212,6 +212,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       runId: input.runId,
       attemptId: input.attemptId,
       sandboxed,
+      diskMb: input.agent.limits?.diskMb ?? DEFAULT_SANDBOX_LIMITS.diskMb,
+      onNote: system,
       signal: stopSignal,
     });
     system(
