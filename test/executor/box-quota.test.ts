@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, statfsSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
@@ -28,19 +28,16 @@ const FILL = [
 const filler: NamedAgentSpec = { name: "filler", command: ["sh", "-c", FILL], price_per_minute_usd: 0.01, limits: { diskMb: 64 } };
 
 describe.skipIf(process.getuid?.() !== 0)("a box's disk quota", () => {
-  it("stops a disk-filling agent at its limits.disk_mb with ENOSPC; the worker's disk is untouched and the box is unmounted", async () => {
+  it("stops a disk-filling agent at its limits.disk_mb with ENOSPC (64 MB written of the 2 GB it asked for), and the box is unmounted after", async () => {
     const out: OutputEntry[] = [];
-    const freeBefore = statfsSync(fx.root).bavail * statfsSync(fx.root).bsize;
     const outcome = await executeAttempt(attemptOn(fx, "r3/agent/1", filler), { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "" } });
     const text = out.map((e) => e.text).join("\n");
     expect(text).toMatch(/No space left on device/);
+    // what it managed to write: its quota, not the gigabyte it asked for
     expect(text).toMatch(/tmp: 6\d MB/);
     expect(outcome.tag).toBe("Succeeded");
     // the agent went on after its ENOSPC, and its work was harvested
     expect(remoteSha(fx.remote, "atelier/start-dev/r3")).not.toBeNull();
-    // a gigabyte would show here; 64 MB of RAM-backed tmpfs never reaches this disk
-    const freeAfter = statfsSync(fx.root).bavail * statfsSync(fx.root).bsize;
-    expect(freeBefore - freeAfter).toBeLessThan(512 * 1024 * 1024);
     expect(readdirSync(join(fx.root, "attempts"))).toEqual([]);
     expect(readFileSync("/proc/self/mounts", "utf8")).not.toContain(fx.root);
   });
