@@ -236,6 +236,7 @@ const agentSchema = z.strictObject({
       memory_mb: z.number().int().min(64, "limits.memory_mb is at least 64").optional(),
       pids: z.number().int().min(16, "limits.pids is at least 16").optional(),
       cpus: z.number().positive("limits.cpus must be above 0").optional(),
+      disk_mb: z.number().int().min(64, "limits.disk_mb is at least 64").optional(),
     })
     .optional(),
   read_only_paths: z.array(z.string().regex(/^\/[^\0]*$/, "a read-only path is an absolute path")).optional(),
@@ -395,6 +396,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
         memoryMb: a.limits?.memory_mb ?? DEFAULT_SANDBOX_LIMITS.memoryMb,
         pids: a.limits?.pids ?? DEFAULT_SANDBOX_LIMITS.pids,
         cpus: a.limits?.cpus ?? DEFAULT_SANDBOX_LIMITS.cpus,
+        diskMb: a.limits?.disk_mb ?? DEFAULT_SANDBOX_LIMITS.diskMb,
       },
       readOnlyPaths: a.read_only_paths ?? [],
       ...(a.allow ? { allow: a.allow.map((e) => e.toLowerCase()) } : {}),
@@ -568,7 +570,7 @@ function brokeredProblems(spec: AgentSpec, raw: z.infer<typeof agentSchema>, at:
 function allowedKeys(path: (string | number)[]): string[] {
   if (path.length === 0) return Object.keys(instanceSchema.shape);
   if (path[0] === "agents" && path.length === 2) return Object.keys(agentSchema.shape);
-  if (path[0] === "agents" && path[2] === "limits" && path.length === 3) return ["memory_mb", "pids", "cpus"];
+  if (path[0] === "agents" && path[2] === "limits" && path.length === 3) return ["memory_mb", "pids", "cpus", "disk_mb"];
   if (path[0] === "agents" && path[2] === "model_api" && path.length === 3) return ["url", "secret", "protocol"];
   if (path[0] === "agents" && path[2] === "apis" && path.length === 4) return ["url", "secret", "header", "scheme", "env"];
   if (path[0] === "board" && path.length === 1) return ["lanes"];

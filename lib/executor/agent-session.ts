@@ -1,6 +1,7 @@
-import { chown, lstat, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chown, lstat, mkdir, opendir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AgentKind } from "./adapters/types";
+import { readAgentFile } from "./agent-file";
 import { sanitizeName } from "./workspace-paths";
 
 /**
@@ -10,7 +11,9 @@ import { sanitizeName } from "./workspace-paths";
  * exited (every process of its sandbox gone), the worker copies the kind's session directory
  * out of that home to `<root>/sessions/<run>/`, and into the next Attempt's home before it
  * starts. Only directories and regular files are copied (a link the agent planted is not
- * followed), at most MAX_SESSION_BYTES. A session lives on the worker that ran it: a retry on
+ * followed, a file is read as hostile input: agent-file.ts), at most `maxBytes` in `maxFiles`
+ * entries (a directory is read one entry at a time, so three million files cost the worker no
+ * more than the first `maxFiles` of them). A session lives on the worker that ran it: a retry on
  * another worker starts the conversation afresh, and says so.
  */
 
@@ -21,8 +24,14 @@ export const SESSION_DIRS: Readonly<Record<AgentKind, string | null>> = Object.f
   command: null,
 });
 
-/** A session larger than this is not kept. */
-export const MAX_SESSION_BYTES = 64 * 1024 * 1024;
+export interface SessionLimits {
+  /** A session larger than this is not kept. */
+  maxBytes: number;
+  /** A session of more files and directories than this is not kept. */
+  maxFiles: number;
+}
+
+export const DEFAULT_SESSION_LIMITS: Readonly<SessionLimits> = Object.freeze({ maxBytes: 64 * 1024 * 1024, maxFiles: 10_000 });
 /** Sessions of Runs not touched for this long are removed when another is kept. */
 export const SESSION_KEEP_MS = 7 * 24 * 3600_000;
 
@@ -40,31 +49,42 @@ async function realDirUnder(base: string, rel: string): Promise<string | null> {
   return path;
 }
 
-/** Copies directories and regular files only; false when the tree is larger than `budget.left`. */
-async function copyTree(from: string, to: string, budget: { left: number }, owner: number | null): Promise<boolean> {
+type Budget = { bytes: number; files: number };
+
+/** Copies directories and regular files only; the reason it stopped when the tree is over `budget`, else null. */
+async function copyTree(from: string, to: string, budget: Budget, owner: number | null): Promise<string | null> {
   await mkdir(to, { recursive: true, mode: 0o700 });
   if (owner !== null) await chown(to, owner, owner);
-  for (const entry of await readdir(from, { withFileTypes: true })) {
+  for await (const entry of await opendir(from)) {
+    if (--budget.files < 0) return "files";
     const src = join(from, entry.name);
     const dst = join(to, entry.name);
     if (entry.isDirectory()) {
-      if (!(await copyTree(src, dst, budget, owner))) return false;
+      const over = await copyTree(src, dst, budget, owner);
+      if (over) return over;
     } else if (entry.isFile()) {
-      const st = await lstat(src);
-      budget.left -= st.size;
-      if (budget.left < 0) return false;
-      await writeFile(dst, await readFile(src), { mode: 0o600 });
+      const file = await readAgentFile(src, Math.max(budget.bytes, 0));
+      if (file.tag === "TooLarge") return "bytes";
+      if (file.tag !== "Read") continue;
+      budget.bytes -= file.data.length;
+      await writeFile(dst, file.data, { mode: 0o600 });
       if (owner !== null) await chown(dst, owner, owner);
     }
   }
-  return true;
+  return null;
 }
 
 /**
  * Keeps the session the agent reported, after it exited: its kind's session directory from the
  * Attempt's home. Returns why it was not kept, or null.
  */
-export async function keepAgentSession(root: string, runId: string, kind: AgentKind, home: string): Promise<string | null> {
+export async function keepAgentSession(
+  root: string,
+  runId: string,
+  kind: AgentKind,
+  home: string,
+  limits: SessionLimits = DEFAULT_SESSION_LIMITS,
+): Promise<string | null> {
   const rel = SESSION_DIRS[kind];
   if (!rel) return "this kind of agent keeps no session";
   const from = await realDirUnder(home, rel);
@@ -73,9 +93,10 @@ export async function keepAgentSession(root: string, runId: string, kind: AgentK
   const dir = sessionDir(root, runId);
   const next = `${dir}.new`;
   await rm(next, { recursive: true, force: true });
-  if (!(await copyTree(from, join(next, rel), { left: MAX_SESSION_BYTES }, null))) {
+  const over = await copyTree(from, join(next, rel), { bytes: limits.maxBytes, files: limits.maxFiles }, null);
+  if (over) {
     await rm(next, { recursive: true, force: true });
-    return `its session is larger than ${MAX_SESSION_BYTES / 1024 / 1024} MB`;
+    return over === "files" ? `its session holds more than ${limits.maxFiles} files` : `its session is larger than ${limits.maxBytes / 1024 / 1024} MB`;
   }
   await rm(dir, { recursive: true, force: true });
   await rename(next, dir);
@@ -105,7 +126,7 @@ export async function restoreAgentSession(
     await mkdir(path, { recursive: true, mode: 0o700 });
     if (uid !== null) await chown(path, uid, uid);
   }
-  return copyTree(kept, path, { left: MAX_SESSION_BYTES }, uid);
+  return (await copyTree(kept, path, { bytes: DEFAULT_SESSION_LIMITS.maxBytes, files: DEFAULT_SESSION_LIMITS.maxFiles }, uid)) === null;
 }
 
 /** Removes the sessions of Runs that have not kept one for SESSION_KEEP_MS. */

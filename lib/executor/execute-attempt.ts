@@ -212,6 +212,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       runId: input.runId,
       attemptId: input.attemptId,
       sandboxed,
+      diskMb: input.agent.limits?.diskMb ?? DEFAULT_SANDBOX_LIMITS.diskMb,
+      onNote: system,
       signal: stopSignal,
     });
     system(
@@ -292,7 +294,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       redactor,
       signal: stopSignal,
     });
-    if (harvested.problem) system(`${harvested.problem}; its files were taken as they are`);
+    if (harvested.problem) system(`${harvested.problem}; nothing of it was pushed`);
+    if (harvested.leftoversRefused) system(`the files the agent left uncommitted were not taken: ${harvested.leftoversRefused}`);
     if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");
     system(
       harvested.pushed

@@ -29,6 +29,8 @@ export interface GitOptions {
   signal?: AbortSignal;
   /** Non-zero exits that are answers, not errors (e.g. `diff --quiet`). */
   okExitCodes?: number[];
+  /** Written to the command's stdin (else it is closed at once). */
+  input?: string;
 }
 
 export interface GitResult {
@@ -116,7 +118,8 @@ export function git(args: string[], options: GitOptions): Promise<GitResult> {
   };
   const fullArgs = [...HARDENED_GIT_ARGS, ...args];
   return new Promise((resolve, reject) => {
-    const child = spawn("git", fullArgs, { cwd: options.cwd, env, stdio: ["ignore", "pipe", "pipe"], signal: options.signal });
+    const child = spawn("git", fullArgs, { cwd: options.cwd, env, stdio: ["pipe", "pipe", "pipe"], signal: options.signal });
+    child.stdin.on("error", () => undefined).end(options.input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on("data", (b: Buffer) => out.push(b));

@@ -2,18 +2,19 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { AttemptBox } from "./agent-sandbox/box";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
-import { exportAgentCommits } from "./export-agent-commits";
-import { AGENT_IDENTITY, classifyGitError, git, GitCommandError } from "./git";
+import { DEFAULT_HARVEST_LIMITS, exportAgentCommits, HARVEST_REF, type HarvestLimits } from "./export-agent-commits";
+import { classifyGitError, git, GitCommandError, lastLines } from "./git";
 import { pushFailure, remoteGit } from "./git-failure";
 import { gitCredentialForms, Redactor } from "../secrets/redact";
 import { cacheObjects, initBorrowingRepo } from "./workspace";
 import { harvestDir } from "./workspace-paths";
 
 /**
- * Collects what the agent made: its commits since the base, taken out of its clone as a bundle
- * (export-agent-commits.ts) into a repository of the worker's that the agent never saw, plus a
- * commit there of whatever files it left uncommitted (read from its clone as plain files, by
- * the worker's git with the harvest repository's config only); then pushes from there. The
+ * Collects what the agent made: its commits since the base and a commit of whatever files it left
+ * uncommitted, both made and bundled inside a sandbox with limits (export-agent-commits.ts), taken
+ * into a repository of the worker's that the agent never saw — every object fsck'd strictly on
+ * the way in, and the change refused whole when it adds a gitlink, too many files or too large a
+ * file (refusedContent) — then pushes from there. The
  * installation token exists only in that push's environment, once the agent's sandbox is gone.
  * The branch is ours, so a rewrite by the agent is pushed as is; the lease is the branch as it
  * was when the Attempt began, so work someone else pushed meanwhile is never overwritten.
@@ -32,8 +33,10 @@ export interface Harvest {
   pushed: boolean;
   /** Whether uncommitted changes were committed on the agent's behalf. */
   committedLeftovers: boolean;
-  /** Why the agent's own history was not used (its files were still harvested). */
+  /** Why nothing of the agent's work was taken. */
   problem: string | null;
+  /** Why the files it left uncommitted were not taken (its commits were). */
+  leftoversRefused: string | null;
 }
 
 export interface HarvestInput {
@@ -57,6 +60,8 @@ export interface HarvestInput {
   signal?: AbortSignal;
   /** Subject of the commit made from uncommitted changes. */
   leftoverMessage?: string;
+  /** What is taken of the agent's work at most (DEFAULT_HARVEST_LIMITS). */
+  limits?: HarvestLimits;
 }
 
 /** Commits from `baseSha` (excluded) to `head`, oldest first. */
@@ -71,16 +76,51 @@ async function commitsBetween(repo: string, baseSha: string, head: string, signa
     });
 }
 
-/** The files of the agent's clone, committed on `head` when they differ from it; the new head. */
-async function commitLeftovers(repo: string, worktree: string, head: string, message: string, signal?: AbortSignal): Promise<string> {
-  const env = { GIT_INDEX_FILE: join(repo, "harvest.index"), ...AGENT_IDENTITY };
-  const tree = ["--git-dir", repo, "--work-tree", worktree];
-  await git([...tree, "read-tree", head], { cwd: repo, env, signal });
-  await git([...tree, "add", "--all", "--", "."], { cwd: worktree, env, signal });
-  const written = (await git([...tree, "write-tree"], { cwd: repo, env, signal })).stdout.trim();
-  const before = (await git(["rev-parse", `${head}^{tree}`], { cwd: repo, signal })).stdout.trim();
-  if (written === before) return head;
-  return (await git(["commit-tree", written, "-p", head, "-m", message], { cwd: repo, env, signal })).stdout.trim();
+/**
+ * fsck, strictly (every warning an error: a `.git` entry, `..`, a zero-padded mode…), of every
+ * object the agent's commits brought: git 2.39's fetch from a bundle checks none of them, whatever
+ * transfer.fsckObjects says, so they are packed again and the pack indexed with --strict.
+ */
+async function fsckAgentObjects(repo: string, baseSha: string, signal?: AbortSignal): Promise<void> {
+  const packBase = join(repo, "agent-objects");
+  const hash = (await git(["pack-objects", "--revs", "--quiet", packBase], { cwd: repo, signal, input: `refs/atelier/agent\n^${baseSha}\n` })).stdout.trim();
+  try {
+    await git(["index-pack", "--strict", `${packBase}-${hash}.pack`], { cwd: repo, signal });
+  } finally {
+    for (const ext of ["pack", "idx"]) await rm(`${packBase}-${hash}.${ext}`, { force: true });
+  }
+}
+
+/** The new mode and object of each entry of `--raw -z` output (diff-tree or log). */
+function rawChanges(stdout: string): { mode: string; sha: string }[] {
+  const changes: { mode: string; sha: string }[] = [];
+  const fields = stdout.split("\0");
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!.replace(/^\n+/, "");
+    if (!field.startsWith(":")) continue;
+    const [, mode = "", , sha = ""] = field.slice(1).split(" ");
+    changes.push({ mode, sha });
+    i++; // the path
+  }
+  return changes;
+}
+
+/**
+ * What the agent's work holds, checked before anything is pushed: a gitlink in any of its
+ * commits (a submodule commit, pointing anywhere), more changed files than the limit or a file
+ * larger than it in what it changes from the base. The reason, or null.
+ */
+async function refusedContent(repo: string, baseSha: string, head: string, limits: HarvestLimits, signal?: AbortSignal): Promise<string | null> {
+  const history = await git(["log", "-z", "--raw", "--no-renames", "--no-abbrev", "--diff-merges=separate", "--format=tformat:", `${baseSha}..${head}`], { cwd: repo, signal });
+  if (rawChanges(history.stdout).some((c) => c.mode === "160000")) return "it adds a gitlink (a submodule commit), which is never taken from an agent";
+  const changed = rawChanges((await git(["diff-tree", "-r", "-z", "--no-renames", baseSha, head], { cwd: repo, signal })).stdout);
+  if (changed.length > limits.maxEntries) return `it changes more than ${limits.maxEntries} files`;
+  const blobs = changed.filter((c) => c.mode.startsWith("10") || c.mode === "120000").map((c) => c.sha);
+  if (blobs.length > 0) {
+    const sizes = (await git(["cat-file", "--batch-check=%(objectsize)"], { cwd: repo, signal, input: blobs.join("\n") + "\n" })).stdout;
+    if (sizes.split("\n").some((line) => Number(line) > limits.maxFileBytes)) return `it holds a file larger than ${limits.maxFileBytes} bytes`;
+  }
+  return null;
 }
 
 export async function harvest(input: HarvestInput): Promise<Harvest> {
@@ -88,43 +128,49 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
   const repo = harvestDir(input.dir);
   await rm(repo, { recursive: true, force: true });
   await initBorrowingRepo(repo, cacheObjects(input.cacheDir), true);
+  const limits = input.limits ?? DEFAULT_HARVEST_LIMITS;
   const exported = await exportAgentCommits({
     name: input.name,
     box: input.box,
     cacheDir: input.cacheDir,
     baseSha: input.baseSha,
     sandboxed: input.sandboxed,
+    leftoverMessage: input.leftoverMessage ?? `Atelier: uncommitted changes from ${input.attemptId}`,
+    limits,
     signal: input.signal,
   });
-  let agentHead = input.baseSha;
+  let headSha = input.baseSha;
   let problem = exported.problem;
   if (exported.bundle) {
     try {
-      await git(["-c", "transfer.fsckObjects=true", "fetch", "--quiet", "--no-tags", exported.bundle, "+HEAD:refs/atelier/agent"], {
-        cwd: repo,
-        signal: input.signal,
-      });
-      agentHead = (await git(["rev-parse", "--verify", "refs/atelier/agent^{commit}"], { cwd: repo, signal: input.signal })).stdout.trim();
+      await git(["fetch", "--quiet", "--no-tags", exported.bundle, `+${HARVEST_REF}:refs/atelier/agent`], { cwd: repo, signal: input.signal });
+      await fsckAgentObjects(repo, input.baseSha, input.signal);
+      const fetched = (await git(["rev-parse", "--verify", "refs/atelier/agent^{commit}"], { cwd: repo, signal: input.signal })).stdout.trim();
+      const refused = await refusedContent(repo, input.baseSha, fetched, limits, input.signal);
+      if (refused) problem = `the agent's work was refused: ${refused}`;
+      else headSha = fetched;
     } catch (err) {
       if (input.signal?.aborted) throw err;
-      problem = `the agent's commits were refused (${err instanceof GitCommandError ? err.stderr.trim().split("\n").pop() : String(err)})`;
+      problem = `the agent's work was refused (${err instanceof GitCommandError ? lastLines(err.stderr, 2) : String(err)})`;
     }
   } else if (exported.head) {
-    agentHead = exported.head;
+    headSha = exported.head;
   }
-  const headSha = await commitLeftovers(
-    repo,
-    input.box.worktree,
-    agentHead,
-    input.leftoverMessage ?? `Atelier: uncommitted changes from ${input.attemptId}`,
-    input.signal,
-  );
-  const committedLeftovers = headSha !== agentHead;
+  const committedLeftovers = exported.leftovers !== null && headSha === exported.leftovers;
   const commits = (await commitsBetween(repo, input.baseSha, headSha, input.signal)).map((c) => ({
     sha: c.sha,
     subject: redactor.redact(c.subject),
   }));
-  const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
+  const result: Harvest = {
+    branch: input.branch,
+    baseSha: input.baseSha,
+    headSha,
+    commits,
+    pushed: false,
+    committedLeftovers,
+    problem,
+    leftoversRefused: exported.leftoversRefused,
+  };
   if (commits.length === 0) return result;
   const ref = `refs/heads/${input.branch}`;
   const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`];

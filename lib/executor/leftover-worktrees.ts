@@ -7,7 +7,7 @@ import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
 import { harvest, type Harvest } from "./harvest";
 import { isProcessAlive, processStartTime, terminateProcessGroup } from "./process-group";
 import { KILL_GRACE_MS } from "./run-agent";
-import { readWorktreeMeta, type WorktreeMeta } from "./workspace";
+import { readWorktreeMeta, removeWorkspace, type WorktreeMeta } from "./workspace";
 import { attemptDir, attemptsDir, metaFile } from "./workspace-paths";
 
 /**
@@ -85,7 +85,7 @@ async function isDirectory(path: string): Promise<boolean> {
 }
 
 async function forget(leftover: LeftoverWorktree): Promise<void> {
-  await rm(leftover.path, { recursive: true, force: true });
+  await removeWorkspace({ dir: leftover.path });
 }
 
 /**

@@ -1,13 +1,22 @@
-import { readFile, stat } from "node:fs/promises";
 import { z } from "zod";
+import { readAgentFile } from "./agent-file";
 
 /**
  * The optional file an agent writes at $ATELIER_RESULT_FILE. It is read strictly: a file that is
  * missing is nothing, a file that is malformed is ignored with a reason for the transcript —
- * an agent's bad output never becomes Atelier's state.
+ * an agent's bad output never becomes Atelier's state. It is read as hostile input (agent-file.ts:
+ * no link followed, no FIFO waited on, bounded), and the reason names fields and positions only,
+ * never the file's text.
  */
 
 export const MAX_RESULT_FILE_BYTES = 1024 * 1024;
+
+const PullRequestSchema = z
+  .object({
+    title: z.string().min(1).max(256).optional(),
+    body: z.string().max(65_536).optional(),
+  })
+  .strict();
 
 export const AgentResultSchema = z
   .object({
@@ -15,13 +24,7 @@ export const AgentResultSchema = z
     tokens_in: z.number().int().nonnegative().optional(),
     tokens_out: z.number().int().nonnegative().optional(),
     cost_usd: z.number().nonnegative().finite().optional(),
-    pull_request: z
-      .object({
-        title: z.string().min(1).max(256).optional(),
-        body: z.string().max(65_536).optional(),
-      })
-      .strict()
-      .optional(),
+    pull_request: PullRequestSchema.optional(),
   })
   .strict();
 
@@ -29,29 +32,33 @@ export type AgentResult = z.infer<typeof AgentResultSchema>;
 
 export type ResultFileReading = { tag: "Absent" } | { tag: "Read"; result: AgentResult } | { tag: "Ignored"; reason: string };
 
+/**
+ * The fields at fault and what is wrong with them: zod's messages for our schema, which quote
+ * none of the input, and no key the agent made up (neither its name nor its value).
+ */
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
-    .map((issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    .map((issue) => {
+      const path = issue.path.map((p) => (typeof p === "number" || KNOWN_FIELDS.has(String(p)) ? String(p) : "?")).join(".");
+      const what = issue.code === "unrecognized_keys" ? `${issue.keys.length} unknown field(s)` : issue.message;
+      return `${path || "(root)"}: ${what}`;
+    })
     .join("; ");
 }
 
+const KNOWN_FIELDS = new Set([...Object.keys(AgentResultSchema.shape), ...Object.keys(PullRequestSchema.shape)]);
+
 /** Reads and validates the result file; never throws. */
 export async function readResultFile(path: string): Promise<ResultFileReading> {
-  let size: number;
-  try {
-    const info = await stat(path);
-    if (!info.isFile()) return { tag: "Ignored", reason: "it is not a regular file" };
-    size = info.size;
-  } catch {
-    return { tag: "Absent" };
-  }
-  if (size > MAX_RESULT_FILE_BYTES) return { tag: "Ignored", reason: `it is larger than ${MAX_RESULT_FILE_BYTES} bytes` };
+  const file = await readAgentFile(path, MAX_RESULT_FILE_BYTES);
+  if (file.tag === "Absent") return file;
+  if (file.tag !== "Read") return { tag: "Ignored", reason: file.reason };
   let data: unknown;
   try {
-    data = JSON.parse(await readFile(path, "utf8"));
-  } catch (err) {
-    return { tag: "Ignored", reason: `it is not valid JSON (${err instanceof Error ? err.message : String(err)})` };
+    data = JSON.parse(file.data.toString("utf8"));
+  } catch {
+    return { tag: "Ignored", reason: "it is not valid JSON" };
   }
   const parsed = AgentResultSchema.safeParse(data);
   if (!parsed.success) return { tag: "Ignored", reason: `it does not match the expected shape (${describeIssues(parsed.error)})` };

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { agentFailure, defectFailure } from "../engine/failure";
 import { boxPaths, makeBox, type AttemptBox } from "./agent-sandbox/box";
 import { SANDBOX_OBJECTS } from "./agent-sandbox/bwrap-args";
+import { mountBoxQuota, unmountBoxQuota } from "./agent-sandbox/box-quota";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { git } from "./git";
 import { fetchFailure, remoteGit } from "./git-failure";
@@ -36,6 +37,10 @@ export interface WorkspaceRequest {
   attemptId: string;
   /** Whether the agent runs sandboxed: its clone then names the cache's objects by their path inside. */
   sandboxed: boolean;
+  /** The box's disk quota in MiB (box-quota.ts); none when the agent runs unconfined. */
+  diskMb?: number;
+  /** Said when the box gets no disk quota on this host. */
+  onNote?: (text: string) => void;
   signal?: AbortSignal;
 }
 
@@ -217,18 +222,23 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
   };
   await mkdir(attemptsDir(req.root), { recursive: true, mode: 0o711 });
   // A directory of the same name can only be a leftover of this same Attempt: start clean.
-  await rm(dir, { recursive: true, force: true });
+  await removeWorkspace(ws);
   await mkdir(dir, { mode: 0o700 });
   await chmod(dir, 0o700);
   await writeFile(ws.metaFile, JSON.stringify(toMeta(ws), null, 2));
   try {
+    if (req.sandboxed && req.diskMb !== undefined) {
+      await mkdir(box.dir);
+      const none = await mountBoxQuota(box.dir, req.diskMb);
+      if (none) req.onNote?.(none);
+    }
     await makeBox(box);
     await initBorrowingRepo(box.worktree, cacheObjects(cache), false);
     await git(["checkout", "--quiet", "-B", req.branch, base.sha], { cwd: box.worktree, signal: req.signal });
     if (req.sandboxed) await pointAlternatesAt(box.worktree, SANDBOX_OBJECTS);
     await chownTree(box, box.worktree);
   } catch (err) {
-    await rm(dir, { recursive: true, force: true });
+    await removeWorkspace(ws);
     throw err;
   }
   return ws;
@@ -254,7 +264,8 @@ export async function readWorktreeMeta(file: string): Promise<WorktreeMeta | nul
   }
 }
 
-/** Removes the Attempt's directory: box, clone, result file, harvest repository and metadata. */
+/** Removes the Attempt's directory: box (its quota unmounted first), clone, result file, harvest repository and metadata. */
 export async function removeWorkspace(ws: Pick<Workspace, "dir">): Promise<void> {
+  await unmountBoxQuota(ws.dir);
   await rm(ws.dir, { recursive: true, force: true });
 }

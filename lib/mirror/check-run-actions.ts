@@ -2,7 +2,7 @@ import { AtelierError } from "../errors";
 import { claimCheckRunAction, releaseCheckRunAction } from "../store/github/acted-check-run-actions";
 import type { Db } from "../store/kernel/db";
 import { mirroredCheckRunId, runIdForCheckRun } from "../store/github/run-mirrors";
-import { checkRunView, isCheckActionId } from "./check-run-view";
+import { checkRunView, isCheckActionId, isPromptClipped } from "./check-run-view";
 import { callGitHub, repoParams, type GitHubClient } from "./github-client";
 import { canOperateRuns, collaboratorRole } from "./repo-permission";
 import { runPageUrl } from "./run-presentation";
@@ -140,6 +140,11 @@ export async function handleCheckRunEvent(
     const message = `${login} asked to ${asked} on an older check run of this Run; nothing was done: use the Run's current check run or ${runPageUrl(deps.publicUrl, run.id)}.`;
     await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
     return { tag: "Refused", runId: run.id, action, token: "check_run_not_current", message };
+  }
+  if (action === "approve" && isPromptClipped(run.prompt)) {
+    const message = `${login} asked to approve from GitHub, but the check run shows only part of this Run's prompt; nothing was done: read it whole and approve it on ${runPageUrl(deps.publicUrl, run.id)}.`;
+    await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
+    return { tag: "Refused", runId: run.id, action, token: "prompt_not_shown_whole", message };
   }
   const claim = await claimAction(deps.db, payload, run.id, deliveryId);
   if (!claim.fresh) return { tag: "Ignored", reason: "replayed" };

@@ -76,6 +76,18 @@ function face(s: RunSnapshot, runPage: string): Face {
       };
     }
     case "Waiting":
+      if (isAwaitingApproval(s) && isPromptClipped(s.prompt)) {
+        // Approve beside a part of the prompt would approve what the approver did not see
+        return {
+          status: "completed",
+          conclusion: "action_required",
+          output: {
+            title: "Waiting for approval on the Run page",
+            summary: `${approvalSentence(s.loop, s.approvalReason)} **The prompt is ${s.prompt.length.toLocaleString("en-US")} characters: more than this check run can show, so it cannot be approved here.** Read the whole prompt on ${page}, and approve it there.\n\n${promptBlock(s.prompt)}`,
+          },
+          actions: [CHECK_ACTIONS.cancel],
+        };
+      }
       return isAwaitingApproval(s)
         ? {
             status: "completed",
@@ -151,15 +163,20 @@ function face(s: RunSnapshot, runPage: string): Face {
   }
 }
 
-/** The exact prompt, as an approver must read it: in a fence no line of it can close. */
-export function promptBlock(prompt: string): string {
-  const longest = Math.max(2, ...[...prompt.matchAll(/`+/g)].map((m) => m[0].length));
-  const fence = "`".repeat(longest + 1);
-  return `The agent will get exactly this prompt:\n\n${fence}text\n${clip(prompt, PROMPT_MAX)}\n${fence}`;
-}
-
 /** How much of the prompt the summary quotes (GitHub's summary holds 65,535 characters). */
 const PROMPT_MAX = 60_000;
+
+/** Whether the check run can show only part of the prompt (and so offers no Approve for it). */
+export const isPromptClipped = (prompt: string): boolean => prompt.length > PROMPT_MAX;
+
+/** The exact prompt, as an approver must read it: in a fence no line of it can close; a clipped one says so. */
+export function promptBlock(prompt: string): string {
+  const shown = prompt.slice(0, PROMPT_MAX);
+  const longest = Math.max(2, ...[...shown.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = "`".repeat(longest + 1);
+  if (!isPromptClipped(prompt)) return `The agent will get exactly this prompt:\n\n${fence}text\n${prompt}\n${fence}`;
+  return `The first ${PROMPT_MAX.toLocaleString("en-US")} of its ${prompt.length.toLocaleString("en-US")} characters (the rest is only on the Run page):\n\n${fence}text\n${shown}\n${fence}`;
+}
 
 /** The check run body for a Run. */
 export function checkRunView(s: RunSnapshot, publicUrl: string): CheckRunView {

@@ -4,6 +4,7 @@ import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
+import { neutralizeAgentTextWithin } from "../github/agent-pr-text";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/runs/attempts";
 import type { Usage } from "../store/runs/attempts";
@@ -55,8 +56,9 @@ function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
   };
 }
 
-/** GitHub's limit on a pull request's body. */
+/** GitHub's limits on a pull request's body and title. */
 const PR_BODY_MAX = 65_536;
+const PR_TITLE_MAX = 256;
 
 /** An error's message, as kept on the Attempt: masked, with the git credential forms of the installation token when one was minted. */
 const message = (err: unknown, access?: RepositoryAccess | null) =>
@@ -165,10 +167,13 @@ async function publish(
   // a retry after a push whose pull request failed has nothing new to push, but a branch to propose
   const worthAsking = outcome.harvest.pushed || (attempt.number > 1 && run.pull_request_number === null);
   if (!worthAsking || !access || !base) return { pr: null };
-  const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
+  // the agent's words: no @-mention notifies anyone, no closing keyword closes another Item
+  const own = { repo: run.repo, number: run.number };
+  const agentTitle = outcome.pullRequest?.title;
+  const title = agentTitle !== undefined ? neutralizeAgentTextWithin(agentTitle, own, PR_TITLE_MAX) : `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
   const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
   // GitHub takes at most 65,536 characters, footer included
-  const body = `${(outcome.pullRequest?.body ?? outcome.summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
+  const body = `${neutralizeAgentTextWithin(outcome.pullRequest?.body ?? outcome.summary, own, PR_BODY_MAX - footer.length)}${footer}`;
   try {
     const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,

@@ -69,7 +69,7 @@ export async function engineBench(url: string): Promise<void> {
       summary: "nothing to do",
       pullRequest: null,
       usage,
-      harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null },
+      harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null, leftoversRefused: null },
     };
     return outcome;
   };

@@ -1,8 +1,9 @@
+import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { keepAgentSession, restoreAgentSession, SESSION_DIRS } from "../../lib/executor/agent-session";
+import { DEFAULT_SESSION_LIMITS, keepAgentSession, restoreAgentSession, SESSION_DIRS } from "../../lib/executor/agent-session";
 
 /** A session kept from one Attempt's home for the next one of the same Run, on real directories. */
 
@@ -61,5 +62,31 @@ describe("an agent's session between the Attempts of a Run", () => {
 
   it("a command agent keeps none", async () => {
     expect(await keepAgentSession(join(dir, "ws"), "run1", "command", home("a1"))).toBe("this kind of agent keeps no session");
+  });
+
+  it("stops at its file-count cap, without listing the rest of a huge directory, and keeps nothing", async () => {
+    // the cap is set low here to prove the mechanism; three million files stop at the same count,
+    // read one directory entry at a time
+    const root = join(dir, "ws");
+    const many = home("a1");
+    const sessions = join(many, ".codex/sessions/2026");
+    mkdirSync(sessions, { recursive: true });
+    execFileSync("sh", ["-c", 'i=0; while [ $i -lt 500 ]; do : > "r$i.jsonl"; i=$((i+1)); done'], { cwd: sessions });
+    const limits = { ...DEFAULT_SESSION_LIMITS, maxFiles: 100 };
+    expect(await keepAgentSession(root, "run1", "codex", many, limits)).toBe("its session holds more than 100 files");
+    expect(await restoreAgentSession(root, "run1", "codex", home("a2"), me)).toBe(false);
+  });
+
+  it("does not wait on a FIFO the agent left in its session, nor copy it", async () => {
+    const root = join(dir, "ws");
+    const h = home("a1");
+    const sessions = join(h, ".codex/sessions");
+    mkdirSync(sessions, { recursive: true });
+    writeFileSync(join(sessions, "rollout.jsonl"), "{}\n");
+    execFileSync("mkfifo", [join(sessions, "pipe.jsonl")]);
+    expect(await keepAgentSession(root, "run1", "codex", h)).toBeNull();
+    const next = home("a2");
+    expect(await restoreAgentSession(root, "run1", "codex", next, me)).toBe(true);
+    expect(existsSync(join(next, ".codex/sessions/pipe.jsonl"))).toBe(false);
   });
 });

@@ -94,6 +94,55 @@ describe("Redactor", () => {
     expect(r.redact(`{"log":"one\\n${TOKEN}"}`)).toBe(`{"log":"one\\n***"}`);
   });
 
+  it("masks a secret printed loosely: spaced out, JSON \\u-escaped, split by an ANSI escape or a zero-width character, even streamed", () => {
+    // played by the attacker: an agent that knows its output is redacted prints the secret so
+    // that no byte-for-byte match finds it
+    const SECRET = "roster-value-Zx81Qq0Lm3";
+    const r = new Redactor([SECRET]);
+    const u = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+    const forms = {
+      spaced: SECRET.split("").join(" "),
+      "double-spaced": SECRET.split("").join("  "),
+      "JSON \\u-escaped": SECRET.split("").map(u).join(""),
+      "half \\u-escaped": SECRET.split("").map((c, i) => (i % 2 ? u(c) : c)).join(""),
+      "split by an ANSI escape": `${SECRET.slice(0, 7)}\u001b[1;31m${SECRET.slice(7, 12)}\u001b[0m${SECRET.slice(12)}`,
+      "split by a written ANSI escape": `${SECRET.slice(0, 9)}\\u001b[32m${SECRET.slice(9)}`,
+      "split by zero-width characters": `${SECRET.slice(0, 3)}\u200b${SECRET.slice(3, 9)}\u200d${SECRET.slice(9, 15)}\ufeff${SECRET.slice(15)}`,
+    };
+    for (const [name, form] of Object.entries(forms)) {
+      const text = `{"log":"key ${form} end"}`;
+      expect(r.redact(text), name).toBe(`{"log":"key *** end"}`);
+      for (let i = 1; i < text.length; i++) expect(streamed(r, [text.slice(0, i), text.slice(i)]), `${name} split at ${i}`).toBe(r.redact(text));
+    }
+    // ordinary text with spaces, escapes and colours stays as it is
+    const plain = "r o s t e r - v a l u e and \\u0072 \u001b[31mred\u001b[0m";
+    expect(r.redact(plain)).toBe(plain);
+  });
+
+  it("masks common key shapes it was never told about: atl_, GitHub, Anthropic, OpenAI, AWS, Slack", () => {
+    const r = new Redactor([]);
+    const keys = [
+      `atl_0123456789ab_${"Zq3_-".repeat(8)}abc`,
+      `ghp_${"A1b2C3d4E5".repeat(4)}`,
+      `gho_${"A1b2C3d4E5".repeat(4)}`,
+      `ghs_${"A1b2C3d4E5".repeat(4)}`,
+      `github_pat_11ABCDEFG0${"a1B2c3D4e5".repeat(8)}`,
+      `sk-ant-api03-${"Ab3-d_F9".repeat(10)}`,
+      `sk-proj-${"Ab3dEf9Gh2".repeat(5)}`,
+      `sk-${"Ab3dEf9Gh2".repeat(5)}`,
+      "AKIAIOSFODNN7EXAMPLE",
+      "ASIAY34FZKBOKMUTVV7A",
+      "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+      "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef",
+    ];
+    for (const key of keys) {
+      expect(r.redact(`export KEY=${key}\n`), key).toBe("export KEY=***\n");
+      expect(streamed(r, [`"${key.slice(0, 5)}`, `${key.slice(5)}"`]), key).toBe('"***"');
+    }
+    // what only looks like one is left alone: kebab-case, a short sk-, an AKIA word
+    for (const text of ["task-management-system-for-the-whole-team", "sk-learn", "AKIA is a prefix", "xoxb-short"]) expect(r.redact(text)).toBe(text);
+  });
+
   it("masks every form of the git credential", () => {
     const r = new Redactor(gitCredentialForms("plain-installation-token"));
     const basic = Buffer.from("x-access-token:plain-installation-token").toString("base64");

@@ -207,7 +207,7 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
     ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, model_api, apis, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, price_per_million_cache_read_usd, price_per_million_cache_write_usd, egress, limits, read_only_paths, allow)"],
     ["agents:\n  claude:\n    command: [claude]\n    egress: ['https://api.anthropic.com/v1']\n", "agents.claude.egress.0 (line 4): an egress entry is a host, host:port or *.domain"],
-    ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus)"],
+    ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus, disk_mb)"],
     ["agents:\n  claude:\n    command: [claude]\n    read_only_paths: [opt/tools]\n", "agents.claude.read_only_paths.0 (line 4): a read-only path is an absolute path"],
     ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],

@@ -80,6 +80,16 @@ describe("checkRunView maps a Run to its check run", () => {
     expect(view.output.summary).toContain(`The agent will get exactly this prompt:\n\n\`\`\`\`text\n${prompt}\n\`\`\`\``);
   });
 
+  it("says a prompt is clipped, with its length, and offers no Approve beside a part of it", () => {
+    const prompt = `${"x".repeat(60_000)}hidden`;
+    const view = checkRunView(snap({ state: "Waiting", waitingReason: "approval", prompt }), URL_);
+    expect(view.actions.map((a) => a.identifier)).toEqual(["cancel"]);
+    expect(view.output.title).toBe("Waiting for approval on the Run page");
+    expect(view.output.summary).toContain("The first 60,000 of its 60,006 characters (the rest is only on the Run page)");
+    expect(view.output.summary).not.toContain("hidden");
+    expect(view.output.summary).not.toContain("exactly this prompt");
+  });
+
   it("says the attempt number while running, the next one once the last ended", () => {
     const open = snap({ state: "Running", latestAttempt: { number: 3, state: "Running", failure: null } });
     expect(checkRunView(open, URL_).output.title).toBe("Attempt 3");

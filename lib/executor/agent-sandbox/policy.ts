@@ -10,9 +10,11 @@ export interface SandboxLimits {
   pids: number;
   /** CPU time as a number of cores (fractions allowed). */
   cpus: number;
+  /** The box's disk quota, in MiB (box-quota.ts). */
+  diskMb: number;
 }
 
-export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({ memoryMb: 4096, pids: 1024, cpus: 2 });
+export const DEFAULT_SANDBOX_LIMITS: Readonly<SandboxLimits> = Object.freeze({ memoryMb: 4096, pids: 1024, cpus: 2, diskMb: 8192 });
 
 /** One `egress:` entry: a host name (or `*.domain`), with a port or HTTPS's. */
 export interface EgressRule {
