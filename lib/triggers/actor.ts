@@ -82,6 +82,14 @@ export async function resolveActor(
   const unexplained = !latest || updatedAt - Date.parse(latest.createdAt) > UNEXPLAINED_CHANGE_MS;
   if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
 
+  const weakest = await weakestCandidate(octokit, repo, candidates, lookup);
+  const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
+  const authorAssociation = typeof association === "string" ? association : null;
+  return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+}
+
+/** The weakest of the candidates by the role GitHub reports for each (asked once per person and cycle); null for none. */
+async function weakestCandidate(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, candidates: readonly { login: string; source: EventActor["source"] }[], lookup: ActorLookup): Promise<EventActor | null> {
   let weakest: EventActor | null = null;
   const roles = lookup.roles ?? new Map<string, Promise<RepoRole>>();
   for (const c of candidates) {
@@ -90,9 +98,26 @@ export async function resolveActor(
     const permission = await roles.get(key)!;
     if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
   }
-  const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
-  const authorAssociation = typeof association === "string" ? association : null;
-  return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+  return weakest;
+}
+
+/**
+ * The weaker of an Event's actor (its Item's, or a continuation's origin) and the people whose
+ * text is new since the Loop's last Event (authored-texts.ts): on a tie the actor stays. The
+ * App's bot is left out (its texts are a Run's, whose chain depth is counted), and so is a
+ * deleted author (null).
+ */
+export async function weakestWithAuthors(
+  octokit: Octokit,
+  repo: Pick<RegisteredRepository, "fullName">,
+  facts: ActorFacts,
+  authors: readonly (string | null)[],
+  lookup: ActorLookup,
+): Promise<ActorFacts> {
+  const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
+  const logins = [...new Set(authors.filter((a): a is string => !!a && !isBot(a) && a.toLowerCase() !== facts.actor.login.toLowerCase()))];
+  const weakest = await weakestCandidate(octokit, repo, logins.map((login) => ({ login, source: "text" as const })), lookup);
+  return weakest && roleRank(weakest.permission) < roleRank(facts.actor.permission) ? { ...facts, actor: weakest } : facts;
 }
 
 /** The role GitHub reports, by GraphQL when it can tell, else by REST. */

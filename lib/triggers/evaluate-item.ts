@@ -5,15 +5,16 @@ import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
 import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/kernel/db";
-import { recordedActors } from "../store/runs/event-actors";
+import { recordedActors, textsSeenByLoops } from "../store/runs/event-actors";
+import { authoredTexts, newTexts } from "../loops/authored-texts";
 import { newerReadStored } from "../store/items/stored-items";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
 import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
 import { latestEventFromGraphql } from "../loops/timeline-events";
-import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
+import { approvalFor, resolveActor, weakestWithAuthors, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
-import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
+import { appBotLogin, chainDepth, continuationsOf, type PullRequestOrigin } from "./own-items";
 import type { Observation } from "./observe-item";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
@@ -92,19 +93,31 @@ export async function evaluateItem(
     botLogin,
     ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
   };
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
+  const octokit = deps.github.installationOctokit(repo.installationId);
+  const actorNow = () => (resolved ??= resolveActor(octokit, repo, item, sender, lookup));
+  let seen: Promise<Map<string, Set<string>>> | null = null;
+  const texts = authoredTexts(item.projection).map((t) => t.fingerprint);
+  // who caused a Loop's new Event: the Item's actor — or, for a continuation, whoever started the
+  // Run that opened the pull request — or someone weaker whose text is new since the Loop's last Event
+  const causeOf = async (loop: LoopDefinition, origin: PullRequestOrigin | undefined): Promise<ActorFacts> => {
+    const base = origin?.facts ?? (await actorNow());
+    const saw = (await (seen ??= textsSeenByLoops(deps.db, item.key, watching.map((l) => l.name)))).get(loop.name) ?? null;
+    return weakestWithAuthors(octokit, repo, base, newTexts(item.projection, saw).map((t) => t.author), lookup);
+  };
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
-  // a continuation's actor is its origin's (read once, whichever same-branch Loop asks)
+  // a continuation's origin is read once, whichever same-branch Loop asks
   const continuing = readers.find(continuesSameBranch);
   const origin = continuing ? await continuation(continuing) : undefined;
-  const facts = readers.some((l) => !continuesSameBranch(l) && !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  const readerFacts = new Map<string, ActorFacts>();
+  for (const loop of readers) {
+    if (recorded!.has(keyOf(loop)) || (continuesSameBranch(loop) && !origin)) continue;
+    readerFacts.set(loop.name, await causeOf(loop, continuesSameBranch(loop) ? origin! : undefined));
+  }
   const actorOf = (loop: LoopDefinition): ActorContext | null => {
-    const known = recorded?.get(keyOf(loop));
-    if (known) return actorContext(known);
-    if (continuesSameBranch(loop)) return origin ? actorContext(origin.facts) : null;
-    return facts ? actorContext(facts) : null;
+    const known = recorded?.get(keyOf(loop)) ?? readerFacts.get(loop.name);
+    return known ? actorContext(known) : null;
   };
 
   const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
@@ -133,7 +146,7 @@ export async function evaluateItem(
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
-    let who: { facts: ActorFacts | null; depth: number } = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    let who: EventCause = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
     if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
@@ -145,8 +158,9 @@ export async function evaluateItem(
         );
         continue;
       }
-      // a continuation carries on the work of whoever started the Run that opened the pull request
-      who = { facts: origin?.facts ?? (await actorNow()), depth };
+      // a continuation carries on the work of whoever started the Run that opened the pull request,
+      // unless someone weaker wrote since; CI's checks are no one's text
+      who = { facts: readerFacts.get(decision.loop.name) ?? (await causeOf(decision.loop, origin)), depth, texts };
     }
     await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }
@@ -174,7 +188,7 @@ export function itemEvent(
   item: Observation,
   generation: number,
   prompt: string,
-  who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+  who: EventCause = { facts: null, depth: 0 },
   comment: (CommentFacts & { hash: string }) | null = null,
   branch: string | null = null,
 ): EventInput {
@@ -203,8 +217,16 @@ export function itemEvent(
       chainDepth: who.depth,
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
+      ...(who.texts ? { texts: who.texts } : {}),
     },
   };
+}
+
+/** Who caused an Event, its chain depth, and the fingerprints of the Item's authored texts it saw (an Item Loop's). */
+export interface EventCause {
+  facts: ActorFacts | null;
+  depth: number;
+  texts?: string[];
 }
 
 /** The `item` context of who caused the match. */
