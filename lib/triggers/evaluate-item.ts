@@ -11,11 +11,11 @@ import { newerReadStored } from "../store/items/stored-items";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
 import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
-import { latestEventFromGraphql } from "../loops/timeline-events";
-import { approvalFor, resolveActor, weakestWithAuthors, type ActorFacts, type ActorLookup } from "./actor";
+import { changesFromGraphql } from "../loops/timeline-events";
+import { approvalFor, bodyEditOf, resolveActor, weakestWithAuthors, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf, type PullRequestOrigin } from "./own-items";
-import type { Observation } from "./observe-item";
+import type { ItemChanges, Observation } from "./observe-item";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /** What judging one Item did. */
@@ -32,12 +32,16 @@ export interface ItemOutcome {
   stale: boolean;
 }
 
-/** The Item's timeline from a GraphQL read of the Item (deps.slices), waiting as long as a role read for company. */
-function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository): NonNullable<ActorLookup["latestEvent"]> {
-  return async (item) => {
-    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], ACTOR_LOOKUP_WAIT_MS);
-    return node ? latestEventFromGraphql(node) : undefined;
-  };
+/**
+ * Who changed the Item, from one GraphQL read of it (deps.slices), read once: in a poll cycle it
+ * waits as long as a role read for company; a Hint's, alone anyway, asks at once.
+ */
+function changesByGraphql(deps: TriggerDeps, repo: RegisteredRepository, waitMs: number): NonNullable<ActorLookup["changes"]> {
+  let read: Promise<ItemChanges | undefined> | null = null;
+  return (item) =>
+    (read ??= deps.slices
+      .read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], waitMs)
+      .then(([node]) => (node ? changesFromGraphql(node) : undefined)));
 }
 
 /** The `repository` an expression sees. */
@@ -71,8 +75,8 @@ export async function evaluateItem(
   judging: ItemJudging,
   /** false when the Loop surely has no open Run on the Item (a revoke would change nothing) */
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
-  /** the login of the webhook's sender, when a Hint brought the Item */
-  sender: string | null = null,
+  /** the logins of the webhooks' senders, when a Hint brought the Item (every Hint it absorbed) */
+  senders: readonly string[] = [],
   /** the roles a poll cycle already asked GitHub for (ActorLookup.roles) */
   roles?: ActorLookup["roles"],
 ): Promise<ItemOutcome> {
@@ -87,14 +91,15 @@ export async function evaluateItem(
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
   // a poll cycle's lookups by GraphQL wait for company (one query for the repositories polled
-  // together); a Hint's, alone anyway, ask REST as before
+  // together); a Hint's roles, alone anyway, ask REST as before
   const lookup: ActorLookup = {
     db: deps.db,
     botLogin,
-    ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
+    changes: changesByGraphql(deps, repo, roles ? ACTOR_LOOKUP_WAIT_MS : 1),
+    ...(roles ? { roles, roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
   };
   const octokit = deps.github.installationOctokit(repo.installationId);
-  const actorNow = () => (resolved ??= resolveActor(octokit, repo, item, sender, lookup));
+  const actorNow = () => (resolved ??= resolveActor(octokit, repo, item, senders, lookup));
   let seen: Promise<Map<string, Set<string>>> | null = null;
   const texts = authoredTexts(item.projection).map((t) => t.fingerprint);
   // who caused a Loop's new Event: the Item's actor — or, for a continuation, whoever started the
@@ -102,7 +107,10 @@ export async function evaluateItem(
   const causeOf = async (loop: LoopDefinition, origin: PullRequestOrigin | undefined): Promise<ActorFacts> => {
     const base = origin?.facts ?? (await actorNow());
     const saw = (await (seen ??= textsSeenByLoops(deps.db, item.key, watching.map((l) => l.name)))).get(loop.name) ?? null;
-    return weakestWithAuthors(octokit, repo, base, newTexts(item.projection, saw).map((t) => t.author), lookup);
+    const fresh = newTexts(item.projection, saw);
+    // a changed body is its author's text, or its last editor's
+    const editor = fresh.some((t) => t.part === "body") ? (await bodyEditOf(item, lookup))?.login : undefined;
+    return weakestWithAuthors(octokit, repo, base, [...fresh.map((t) => t.author), ...(editor ? [editor] : [])], lookup);
   };
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
