@@ -64,8 +64,8 @@ function detailsCuts(parent: Parent, cuts: Cut[]): void {
   }
 }
 
-/** What GitHub hides in the Markdown, as cuts of the source and the hidden text of each. */
-function hiddenParts(text: string): { cuts: Cut[]; hidden: string[] } {
+/** What GitHub hides in the Markdown, as cuts of the source, in order and not overlapping. */
+function hiddenParts(text: string): Cut[] {
   const tree = parse(text);
   const cuts: Cut[] = [];
   visit(tree, (node) => {
@@ -98,13 +98,13 @@ function hiddenParts(text: string): { cuts: Cut[]; hidden: string[] } {
   cuts.sort((a, b) => a.from - b.from || b.to - a.to);
   const kept: Cut[] = [];
   for (const cut of cuts) if (!kept.length || cut.from >= kept.at(-1)!.to) kept.push(cut);
-  return { cuts: kept, hidden: kept.map((c) => text.slice(c.from, c.to)) };
+  return kept;
 }
 
 /** The Markdown without what GitHub does not show (the text unchanged when nothing is hidden). */
 export function visibleMarkdown(text: string): string {
   if (!text) return text;
-  const { cuts } = hiddenParts(text);
+  const cuts = hiddenParts(text);
   let out = "";
   let at = 0;
   for (const cut of cuts) {
@@ -112,11 +112,6 @@ export function visibleMarkdown(text: string): string {
     at = cut.to;
   }
   return out + text.slice(at);
-}
-
-/** The parts of the Markdown GitHub does not show, as written (empty when none). */
-export function hiddenMarkdown(text: string): string[] {
-  return text ? hiddenParts(text).hidden : [];
 }
 
 /** The prose of the Markdown: its text outside code spans, code blocks, quotes, HTML and math. */
@@ -128,4 +123,18 @@ export function proseOf(text: string): string[] {
     return undefined;
   });
   return prose;
+}
+
+/** The fields GitHub renders as Markdown: a body (an Item's, a review's, a comment's) and a check's summary. */
+const MARKDOWN_FIELDS: ReadonlySet<string> = new Set(["body", "summary"]);
+
+/** A JSON-like value (the `item` or `comment` a prompt quotes) with each Markdown field made `visibleMarkdown`. */
+export function visibleMarkdownDeep<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => visibleMarkdownDeep(v)) as T;
+  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = typeof v === "string" && MARKDOWN_FIELDS.has(k) ? visibleMarkdown(v) : visibleMarkdownDeep(v);
+    return out as T;
+  }
+  return value;
 }
