@@ -1,7 +1,7 @@
 // The BullMQ side of lib/work/work-queue.ts: queue names, job ids and the WorkQueue the
 // product uses. Every job here can be rebuilt from Postgres (syncSchedulers, reconcile), so
 // Redis only holds what can be lost.
-import { Queue, type ConnectionOptions, type JobsOptions } from "bullmq";
+import { Queue, type ConnectionOptions, type IRedisClient, type JobsOptions } from "bullmq";
 import { instanceRedisPrefix, reconnectDelayMs, redisOptions } from "../lib/config/redis";
 import type { Db } from "../lib/store/kernel/db";
 import { scheduleLoops } from "../lib/triggers/fire-schedule";
@@ -61,6 +61,10 @@ export type InstallationJob = { kind: "reconcile" };
 export const hintJobId = (hint: Pick<Hint, "repo" | "number" | "comment">): string =>
   `hint-${hint.repo.toLowerCase()}#${hint.number}${hint.comment ? `-${hint.comment.kind}-${hint.comment.id}` : ""}`;
 export const runJobId = (runId: string): string => `run-${runId}`;
+/** The Redis set of the senders of the Hints a pending Hint job absorbed (its job-id dedup keeps one job's data). */
+export const hintSendersKey = (prefix: string | undefined, jobId: string): string => `${bullPrefix(prefix).prefix}:hint-senders:${jobId}`;
+/** How long a sender waits in that set for its Hint's job (a day: the job runs in seconds). */
+const HINT_SENDERS_TTL_S = 86_400;
 export const pollNowJobId = (repo: string): string => `poll-now-${repo.toLowerCase()}`;
 /** The one poll scheduler: it ticks, and the repositories due in Postgres are probed (ADR 0020). */
 export const POLL_TICK_SCHEDULER_ID = "poll-tick";
@@ -98,8 +102,18 @@ export class BullWorkQueue implements WorkQueue {
     return queue;
   }
 
+  /**
+   * Adds a Hint; one already pending for the Item absorbs it. Its sender is kept first in a set
+   * the job reads when it runs (takeHintSenders): every sender of a merged Hint counts.
+   */
   async hint(hint: Hint): Promise<void> {
-    await this.queue(QUEUE_NAMES.hints).add("hint", hint, { ...TRANSIENT, jobId: hintJobId(hint) });
+    const queue = this.queue(QUEUE_NAMES.hints);
+    const jobId = hintJobId(hint);
+    if (hint.sender) {
+      const key = hintSendersKey(this.options.prefix, jobId);
+      await (await queue.getBackend().client).multi().runCommand("sadd", [key, hint.sender]).runCommand("expire", [key, HINT_SENDERS_TTL_S]).exec();
+    }
+    await queue.add("hint", hint, { ...TRANSIENT, jobId });
   }
 
   async moveRun(runId: string, opts: Parameters<WorkQueue["moveRun"]>[1] = {}): Promise<void> {
@@ -171,4 +185,12 @@ async function removeStale(queue: Queue, keep: ReadonlySet<string>): Promise<voi
     const id = scheduler.id ?? scheduler.key;
     if (!keep.has(id)) await queue.removeJobScheduler(id);
   }
+}
+
+/** The senders of the Hints a Hint job absorbed, taken (read and removed) when the job runs. */
+export async function takeHintSenders(client: Pick<IRedisClient, "multi">, prefix: string | undefined, jobId: string): Promise<string[]> {
+  const key = hintSendersKey(prefix, jobId);
+  const result = await client.multi().smembers(key).del(key).exec();
+  const members = result?.[0]?.[1];
+  return Array.isArray(members) ? members.filter((m): m is string => typeof m === "string") : [];
 }

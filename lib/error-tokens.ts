@@ -118,6 +118,7 @@ export const ERROR_STATUS = {
   concurrency_cap_exceeded: 429,
   github_rate_limited: 429,
   rate_limited: 429,
+  too_many_streams: 429,
   // 500: Atelier itself
   internal: 500,
   secret_key_mismatch: 500,

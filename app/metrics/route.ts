@@ -1,4 +1,4 @@
-// GET /metrics — the web process's Prometheus metrics (Bearer ATELIER_METRICS_TOKEN when set).
+// GET /metrics — the web process's Prometheus metrics (Bearer ATELIER_METRICS_TOKEN; refused without it unless ATELIER_METRICS_OPEN=true).
 import { scrapeMetrics } from "../../lib/health/scrape";
 import { errorResponse } from "../_server/api";
 import { watchGauges } from "../_server/health";

@@ -1,7 +1,8 @@
 import { repoRole, requireRepoPermission, requireViewer, seesRepository } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
-import { NotFoundError } from "../errors";
+import { ForbiddenError, NotFoundError } from "../errors";
+import { approverNeeds, reachesApproval } from "../triggers/approver-role";
 import { itemLaneFacts } from "../store/reads/board-lanes";
 import { repoOfCycleBudget } from "../store/metering/budget-holds";
 import { planMove } from "./lanes";
@@ -21,8 +22,16 @@ async function onRun<T>(ctx: DashboardContext, viewer: Viewer | null, runId: str
   return { ok: true as const, run: await runSummary(ctx.db, runId) };
 }
 
-export const approveRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
-  onRun(ctx, viewer, runId, (actor) => ctx.services.approveRun(runId, actor));
+/** Approving takes the Run's Loop's `trigger_permission`, not only write (approver-role.ts). */
+export async function approveRun(ctx: DashboardContext, viewer: Viewer | null, runId: string) {
+  const { who, repo } = await authorizeRun(ctx.db, viewer, runId, "write");
+  const [role, needs] = await Promise.all([repoRole(who, repo), approverNeeds(ctx.db, runId)]);
+  if (!reachesApproval(role, needs)) {
+    throw new ForbiddenError("permission_denied", `Approving this Run takes ${needs} access to ${repo} on GitHub, its Loop's trigger_permission (you have ${role} access).`, { repo, need: needs, role });
+  }
+  await ctx.services.approveRun(runId, who.login);
+  return { ok: true as const, run: await runSummary(ctx.db, runId) };
+}
 
 export const retryRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
   onRun(ctx, viewer, runId, (actor) => ctx.services.retryRun(runId, actor));

@@ -1,3 +1,4 @@
+import { RateLimitError } from "../errors";
 import type { Db } from "../store/kernel/db";
 import { ITEM_CHANGED_CHANNEL } from "../store/items/item-changed";
 import { notificationsOf } from "../store/kernel/notifications";
@@ -16,10 +17,42 @@ import { RUN_CHANGED_CHANNEL } from "../store/runs/run-changed";
 const COALESCE_MS = 150;
 const HEARTBEAT_MS = 15_000;
 const UNLISTENED_POLL_MS = 5_000;
+/** How often a stream asks again whether its person may still hear it (a session ended, a token revoked, allowed_orgs). */
+export const REAUTHORIZE_MS = 60_000;
+/** Open streams one person may hold on one web process (a tab holds one). */
+export const MAX_STREAMS_PER_PERSON = 8;
 
 const encoder = new TextEncoder();
+const openStreams = new Map<string, number>();
 
-export function streamChanges(db: Db, opts: { signal?: AbortSignal } = {}): ReadableStream<Uint8Array> {
+/** Takes one of the person's stream slots, or throws 429 `too_many_streams`; the returned function gives it back (once). */
+function takeStreamSlot(person: string): () => void {
+  const held = openStreams.get(person) ?? 0;
+  if (held >= MAX_STREAMS_PER_PERSON) {
+    throw new RateLimitError("too_many_streams", `You have ${held} live views open on this server, the most one person may: close one (a tab) and try again.`, 5);
+  }
+  openStreams.set(person, held + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const left = (openStreams.get(person) ?? 1) - 1;
+    if (left > 0) openStreams.set(person, left);
+    else openStreams.delete(person);
+  };
+}
+
+export interface StreamOptions {
+  signal?: AbortSignal;
+  /** the person the stream is for: at most MAX_STREAMS_PER_PERSON open at once */
+  person?: string;
+  /** asked every `reauthorizeMs`: false (or a throw) ends the stream with a `signed_out` event */
+  stillAllowed?: () => Promise<boolean>;
+  reauthorizeMs?: number;
+}
+
+export function streamChanges(db: Db, opts: StreamOptions = {}): ReadableStream<Uint8Array> {
+  const release = opts.person === undefined ? () => undefined : takeStreamSlot(opts.person);
   const notifications = notificationsOf(db);
   let unsubscribe: (() => void) | null = null;
   const timers = new Set<NodeJS.Timeout>();
@@ -30,6 +63,7 @@ export function streamChanges(db: Db, opts: { signal?: AbortSignal } = {}): Read
     unsubscribe = null;
     for (const t of timers) clearInterval(t);
     timers.clear();
+    release();
   };
 
   return new ReadableStream<Uint8Array>({
@@ -63,6 +97,23 @@ export function streamChanges(db: Db, opts: { signal?: AbortSignal } = {}): Read
       unsubscribe = () => {
         for (const s of subscriptions) s.close();
       };
+      const { stillAllowed } = opts;
+      if (stillAllowed) {
+        timers.add(setInterval(() => {
+          void stillAllowed()
+            .catch(() => false)
+            .then((allowed) => {
+              if (allowed || unsubscribe === null) return;
+              send(`event: signed_out\ndata: {}\n\n`);
+              stop();
+              try {
+                controller.close();
+              } catch {
+                /* already closed */
+              }
+            });
+        }, opts.reauthorizeMs ?? REAUTHORIZE_MS));
+      }
       send(`retry: 2000\n\n`);
       timers.add(setInterval(() => send(`: keep-alive\n\n`), HEARTBEAT_MS));
       timers.add(setInterval(() => {

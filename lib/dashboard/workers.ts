@@ -1,4 +1,5 @@
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
+import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/kernel/db";
 import { isWorkerAlive, listWorkers, liveWorkers, type WorkerRow } from "../store/runs/worker-registry";
 
@@ -8,8 +9,15 @@ import { isWorkerAlive, listWorkers, liveWorkers, type WorkerRow } from "../stor
  * shows when none is alive.
  */
 
-/** A worker's row as the page shows it: times as ISO strings, and whether it is alive. */
-export interface WorkerView extends Omit<WorkerRow, "startedAt" | "heartbeatAt" | "stoppedAt"> {
+/**
+ * A worker's row as the page shows it: times as ISO strings, and whether it is alive. Where it
+ * runs (its id names its host and pid), its pid and its version are shown to instance admins
+ * only: to anyone else a worker is a number, its state and its load.
+ */
+export interface WorkerView extends Omit<WorkerRow, "startedAt" | "heartbeatAt" | "stoppedAt" | "host" | "pid" | "version"> {
+  host: string | null;
+  pid: number | null;
+  version: string | null;
   startedAt: string;
   heartbeatAt: string;
   stoppedAt: string | null;
@@ -19,7 +27,7 @@ export interface WorkerView extends Omit<WorkerRow, "startedAt" | "heartbeatAt" 
 /** How many stopped or dead workers the page keeps showing after the live ones. */
 const GONE_SHOWN = 50;
 
-export async function getWorkers(db: Db, now = new Date()): Promise<{ workers: WorkerView[]; live: number }> {
+export async function getWorkers(db: Db, viewer: Pick<Viewer, "admin">, now = new Date()): Promise<{ workers: WorkerView[]; live: number }> {
   const rows = await listWorkers(db);
   const workers = rows.map((w) => ({
     id: w.id,
@@ -34,7 +42,8 @@ export async function getWorkers(db: Db, now = new Date()): Promise<{ workers: W
     alive: isWorkerAlive(w, WORKER_STALE_AFTER_MS, now),
   }));
   const alive = workers.filter((w) => w.alive);
-  return { workers: [...alive, ...workers.filter((w) => !w.alive).slice(0, GONE_SHOWN)], live: alive.length };
+  const shown = [...alive, ...workers.filter((w) => !w.alive).slice(0, GONE_SHOWN)];
+  return { workers: viewer.admin ? shown : shown.map((w, i) => ({ ...w, id: `worker ${i + 1}`, host: null, pid: null, version: null })), live: alive.length };
 }
 
 export const NO_WORKER_WARNING =

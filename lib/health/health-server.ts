@@ -11,6 +11,8 @@ import { liveness, readiness, readinessStatus, type ReadinessDeps } from "./read
 
 export interface HealthServer {
   port: number;
+  /** the address it listens on */
+  host: string;
   close(): Promise<void>;
 }
 
@@ -19,6 +21,14 @@ export interface HealthServerOptions {
   host?: string;
   version: string;
   readiness: Omit<ReadinessDeps, "requireWorker">;
+}
+
+/**
+ * The address the port binds (ATELIER_WORKER_HEALTH_HOST): loopback unless the operator opens it
+ * (`0.0.0.0` for a kubelet's probes or a scraper on another host).
+ */
+export function healthHostFrom(env: NodeJS.ProcessEnv = process.env): string {
+  return env.ATELIER_WORKER_HEALTH_HOST?.trim() || "127.0.0.1";
 }
 
 /** The port from the environment: null (off) when unset or empty. */
@@ -60,11 +70,12 @@ export async function startHealthServer(options: HealthServerOptions): Promise<H
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(options.port, options.host ?? "0.0.0.0", () => resolve());
+    server.listen(options.port, options.host ?? healthHostFrom(), () => resolve());
   });
   server.unref();
   return {
     port: (server.address() as AddressInfo).port,
+    host: (server.address() as AddressInfo).address,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }

@@ -5,22 +5,31 @@ import { METRICS_CONTENT_TYPE, metricsText } from "../metrics/metrics";
 
 /**
  * GET /metrics, on the web process and on the worker's health port: the registry's text, behind
- * a bearer token when ATELIER_METRICS_TOKEN is set (compared in constant time).
+ * the bearer token ATELIER_METRICS_TOKEN (compared in constant time). Without a token it is
+ * refused, unless the operator says ATELIER_METRICS_OPEN=true (a private network, a sidecar):
+ * the dashboard's port is public, and the metrics name repositories, Loops and volumes.
  */
 
-/** The configured token, or null when /metrics is open (a private network, a sidecar). */
-export function metricsToken(env: NodeJS.ProcessEnv = process.env): string | null {
+/** What /metrics asks for: the token, or nothing (`open`: the operator opened it). */
+export type MetricsAccess = { token: string } | "open";
+
+/** The configured access: the token when set, `open` when ATELIER_METRICS_OPEN=true, else a token no header can match. */
+export function metricsToken(env: NodeJS.ProcessEnv = process.env): MetricsAccess | null {
   const token = env.ATELIER_METRICS_TOKEN?.trim();
-  return token ? token : null;
+  if (token) return { token };
+  return env.ATELIER_METRICS_OPEN?.trim().toLowerCase() === "true" ? "open" : null;
 }
 
 const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
 
-/** Throws 401 `metrics_unauthorized` unless the Authorization header carries the token. */
-export function assertMetricsAuthorized(authorization: string | null | undefined, token: string | null): void {
-  if (token === null) return;
+/** Throws 401 `metrics_unauthorized` unless /metrics is open or the Authorization header carries the token. */
+export function assertMetricsAuthorized(authorization: string | null | undefined, access: MetricsAccess | null): void {
+  if (access === "open") return;
+  if (access === null) {
+    throw new UnauthorizedError("metrics_unauthorized", "GET /metrics is closed: set ATELIER_METRICS_TOKEN and send `Authorization: Bearer <token>` (or ATELIER_METRICS_OPEN=true on a private network).");
+  }
   const given = /^Bearer\s+(\S+)$/i.exec(authorization ?? "")?.[1] ?? "";
-  if (!timingSafeEqual(digest(given), digest(token))) {
+  if (!timingSafeEqual(digest(given), digest(access.token))) {
     throw new UnauthorizedError("metrics_unauthorized", "GET /metrics needs `Authorization: Bearer <ATELIER_METRICS_TOKEN>`.");
   }
 }
@@ -30,7 +39,7 @@ export interface MetricsAnswer {
   body: string;
 }
 
-export async function scrapeMetrics(authorization: string | null | undefined, token: string | null = metricsToken()): Promise<MetricsAnswer> {
-  assertMetricsAuthorized(authorization, token);
+export async function scrapeMetrics(authorization: string | null | undefined, access: MetricsAccess | null = metricsToken()): Promise<MetricsAnswer> {
+  assertMetricsAuthorized(authorization, access);
   return { contentType: METRICS_CONTENT_TYPE, body: await metricsText() };
 }

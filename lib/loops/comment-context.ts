@@ -1,3 +1,4 @@
+import { proseOf } from "./markdown-visibility";
 import { contentHash } from "../engine/content-hash";
 
 /**
@@ -66,9 +67,12 @@ export function commentHash(c: CommentFacts): string {
 
 /**
  * Whether the text mentions `@<slug>` as GitHub links it: the slug whole (not a prefix of a
- * longer login), case-insensitive, not inside an e-mail address or a longer word.
+ * longer login), case-insensitive, not inside an e-mail address or a longer word — and in the
+ * comment's own prose: a mention in a code span, a code block or a quote (`@atelier` quoted in
+ * a reply) starts nothing.
  */
 export function mentionsApp(body: string, slug: string): boolean {
   const escaped = slug.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-  return new RegExp(`(?<![\\w@/.-])@${escaped}(?![\\w-])`, "i").test(body);
+  const mention = new RegExp(`(?<![\\w@/.-])@${escaped}(?![\\w-])`, "i");
+  return mention.test(body) && proseOf(body).some((text) => mention.test(text));
 }

@@ -13,6 +13,7 @@ import {
 import { buildCommentContext, mentionsApp, type CommentFacts } from "./comment-context";
 import { buildItemContext, buildTickContext, type ActorContext, type TickContext } from "./item-context";
 import { plainTextDeep } from "./plain-text";
+import { visibleMarkdownDeep } from "./markdown-visibility";
 import type { ItemProjection } from "./projection";
 
 /**
@@ -226,14 +227,16 @@ function decide(loop: LoopDefinition, context: ExpressionContext): boolean | Loo
 
 /**
  * The prompt, its interpolated GitHub text as a person reads it on GitHub (plainText: no HTML
- * comments, no invisible characters). The template is the repository's config, kept as written.
+ * comments, no invisible characters; visibleMarkdown: no Markdown GitHub does not show — link
+ * reference definitions, alt text and titles, hiding math, collapsed details). The template is
+ * the repository's config, kept as written.
  */
 function render(loop: LoopDefinition, context: ExpressionContext): string | LoopFailure {
   const quoted: ExpressionContext = {
     ...context,
-    item: plainTextDeep(context.item),
+    item: visibleMarkdownDeep(plainTextDeep(context.item)),
     repository: plainTextDeep(context.repository),
-    comment: plainTextDeep(context.comment ?? null),
+    comment: visibleMarkdownDeep(plainTextDeep(context.comment ?? null)),
   };
   try {
     return renderCompiledTemplate(cached(templates, loop.prompt, compileTemplate), quoted);

@@ -27,10 +27,11 @@ export const TIMELINE_WINDOW = 10;
 function timelineFields(pull: boolean): string {
   const kinds = EVENT_KINDS.filter((k) => pull || !k.pullOnly);
   const fragments = kinds.map((k) => `... on ${k.typename} { createdAt actor { __typename login } }`).join(" ");
-  return `timelineItems(last: ${TIMELINE_WINDOW}, itemTypes: [${kinds.map((k) => k.itemType).join(", ")}]) { nodes { __typename ${fragments} } }`;
+  return `lastEditedAt editor { __typename login }
+  timelineItems(last: ${TIMELINE_WINDOW}, itemTypes: [${kinds.map((k) => k.itemType).join(", ")}]) { nodes { __typename ${fragments} } }`;
 }
 
-/** The timeline selections of an Issue and of a PullRequest (their item-type enums differ). */
+/** The timeline selections of an Issue and of a PullRequest (their item-type enums differ), with who last edited the body. */
 export const ISSUE_TIMELINE_FIELDS = timelineFields(false);
 export const PULL_REQUEST_TIMELINE_FIELDS = timelineFields(true);
 
@@ -40,8 +41,16 @@ export interface TimelineEvent {
   createdAt: string;
 }
 
+/** Who last edited an Item's body, and when (GraphQL `editor`, `lastEditedAt`): a body edit has no timeline event. */
+export interface BodyEdit {
+  login: string;
+  editedAt: string;
+}
+
 /** What GraphQL answered of the selection above. */
 export interface GraphqlTimeline {
+  lastEditedAt?: string | null;
+  editor?: GraphqlActor | null;
   timelineItems?: { nodes?: ({ createdAt?: string; actor?: GraphqlActor | null } | null)[] | null } | null;
 }
 
@@ -59,4 +68,16 @@ export function latestEventFromGraphql(node: GraphqlTimeline): TimelineEvent | n
     if (login && event?.createdAt && (!latest || Date.parse(event.createdAt) >= Date.parse(latest.createdAt))) latest = { login, createdAt: event.createdAt };
   }
   return latest === null && nodes.length >= TIMELINE_WINDOW ? undefined : latest;
+}
+
+/** Who last edited the body, or null when no one did (or the editor is a deleted user); undefined when the selection is missing. */
+export function bodyEditFromGraphql(node: GraphqlTimeline): BodyEdit | null | undefined {
+  if (node.lastEditedAt === undefined) return undefined;
+  const login = graphqlLogin(node.editor);
+  return login && node.lastEditedAt ? { login, editedAt: node.lastEditedAt } : null;
+}
+
+/** What an Item's GraphQL read tells of who changed it: its latest timeline event and its body's last edit. */
+export function changesFromGraphql(node: GraphqlTimeline): { latestEvent: TimelineEvent | null | undefined; bodyEdit: BodyEdit | null | undefined } {
+  return { latestEvent: latestEventFromGraphql(node), bodyEdit: bodyEditFromGraphql(node) };
 }

@@ -3,6 +3,7 @@ import { requireViewer } from "../auth/authorize";
 import type { Viewer } from "../auth/viewer";
 import type { Db } from "../store/kernel/db";
 import { installationsOfRepositories } from "../store/github/registrations";
+import { installationRepositories } from "../store/github/repository-rows";
 import { usageReport, type UsageReport } from "./usage-report";
 
 /** The repositories a viewer sees, and one of them when asked (lib/auth/viewer-scope.ts, passed in: metering sits below the dashboard). */
@@ -19,7 +20,8 @@ export const usageQuery = z.strictObject({
 
 /**
  * The Usage page's and GET /api/v1/usage's read: the report over the repositories the viewer
- * can see (all of them for an admin), with the limits of their installations; only an admin
+ * can see (all of them for an admin), with the limits of their installations — an installation's
+ * (and its installation-wide spend) only to those who see every repository of it; only an admin
  * may change a limit.
  */
 export async function usageForViewer(
@@ -34,7 +36,11 @@ export async function usageForViewer(
   const everything = who.admin && !q.repo;
   let installationIds: number[] | null = null;
   if (!everything) {
-    installationIds = [...new Set((await installationsOfRepositories(db, repos)).map((r) => r.installation_id))];
+    // an installation's limits carry its whole spend: shown to those who see every repository of it
+    const seen = new Set(visible);
+    const ids = [...new Set((await installationsOfRepositories(db, repos)).map((r) => r.installation_id))];
+    const whole = await Promise.all(ids.map(async (id) => (await installationRepositories(db, id)).every((r) => seen.has(r))));
+    installationIds = ids.filter((_, i) => whole[i]);
   }
   const report = await usageReport(db, { month: q.month, repos: everything ? null : repos, installationIds });
   return { ...report, canEditQuotas: who.admin, repos: visible };

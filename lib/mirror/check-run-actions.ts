@@ -8,6 +8,7 @@ import { canOperateRuns, collaboratorRole } from "./repo-permission";
 import { runPageUrl } from "./run-presentation";
 import { readRunSnapshot, type RunSnapshot } from "./run-snapshot";
 import type { MirrorDeps } from "./sync-run";
+import { approverNeeds, reachesApproval } from "../triggers/approver-role";
 
 /**
  * A person acts on a Run from its check run: a button (`requested_action` approve, retry,
@@ -135,6 +136,13 @@ export async function handleCheckRunEvent(
     const message = `${login} asked to ${asked} but needs write permission on ${run.repo}.`;
     await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
     return { tag: "Refused", runId: run.id, action, token: "needs_write_permission", message };
+  }
+  // approving takes the Loop's trigger_permission, not only write
+  const needs = action === "approve" ? await approverNeeds(deps.db, run.id) : "write";
+  if (!reachesApproval(role, needs)) {
+    const message = `${login} asked to ${asked} but approving a Run of the Loop ${run.loop} takes ${needs} permission on ${run.repo} (its trigger_permission).`;
+    await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
+    return { tag: "Refused", runId: run.id, action, token: "permission_denied", message };
   }
   if (!found.current) {
     const message = `${login} asked to ${asked} on an older check run of this Run; nothing was done: use the Run's current check run or ${runPageUrl(deps.publicUrl, run.id)}.`;

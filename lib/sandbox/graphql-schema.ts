@@ -9,6 +9,8 @@ const ITEM_FIELDS = `
     body: String!
     closed: Boolean!
     author: Actor
+    editor: Actor
+    lastEditedAt: DateTime
     authorAssociation: CommentAuthorAssociation!
     labels(first: Int, last: Int, after: String, before: String): LabelConnection
     comments(first: Int, last: Int, after: String, before: String): IssueCommentConnection!

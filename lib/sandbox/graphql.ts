@@ -79,6 +79,8 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
       closed: item.state === "closed",
       stateReason: item.stateReason?.toUpperCase() ?? null,
       author: () => actor(state.account(item.authorId)),
+      editor: () => (item.bodyEdit ? actor(state.account(item.bodyEdit.editorId)) : null),
+      lastEditedAt: isoOrNull(item.bodyEdit?.at ?? null),
       authorAssociation: () => authorAssociation(core.render, repo, item.authorId),
       labels: (args: Connection) => {
         const labels = labelsOf(repo, item);

@@ -97,6 +97,8 @@ export interface SimIssue {
   updatedAt: number;
   closedAt: number | null;
   closedById: number | null;
+  /** Who last edited the body, and when (GraphQL `editor`, `lastEditedAt`); absent: never edited. */
+  bodyEdit?: { editorId: number; at: number };
   /** Present when the item is a pull request. */
   pull: SimPull | null;
 }

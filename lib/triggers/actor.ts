@@ -3,17 +3,19 @@ import type { Octokit } from "../github/app-client";
 import { httpStatusOf } from "../github/rate-limit-errors";
 import { getListedItem } from "../github/issues-listing";
 import { splitRepo } from "../github/repo-name";
-import { ACTOR_EVENT_NAMES, type TimelineEvent } from "../loops/timeline-events";
+import { ACTOR_EVENT_NAMES, type BodyEdit, type TimelineEvent } from "../loops/timeline-events";
 import { REPO_ROLES, type LoopDefinition } from "../loops/config-schema";
 import { lastBoardMover } from "../store/people/audit-log";
 import type { Db } from "../store/kernel/db";
 import type { ApprovalReason, EventActor } from "../store/runs/claim";
-import type { Observation } from "./observe-item";
+import type { ItemChanges, Observation } from "./observe-item";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /**
- * Who caused a match, and what GitHub lets them do (ADR 0009). The candidates:
- * - the sender of the webhook that hinted the Item (labeled, opened, edited);
+ * Who caused a match, and what GitHub lets them do (ADR 0009, 0050). The candidates:
+ * - the senders of the webhooks that hinted the Item (labeled, opened, edited: every Hint the
+ *   queued one absorbed);
+ * - the body's last editor (GraphQL), when the edit came after the latest timeline event;
  * - the actor of the Item's latest timeline event (timeline-events.ts), which is what a poll
  *   finds: labels, renames, closes and reopens each carry their actor. Read in the Item's own
  *   GraphQL selection (a pull request's poll read, or a batched read of the issue), and by
@@ -46,10 +48,11 @@ export interface ActorLookup {
    */
   roles?: Map<string, Promise<RepoRole>>;
   /**
-   * The Item's latest timeline event by GraphQL, for an observation that did not carry it (an
-   * issue from the REST listing): null when it has none, undefined when GraphQL cannot tell.
+   * Who changed the Item by GraphQL (its latest timeline event, its body's last edit), for an
+   * observation that did not carry it (an issue from the REST listing); each part undefined when
+   * GraphQL cannot tell.
    */
-  latestEvent?: (item: Observation) => Promise<TimelineEvent | null | undefined>;
+  changes?: (item: Observation) => Promise<ItemChanges | undefined>;
   /** A person's role by GraphQL (batched): undefined when only REST can tell. */
   roleByGraphql?: (fullName: string, login: string) => Promise<RepoRole | undefined>;
 }
@@ -63,25 +66,36 @@ export async function resolveActor(
   octokit: Octokit,
   repo: Pick<RegisteredRepository, "fullName">,
   item: Observation,
-  sender: string | null,
+  senders: readonly string[],
   lookup: ActorLookup,
 ): Promise<ActorFacts> {
   // the read that produced the observation carried author_association (a listing, GraphQL): no GET
-  const [listed, latest] = await Promise.all([
+  const [listed, latest, edit] = await Promise.all([
     item.authorAssociation === undefined ? getListedItem(octokit, repo.fullName, item.number) : null,
     latestEventOf(octokit, repo, item, lookup),
+    bodyEditOf(item, lookup),
   ]);
   const author = item.projection.author;
   const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
   const candidates: { login: string; source: EventActor["source"] }[] = [];
   const mover = latest && isBot(latest.login) ? await lastBoardMover(lookup.db, item.repo, item.number, latest.createdAt, BOARD_MOVE_WINDOW) : null;
-  if (sender && !(mover && isBot(sender))) candidates.push({ login: sender, source: "webhook" });
+  for (const sender of new Set(senders)) if (!(mover && isBot(sender))) candidates.push({ login: sender, source: "webhook" });
   if (mover) candidates.push({ login: mover, source: "board" });
   else if (latest) candidates.push({ login: latest.login, source: "timeline" });
   const updatedAt = Date.parse(listed?.updated_at ?? item.projection.updatedAt);
   const unexplained = !latest || updatedAt - Date.parse(latest.createdAt) > UNEXPLAINED_CHANGE_MS;
   if (author && (unexplained || candidates.length === 0)) candidates.push({ login: author, source: "author" });
+  // a body edit has no event: its editor counts when it came after the latest event, however soon
+  if (edit && !isBot(edit.login) && (!latest || Date.parse(edit.editedAt) >= Date.parse(latest.createdAt))) candidates.push({ login: edit.login, source: "editor" });
 
+  const weakest = await weakestCandidate(octokit, repo, candidates, lookup);
+  const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
+  const authorAssociation = typeof association === "string" ? association : null;
+  return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+}
+
+/** The weakest of the candidates by the role GitHub reports for each (asked once per person and cycle); null for none. */
+async function weakestCandidate(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, candidates: readonly { login: string; source: EventActor["source"] }[], lookup: ActorLookup): Promise<EventActor | null> {
   let weakest: EventActor | null = null;
   const roles = lookup.roles ?? new Map<string, Promise<RepoRole>>();
   for (const c of candidates) {
@@ -90,9 +104,26 @@ export async function resolveActor(
     const permission = await roles.get(key)!;
     if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
   }
-  const association = item.authorAssociation !== undefined ? item.authorAssociation : (listed as { author_association?: unknown } | null)?.author_association;
-  const authorAssociation = typeof association === "string" ? association : null;
-  return { actor: weakest ?? { login: "ghost", permission: "none", source: "author" }, authorAssociation };
+  return weakest;
+}
+
+/**
+ * The weaker of an Event's actor (its Item's, or a continuation's origin) and the people whose
+ * text is new since the Loop's last Event (authored-texts.ts): on a tie the actor stays. The
+ * App's bot is left out (its texts are a Run's, whose chain depth is counted), and so is a
+ * deleted author (null).
+ */
+export async function weakestWithAuthors(
+  octokit: Octokit,
+  repo: Pick<RegisteredRepository, "fullName">,
+  facts: ActorFacts,
+  authors: readonly (string | null)[],
+  lookup: ActorLookup,
+): Promise<ActorFacts> {
+  const isBot = (login: string) => lookup.botLogin !== null && login.toLowerCase() === lookup.botLogin.toLowerCase();
+  const logins = [...new Set(authors.filter((a): a is string => !!a && !isBot(a) && a.toLowerCase() !== facts.actor.login.toLowerCase()))];
+  const weakest = await weakestCandidate(octokit, repo, logins.map((login) => ({ login, source: "text" as const })), lookup);
+  return weakest && roleRank(weakest.permission) < roleRank(facts.actor.permission) ? { ...facts, actor: weakest } : facts;
 }
 
 /** The role GitHub reports, by GraphQL when it can tell, else by REST. */
@@ -115,8 +146,14 @@ export async function repositoryRoleOf(octokit: Octokit, fullName: string, login
 
 /** The Item's latest timeline event with an actor: from its GraphQL read when it can tell, else by REST. */
 async function latestEventOf(octokit: Octokit, repo: Pick<RegisteredRepository, "fullName">, item: Observation, lookup: ActorLookup): Promise<TimelineEvent | null> {
-  const known = item.latestEvent !== undefined ? item.latestEvent : await lookup.latestEvent?.(item);
+  const known = item.latestEvent !== undefined ? item.latestEvent : (await lookup.changes?.(item))?.latestEvent;
   return known !== undefined ? known : latestRestEvent(octokit, repo.fullName, item.number);
+}
+
+/** Who last edited the Item's body, from its GraphQL read (REST does not say): null when no one did or GraphQL cannot tell. */
+export async function bodyEditOf(item: Observation, lookup: Pick<ActorLookup, "changes">): Promise<BodyEdit | null> {
+  const known = item.bodyEdit !== undefined ? item.bodyEdit : (await lookup.changes?.(item))?.bodyEdit;
+  return known ?? null;
 }
 
 /** The newest event of ACTOR_EVENT_NAMES with an actor in the Item's REST events, or null. */

@@ -5,16 +5,17 @@ import { DEFAULT_MAX_CHAIN_DEPTH } from "../loops/config-schema";
 import { continuesSameBranch, evaluateLoopsForItem, isOwnItem, readsActor, triggerKindFor, unseenItem, type RepositoryContext } from "../loops/evaluate";
 import type { ActorContext } from "../loops/item-context";
 import type { Db } from "../store/kernel/db";
-import { recordedActors } from "../store/runs/event-actors";
+import { recordedActors, textsSeenByLoops } from "../store/runs/event-actors";
+import { authoredTexts, newTexts } from "../loops/authored-texts";
 import { newerReadStored } from "../store/items/stored-items";
 import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs/claim";
 import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
-import { latestEventFromGraphql } from "../loops/timeline-events";
-import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
+import { changesFromGraphql } from "../loops/timeline-events";
+import { approvalFor, bodyEditOf, resolveActor, weakestWithAuthors, type ActorFacts, type ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
-import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
-import type { Observation } from "./observe-item";
+import { appBotLogin, chainDepth, continuationsOf, type PullRequestOrigin } from "./own-items";
+import type { ItemChanges, Observation } from "./observe-item";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /** What judging one Item did. */
@@ -31,12 +32,16 @@ export interface ItemOutcome {
   stale: boolean;
 }
 
-/** The Item's timeline from a GraphQL read of the Item (deps.slices), waiting as long as a role read for company. */
-function timelineByGraphql(deps: TriggerDeps, repo: RegisteredRepository): NonNullable<ActorLookup["latestEvent"]> {
-  return async (item) => {
-    const [node] = await deps.slices.read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], ACTOR_LOOKUP_WAIT_MS);
-    return node ? latestEventFromGraphql(node) : undefined;
-  };
+/**
+ * Who changed the Item, from one GraphQL read of it (deps.slices), read once: in a poll cycle it
+ * waits as long as a role read for company; a Hint's, alone anyway, asks at once.
+ */
+function changesByGraphql(deps: TriggerDeps, repo: RegisteredRepository, waitMs: number): NonNullable<ActorLookup["changes"]> {
+  let read: Promise<ItemChanges | undefined> | null = null;
+  return (item) =>
+    (read ??= deps.slices
+      .read(repo.installationId, [{ repo: repo.fullName, number: item.number, kind: item.projection.kind }], waitMs)
+      .then(([node]) => (node ? changesFromGraphql(node) : undefined)));
 }
 
 /** The `repository` an expression sees. */
@@ -70,8 +75,8 @@ export async function evaluateItem(
   judging: ItemJudging,
   /** false when the Loop surely has no open Run on the Item (a revoke would change nothing) */
   hasOpenWork: (loop: string, itemKey: string) => boolean = () => true,
-  /** the login of the webhook's sender, when a Hint brought the Item */
-  sender: string | null = null,
+  /** the logins of the webhooks' senders, when a Hint brought the Item (every Hint it absorbed) */
+  senders: readonly string[] = [],
   /** the roles a poll cycle already asked GitHub for (ActorLookup.roles) */
   roles?: ActorLookup["roles"],
 ): Promise<ItemOutcome> {
@@ -86,25 +91,41 @@ export async function evaluateItem(
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);
   // a poll cycle's lookups by GraphQL wait for company (one query for the repositories polled
-  // together); a Hint's, alone anyway, ask REST as before
+  // together); a Hint's roles, alone anyway, ask REST as before
   const lookup: ActorLookup = {
     db: deps.db,
     botLogin,
-    ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
+    changes: changesByGraphql(deps, repo, roles ? ACTOR_LOOKUP_WAIT_MS : 1),
+    ...(roles ? { roles, roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
   };
-  const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
+  const octokit = deps.github.installationOctokit(repo.installationId);
+  const actorNow = () => (resolved ??= resolveActor(octokit, repo, item, senders, lookup));
+  let seen: Promise<Map<string, Set<string>>> | null = null;
+  const texts = authoredTexts(item.projection).map((t) => t.fingerprint);
+  // who caused a Loop's new Event: the Item's actor — or, for a continuation, whoever started the
+  // Run that opened the pull request — or someone weaker whose text is new since the Loop's last Event
+  const causeOf = async (loop: LoopDefinition, origin: PullRequestOrigin | undefined): Promise<ActorFacts> => {
+    const base = origin?.facts ?? (await actorNow());
+    const saw = (await (seen ??= textsSeenByLoops(deps.db, item.key, watching.map((l) => l.name)))).get(loop.name) ?? null;
+    const fresh = newTexts(item.projection, saw);
+    // a changed body is its author's text, or its last editor's
+    const editor = fresh.some((t) => t.part === "body") ? (await bodyEditOf(item, lookup))?.login : undefined;
+    return weakestWithAuthors(octokit, repo, base, [...fresh.map((t) => t.author), ...(editor ? [editor] : [])], lookup);
+  };
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
-  // a continuation's actor is its origin's (read once, whichever same-branch Loop asks)
+  // a continuation's origin is read once, whichever same-branch Loop asks
   const continuing = readers.find(continuesSameBranch);
   const origin = continuing ? await continuation(continuing) : undefined;
-  const facts = readers.some((l) => !continuesSameBranch(l) && !recorded!.has(keyOf(l))) ? await actorNow() : null;
+  const readerFacts = new Map<string, ActorFacts>();
+  for (const loop of readers) {
+    if (recorded!.has(keyOf(loop)) || (continuesSameBranch(loop) && !origin)) continue;
+    readerFacts.set(loop.name, await causeOf(loop, continuesSameBranch(loop) ? origin! : undefined));
+  }
   const actorOf = (loop: LoopDefinition): ActorContext | null => {
-    const known = recorded?.get(keyOf(loop));
-    if (known) return actorContext(known);
-    if (continuesSameBranch(loop)) return origin ? actorContext(origin.facts) : null;
-    return facts ? actorContext(facts) : null;
+    const known = recorded?.get(keyOf(loop)) ?? readerFacts.get(loop.name);
+    return known ? actorContext(known) : null;
   };
 
   const decisions = evaluateLoopsForItem({ loops, projection: item.projection, repository: repositoryContext(repo), pausedLoops: paused, actorOf, ownItem: own });
@@ -133,7 +154,7 @@ export async function evaluateItem(
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
-    let who: { facts: ActorFacts | null; depth: number } = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    let who: EventCause = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
     if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
@@ -145,8 +166,9 @@ export async function evaluateItem(
         );
         continue;
       }
-      // a continuation carries on the work of whoever started the Run that opened the pull request
-      who = { facts: origin?.facts ?? (await actorNow()), depth };
+      // a continuation carries on the work of whoever started the Run that opened the pull request,
+      // unless someone weaker wrote since; CI's checks are no one's text
+      who = { facts: readerFacts.get(decision.loop.name) ?? (await causeOf(decision.loop, origin)), depth, texts };
     }
     await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }
@@ -174,7 +196,7 @@ export function itemEvent(
   item: Observation,
   generation: number,
   prompt: string,
-  who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+  who: EventCause = { facts: null, depth: 0 },
   comment: (CommentFacts & { hash: string }) | null = null,
   branch: string | null = null,
 ): EventInput {
@@ -203,8 +225,16 @@ export function itemEvent(
       chainDepth: who.depth,
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
+      ...(who.texts ? { texts: who.texts } : {}),
     },
   };
+}
+
+/** Who caused an Event, its chain depth, and the fingerprints of the Item's authored texts it saw (an Item Loop's). */
+export interface EventCause {
+  facts: ActorFacts | null;
+  depth: number;
+  texts?: string[];
 }
 
 /** The `item` context of who caused the match. */

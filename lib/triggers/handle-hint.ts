@@ -1,6 +1,6 @@
 import { itemKey } from "../engine/ids";
 import { getListedItem, isListedPullRequest } from "../github/issues-listing";
-import { latestEventFromGraphql } from "../loops/timeline-events";
+import { changesFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest } from "../loops/projection";
 import { itemGenerations, itemKind } from "../store/items/stored-items";
 import { pausedLoops, recordLoopFailures } from "../store/items/loop-runtimes";
@@ -39,7 +39,7 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const generation = (await itemGenerations(deps.db, [item.key])).get(item.key) ?? 0;
   // a newer read of the Item judges the Item; the comment this Hint names is judged here all the same
   const judging = { repo, loops: config.loops, paused, item, generation };
-  const outcome = stale ? null : await evaluateItem(deps, judging, undefined, hint.sender ?? null);
+  const outcome = stale ? null : await evaluateItem(deps, judging, undefined, [...(hint.sender ? [hint.sender] : []), ...(hint.senders ?? [])]);
   const answered = hint.comment ? await judgeComment(deps, judging, hint.comment, hint.sender ?? null) : null;
   await recordLoopFailures(deps.db, repo.fullName, new Map([...(outcome?.failures ?? []), ...(answered?.failures ?? [])]));
   if ((!outcome || outcome.stale) && !answered) return { status: "skipped", ...base, reason: "stale" };
@@ -64,5 +64,5 @@ export async function readItem(deps: TriggerDeps, repo: RegisteredRepository, nu
     if (!isListedPullRequest(listed)) return observation(repo.fullName, projectionFromRest(listed), readAt, listed.author_association);
   }
   const [node, botLogin] = await Promise.all([deps.slices.readOne(repo.installationId, { repo: repo.fullName, number, kind: "pull_request" }), appBotLogin(deps.github)]);
-  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node)) : null;
+  return node ? observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, changesFromGraphql(node)) : null;
 }

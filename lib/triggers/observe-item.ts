@@ -1,6 +1,6 @@
 import { contentHash } from "../engine/content-hash";
 import { itemKey } from "../engine/ids";
-import type { TimelineEvent } from "../loops/timeline-events";
+import type { BodyEdit, TimelineEvent } from "../loops/timeline-events";
 import type { ItemProjection } from "../loops/projection";
 import type { Db } from "../store/kernel/db";
 import { storeItems } from "../store/items/stored-items";
@@ -18,9 +18,17 @@ export interface Observation {
   authorAssociation?: string | null;
   /** the Item's latest timeline event with an actor, when that read carried its timeline (GraphQL); undefined when it did not */
   latestEvent?: TimelineEvent | null;
+  /** who last edited the body, when that read carried it (GraphQL); null: no one; undefined when it did not */
+  bodyEdit?: BodyEdit | null;
 }
 
-export function observation(repo: string, projection: ItemProjection, readAt: Date, authorAssociation?: string | null, latestEvent?: TimelineEvent | null): Observation {
+/** Who changed an Item, as a GraphQL read of it tells (undefined: it cannot tell). */
+export interface ItemChanges {
+  latestEvent?: TimelineEvent | null;
+  bodyEdit?: BodyEdit | null;
+}
+
+export function observation(repo: string, projection: ItemProjection, readAt: Date, authorAssociation?: string | null, changes: ItemChanges = {}): Observation {
   const fullName = repo.toLowerCase();
   return {
     key: itemKey(fullName, projection.number),
@@ -30,7 +38,8 @@ export function observation(repo: string, projection: ItemProjection, readAt: Da
     hash: contentHash(projection),
     readAt,
     ...(authorAssociation !== undefined ? { authorAssociation } : {}),
-    ...(latestEvent !== undefined ? { latestEvent } : {}),
+    ...(changes.latestEvent !== undefined ? { latestEvent: changes.latestEvent } : {}),
+    ...(changes.bodyEdit !== undefined ? { bodyEdit: changes.bodyEdit } : {}),
   };
 }
 

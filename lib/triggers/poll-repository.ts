@@ -4,7 +4,7 @@ import type { ItemSliceRef } from "../github/graphql-items";
 import { pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/ensure-labels";
-import { latestEventFromGraphql } from "../loops/timeline-events";
+import { changesFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
 import { AtelierError } from "../errors";
 import type { StoredConfig } from "../loops/stored-config";
@@ -190,7 +190,7 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
       nodes.flatMap((node) => {
         if (!node) return [];
         marks.read.set(node.number, pullMark(node));
-        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, latestEventFromGraphql(node))];
+        return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, changesFromGraphql(node))];
       }),
     );
     batch.catch(() => undefined); // awaited in turn by the cycle
@@ -205,12 +205,14 @@ function readTimelines(deps: TriggerDeps, repo: RegisteredRepository, issues: Ob
   return deps.slices.read(repo.installationId, refs).catch(() => null);
 }
 
-/** The observations with the latest timeline event their GraphQL read gave (the others look it up when they need it). */
+/** The observations with the latest timeline event and body edit their GraphQL read gave (the others look them up when they need them). */
 async function withTimelines(issues: Observation[], timelines: Promise<(GraphqlItemNode | null)[] | null> | null): Promise<Observation[]> {
   const nodes = timelines ? await timelines : null;
   return issues.map((o, i) => {
-    const latestEvent = nodes?.[i] ? latestEventFromGraphql(nodes[i]) : undefined;
-    return latestEvent === undefined ? o : { ...o, latestEvent };
+    const node = nodes?.[i];
+    if (!node) return o;
+    const { latestEvent, bodyEdit } = changesFromGraphql(node);
+    return { ...o, ...(latestEvent !== undefined ? { latestEvent } : {}), ...(bodyEdit !== undefined ? { bodyEdit } : {}) };
   });
 }
 
@@ -247,7 +249,7 @@ async function judgeItems(
     items.filter((o) => !stale.has(o.key)),
     deps.itemConcurrency,
     async (item) => {
-      const outcome = await evaluateItem(deps, { repo, loops, paused, item, generation: gens.get(item.key) ?? 0 }, hasOpenWork, null, totals.roles);
+      const outcome = await evaluateItem(deps, { repo, loops, paused, item, generation: gens.get(item.key) ?? 0 }, hasOpenWork, [], totals.roles);
       totals.opened.push(...outcome.opened);
       totals.revoked.push(...outcome.revoked);
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);

@@ -12,6 +12,8 @@ export interface Hint {
   number: number;
   /** The login of the webhook's sender (who labeled, opened, edited): one of the candidates for the Event's actor. */
   sender?: string;
+  /** The senders of the other webhooks whose Hints this one absorbed while it waited (each a candidate too). */
+  senders?: string[];
   /** The comment the webhook was about (created or edited): the comments Loops judge it. */
   comment?: CommentRef;
 }

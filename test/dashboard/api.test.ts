@@ -204,6 +204,20 @@ describe("run actions", () => {
     }
   });
 
+  it("approving takes the Loop's trigger_permission: a writer cannot approve a Run of a Loop kept for maintainers (attack 27)", async () => {
+    const id = await runIn("Waiting");
+    await db.pool.query(
+      `UPDATE events SET submission = jsonb_build_object('approvalReason', jsonb_build_object('token', 'actor_cannot_write', 'login', 'x', 'permission', 'write', 'needs', 'maintain')) WHERE run_id = $1`,
+      [id],
+    );
+    const res = await post(routes.approve.POST, `/api/v1/runs/${id}/approve`, { params: { id }, cookie: cookies.writer });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toBe("permission_denied");
+    expect(await stateOf(id)).toBe("Waiting");
+    // an instance admin acts as a repository admin: above maintain
+    expect((await post(routes.approve.POST, `/api/v1/runs/${id}/approve`, { params: { id }, cookie: cookies.admin })).status).toBe(200);
+  });
+
   it("404: an action on a Run that does not exist", async () => {
     const res = await post(routes.approve.POST, `/api/v1/runs/nope/approve`, { params: { id: "nope" }, cookie: cookies.writer });
     expect(res.status).toBe(404);

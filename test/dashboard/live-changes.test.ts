@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
+import { MAX_STREAMS_PER_PERSON, streamChanges } from "../../lib/dashboard/live-changes";
 import { lastStepLine } from "../../lib/dashboard/transcript-steps";
+import { deleteSession } from "../../lib/store/people/session-rows";
 import { encodeStep } from "../../lib/executor/adapters/step-entry";
 import type { Db } from "../../lib/store/kernel/db";
 import { projectionFromRest } from "../../lib/loops/projection";
@@ -93,4 +96,51 @@ it("a running card's last step is one line, whatever the entry", () => {
   expect(lastStepLine(encodeStep({ type: "text", text: "Reading the issue\nthen the code" }))).toBe("Reading the issue then the code");
   expect(lastStepLine(encodeStep({ type: "tool_result", id: "t1", name: "Edit", output: "", cutBytes: 0, isError: true, exitCode: 1 }))).toBe("Edit failed");
   expect(lastStepLine({ stream: "stdout", text: "x".repeat(300) })).toHaveLength(120);
+});
+
+/** Reads the stream until it ends (or 10 s pass), returning its text and whether it ended. */
+async function readToEnd(body: ReadableStream<Uint8Array>): Promise<{ text: string; ended: boolean }> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const next = await Promise.race([reader.read(), new Promise<null>((r) => setTimeout(() => r(null), 500))]);
+    if (next?.done) return { text, ended: true };
+    if (next) text += decoder.decode(next.value);
+  }
+  await reader.cancel().catch(() => undefined);
+  return { text, ended: false };
+}
+
+it("a person whose session ends hears `signed_out` and the stream ends (attack 33)", async () => {
+  const session = await seedUser(db, { id: 910_000_000 + Math.floor(Math.random() * 1e7), login: `gone-${tag}`, token: `tok-g-${tag}` }, process.env.AUTH_SECRET!);
+  const stillAllowed = async () => (await viewerFromCookieHeader(db, cookieFor(session))) !== null;
+  expect(await stillAllowed()).toBe(true);
+  const stream = streamChanges(db, { person: `gone-${tag}`, stillAllowed, reauthorizeMs: 200 });
+  await deleteSession(db, session); // signed out elsewhere, or revoked
+  const { text, ended } = await readToEnd(stream);
+  expect(text).toContain("event: signed_out\ndata: {}\n\n");
+  expect(ended).toBe(true);
+});
+
+it("one person holds at most MAX_STREAMS_PER_PERSON streams; closing one frees its place (attack 33)", async () => {
+  const aborts = Array.from({ length: MAX_STREAMS_PER_PERSON }, () => new AbortController());
+  const held = await Promise.all(aborts.map((a) => open(cookie, a.signal)));
+  try {
+    expect(held.map((r) => r.status)).toEqual(held.map(() => 200));
+    const refused = await open(cookie);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({ error: "too_many_streams" });
+    aborts[0]!.abort();
+    await held[0]!.body!.cancel().catch(() => undefined);
+    const again = new AbortController();
+    const reopened = await open(cookie, again.signal);
+    expect(reopened.status).toBe(200);
+    again.abort();
+    await reopened.body!.cancel().catch(() => undefined);
+  } finally {
+    for (const a of aborts) a.abort();
+    await Promise.all(held.map((r) => r.body?.cancel().catch(() => undefined)));
+  }
 });

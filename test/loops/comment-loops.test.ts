@@ -44,6 +44,14 @@ describe("mentionsApp", () => {
     ["mail me at me@atelier", false],
     ["see https://example.com/@atelier", false],
     ["atelier, fix it", false],
+    // attack 27: a mention in a code span, a code block or a quote starts nothing
+    ["run `@atelier fix` to ask it", false],
+    ["```\n@atelier fix the footer\n```", false],
+    ["    @atelier indented code", false],
+    ["> @atelier fix the footer\n\nI disagree with this.", false],
+    ["> > @atelier nested", false],
+    ["> quoted\n\n@atelier but this one is mine", true],
+    ["`code` then @atelier", true],
   ])("%j → %s", (body, expected) => {
     expect(mentionsApp(body, "atelier")).toBe(expected);
   });

@@ -86,6 +86,27 @@ describe("check run buttons act on the Run for people with write access", () => 
     expect(latestCheckRun(world.sim, sha, NAME)).toMatchObject({ status: "queued", conclusion: null });
   });
 
+  it("Approve of a Loop whose trigger_permission is maintain: a writer is refused, a maintainer approves (attack 27)", async () => {
+    const pr = await openPullRequest(db, world, "feature-maintain");
+    const event = loopEvent(world.repo, pr.number, "h-maintain", LOOP, true);
+    event.submission.approvalReason = { token: "actor_cannot_write", login: "octo-writer", permission: "write", needs: "maintain" };
+    const claimed = await recordAndClaim(db, event);
+    if (claimed.tag !== "Claimed") throw new Error("expected a Run");
+    await parkForApproval(db, claimed.runId);
+    await syncRunMirror(world.deps, claimed.runId);
+    const check = latestCheckRun(world.sim, pr.sha, NAME);
+
+    const refused = await handleCheckRunEvent(deps, click(check.id, "approve", "octo-writer"));
+    expect(refused).toMatchObject({ tag: "Refused", token: "permission_denied" });
+    expect(await runState(claimed.runId)).toBe("Waiting");
+    expect(latestCheckRun(world.sim, pr.sha, NAME).output.summary).toContain("takes maintain permission");
+
+    if (!world.sim.state.findAccount("octo-maintainer")) world.sim.createUser({ login: "octo-maintainer" });
+    world.sim.setUserPermission({ repo: world.repo, login: "octo-maintainer", permission: "maintain" });
+    expect(await handleCheckRunEvent(deps, click(check.id, "approve", "octo-maintainer"))).toEqual({ tag: "Done", runId: claimed.runId, action: "approve" });
+    expect(await runState(claimed.runId)).toBe("Queued");
+  });
+
   it("Re-run on a failed check starts Attempt n+1", async () => {
     const { runId, sha } = await waitingRun("feature-rerun");
     await handleCheckRunEvent(deps, click(latestCheckRun(world.sim, sha, NAME).id, "approve", "octo-admin"));

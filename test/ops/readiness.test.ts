@@ -1,3 +1,4 @@
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
 import { startHealthServer, type HealthServer } from "../../lib/health/health-server";
@@ -120,6 +121,32 @@ describe("GET /readyz", () => {
       expect(await (await webScrape("Bearer readiness-metrics-token")).text()).toMatch(/^atelier_queue_depth 0$/m);
     } finally {
       delete process.env.ATELIER_METRICS_TOKEN;
+    }
+  });
+
+  it("by default /metrics is closed on both and the health port listens on loopback only (attack 33)", async () => {
+    const webScrape = () => metricsRoute.GET(new Request("http://localhost/metrics"));
+    const workerScrape = () => fetch(`http://127.0.0.1:${workerPort.port}/metrics`);
+    for (const scrape of [webScrape, workerScrape]) {
+      const refused = await scrape();
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ error: "metrics_unauthorized" });
+    }
+    process.env.ATELIER_METRICS_OPEN = "true"; // the operator's choice, on a private network
+    try {
+      for (const scrape of [webScrape, workerScrape]) expect((await scrape()).status).toBe(200);
+    } finally {
+      delete process.env.ATELIER_METRICS_OPEN;
+    }
+
+    const unset = await startHealthServer({ port: 0, version: "test", readiness: { db, redis: workerRedis, timeoutMs: 3_000 } });
+    try {
+      expect(unset.host).toBe("127.0.0.1");
+      expect((await fetch(`http://127.0.0.1:${unset.port}/healthz`)).status).toBe(200);
+      const outside = Object.values(networkInterfaces()).flat().filter((i) => i && !i.internal && i.family === "IPv4").map((i) => i!.address);
+      for (const address of outside) await expect(fetch(`http://${address}:${unset.port}/healthz`)).rejects.toThrow();
+    } finally {
+      await unset.close();
     }
   });
 

@@ -32,7 +32,7 @@ describe("the Workers page and the no-worker banner", () => {
     await registerWorker(pdb.db, identity("w-silent", 3));
     await heartbeatWorker(pdb.db, "w-silent", 2);
     await pdb.db.pool.query(`UPDATE workers SET heartbeat_at = now() - make_interval(secs => $1::float8 / 1000 * 2) WHERE id = 'w-silent'`, [WORKER_STALE_AFTER_MS]);
-    const { workers, live } = await getWorkers(pdb.db);
+    const { workers, live } = await getWorkers(pdb.db, { admin: true });
     expect(live).toBe(1);
     expect(workers[0]).toMatchObject({ id: "w-alive", host: "host-w-alive", alive: true, running: 3, slots: 4, version: "1.2.3", stoppedAt: null });
     expect(workers.slice(1).map((w) => [w.id, w.alive, w.running, w.stoppedAt === null])).toEqual(
@@ -41,6 +41,13 @@ describe("the Workers page and the no-worker banner", () => {
         ["w-silent", false, 0, true],
       ]),
     );
+  });
+
+  it("shows where workers run, their pids and versions to instance admins only (attack 33)", async () => {
+    const { workers, live } = await getWorkers(pdb.db, { admin: false });
+    expect(live).toBe(1);
+    expect(workers[0]).toMatchObject({ id: "worker 1", host: null, pid: null, version: null, alive: true, running: 3, slots: 4 });
+    expect(JSON.stringify(workers)).not.toMatch(/host-w-|w-alive|w-stopped|1\.2\.3/);
   });
 
   it("says nothing (rather than failing the page) when the registry cannot be read", async () => {

@@ -8,8 +8,8 @@ import { requirePageViewer } from "../../_server/viewer";
 export const metadata: Metadata = { title: "Workers" };
 
 export default async function WorkersPage() {
-  await requirePageViewer("/workers");
-  const result = await load(() => getWorkers(db()));
+  const viewer = await requirePageViewer("/workers");
+  const result = await load(() => getWorkers(db(), viewer));
   if (!result.ok) {
     return (
       <>
@@ -43,7 +43,7 @@ export default async function WorkersPage() {
                 <tr key={w.id} data-testid="worker-row" data-worker={w.id} data-alive={w.alive ? "true" : "false"}>
                   <td className="px-3 py-2 font-mono text-xs">{w.id}</td>
                   <td className="px-3 py-2">
-                    {w.host} <span className="text-stone-500">pid {w.pid}</span>
+                    {w.host === null ? <span className="text-stone-500">shown to admins</span> : <>{w.host} <span className="text-stone-500">pid {w.pid}</span></>}
                   </td>
                   <td className="px-3 py-2">
                     {w.alive ? (
@@ -61,7 +61,7 @@ export default async function WorkersPage() {
                   <td className="px-3 py-2">
                     <Time iso={w.startedAt} />
                   </td>
-                  <td className="px-3 py-2 font-mono text-xs">{w.version}</td>
+                  <td className="px-3 py-2 font-mono text-xs">{w.version ?? "—"}</td>
                 </tr>
               ))}
             </tbody>

@@ -74,6 +74,7 @@ export function editIssue(state: SimState, repo: SimRepo, item: SimIssue, edit: 
   if (edit.body !== undefined && edit.body !== item.body) {
     changes.body = { from: item.body };
     item.body = edit.body;
+    item.bodyEdit = { editorId: senderId, at: state.clock.now() };
   }
   const now = state.clock.now();
   const edited = Object.keys(changes).length > 0;

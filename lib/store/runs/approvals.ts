@@ -3,7 +3,7 @@ import { TRANSITIONS } from "../../engine/run-state";
 import type { Db } from "../kernel/db";
 import { audit } from "../people/audit-log";
 import { guardedRunUpdate, lockRun, type RunRow } from "./run-rows";
-import { query, sql } from "../kernel/sql";
+import { first, query, sql } from "../kernel/sql";
 import { transaction } from "../kernel/transaction";
 
 /** Pending → Waiting: the Loop asks for an operator's approval. */
@@ -27,4 +27,13 @@ export async function approve(db: Db, runId: string, actor: string): Promise<Run
     await audit(tx, { actor, action: "approve", repo: run.repo, runId });
     return updated;
   });
+}
+
+/** A Run's Loop and repository, and the role its Event said the Loop needs (when its actor fell short). */
+export async function approvalFacts(db: Db, runId: string): Promise<{ loop: string; repo: string; needs: string | null } | null> {
+  const row = await first<{ loop: string; repo: string; needs: string | null }>(
+    db.pool,
+    sql`SELECT r.loop, r.repo, e.submission->'approvalReason'->>'needs' AS needs FROM runs r JOIN events e ON e.id = r.event_id WHERE r.id = ${runId}`,
+  );
+  return row ?? null;
 }

@@ -35,6 +35,8 @@ export interface Submission {
   comment?: { kind: string; id: number; url: string; author: string | null };
   /** the branch the Run works on when its Loop continues the App's pull request (`continue: same-branch`) */
   branch?: string;
+  /** the fingerprints of the Item's authored texts the Event saw (loops/authored-texts.ts): the next Event's new texts are the others */
+  texts?: string[];
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
@@ -42,8 +44,8 @@ export interface EventActor {
   login: string;
   /** GitHub's role of the actor on the repository when the Event was recorded */
   permission: string;
-  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API; "origin": who started the Run whose pull request a same-branch Loop continues */
-  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator" | "origin";
+  /** "board": the App's bot labeled the Item for a person who moved its card on the Board; "comment": who wrote or edited the comment a comments Loop answers; "operator": who asked for the Run on the dashboard or the API; "origin": who started the Run whose pull request a same-branch Loop continues; "text": who wrote a review, a review thread comment or the body new since the Loop's last Event; "editor": who last edited the body, by GitHub's read */
+  source: "webhook" | "timeline" | "author" | "board" | "comment" | "operator" | "origin" | "text" | "editor";
 }
 
 export type ApprovalReason =

@@ -62,3 +62,19 @@ export async function openerOfPullRequest(db: Db, repo: string, pullRequest: num
   );
   return row ? { actor: row.actor, authorAssociation: row.association } : null;
 }
+
+/**
+ * The text fingerprints (`submission.texts`) the newest Event of each Loop on the Item saw; a Loop
+ * whose newest Event recorded none (or that has none) is absent. Ignored Events do not count: a
+ * text whose Event never ran is new to the next one.
+ */
+export async function textsSeenByLoops(db: Db, itemKey: string, loops: readonly string[]): Promise<Map<string, Set<string>>> {
+  if (loops.length === 0) return new Map();
+  const found = await rows<{ loop: string; texts: string[] | null }>(
+    db.pool,
+    sql`SELECT DISTINCT ON (loop) loop, submission->'texts' AS texts FROM events
+      WHERE item_key = ${itemKey} AND loop = ANY(${loops}::text[]) AND kind = 'item' AND status <> 'Ignored'
+      ORDER BY loop, received_at DESC, id DESC`,
+  );
+  return new Map(found.filter((r) => Array.isArray(r.texts)).map((r) => [r.loop, new Set(r.texts)]));
+}
