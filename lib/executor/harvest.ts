@@ -17,6 +17,7 @@ import { harvestDir } from "./workspace-paths";
  * installation token exists only in that push's environment, once the agent's sandbox is gone.
  * The branch is ours, so a rewrite by the agent is pushed as is; the lease is the branch as it
  * was when the Attempt began, so work someone else pushed meanwhile is never overwritten.
+ * Collecting and pushing are two steps, so that verify can check the collected commit first.
  */
 
 export interface HarvestCommit {
@@ -83,7 +84,12 @@ async function commitLeftovers(repo: string, worktree: string, head: string, mes
   return (await git(["commit-tree", written, "-p", head, "-m", message], { cwd: repo, env, signal })).stdout.trim();
 }
 
-export async function harvest(input: HarvestInput): Promise<Harvest> {
+/**
+ * Takes the agent's work into the harvest repository (its commits, and a commit of what it left
+ * uncommitted) without pushing it: `headSha` is the commit that will be pushed. Again after a
+ * resumed round: the agent's clone holds everything it did since the base.
+ */
+export async function collectHarvest(input: HarvestInput): Promise<Harvest> {
   const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
   const repo = harvestDir(input.dir);
   await rm(repo, { recursive: true, force: true });
@@ -124,13 +130,23 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
     sha: c.sha,
     subject: redactor.redact(c.subject),
   }));
-  const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
-  if (commits.length === 0) return result;
+  return { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
+}
+
+/** Pushes a collected harvest's head to the Run's branch, leased on the branch as the Attempt found it; nothing when it has no commit. */
+export async function pushHarvest(input: HarvestInput, collected: Harvest): Promise<Harvest> {
+  if (collected.commits.length === 0) return collected;
+  const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
   const ref = `refs/heads/${input.branch}`;
-  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`];
-  await remoteGit(push, { cwd: repo, token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
+  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${collected.headSha}:${ref}`];
+  await remoteGit(push, { cwd: harvestDir(input.dir), token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
     const failure = pushFailure(err, redactor, input.branch);
     return err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected" ? new BranchMovedError(failure) : new AttemptFailureError(failure);
   });
-  return { ...result, pushed: true };
+  return { ...collected, pushed: true };
+}
+
+/** Collects the agent's work and pushes it. */
+export async function harvest(input: HarvestInput): Promise<Harvest> {
+  return pushHarvest(input, await collectHarvest(input));
 }
