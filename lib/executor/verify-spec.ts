@@ -89,3 +89,21 @@ export const verifyVerdict = (v: Pick<VerifyResult, "passed"> | null): VerifyVer
 /** The longest tail kept: lines and characters. */
 export const VERIFY_TAIL_LINES = 40;
 export const VERIFY_TAIL_CHARS = 4_000;
+
+/** Whether a stored value is a VerifyResult (a column of JSON, of any age). */
+export function isVerifyResult(value: unknown): value is VerifyResult {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.passed === "boolean" &&
+    typeof v.command === "string" &&
+    typeof v.durationMs === "number" &&
+    typeof v.tail === "string" &&
+    typeof v.rounds === "number" &&
+    typeof v.timedOut === "boolean" &&
+    (v.exitCode === null || typeof v.exitCode === "number")
+  );
+}
+
+/** A stored verify, read back; null when there is none (or it is not one). */
+export const storedVerify = (value: unknown): VerifyResult | null => (isVerifyResult(value) ? value : null);

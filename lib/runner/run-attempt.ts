@@ -3,6 +3,8 @@ import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
+import { verifyMarkdown } from "../executor/verify-report";
+import { isVerifySpec } from "../executor/verify-spec";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/runs/attempts";
@@ -24,7 +26,7 @@ import { TranscriptWriter } from "./transcript-writer";
 /**
  * One begun Attempt, from the token to the recorded outcome: mint a token scoped to the
  * repository, run the executor with the output streamed into the transcript, open or update
- * the pull request when there is work on the branch, and record the outcome fenced by the
+ * the pull request when there is work on the branch (a draft that says so when verify failed), and record the outcome fenced by the
  * lease token. A worker that lost its lease (or is stopping at once) writes no outcome; an
  * operator's cancel was already recorded by the cancel itself.
  */
@@ -134,6 +136,7 @@ async function produceOutcome(
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
         model: run.model,
+        verify: isVerifySpec(run.submitted_verify) ? run.submitted_verify : null,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
@@ -167,8 +170,11 @@ async function publish(
   if (!worthAsking || !access || !base) return { pr: null };
   const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
   const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  const verify = outcome.verify ?? null;
+  const draft = verify !== null && !verify.passed;
+  const checked = verify ? `${draft ? "**Verify failed: this pull request is a draft.** " : ""}${verifyMarkdown(verify)}\n\n---\n\n` : "";
   // GitHub takes at most 65,536 characters, footer included
-  const body = `${(outcome.pullRequest?.body ?? outcome.summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
+  const body = `${`${checked}${outcome.pullRequest?.body ?? outcome.summary}`.slice(0, PR_BODY_MAX - footer.length)}${footer}`;
   try {
     const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,
@@ -176,6 +182,7 @@ async function publish(
       base,
       title,
       body,
+      draft,
       runId: run.id,
       loop: run.loop,
       itemNumber: run.number,
@@ -243,6 +250,7 @@ export async function runBegunAttempt(
         branch: onBranch ? outcome.harvest.branch : null,
         pullRequestNumber: published.pr?.number ?? null,
         headSha: outcome.harvest.pushed ? outcome.harvest.headSha : null,
+        verify: outcome.verify ?? null,
       };
     }
   } else {

@@ -28,6 +28,8 @@ export interface PullRequestRequest {
   base: string;
   title: string;
   body: string;
+  /** Open it as a draft (verify failed); an open pull request is updated as it is. */
+  draft?: boolean;
   runId: string;
   loop: string;
   /** The Item the Run works on; null for a schedule Tick. */

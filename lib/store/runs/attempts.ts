@@ -11,6 +11,7 @@ import { hasOutboundHooks, recordIfTerminal } from "../outbound/terminal-deliver
 import { announce } from "../kernel/announce";
 import { FORGET_ENGINE_FAILURES } from "./engine-failures";
 import type { Db } from "../kernel/db";
+import type { VerifyResult } from "../../executor/verify-spec";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./start-basis";
@@ -130,6 +131,8 @@ export type AttemptResult =
       branch: string | null;
       pullRequestNumber: number | null;
       headSha: string | null;
+      /** What verify found on the pushed commit; null or absent: no verify declared. */
+      verify?: VerifyResult | null;
     }
   | { tag: "Failed"; failure: Failure; usage: Usage };
 
@@ -211,6 +214,7 @@ async function holdsLease(tx: Sql, ref: AttemptRef): Promise<boolean> {
  */
 async function closeAttempt(tx: Sql, ref: AttemptRef, result: AttemptResult): Promise<boolean> {
   const failure = result.tag === "Failed" ? result.failure : null;
+  const verify = result.tag === "Succeeded" ? (result.verify ?? null) : null;
   const { usage } = result;
   const closed = await first<{ id: string }>(
     tx,
@@ -219,7 +223,8 @@ async function closeAttempt(tx: Sql, ref: AttemptRef, result: AttemptResult): Pr
               failure_category = ${failure?.category ?? null}, retryable = ${failure?.retryable ?? null}, failure_message = ${failure?.message ?? null},
               summary = ${result.tag === "Succeeded" ? result.summary : null}, duration_ms = ${usage.durationMs}, tokens_in = ${usage.tokensIn},
               tokens_out = ${usage.tokensOut}, cost_usd = ${usage.costUsd}, cost_estimated = ${usage.costEstimated},
-              cost_exact = ${usage.costExact ?? false}, model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null}
+              cost_exact = ${usage.costExact ?? false}, model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null},
+              verify = ${verify === null ? null : JSON.stringify(verify)}::jsonb
         WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}
        RETURNING id, run_id, cost_usd, duration_ms
      ), counted AS (${addAttemptUsageSql("closed")}
