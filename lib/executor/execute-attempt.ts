@@ -349,7 +349,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
           }),
         resume: async (message) => {
           phase("running");
-          const again = await runRound(message, kind ? (report?.sessionId ?? null) : null);
+          const again = await runRound(redactor.redact(message), kind ? (report?.sessionId ?? null) : null);
           phase("harvesting");
           return again.tag === "Exited";
         },
@@ -366,7 +366,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         return { tag: "Failed", failure, usage: usage() };
       }
       collected = rounds.collected;
-      verified = rounds.result;
+      // the repository's text, shown on GitHub: masked like everything else
+      verified = { ...rounds.result, command: redactor.redact(rounds.result.command) };
     }
     const harvested = await pushHarvest({ ...harvestInput, redactor }, collected);
     system(

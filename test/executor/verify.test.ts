@@ -129,6 +129,15 @@ describe("verify", () => {
     expect(o.verify!.durationMs).toBeLessThan(20_000);
   });
 
+  it("its last lines are masked like the transcript: the installation token never lands in them", async () => {
+    const { outcome, text } = await run({ prompt: "Add a widget", verify: verify({ command: `echo "token: ${TOKEN}"; exit 1` }) });
+    const o = succeeded(outcome);
+    expect(o.verify!.tail).toMatch(/^token: \S+$/);
+    expect(o.verify!.tail).not.toContain(TOKEN);
+    expect(o.verify!.command).not.toContain(TOKEN);
+    expect(text("stdout")).not.toContain(TOKEN);
+  });
+
   it("no verify declared: the outcome says so", async () => {
     const o = succeeded((await run({ prompt: "Add a widget", verify: null })).outcome);
     expect(o.verify).toBeNull();
