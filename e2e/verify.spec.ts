@@ -1,4 +1,4 @@
-import { expect, registerDemoRepo, seedItem, seedRun, signIn, test } from "./support";
+import { expect, registerDemoRepo, seedItem, seedRun, signIn, sim, stack, test } from "./support";
 
 /**
  * The Run page of a Run whose agent said it was done but broke a test: beside the state, "the
@@ -37,4 +37,63 @@ test("the Run page says verify failed, with the command, its exit and its last l
   await page.goto(`/runs/${plain}`);
   await expect(page.getByTestId("run-verify")).toHaveText("· no verify declared");
   await expect(page.getByTestId("attempt-verify")).toHaveCount(0);
+});
+
+const CONFIG = `labels:
+  - { name: ready-for-agent, color: 0e8a16 }
+environment:
+  verify: sh check.sh
+loops:
+  start-dev:
+    on: issues
+    if: contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'
+    agent: demo
+    approval: required
+    prompt: |
+      Implement issue #\${{ item.number }}: \${{ item.title }}
+      \${{ item.body }}
+`;
+const CHECK = `#!/bin/sh
+echo "running the tests"
+if grep -rq BROKEN atelier-demo 2>/dev/null; then grep -r BROKEN atelier-demo; echo "FAILED: a file says BROKEN"; exit 1; fi
+echo "all tests passed"
+`;
+
+interface SimSummary {
+  repositories: { fullName: string; items: { kind: string; draft?: boolean; headSha?: string }[] }[];
+  checkRuns: { repo: string; headSha: string; name: string; status: string; conclusion: string | null }[];
+}
+
+test("a repository that declares verify: the demo agent breaks its test, the Run says verify failed, its pull request is a draft and its check fails", async ({ page, db }, info) => {
+  test.skip(!stack.worker, "the worker (jobs/worker.ts) is not there: polling and the runner cannot run");
+  test.setTimeout(180_000);
+  const name = `verify-${Math.random().toString(16).slice(2, 8)}`;
+  const repo = `demo-org/${name}`;
+  await sim("createRepo", { owner: "demo-org", name, files: { ".github/atelier.yml": CONFIG, "check.sh": CHECK } });
+  await sim("setUserPermission", { repo, login: "octo-admin", permission: "admin" });
+  await sim("createLabel", { repo, name: "ready-for-agent", color: "0e8a16" });
+  await sim("addRepository", { repo });
+  await sim("createIssue", { repo, title: "Add a widget", body: "[demo:break-test]", labels: ["ready-for-agent"], login: "octo-admin" });
+
+  // the worker hears of the repository, reads its config and polls the labeled issue
+  const runOf = async () => (await db.query<{ id: string }>(`SELECT id FROM runs WHERE repo = $1`, [repo])).rows[0]?.id ?? null;
+  await expect.poll(runOf, { timeout: 90_000, intervals: [1_000] }).not.toBeNull();
+  const runId = (await runOf())!;
+
+  await signIn(page, "octo-admin");
+  await page.goto(`/runs/${runId}`);
+  await page.getByTestId("action-approve").click();
+  await expect(page.getByTestId("run-state")).toHaveText("Succeeded", { timeout: 90_000 });
+  await expect(page.getByTestId("run-verify")).toHaveText("· the agent succeeded and verify failed");
+  await expect(page.getByTestId("attempt-verify-tail")).toContainText("FAILED: a file says BROKEN");
+  await page.screenshot({ path: info.outputPath("verify-flow-run.png"), fullPage: true });
+
+  await expect
+    .poll(async () => {
+      const state = (await (await fetch(`${stack.simUrl}/_sim/state`)).json()) as SimSummary;
+      const pull = state.repositories.find((r) => r.fullName === repo)?.items.find((i) => i.kind === "pull_request");
+      const check = state.checkRuns.find((c) => c.repo === repo && c.headSha === pull?.headSha && c.name === "atelier / start-dev");
+      return { draft: pull?.draft ?? null, conclusion: check?.conclusion ?? null };
+    }, { timeout: 30_000, intervals: [500] })
+    .toEqual({ draft: true, conclusion: "failure" });
 });
