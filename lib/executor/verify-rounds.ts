@@ -58,7 +58,7 @@ export function verifyFailureMessage(command: string, check: VerifyCheck): strin
 export async function verifyWithRounds<H>(spec: VerifySpec, first: H, steps: VerifyRoundSteps<H>): Promise<VerifyRounds<H>> {
   let collected = first;
   for (let round = 1; ; round++) {
-    steps.note(`verify: running \`${spec.command}\` on the harvested commit in a fresh sandbox${round > 1 ? ` (round ${round})` : ""}`);
+    steps.note(`verify: running \`${spec.command}\` on the harvested commit, in a fresh checkout${round > 1 ? ` (round ${round})` : ""}`);
     const check = await steps.verify(collected, round);
     if (steps.stopped()) return { tag: "Stopped" };
     steps.note(`verify ${verifyEnding(check)}`);

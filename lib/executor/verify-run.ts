@@ -106,6 +106,7 @@ async function start(req: VerifyRequest, box: AttemptBox, env: Record<string, st
     boxed.child.stdin.end();
     return { child: boxed.child, terminate: (g) => boxed.terminate(g), dispose: () => boxed.dispose() };
   }
+  req.onNote?.("verify runs unconfined in its fresh checkout, as the agent did (no sandbox)");
   const child = spawn(command[0]!, command.slice(1), {
     cwd: box.worktree,
     env: { ...env, PATH: process.env.PATH ?? SANDBOX_PATH, HOME: box.home, TMPDIR: box.tmp },

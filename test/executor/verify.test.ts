@@ -83,7 +83,7 @@ describe("verify", () => {
     expect(o.verify).toMatchObject({ passed: true, exitCode: 0, timedOut: false, command: "sh check.sh", rounds: 1 });
     expect(o.verify!.tail).toMatch(/all tests passed$/);
     expect(o.harvest.pushed).toBe(true);
-    expect(text("system")).toMatch(/verify: running `sh check.sh` on the harvested commit in a fresh sandbox/);
+    expect(text("system")).toMatch(/verify: running `sh check.sh` on the harvested commit, in a fresh checkout/);
     expect(text("system")).toMatch(/verify passed in \d+\.\d s/);
   });
 
@@ -136,6 +136,12 @@ describe("verify", () => {
     expect(o.verify!.tail).not.toContain(TOKEN);
     expect(o.verify!.command).not.toContain(TOKEN);
     expect(text("stdout")).not.toContain(TOKEN);
+  });
+
+  it("unconfined (sandbox: off), verify runs in its fresh checkout all the same, and says so", async () => {
+    const { outcome, text } = await run({ sandbox: "off" });
+    expect(succeeded(outcome).verify).toMatchObject({ passed: false, exitCode: 1 });
+    expect(text("system")).toContain("verify runs unconfined in its fresh checkout, as the agent did (no sandbox)");
   });
 
   it("no verify declared: the outcome says so", async () => {
