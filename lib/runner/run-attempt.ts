@@ -171,7 +171,8 @@ async function publish(
   const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
   const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
   const verify = outcome.verify ?? null;
-  const draft = verify !== null && !verify.passed;
+  // verify failed: a draft (an open pull request turned into one); passed: ready for review; none: as it is
+  const draft = verify ? !verify.passed : undefined;
   const checked = verify ? `${draft ? "**Verify failed: this pull request is a draft.** " : ""}${verifyMarkdown(verify)}\n\n---\n\n` : "";
   // GitHub takes at most 65,536 characters, footer included
   const body = `${`${checked}${outcome.pullRequest?.body ?? outcome.summary}`.slice(0, PR_BODY_MAX - footer.length)}${footer}`;
@@ -182,7 +183,7 @@ async function publish(
       base,
       title,
       body,
-      draft,
+      ...(draft !== undefined ? { draft } : {}),
       runId: run.id,
       loop: run.loop,
       itemNumber: run.number,

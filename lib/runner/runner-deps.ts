@@ -28,7 +28,7 @@ export interface PullRequestRequest {
   base: string;
   title: string;
   body: string;
-  /** Open it as a draft (verify failed); an open pull request is updated as it is. */
+  /** true: a draft (verify failed), opened as one or an open one turned into one; false: ready for review; absent: as it is. */
   draft?: boolean;
   runId: string;
   loop: string;

@@ -130,6 +130,16 @@ describe("verify through the runner", () => {
     const comments = commentsOn(world.sim, repo, number);
     expect(comments.at(-1)!.body).toContain("**Succeeded, verify failed**");
     expect(comments.at(-1)!.body).toContain("FAILED: a file says BROKEN");
+
+    // the next Run on the Item fixes the work: the same pull request, verify passed, ready for review
+    const event = issueEvent(repo, number, "h2", "Add a widget", {});
+    const next = await openRun(db, { ...event, submission: { ...event.submission, verify: { command: "sh check.sh", onFailure: "draft", maxRounds: 1 } } });
+    await runner.queue.moveRun(next.runId, { receivedAt: next.receivedAt });
+    expect(await settledState(db, next.runId, 60_000)).toBe("Succeeded");
+    const updated = await pullOf(repo);
+    expect(updated.number).toBe(pull.number);
+    expect(updated.draft).toBe(false);
+    expect(updated.body).toContain("Verify `sh check.sh` passed");
   }, 90_000);
 
   it("on_verify_failure: retry — the real claude CLI gets verify's failure as its next message, and its second round passes", async () => {
