@@ -122,11 +122,10 @@ describe("verify", () => {
   });
 
   it("is stopped at its wall-clock limit", async () => {
-    const { outcome } = await run({ prompt: "Add a widget", verify: verify({ command: "echo started; sleep 30" }), verifyTimeoutMs: 700 });
+    const { outcome } = await run({ prompt: "Add a widget", verify: verify({ command: "sleep 600" }), verifyTimeoutMs: 1_000 });
     const o = succeeded(outcome);
     expect(o.verify).toMatchObject({ passed: false, exitCode: null, timedOut: true });
-    expect(o.verify!.tail).toMatch(/started[^]*verify ran longer than its limit/);
-    expect(o.verify!.durationMs).toBeLessThan(20_000);
+    expect(o.verify!.tail).toContain("verify ran longer than its limit (1 s) and was stopped");
   });
 
   it("its last lines are masked like the transcript: the installation token never lands in them", async () => {
