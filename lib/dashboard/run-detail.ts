@@ -9,6 +9,7 @@ import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
 import { readRunAttempts, readRunDetail, readRunSummary } from "../store/reads/run-detail-read";
 import { anyWorkerAlive } from "../store/runs/worker-registry";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
+import { storedVerify, verifyVerdict, type VerifyResult, type VerifyVerdict } from "../executor/verify-spec";
 
 /** Everything the Run page shows, from three indexed reads (lib/store/reads/run-detail-read.ts, lib/store/reads/audit-page.ts). */
 export interface RunDetail {
@@ -54,6 +55,11 @@ export interface RunDetail {
   } | null;
   approval: { approvedBy: string; at: string } | null;
   attempts: AttemptView[];
+  /**
+   * When Succeeded, how Atelier checked the agent's work (its latest Attempt's verify): passed,
+   * failed (the pull request is a draft) or not_declared; null otherwise.
+   */
+  verify: VerifyVerdict | null;
   audit: AuditView[];
   /** The actions the state allows (the viewer's permission is checked apart). */
   actions: RunAction[];
@@ -84,6 +90,8 @@ export interface AttemptView {
   /** The session a retry resumes. */
   sessionId: string | null;
   agent: string | null;
+  /** What verify found on the Attempt's commit; null: none ran. */
+  verify: VerifyResult | null;
 }
 
 export interface AuditView {
@@ -124,6 +132,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     turns: a.turns,
     sessionId: a.session_id,
     agent: a.agent,
+    verify: storedVerify(a.verify),
   }));
   const latest = attemptViews.at(-1) ?? null;
   const latestFailed = [...attemptViews].reverse().find((a) => a.state === "Failed") ?? null;
@@ -177,6 +186,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
       : null,
     approval: r.approved_by ? { approvedBy: r.approved_by, at: r.approved_at.toISOString() } : null,
     attempts: attemptViews,
+    verify: r.state === "Succeeded" ? verifyVerdict(latest?.verify ?? null) : null,
     audit: audit.map(toAuditView),
     actions: availableActions(facts, opts.canIntervene?.(r.agent) ?? false),
   };

@@ -11,6 +11,9 @@
 //                           argv marked atelier-demo-child:<attempt id>
 //   [demo:ignore-sigterm]   ignore SIGTERM (only SIGKILL stops it)
 //   [demo:bad-result]       write malformed JSON to $ATELIER_RESULT_FILE
+//   [demo:break-test]       add a line BROKEN to the file it writes, and still say it is done
+//                           (a verify that greps for it fails; a resumed round, whose prompt
+//                           is verify's failure without the marker, writes the file clean)
 // With ATELIER_INTERVENE=1 the prompt comes from $ATELIER_PROMPT and each later stdin line is
 // echoed back as "heard: <line>".
 import { spawn, spawnSync } from "node:child_process";
@@ -102,7 +105,7 @@ async function main() {
   if (sleepSeconds !== null) await sleep(sleepSeconds * 1000);
   await sleep(delay);
 
-  const content = `# Atelier demo\n\n${firstLine}\n`;
+  const content = `# Atelier demo\n\n${firstLine}\n${has("break-test") ? "BROKEN (the demo agent breaks the test on purpose)\n" : ""}`;
   mkdirSync("atelier-demo", { recursive: true });
   let previous = null;
   try {

@@ -6,7 +6,7 @@ import { buildAgentEnv, type AgentContext } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
-import { harvest, type Harvest } from "./harvest";
+import { collectHarvest, pushHarvest, type Harvest, type HarvestInput } from "./harvest";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "../secrets/redact";
 import type { AgentKind, AgentReport } from "./adapters/types";
@@ -14,16 +14,21 @@ import type { MeteredUsage } from "./agent-sandbox/usage-meter";
 import { attemptUsage, meteringNote, type AttemptUsage } from "./attempt-usage";
 import type { AttemptBox } from "./agent-sandbox/box";
 import { keepAgentSession, restoreAgentSession } from "./agent-session";
-import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
+import { runAgent, type AgentControl, type AgentRunResult, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
-import { SANDBOX_RESULT_FILE } from "./workspace-paths";
+import { harvestDir, SANDBOX_RESULT_FILE } from "./workspace-paths";
+import { DEFAULT_VERIFY_TIMEOUT_MS, runVerify } from "./verify-run";
+import { addMetered, addReports, verifyWithRounds } from "./verify-rounds";
+import type { VerifyResult, VerifySpec } from "./verify-spec";
 
 /**
  * One Attempt, from checkout to harvest: fetch the repository's cache and make the Attempt's
  * box with a private clone at the Run's branch (or the default branch), run the agent in its
  * sandbox there, read its result file, take its commits and what it left uncommitted out of the
- * box, and push the Run's branch from a repository the agent never saw. The pull request is
- * the caller's job; it gets the harvest. The box is removed whatever happens.
+ * box, check it with the repository's verify in a fresh box (resuming the agent with a failure
+ * when the repository asks for it: verify-rounds.ts), and push the Run's branch from a
+ * repository the agent never saw. The pull request is the caller's job; it gets the harvest
+ * and verify's result. The box is removed whatever happens.
  */
 
 export interface AttemptInput {
@@ -60,6 +65,12 @@ export interface AttemptInput {
   resumeSession?: string | null;
   /** The model the Run's Loop picked among its agent's; null: the agent's default. */
   model?: string | null;
+  /** How Atelier checks the agent's work (the Loop's `environment: { verify }`); null: none declared. */
+  verify?: VerifySpec | null;
+  /** Hosts verify may reach (the instance's registry allowlist); default none. */
+  verifyEgress?: readonly string[];
+  /** verify's wall-clock limit (default DEFAULT_VERIFY_TIMEOUT_MS). */
+  verifyTimeoutMs?: number;
 }
 
 export type SandboxMode = "on" | "off";
@@ -83,13 +94,21 @@ export interface PullRequestHint {
 }
 
 export type AttemptOutcome =
-  | { tag: "Succeeded"; summary: string; pullRequest: PullRequestHint | null; usage: AttemptUsage; harvest: Harvest }
+  | {
+      tag: "Succeeded";
+      summary: string;
+      pullRequest: PullRequestHint | null;
+      usage: AttemptUsage;
+      harvest: Harvest;
+      /** What verify found on the pushed commit; null or absent: the repository declares no verify. */
+      verify?: VerifyResult | null;
+    }
   | { tag: "Failed"; failure: Failure; usage: AttemptUsage }
   | { tag: "Canceled"; usage: AttemptUsage };
 
-/** The roster's egress entries, parsed (the roster's validation already refused bad ones). */
-function egressRules(agent: NamedAgentSpec): EgressRule[] {
-  return (agent.egress ?? []).map(parseEgressRule).filter((r): r is EgressRule => r !== null);
+/** Egress entries, parsed (the roster's validation already refused bad ones). */
+function egressRules(entries: readonly string[] | undefined): EgressRule[] {
+  return (entries ?? []).map(parseEgressRule).filter((r): r is EgressRule => r !== null);
 }
 
 /**
@@ -229,7 +248,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       ? {
           name: ws.name,
           box,
-          egress: egressRules(input.agent),
+          egress: egressRules(input.agent.egress),
           limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
           readOnlyPaths: input.agent.read_only_paths ?? [],
           objects: cacheObjects(ws.cacheDir),
@@ -239,47 +258,52 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       : undefined;
     const kind = resolved.builtin ? null : (input.agent.adapter?.kind ?? null);
     const resumeSession = kind && input.resumeSession ? await restoreSession(input, kind, box, sandboxed, system) : null;
-    const run = await runAgent({
-      resumeSession,
-      model: input.model ?? null,
-      agent: input.agent,
-      cwd: ws.worktree,
-      context: context(sandboxed ? SANDBOX_RESULT_FILE : ws.resultFile),
-      sandbox,
-      home: box.home,
-      onOutput: emit,
-      redactor,
-      signal: input.signal,
-      leaseLost: input.leaseLost,
-      onStarted: (control) => {
-        if (ws) agentRecorded = recordAgentProcess(ws, control.pid).catch(() => undefined);
-        deps.onAgentStarted?.(control);
-      },
-      sourceEnv: deps.sourceEnv,
-      killGraceMs: input.killGraceMs,
-    });
-    agentMs = run.durationMs;
-    redactor = run.redactor;
-    report = run.report;
-    metered = run.metered;
-    if (kind && report?.sessionId) {
-      const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
-      if (notKept) system(`the agent's session ${report.sessionId} was not kept for a retry: ${notKept}`);
-    }
-    const reading = await readResultFile(ws.resultFile);
-    if (reading.tag === "Read") result = reading.result;
-    if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
-    if (metered) system(meteringNote(metered, usage(), report));
+    const workspace = ws;
+    let lastRound: AgentRunResult | null = null;
+    const runRound = async (prompt: string, session: string | null) => {
+      const run = await runAgent({
+        resumeSession: session,
+        model: input.model ?? null,
+        agent: input.agent,
+        cwd: workspace.worktree,
+        context: { ...context(sandboxed ? SANDBOX_RESULT_FILE : workspace.resultFile), prompt },
+        sandbox,
+        home: box.home,
+        onOutput: emit,
+        redactor,
+        signal: input.signal,
+        leaseLost: input.leaseLost,
+        onStarted: (control) => {
+          agentRecorded = recordAgentProcess(workspace, control.pid).catch(() => undefined);
+          deps.onAgentStarted?.(control);
+        },
+        sourceEnv: deps.sourceEnv,
+        killGraceMs: input.killGraceMs,
+      });
+      agentMs += run.durationMs;
+      redactor = run.redactor;
+      report = addReports(report, run.report);
+      metered = addMetered(metered, run.metered);
+      if (kind && run.report?.sessionId) {
+        const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
+        if (notKept) system(`the agent's session ${run.report.sessionId} was not kept for a retry: ${notKept}`);
+      }
+      const reading = await readResultFile(workspace.resultFile);
+      if (reading.tag === "Read") result = reading.result;
+      if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
+      if (run.metered && metered) system(meteringNote(metered, usage(), report));
+      if (run.tag === "Failed") system(run.failure.message);
+      lastRound = run;
+      return run;
+    };
+    const run = await runRound(input.prompt, resumeSession);
     if (run.tag === "Canceled") return { tag: "Canceled", usage: usage() };
-    if (run.tag === "Failed") {
-      system(run.failure.message);
-      return { tag: "Failed", failure: run.failure, usage: usage() };
-    }
+    if (run.tag === "Failed") return { tag: "Failed", failure: run.failure, usage: usage() };
     const stopped = canceledOrLost();
     if (stopped) return stopped;
 
     phase("harvesting");
-    const harvested = await harvest({
+    const harvestInput: HarvestInput = {
       name: ws.name,
       dir: ws.dir,
       box: ws.box,
@@ -293,16 +317,68 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       sandboxed,
       redactor,
       signal: stopSignal,
-    });
-    if (harvested.problem) system(`${harvested.problem}; nothing of it was pushed`);
-    if (harvested.leftoversRefused) system(`the files the agent left uncommitted were not taken: ${harvested.leftoversRefused}`);
-    if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");
+    };
+    const collect = async () => {
+      const collected = await collectHarvest({ ...harvestInput, redactor });
+      if (collected.problem) system(`${collected.problem}; nothing of it was pushed`);
+      if (collected.leftoversRefused) system(`the files the agent left uncommitted were not taken: ${collected.leftoversRefused}`);
+      if (collected.committedLeftovers) system("committed the changes the agent left uncommitted");
+      return collected;
+    };
+    let collected = await collect();
+    let verified: VerifyResult | null = null;
+    if (input.verify) {
+      const spec = input.verify;
+      const rounds = await verifyWithRounds(spec, collected, {
+        verify: (h, round) =>
+          runVerify({
+            attemptDir: workspace.dir,
+            name: workspace.name,
+            round,
+            cacheDir: workspace.cacheDir,
+            source: harvestDir(workspace.dir),
+            sha: h.headSha,
+            branch: input.branch,
+            command: spec.command,
+            sandboxed,
+            egress: egressRules(input.verifyEgress),
+            limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
+            readOnlyPaths: input.agent.read_only_paths ?? [],
+            timeoutMs: input.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
+            redactor,
+            onOutput: emit,
+            signal: stopSignal,
+            onNote: system,
+          }),
+        resume: async (message) => {
+          phase("running");
+          const again = await runRound(redactor.redact(message), kind ? (report?.sessionId ?? null) : null);
+          phase("harvesting");
+          return again.tag === "Exited";
+        },
+        collect,
+        stopped: () => canceledOrLost() !== null,
+        note: system,
+      });
+      const stoppedNow = canceledOrLost();
+      if (stoppedNow) return stoppedNow;
+      if (rounds.tag === "Stopped") {
+        // the resumed agent did not finish: its failure is the Attempt's
+        const round = lastRound as AgentRunResult | null;
+        const failure = round?.tag === "Failed" ? round.failure : agentFailure("agent_exit", "the agent, resumed with verify's failure, did not finish its round");
+        return { tag: "Failed", failure, usage: usage() };
+      }
+      collected = rounds.collected;
+      // the repository's text, shown on GitHub: masked like everything else
+      verified = { ...rounds.result, command: redactor.redact(rounds.result.command) };
+    }
+    const harvested = await pushHarvest({ ...harvestInput, redactor }, collected);
     system(
       harvested.pushed
         ? `pushed ${harvested.commits.length} commit(s) to ${harvested.branch} (${harvested.headSha.slice(0, 12)})`
         : "the agent made no commits; nothing to push",
     );
-    const pr = result?.pull_request;
+    const pr = (result as AgentResult | null)?.pull_request;
     return {
       tag: "Succeeded",
       summary: summaryOf(report, result, redactor) ?? defaultSummary(harvested),
@@ -314,6 +390,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         : null,
       usage: usage(),
       harvest: harvested,
+      verify: verified,
     };
   } catch (err) {
     const stopped = canceledOrLost();

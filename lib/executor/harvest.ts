@@ -18,6 +18,7 @@ import { harvestDir } from "./workspace-paths";
  * installation token exists only in that push's environment, once the agent's sandbox is gone.
  * The branch is ours, so a rewrite by the agent is pushed as is; the lease is the branch as it
  * was when the Attempt began, so work someone else pushed meanwhile is never overwritten.
+ * Collecting and pushing are two steps, so that verify can check the collected commit first.
  */
 
 export interface HarvestCommit {
@@ -123,7 +124,12 @@ async function refusedContent(repo: string, baseSha: string, head: string, limit
   return null;
 }
 
-export async function harvest(input: HarvestInput): Promise<Harvest> {
+/**
+ * Takes the agent's work into the harvest repository (its commits, and a commit of what it left
+ * uncommitted) without pushing it: `headSha` is the commit that will be pushed. Again after a
+ * resumed round: the agent's clone holds everything it did since the base.
+ */
+export async function collectHarvest(input: HarvestInput): Promise<Harvest> {
   const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
   const repo = harvestDir(input.dir);
   await rm(repo, { recursive: true, force: true });
@@ -161,7 +167,7 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
     sha: c.sha,
     subject: redactor.redact(c.subject),
   }));
-  const result: Harvest = {
+  return {
     branch: input.branch,
     baseSha: input.baseSha,
     headSha,
@@ -171,12 +177,22 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
     problem,
     leftoversRefused: exported.leftoversRefused,
   };
-  if (commits.length === 0) return result;
+}
+
+/** Pushes a collected harvest's head to the Run's branch, leased on the branch as the Attempt found it; nothing when it has no commit. */
+export async function pushHarvest(input: HarvestInput, collected: Harvest): Promise<Harvest> {
+  if (collected.commits.length === 0) return collected;
+  const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
   const ref = `refs/heads/${input.branch}`;
-  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`];
-  await remoteGit(push, { cwd: repo, token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
+  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${collected.headSha}:${ref}`];
+  await remoteGit(push, { cwd: harvestDir(input.dir), token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
     const failure = pushFailure(err, redactor, input.branch);
     return err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected" ? new BranchMovedError(failure) : new AttemptFailureError(failure);
   });
-  return { ...result, pushed: true };
+  return { ...collected, pushed: true };
+}
+
+/** Collects the agent's work and pushes it. */
+export async function harvest(input: HarvestInput): Promise<Harvest> {
+  return pushHarvest(input, await collectHarvest(input));
 }

@@ -181,6 +181,33 @@ async function chownTree(box: AttemptBox, path: string): Promise<void> {
   });
 }
 
+export interface BoxCheckout {
+  /** A box made by makeBox: its worktree is created here. */
+  box: AttemptBox;
+  /** The repository's bare clone, whose objects the checkout borrows. */
+  cache: string;
+  sha: string;
+  branch: string;
+  sandboxed: boolean;
+  /** A repository of the worker's holding `sha` when the cache does not (the harvest repository). */
+  from?: string;
+  signal?: AbortSignal;
+}
+
+/**
+ * A private clone at `sha` in the box's worktree, borrowing the cache's objects (by the path its
+ * sandbox sees them at), given to the box's uid. Only the worker's git, with no hooks and the
+ * new repository's own config, touches it.
+ */
+export async function checkoutInBox(c: BoxCheckout): Promise<void> {
+  await initBorrowingRepo(c.box.worktree, cacheObjects(c.cache), false);
+  if (c.from) await git(["push", "--quiet", "--no-verify", c.box.worktree, `${c.sha}:refs/atelier/checkout`], { cwd: c.from, signal: c.signal });
+  await git(["checkout", "--quiet", "-B", c.branch, c.sha], { cwd: c.box.worktree, signal: c.signal });
+  if (c.from) await git(["update-ref", "-d", "refs/atelier/checkout"], { cwd: c.box.worktree, signal: c.signal });
+  if (c.sandboxed) await pointAlternatesAt(c.box.worktree, SANDBOX_OBJECTS);
+  await chownTree(c.box, c.box.worktree);
+}
+
 /** Fetches, picks the base and makes the Attempt's box with its private clone at the base. */
 export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
   const name = sanitizeName(req.attemptId);
@@ -233,10 +260,7 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
       if (none) req.onNote?.(none);
     }
     await makeBox(box);
-    await initBorrowingRepo(box.worktree, cacheObjects(cache), false);
-    await git(["checkout", "--quiet", "-B", req.branch, base.sha], { cwd: box.worktree, signal: req.signal });
-    if (req.sandboxed) await pointAlternatesAt(box.worktree, SANDBOX_OBJECTS);
-    await chownTree(box, box.worktree);
+    await checkoutInBox({ box, cache, sha: base.sha, branch: req.branch, sandboxed: req.sandboxed, signal: req.signal });
   } catch (err) {
     await removeWorkspace(ws);
     throw err;

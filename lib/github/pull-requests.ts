@@ -9,9 +9,23 @@ export interface PullRequestRef {
   created: boolean;
 }
 
+const DRAFT_MUTATIONS = {
+  true: "mutation($id: ID!) { convertPullRequestToDraft(input: { pullRequestId: $id }) { pullRequest { isDraft } } }",
+  false: "mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }",
+} as const;
+
+/** Turns an open pull request into a draft, or marks it ready for review (GraphQL only: REST cannot). */
+async function setDraft(octokit: Octokit, nodeId: string, draft: boolean): Promise<void> {
+  const { data } = await octokit.request("POST /graphql", { query: DRAFT_MUTATIONS[`${draft}`], variables: { id: nodeId } });
+  const errors = (data as { errors?: { message: string }[] }).errors;
+  if (errors?.length) throw new Error(`GitHub refused to ${draft ? "convert the pull request to a draft" : "mark the pull request ready for review"}: ${errors.map((e) => e.message).join("; ")}`);
+}
+
 /**
  * Opens the pull request of `branch`, or updates the title and body of the one already open
- * with that head (an Attempt after a retry pushes to the same branch).
+ * with that head (an Attempt after a retry pushes to the same branch). `draft`: open it as a
+ * draft (true), or turn the open one into a draft (true) or ready for review (false); absent:
+ * as it is.
  */
 export async function openOrUpdatePullRequest(
   octokit: Octokit,
@@ -35,6 +49,7 @@ export async function openOrUpdatePullRequest(
       title: input.title,
       body: input.body,
     });
+    if (input.draft !== undefined && existing.draft !== input.draft) await setDraft(octokit, existing.node_id, input.draft);
     return { number: data.number, url: data.html_url, headSha: data.head.sha, created: false };
   }
   const base = input.base ?? (await octokit.request("GET /repos/{owner}/{repo}", { owner, repo })).data.default_branch;

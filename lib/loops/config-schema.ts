@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { VerifySpec } from "../executor/verify-spec";
 
 /**
  * The shape of a repository's `.github/atelier.yml`, and what validating it produces.
@@ -6,6 +7,10 @@ import { z } from "zod";
  * ```yaml
  * labels:
  *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
+ * environment:                     # how Atelier checks the agent's work (docs/environments.md)
+ *   verify: npm test                # shell, run on the harvested commit in a fresh sandbox
+ *   on_verify_failure: retry        # retry (resume the agent with the failure) | draft (default)
+ *   max_verify_rounds: 1            # with retry: how many times at most (default 1)
  * loops:
  *   start-dev:
  *     on: issues                      # issues | pull_requests | comments | { schedule: { cron, tz } }
@@ -20,6 +25,7 @@ import { z } from "zod";
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
+ *     environment: { verify: npm test } # overrides the top-level environment: key by key
  *   nightly:
  *     on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }
  *     repositories: [acme/api]        # schedule Loops only; default: this repository
@@ -96,6 +102,8 @@ export interface LoopDefinition {
   maxCycles: number;
   prompt: string;
   feedback: { comment: boolean };
+  /** How Atelier checks the agent's work (`environment: { verify: … }`); absent: no verify declared. */
+  verify?: VerifySpec;
   /** Line of the Loop in the file, when known. */
   line: number | null;
 }
@@ -139,7 +147,7 @@ export interface RepositoryConfig {
 }
 
 /** Top-level keys. `_extends` is Probot's config inheritance, resolved before validation. */
-export const TOP_LEVEL_KEYS = ["labels", "loops", "_extends"] as const;
+export const TOP_LEVEL_KEYS = ["labels", "loops", "environment", "_extends"] as const;
 
 export const labelSchema = z.strictObject({
   name: z.string(),
@@ -162,6 +170,8 @@ export const loopSchema = z.strictObject({
   allow_bot_items: z.boolean().optional(),
   max_chain_depth: z.number().int().min(0).optional(),
   continue: z.enum(LOOP_CONTINUATIONS).optional(),
+  /** checked by validate/verify-fields.ts */
+  environment: z.unknown().optional(),
 });
 
 export const LOOP_KEYS = Object.keys(loopSchema.shape);

@@ -2,6 +2,7 @@ import type { InstanceConfig } from "../config/roster";
 import { CONFIG_PATH, TOP_LEVEL_KEYS, type LoopConfigError, type RepositoryConfig } from "./config-schema";
 import { validateLabels } from "./validate/label-specs";
 import { validateLoop } from "./validate/loop";
+import { validateVerifyFields } from "./validate/verify-fields";
 import { isRecord, suggest, type ConfigTenant, type Path, type Report } from "./validate/shared";
 import { parseYamlWithLines } from "../config/yaml-lines";
 
@@ -84,6 +85,10 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   }
 
   result.labels = validateLabels(config.labels, report);
+  // a Loop never runs without the environment the file declares for it
+  const beforeEnvironment = errors.length;
+  const environment = validateVerifyFields(config.environment, ["environment"], (token, path, message) => report(null, token, path, message));
+  const environmentOk = errors.length === beforeEnvironment;
 
   const loops = config.loops;
   if (loops === undefined || loops === null) return result;
@@ -105,8 +110,8 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
       report(name, "config_invalid", ["loops", name], `The Loop names "${twin}" and "${name}" differ only by case: rename one of them.`);
     }
     seen.set(name.toLowerCase(), name);
-    const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null }, report, lineOf);
-    if (loop && errors.length === before) result.loops.push(loop);
+    const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null, environment }, report, lineOf);
+    if (loop && errors.length === before && environmentOk) result.loops.push(loop);
   }
   return result;
 }
@@ -118,6 +123,6 @@ function unknownTopLevelKey(key: string): string {
   if (/^agents?$/i.test(key)) {
     return `Agents are defined by the instance's roster (atelier.config.yml), never by a repository: remove "${key}" and pick an agent by name in each Loop with agent:.`;
   }
-  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops"])}: the keys are labels and loops.`;
+  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops", "environment"])}: the keys are labels, loops and environment.`;
 }
 

@@ -1,6 +1,7 @@
 import { approvalSentence } from "../triggers/actor";
 import { isParkedByEngineFailures } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
+import { verifyMarkdown, verifyOutcomeSentence } from "../executor/verify-report";
 import {
   capitalize,
   clip,
@@ -119,11 +120,17 @@ function face(s: RunSnapshot, runPage: string): Face {
     }
     case "Succeeded": {
       const usage = usageLine(s);
-      const pr = s.pullRequestNumber !== null ? ` Pull request #${s.pullRequestNumber}.` : "";
+      const pr = s.pullRequestNumber !== null ? ` Pull request #${s.pullRequestNumber}${s.verify && !s.verify.passed ? " (a draft)" : ""}.` : "";
+      const checked = s.verify ? `\n\n${verifyMarkdown(s.verify)}` : "";
+      // a green check on work that fails its repository's own check would be a lie
+      const failedVerify = s.verify !== null && !s.verify.passed;
       return {
         status: "completed",
-        conclusion: "success",
-        output: { title: "Succeeded", summary: `The Run succeeded.${pr}${usage ? ` ${capitalize(usage)}.` : ""} Details on ${page}.` },
+        conclusion: failedVerify ? "failure" : "success",
+        output: {
+          title: s.verify ? (s.verify.passed ? "Succeeded, verify passed" : "Verify failed") : "Succeeded",
+          summary: `${verifyOutcomeSentence(s.verify)}${pr}${usage ? ` ${capitalize(usage)}.` : ""} Details on ${page}.${checked}`,
+        },
         actions: [],
       };
     }

@@ -1,5 +1,6 @@
 import type { RunSnapshot } from "./run-snapshot";
 import * as present from "./run-presentation";
+import { verifyMarkdown } from "../executor/verify-report";
 
 /**
  * The one comment a Run keeps on its Item, edited in place as the Run moves. Its first line is
@@ -32,7 +33,8 @@ function statusLine(s: RunSnapshot, runPage: string): string {
     }
     case "Succeeded": {
       const parts = [present.usageLine(s), s.pullRequestNumber !== null ? `pull request #${s.pullRequestNumber}` : null].filter(Boolean);
-      return `**Succeeded**${parts.length ? ` — ${parts.join(" · ")}` : ""}.`;
+      const line = `**${s.verify && !s.verify.passed ? "Succeeded, verify failed" : "Succeeded"}**${parts.length ? ` — ${parts.join(" · ")}` : ""}.`;
+      return s.verify ? `${line}\n\n${verifyMarkdown(s.verify)}` : line;
     }
     case "Failed": {
       const attempt = s.latestAttempt;

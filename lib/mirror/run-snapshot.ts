@@ -4,6 +4,7 @@ import { isFailureCategory, isFailureKind } from "../engine/failure";
 import type { RunStateName } from "../engine/run-state";
 import type { ItemKind } from "../loops/projection";
 import type { Db } from "../store/kernel/db";
+import { storedVerify, type VerifyResult } from "../executor/verify-spec";
 import { readMirrorSnapshotRow, type MirrorSnapshotRow } from "../store/github/mirror-snapshot";
 
 /** The latest Attempt of a Run, as the mirror shows it. */
@@ -58,6 +59,8 @@ export interface RunSnapshot {
   prompt: string;
   /** Why the Run waits for approval beyond the Loop's `approval: required` (its Event's). */
   approvalReason: ApprovalReason | null;
+  /** What verify found on the latest Attempt's commit; null: none ran (none declared, or the agent did not finish). */
+  verify: VerifyResult | null;
 }
 
 function latestAttemptOf(row: MirrorSnapshotRow): AttemptSummary | null {
@@ -101,5 +104,6 @@ export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapsho
     repoConfig: row.config,
     prompt: row.prompt,
     approvalReason: row.approval_reason ?? null,
+    verify: storedVerify(row.attempt_verify),
   };
 }

@@ -47,6 +47,7 @@ export function appRunnerGitHub(app: GitHubApp, db: Db): RunnerGitHub {
           base: req.base,
           title: req.title,
           body: req.body,
+          ...(req.draft !== undefined ? { draft: req.draft } : {}),
         });
         return { number: pr.number, url: pr.url };
       } catch (err) {

@@ -3,6 +3,8 @@ import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
+import { verifyMarkdown } from "../executor/verify-report";
+import { isVerifySpec } from "../executor/verify-spec";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { neutralizeAgentTextWithin } from "../github/agent-pr-text";
 import { ConflictError } from "../errors";
@@ -25,7 +27,7 @@ import { TranscriptWriter } from "./transcript-writer";
 /**
  * One begun Attempt, from the token to the recorded outcome: mint a token scoped to the
  * repository, run the executor with the output streamed into the transcript, open or update
- * the pull request when there is work on the branch, and record the outcome fenced by the
+ * the pull request when there is work on the branch (a draft that says so when verify failed), and record the outcome fenced by the
  * lease token. A worker that lost its lease (or is stopping at once) writes no outcome; an
  * operator's cancel was already recorded by the cancel itself.
  */
@@ -136,6 +138,7 @@ async function produceOutcome(
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
         model: run.model,
+        verify: isVerifySpec(run.submitted_verify) ? run.submitted_verify : null,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
@@ -172,8 +175,12 @@ async function publish(
   const agentTitle = outcome.pullRequest?.title;
   const title = agentTitle !== undefined ? neutralizeAgentTextWithin(agentTitle, own, PR_TITLE_MAX) : `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
   const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  const verify = outcome.verify ?? null;
+  // verify failed: a draft (an open pull request turned into one); passed: ready for review; none: as it is
+  const draft = verify ? !verify.passed : undefined;
+  const checked = verify ? `${draft ? "**Verify failed: this pull request is a draft.** " : ""}${verifyMarkdown(verify)}\n\n---\n\n` : "";
   // GitHub takes at most 65,536 characters, footer included
-  const body = `${neutralizeAgentTextWithin(outcome.pullRequest?.body ?? outcome.summary, own, PR_BODY_MAX - footer.length)}${footer}`;
+  const body = `${neutralizeAgentTextWithin(`${checked}${outcome.pullRequest?.body ?? outcome.summary}`, own, PR_BODY_MAX - footer.length)}${footer}`;
   try {
     const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,
@@ -181,6 +188,7 @@ async function publish(
       base,
       title,
       body,
+      ...(draft !== undefined ? { draft } : {}),
       runId: run.id,
       loop: run.loop,
       itemNumber: run.number,
@@ -248,6 +256,7 @@ export async function runBegunAttempt(
         branch: onBranch ? outcome.harvest.branch : null,
         pullRequestNumber: published.pr?.number ?? null,
         headSha: outcome.harvest.pushed ? outcome.harvest.headSha : null,
+        verify: outcome.verify ?? null,
       };
     }
   } else {

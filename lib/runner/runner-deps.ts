@@ -28,6 +28,8 @@ export interface PullRequestRequest {
   base: string;
   title: string;
   body: string;
+  /** true: a draft (verify failed), opened as one or an open one turned into one; false: ready for review; absent: as it is. */
+  draft?: boolean;
   runId: string;
   loop: string;
   /** The Item the Run works on; null for a schedule Tick. */

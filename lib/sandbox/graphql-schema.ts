@@ -170,4 +170,14 @@ export const schema = buildSchema(/* GraphQL */ `
     rateLimit(dryRun: Boolean = false): RateLimit
     viewer: User!
   }
+
+  input ConvertPullRequestToDraftInput { pullRequestId: ID! clientMutationId: String }
+  type ConvertPullRequestToDraftPayload { clientMutationId: String pullRequest: PullRequest }
+  input MarkPullRequestReadyForReviewInput { pullRequestId: ID! clientMutationId: String }
+  type MarkPullRequestReadyForReviewPayload { clientMutationId: String pullRequest: PullRequest }
+
+  type Mutation {
+    convertPullRequestToDraft(input: ConvertPullRequestToDraftInput!): ConvertPullRequestToDraftPayload
+    markPullRequestReadyForReview(input: MarkPullRequestReadyForReviewInput!): MarkPullRequestReadyForReviewPayload
+  }
 `);

@@ -6,6 +6,7 @@ import type { SimCore } from "./core";
 import { pullFeedbackFields, type Connection } from "./graphql-feedback";
 import { schema } from "./graphql-schema";
 import { collaboratorsField } from "./graphql-collaborators";
+import { draftMutations } from "./graphql-draft";
 import { timelineItemsField } from "./graphql-timeline";
 import type { SimAccount, SimIssue, SimRepo } from "./model";
 import { remaining, type RateBucket } from "./sim-rate-limit";
@@ -163,6 +164,7 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     },
     rateLimit: () => ({ cost: 1, limit: bucket.limit, nodeCount: 1, remaining: remaining(bucket), resetAt: isoSeconds(bucket.resetAt), used: bucket.used }),
     viewer: () => actor(caller.kind === "user" ? caller.user : state.botUser),
+    ...draftMutations({ state, caller, itemNode, fail: (type, message) => new TypedError(type, message) }),
   };
 
   if (typeof body.query !== "string") return { errors: [{ message: "A query attribute must be specified and must be a string." }] };

@@ -216,6 +216,7 @@ export function itemEvent(
       prompt,
       agent: loop.agent,
       ...(loop.model ? { model: loop.model } : {}),
+      ...(loop.verify ? { verify: loop.verify } : {}),
       approvalRequired,
       maxCycles: loop.maxCycles,
       declaredIn: repo.fullName.toLowerCase(),

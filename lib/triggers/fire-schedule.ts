@@ -131,6 +131,7 @@ export function tickEvent(
       prompt,
       agent: loop.agent,
       ...(loop.model ? { model: loop.model } : {}),
+      ...(loop.verify ? { verify: loop.verify } : {}),
       approvalRequired,
       approvalReason,
       maxCycles: null,

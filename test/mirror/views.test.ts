@@ -40,6 +40,7 @@ function snap(over: Partial<RunSnapshot> = {}): RunSnapshot {
     repoConfig: null,
     prompt: "Review #7",
     approvalReason: null,
+    verify: null,
     ...over,
   };
 }
@@ -216,5 +217,41 @@ describe("small helpers", () => {
     expect(mirrorRetryDelayMs(30, new Error("db"))).toBe(300_000);
     expect(gitHubCallError(err(404), "x")).toBeInstanceOf(GitHubCallError);
     expect(gitHubCallError(err(404), "x").retryable).toBe(false);
+  });
+});
+
+describe("verify's result on the check run and the comment", () => {
+  const verify = (passed: boolean) => ({
+    passed,
+    exitCode: passed ? 0 : 1,
+    timedOut: false,
+    durationMs: 3_200,
+    tail: passed ? "all tests passed" : "FAILED: widget.test.ts\n``` a fence in the output",
+    command: "npm test",
+    rounds: passed ? 2 : 1,
+  });
+
+  it("failed: the check run fails, says the pull request is a draft and shows the last lines", () => {
+    const v = checkRunView(snap({ state: "Succeeded", pullRequestNumber: 12, verify: verify(false) }), URL_);
+    expect(v.conclusion).toBe("failure");
+    expect(v.output.title).toBe("Verify failed");
+    expect(v.output.summary).toContain("The agent succeeded and verify failed. Pull request #12 (a draft).");
+    expect(v.output.summary).toContain("Verify `npm test` failed with exit code 1 after 3.2 s.");
+    expect(v.output.summary).toContain("````text\nFAILED: widget.test.ts\n``` a fence in the output\n````");
+  });
+
+  it("passed: success, with the rounds the agent was resumed; none declared: said too", () => {
+    const v = checkRunView(snap({ state: "Succeeded", verify: verify(true) }), URL_);
+    expect(v.conclusion).toBe("success");
+    expect(v.output.title).toBe("Succeeded, verify passed");
+    expect(v.output.summary).toContain("Verify `npm test` passed in 3.2 s (after 1 resumed round of the agent).");
+    expect(checkRunView(snap({ state: "Succeeded" }), URL_).output.summary).toMatch(/^The agent succeeded; the repository declares no verify\./);
+  });
+
+  it("the comment says it", () => {
+    const body = runCommentBody(snap({ state: "Succeeded", pullRequestNumber: 12, verify: verify(false) }), URL_);
+    expect(body).toContain("**Succeeded, verify failed** — pull request #12.");
+    expect(body).toContain("<details open><summary>The last lines of its output</summary>");
+    expect(runCommentBody(snap({ state: "Succeeded", verify: verify(true) }), URL_)).toContain("Verify `npm test` passed in 3.2 s");
   });
 });

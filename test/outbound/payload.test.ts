@@ -33,6 +33,28 @@ describe("the run.<state> payload", () => {
     expect(() => runEventPayload(row({ state: "Running" }))).toThrow(/not in a terminal state/);
   });
 
+  it("says how a Succeeded Run's work was checked: verify passed, failed, or none declared", () => {
+    const stored = { passed: false, exitCode: 1, timedOut: false, durationMs: 3200, tail: "FAILED", command: "npm test", rounds: 2 };
+    expect(runEventPayload(row({ state: "Succeeded", verify: stored })).run.verify).toEqual({
+      result: "failed",
+      command: "npm test",
+      exit_code: 1,
+      timed_out: false,
+      duration_ms: 3200,
+      rounds: 2,
+    });
+    expect(runEventPayload(row({ state: "Succeeded", verify: { ...stored, passed: true, exitCode: 0 } })).run.verify?.result).toBe("passed");
+    expect(runEventPayload(row({ state: "Succeeded", verify: null })).run.verify).toEqual({
+      result: "not_declared",
+      command: null,
+      exit_code: null,
+      timed_out: false,
+      duration_ms: null,
+      rounds: null,
+    });
+    expect(runEventPayload(row({ verify: stored })).run.verify).toBeNull();
+  });
+
   it("stays within 64 KB however long the failure message is", () => {
     const p = runEventPayload(row({ failure: { kind: "AgentFailure", category: "agent_exit", retryable: false, message: "x".repeat(500_000) } }));
     expect(Buffer.byteLength(JSON.stringify(p))).toBeLessThanOrEqual(MAX_BODY_BYTES);

@@ -12,6 +12,8 @@ import {
 import { compileCondition, compileTemplate, ExpressionSyntaxError } from "../expressions";
 import { isRecord, ON_HELP, suggest, type ConfigTenant, type Path, type Problem, type Report } from "./shared";
 import { validateTrigger } from "./trigger";
+import { validateVerifyFields } from "./verify-fields";
+import { resolveVerify, type VerifyFields } from "../../executor/verify-spec";
 
 const FIELD_HELP: Record<string, string> = {
   if: "if: must be an expression, e.g. contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'",
@@ -26,12 +28,15 @@ const FIELD_HELP: Record<string, string> = {
   allow_bot_items: "allow_bot_items: must be true or false",
   max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
   continue: "continue: must be new-branch or same-branch",
+  environment: "environment: must be a map, e.g. environment: { verify: npm test }",
 };
 
 export interface LoopChecks {
   agents: string[];
   roster: Pick<InstanceConfig, "agents">;
   tenant: ConfigTenant | null;
+  /** The verify keys of the file's top-level `environment:`, which the Loop's own override. */
+  environment?: VerifyFields;
 }
 
 /** One Loop of `loops:`: its shape, trigger, agent and model, expressions, repositories and tenant checks. */
@@ -168,6 +173,8 @@ export function validateLoop(
     }
   }
 
+  const verify = resolveVerify(checks.environment ?? {}, validateVerifyFields(raw.environment, ["environment"], problem));
+
   if (!ok || !parsed.success || !trigger) return null;
   const data = parsed.data;
   return {
@@ -185,6 +192,7 @@ export function validateLoop(
     maxCycles: data.max_cycles ?? DEFAULT_MAX_CYCLES,
     prompt: data.prompt,
     feedback: { comment: data.feedback?.comment ?? true },
+    ...(verify ? { verify } : {}),
     line: lineOf(at),
   };
 }

@@ -38,6 +38,8 @@ export interface MirrorSnapshotRow {
   config: unknown;
   prompt: string;
   approval_reason: ApprovalReason | null;
+  /** the latest Attempt's verify, as stored */
+  attempt_verify: unknown;
 }
 
 /** The Run's snapshot row; undefined when there is no such Run. */
@@ -49,13 +51,13 @@ export async function readMirrorSnapshotRow(db: Db, runId: string): Promise<Mirr
            r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
            la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message, la.model,
            tot.duration_ms, tot.cost_usd, tot.cost_estimated, tot.cost_exact, tot.turns, rp.installation_id, rp.config,
-           r.prompt, e.submission->'approvalReason' AS approval_reason
+           r.prompt, e.submission->'approvalReason' AS approval_reason, la.verify AS attempt_verify
       FROM runs r
       LEFT JOIN events e ON e.id = r.event_id
       LEFT JOIN items i ON i.key = r.item_key
       LEFT JOIN repositories rp ON rp.full_name = r.repo
       LEFT JOIN LATERAL (
-        SELECT number, state, failure_kind, failure_category, failure_message, model
+        SELECT number, state, failure_kind, failure_category, failure_message, model, verify
           FROM attempts WHERE run_id = r.id ORDER BY number DESC LIMIT 1) la ON true
       LEFT JOIN LATERAL (
         SELECT sum(duration_ms) AS duration_ms, sum(cost_usd)::text AS cost_usd, bool_or(cost_estimated) AS cost_estimated,

@@ -36,6 +36,7 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
        (SELECT json_build_object('kind', a.failure_kind, 'category', a.failure_category, 'retryable', a.retryable,
                                  'message', a.failure_message)
           FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS failure,
+       (SELECT a.verify FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS verify,
        (SELECT json_build_object('attempts', count(*)::int, 'duration_ms',
                                  COALESCE(sum(COALESCE(a.duration_ms, EXTRACT(EPOCH FROM now() - a.started_at) * 1000)), 0)::bigint,
                                  'tokens_in', sum(a.tokens_in)::bigint, 'tokens_out', sum(a.tokens_out)::bigint,

@@ -86,6 +86,8 @@ export interface RunAttemptRow {
   model: string | null;
   turns: number | null;
   session_id: string | null;
+  /** lib/executor/verify-spec.ts VerifyResult, as stored; null: no verify ran */
+  verify: unknown;
 }
 
 /** The Run's Attempts, in order. */
@@ -94,7 +96,7 @@ export async function readRunAttempts(db: Db, runId: string): Promise<RunAttempt
     db.pool,
     sql`SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
               failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent,
-              cost_exact, cost_estimated, model, turns, session_id
+              cost_exact, cost_estimated, model, turns, session_id, verify
          FROM attempts WHERE run_id = ${runId} ORDER BY number, step`,
   );
 }

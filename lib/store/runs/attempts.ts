@@ -11,6 +11,7 @@ import { hasOutboundHooks, recordIfTerminal } from "../outbound/terminal-deliver
 import { announce } from "../kernel/announce";
 import { FORGET_ENGINE_FAILURES } from "./engine-failures";
 import type { Db } from "../kernel/db";
+import type { VerifyResult } from "../../executor/verify-spec";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
 import { guardedRunUpdate, lockRun, RUN_COLUMNS, touchRun, type RunRow } from "./run-rows";
 import { hasOpenAttempt, readRunSnapshot, type RunSnapshot, type StartBasis } from "./start-basis";
@@ -68,7 +69,8 @@ const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its leas
  * ADR 0019; null when it names none), read by the start so that the Attempt needs no read of
  * its own.
  */
-export type StartedRun = RunRow & { submitted_branch: string | null };
+/** The Run as it starts, with what its Event submitted that the Attempt needs: the branch of a same-branch Loop, the verify declared. */
+export type StartedRun = RunRow & { submitted_branch: string | null; submitted_verify: unknown };
 
 /**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
@@ -109,7 +111,8 @@ WITH started AS (
   INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
   SELECT ${id}, id, ${AGENT_STEP}, ${number}, 'Running', ${lease.token}, ${lease.workerId}, agent FROM started
 )
-SELECT started.*, (SELECT submission->>'branch' FROM events WHERE id = started.event_id) AS submitted_branch FROM started`,
+SELECT started.*, e.submission->>'branch' AS submitted_branch, e.submission->'verify' AS submitted_verify
+  FROM started LEFT JOIN events e ON e.id = started.event_id`,
     );
     if (!started) return null;
     await markRunsChanged(tx, [run.id]);
@@ -128,6 +131,8 @@ export type AttemptResult =
       branch: string | null;
       pullRequestNumber: number | null;
       headSha: string | null;
+      /** What verify found on the pushed commit; null or absent: no verify declared. */
+      verify?: VerifyResult | null;
     }
   | { tag: "Failed"; failure: Failure; usage: Usage };
 
@@ -209,6 +214,7 @@ async function holdsLease(tx: Sql, ref: AttemptRef): Promise<boolean> {
  */
 async function closeAttempt(tx: Sql, ref: AttemptRef, result: AttemptResult): Promise<boolean> {
   const failure = result.tag === "Failed" ? result.failure : null;
+  const verify = result.tag === "Succeeded" ? (result.verify ?? null) : null;
   const { usage } = result;
   const closed = await first<{ id: string }>(
     tx,
@@ -217,7 +223,8 @@ async function closeAttempt(tx: Sql, ref: AttemptRef, result: AttemptResult): Pr
               failure_category = ${failure?.category ?? null}, retryable = ${failure?.retryable ?? null}, failure_message = ${failure?.message ?? null},
               summary = ${result.tag === "Succeeded" ? result.summary : null}, duration_ms = ${usage.durationMs}, tokens_in = ${usage.tokensIn},
               tokens_out = ${usage.tokensOut}, cost_usd = ${usage.costUsd}, cost_estimated = ${usage.costEstimated},
-              cost_exact = ${usage.costExact ?? false}, model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null}
+              cost_exact = ${usage.costExact ?? false}, model = ${usage.model ?? null}, turns = ${usage.turns ?? null}, session_id = ${usage.sessionId ?? null},
+              verify = ${verify === null ? null : JSON.stringify(verify)}::jsonb
         WHERE id = ${ref.id} AND state = 'Running' AND lease_token = ${ref.leaseToken}
        RETURNING id, run_id, cost_usd, duration_ms
      ), counted AS (${addAttemptUsageSql("closed")}

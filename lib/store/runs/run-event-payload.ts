@@ -1,4 +1,5 @@
 import { isClosed } from "../../engine/run-predicates";
+import { storedVerify, verifyVerdict, type VerifyVerdict } from "../../executor/verify-spec";
 /**
  * What an outbound webhook says about a Run that reached a terminal state. Built once, in the
  * transaction of that state, and stored on the delivery row: every try sends the same facts.
@@ -35,6 +36,19 @@ export interface RunEventPayload {
       cost_estimated: boolean;
     };
     pull_request: { number: number; branch: string | null; head_sha: string | null } | null;
+    /**
+     * When Succeeded, how Atelier checked the agent's work: `passed` (the agent succeeded and
+     * verify passed), `failed` (the agent succeeded and verify failed: the pull request is a
+     * draft) or `not_declared` (no verify); null otherwise.
+     */
+    verify: {
+      result: VerifyVerdict;
+      command: string | null;
+      exit_code: number | null;
+      timed_out: boolean;
+      duration_ms: number | null;
+      rounds: number | null;
+    } | null;
     received_at: string;
     started_at: string | null;
     ended_at: string | null;
@@ -59,6 +73,8 @@ export interface TerminalRunRow {
   now: string;
   failure: { kind: string | null; category: string | null; retryable: boolean | null; message: string | null } | null;
   usage: { attempts: number; duration_ms: number; tokens_in: number | null; tokens_out: number | null; cost_usd: number | null; cost_estimated: boolean };
+  /** the last Attempt's verify, as stored */
+  verify?: unknown;
 }
 
 /** Bodies are at most 64 KB; only a failure message is long enough to need cutting. */
@@ -88,12 +104,25 @@ export function runEventPayload(row: TerminalRunRow): RunEventPayload {
       usage: { ...row.usage },
       pull_request:
         row.pull_request_number === null ? null : { number: row.pull_request_number, branch: row.branch, head_sha: row.head_sha },
+      verify: row.state === "Succeeded" ? verifyOf(row.verify) : null,
       received_at: row.received_at,
       started_at: row.started_at,
       ended_at: row.ended_at,
     },
   };
   return fitBody(payload);
+}
+
+function verifyOf(stored: unknown): NonNullable<RunEventPayload["run"]["verify"]> {
+  const v = storedVerify(stored);
+  return {
+    result: verifyVerdict(v),
+    command: v?.command ?? null,
+    exit_code: v?.exitCode ?? null,
+    timed_out: v?.timedOut ?? false,
+    duration_ms: v?.durationMs ?? null,
+    rounds: v?.rounds ?? null,
+  };
 }
 
 /** Cuts the failure message until the body fits in MAX_BODY_BYTES. */

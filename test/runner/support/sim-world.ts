@@ -18,8 +18,8 @@ export interface SimWorld {
   settings: GitHubAppSettings;
   installationId: number;
   github: RunnerGitHub;
-  /** Creates another repository in the installation and registers it; returns owner/name, lower-cased. */
-  addRepo(prefix?: string): Promise<string>;
+  /** Creates another repository in the installation (README.md and `files`) and registers it; returns owner/name, lower-cased. */
+  addRepo(prefix?: string, files?: Record<string, string>): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -46,10 +46,10 @@ export async function startSimWorld(db: Db, existing?: Simulator): Promise<SimWo
     settings,
     installationId,
     github: appRunnerGitHub(app, db),
-    async addRepo(prefix = "runner") {
+    async addRepo(prefix = "runner", files = {}) {
       const name = `${prefix}-${randomBytes(4).toString("hex")}`;
       const repo = `demo-org/${name}`;
-      await sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n` } });
+      await sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n`, ...files } });
       sim.addRepository({ repo });
       // repository ids of two simulators collide: the row's id only needs to be unique here
       await db.pool.query(

@@ -6,6 +6,8 @@ import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/form
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
 import { runIdParam } from "../../../../lib/http/url-ids";
+import { verifyEnding } from "../../../../lib/executor/verify-rounds";
+import type { VerifyVerdict } from "../../../../lib/executor/verify-spec";
 import { ActionButton } from "../../../_components/action-button";
 import { LiveTranscript } from "../../../_components/live-transcript";
 import { EditAndRetryForm, InterveneForm } from "../../../_components/run-forms";
@@ -15,6 +17,12 @@ import { dashboardContext } from "../../../_server/services";
 import { requirePageViewer } from "../../../_server/viewer";
 
 export const metadata: Metadata = { title: "Run" };
+
+const VERIFY_WORDS: Record<VerifyVerdict, string> = {
+  passed: "the agent succeeded and verify passed",
+  failed: "the agent succeeded and verify failed",
+  not_declared: "no verify declared",
+};
 
 const BUTTONS: Partial<Record<RunAction, { label: string; path: string; tone: "primary" | "neutral" | "danger"; confirm?: string }>> = {
   approve: { label: "Approve", path: "approve", tone: "primary" },
@@ -55,6 +63,11 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               {run.item ? <ExternalLink href={run.item.url}>{`${run.repo}#${run.number}`}</ExternalLink> : run.repo}
             </span>
             {run.waitsFor ? <span data-testid="run-waits-for">· waits for {run.waitsFor}</span> : null}
+            {run.verify ? (
+              <span data-testid="run-verify" className={run.verify === "failed" ? "font-medium text-red-700" : run.verify === "passed" ? "text-emerald-700" : "text-stone-500"}>
+                · {VERIFY_WORDS[run.verify]}
+              </span>
+            ) : null}
           </span>
         }
       >
@@ -143,6 +156,19 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                       </p>
                     ) : null}
                     {a.summary ? <p className="mt-1 text-stone-600">{a.summary}</p> : null}
+                    {a.verify ? (
+                      <div data-testid="attempt-verify" className={`mt-1 ${a.verify.passed ? "text-emerald-800" : "text-red-800"}`}>
+                        <p>
+                          Verify <code className="rounded bg-stone-100 px-1">{a.verify.command}</code> {verifyEnding(a.verify)}
+                          {a.verify.rounds > 1 ? ` (after ${a.verify.rounds - 1} resumed round${a.verify.rounds === 2 ? "" : "s"} of the agent)` : ""}
+                        </p>
+                        {a.verify.tail ? (
+                          <pre data-testid="attempt-verify-tail" className="mt-1 max-h-64 overflow-auto whitespace-pre-wrap rounded bg-stone-900 p-2 text-xs text-stone-100">
+                            {a.verify.tail}
+                          </pre>
+                        ) : null}
+                      </div>
+                    ) : null}
                   </li>
                 ))}
               </ul>
