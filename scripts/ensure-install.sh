@@ -8,5 +8,5 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 fi
 if [ ! -f lib/store/generated/client.ts ] || [ prisma/schema.prisma -nt lib/store/generated/client.ts ]; then
-  DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/atelier}" npx prisma generate >/dev/null
+  bash scripts/generate-client.sh
 fi
