@@ -1,9 +1,13 @@
 import { z } from "zod";
+import type { EnvironmentSpec } from "../executor/environment/environment-spec";
 
 /**
  * The shape of a repository's `.github/atelier.yml`, and what validating it produces.
  *
  * ```yaml
+ * environment:                      # how the Attempt's sandbox is prepared (docs/environments.md)
+ *   setup: npm ci
+ *   verify: npm test
  * labels:
  *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
  * loops:
@@ -20,6 +24,7 @@ import { z } from "zod";
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
+ *     environment: { verify: npm run test:unit }   # over the file's environment:, key by key
  *   nightly:
  *     on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }
  *     repositories: [acme/api]        # schedule Loops only; default: this repository
@@ -98,6 +103,8 @@ export interface LoopDefinition {
   feedback: { comment: boolean };
   /** Line of the Loop in the file, when known. */
   line: number | null;
+  /** The file's `environment:` with the Loop's own over it; absent or null: none declared. */
+  environment?: EnvironmentSpec | null;
 }
 
 export interface LabelSpec {
@@ -139,7 +146,7 @@ export interface RepositoryConfig {
 }
 
 /** Top-level keys. `_extends` is Probot's config inheritance, resolved before validation. */
-export const TOP_LEVEL_KEYS = ["labels", "loops", "_extends"] as const;
+export const TOP_LEVEL_KEYS = ["labels", "loops", "environment", "_extends"] as const;
 
 export const labelSchema = z.strictObject({
   name: z.string(),
@@ -162,6 +169,8 @@ export const loopSchema = z.strictObject({
   allow_bot_items: z.boolean().optional(),
   max_chain_depth: z.number().int().min(0).optional(),
   continue: z.enum(LOOP_CONTINUATIONS).optional(),
+  /** checked by validate/environment.ts */
+  environment: z.unknown().optional(),
 });
 
 export const LOOP_KEYS = Object.keys(loopSchema.shape);

@@ -1,5 +1,6 @@
 import type { InstanceConfig } from "../config/roster";
 import { CONFIG_PATH, TOP_LEVEL_KEYS, type LoopConfigError, type RepositoryConfig } from "./config-schema";
+import { validateEnvironment } from "./validate/environment";
 import { validateLabels } from "./validate/label-specs";
 import { validateLoop } from "./validate/loop";
 import { isRecord, suggest, type ConfigTenant, type Path, type Report } from "./validate/shared";
@@ -85,6 +86,13 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
 
   result.labels = validateLabels(config.labels, report);
 
+  // every Loop takes the file's environment: a wrong one stops them all
+  let environment: Awaited<ReturnType<typeof validateEnvironment>> = null;
+  if (config.environment !== undefined && config.environment !== null) {
+    environment = validateEnvironment(config.environment, "environment:", (token, path, message) => report(null, token, ["environment", ...path], message));
+    if (!environment) return result;
+  }
+
   const loops = config.loops;
   if (loops === undefined || loops === null) return result;
   if (!isRecord(loops)) {
@@ -105,7 +113,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
       report(name, "config_invalid", ["loops", name], `The Loop names "${twin}" and "${name}" differ only by case: rename one of them.`);
     }
     seen.set(name.toLowerCase(), name);
-    const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null }, report, lineOf);
+    const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null, environment }, report, lineOf);
     if (loop && errors.length === before) result.loops.push(loop);
   }
   return result;
@@ -118,6 +126,6 @@ function unknownTopLevelKey(key: string): string {
   if (/^agents?$/i.test(key)) {
     return `Agents are defined by the instance's roster (atelier.config.yml), never by a repository: remove "${key}" and pick an agent by name in each Loop with agent:.`;
   }
-  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops"])}: the keys are labels and loops.`;
+  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops", "environment"])}: the keys are labels, loops and environment.`;
 }
 

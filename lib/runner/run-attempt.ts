@@ -1,5 +1,6 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
-import { agentAllows, agentNotAllowedMessage } from "../config/roster";
+import { agentAllows, agentNotAllowedMessage, registryAllowlist } from "../config/roster";
+import { runEnvironment } from "../store/runs/run-environment";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
@@ -115,6 +116,7 @@ async function produceOutcome(
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
   const base = await hold(() => defaultBranchOf(ctx, run.repo, access));
   const branch = workBranchOfRun(run);
+  const environment = await hold(() => runEnvironment(ctx.deps.db, run.id));
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -134,6 +136,11 @@ async function produceOutcome(
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
         model: run.model,
+        environment: environment.environment,
+        repositoryId: environment.repositoryId,
+        trusted: environment.trusted,
+        registries: registryAllowlist(ctx.config.roster),
+        snapshots: ctx.config.snapshots ?? null,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),

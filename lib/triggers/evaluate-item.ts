@@ -203,6 +203,7 @@ export function itemEvent(
       chainDepth: who.depth,
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
+      ...(loop.environment ? { environment: loop.environment } : {}),
     },
   };
 }

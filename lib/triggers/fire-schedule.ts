@@ -136,6 +136,7 @@ export function tickEvent(
       maxCycles: null,
       declaredIn: declaredIn.toLowerCase(),
       actor: null,
+      ...(loop.environment ? { environment: loop.environment } : {}),
     },
   };
 }

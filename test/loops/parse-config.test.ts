@@ -130,7 +130,7 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_unknown_key", line: 9, path: "loops.start-dev.max-cycles", loops: ["ok"] });
     expect(e.message).toBe(
-      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth, continue.',
+      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth, continue, environment.',
     );
   });
 
@@ -433,7 +433,7 @@ loops:
     ]);
     expect(config.errors[0]!.message).toContain("poll_interval_seconds in atelier.config.yml");
     expect(config.errors[1]!.message).toContain("Agents are defined by the instance's roster");
-    expect(config.errors[2]!.message).toBe('Unknown key "loop" at the top of .github/atelier.yml (did you mean loops?): the keys are labels and loops.');
+    expect(config.errors[2]!.message).toBe('Unknown key "loop" at the top of .github/atelier.yml (did you mean loops?): the keys are labels, loops and environment.');
   });
 
   it("loops: that is not a map", () => {

@@ -5,6 +5,7 @@ import { runId as runIdOf } from "../../engine/ids";
 import { TRANSITIONS, type RunStateName } from "../../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/terminal-deliveries";
 import type { ErrorToken } from "../../error-tokens";
+import type { EnvironmentSpec } from "../../executor/environment/environment-spec";
 import type { Db } from "../kernel/db";
 import { loopItemLock } from "../kernel/locks";
 import { ignoreQueuedSql } from "./revoke";
@@ -35,6 +36,8 @@ export interface Submission {
   comment?: { kind: string; id: number; url: string; author: string | null };
   /** the branch the Run works on when its Loop continues the App's pull request (`continue: same-branch`) */
   branch?: string;
+  /** the Loop's `environment:` (the file's with the Loop's own over it); absent: none declared */
+  environment?: EnvironmentSpec;
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
