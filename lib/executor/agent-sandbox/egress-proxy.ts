@@ -170,8 +170,10 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
       const outbound = connect({ host: rule.host === "::1" ? "::1" : "127.0.0.1", port: rule.port });
       track(outbound);
       inbound.pipe(outbound).pipe(inbound);
+      let connected = false;
+      outbound.once("connect", () => (connected = true));
       outbound.once("error", (err) => {
-        if (outbound.connecting) unreachable(rule.host, rule.port, err.message);
+        if (!connected) unreachable(rule.host, rule.port, err.message);
         inbound.destroy();
       });
       inbound.once("close", () => outbound.destroy());
@@ -280,16 +282,18 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
   function relay(client: Socket, host: string, address: string, port: number, first: Buffer): void {
     const upstream = connect({ host: address, port, timeout });
     track(upstream);
+    let connected = false;
     upstream.once("connect", () => {
+      connected = true;
       upstream.setTimeout(0);
       upstream.write(first);
       upstream.pipe(client).pipe(upstream);
     });
     upstream.once("error", (err) => {
-      if (upstream.connecting) unreachable(host, port, err.message);
+      if (!connected) unreachable(host, port, err.message);
     });
     upstream.once("timeout", () => {
-      if (upstream.connecting) unreachable(host, port, "the connection timed out");
+      if (!connected) unreachable(host, port, "the connection timed out");
       upstream.destroy();
     });
     upstream.once("close", () => client.destroy());

@@ -11,7 +11,8 @@ export const ECOSYSTEMS = ["npm", "pnpm", "yarn", "uv", "poetry", "pip", "cargo"
 export type Ecosystem = (typeof ECOSYSTEMS)[number];
 
 interface EcosystemFacts {
-  /** The file whose presence says the checkout uses it (the first found wins among node's and python's). */
+  ecosystem: Ecosystem;
+  /** The file whose presence says the checkout uses it (the first found of its family wins). */
   marker: string;
   cache: string[];
   key: string[];
@@ -19,47 +20,44 @@ interface EcosystemFacts {
   env?: Record<string, string>;
 }
 
-const FACTS: Record<Ecosystem, EcosystemFacts> = {
-  npm: { marker: "package-lock.json", cache: ["node_modules"], key: ["package-lock.json"] },
-  pnpm: { marker: "pnpm-lock.yaml", cache: ["node_modules"], key: ["pnpm-lock.yaml"] },
-  yarn: { marker: "yarn.lock", cache: ["node_modules"], key: ["yarn.lock"] },
-  uv: { marker: "uv.lock", cache: [".venv"], key: ["uv.lock"] },
-  poetry: { marker: "poetry.lock", cache: [".venv"], key: ["poetry.lock"], env: { POETRY_VIRTUALENVS_IN_PROJECT: "true" } },
-  pip: { marker: "requirements.txt", cache: [".venv"], key: ["requirements.txt"] },
-  cargo: { marker: "Cargo.lock", cache: ["~/.cargo/registry", "target"], key: ["Cargo.lock"] },
-  go: { marker: "go.sum", cache: ["~/go/pkg/mod"], key: ["go.sum"] },
-};
+/** Each family's candidates, most specific first: a lock file before a bare manifest. */
+const FAMILIES: EcosystemFacts[][] = [
+  [
+    { ecosystem: "npm", marker: "package-lock.json", cache: ["node_modules"], key: ["package-lock.json"] },
+    { ecosystem: "pnpm", marker: "pnpm-lock.yaml", cache: ["node_modules"], key: ["pnpm-lock.yaml"] },
+    { ecosystem: "yarn", marker: "yarn.lock", cache: ["node_modules"], key: ["yarn.lock"] },
+    { ecosystem: "npm", marker: "package.json", cache: ["node_modules"], key: ["package.json"] },
+  ],
+  [
+    { ecosystem: "uv", marker: "uv.lock", cache: [".venv"], key: ["uv.lock"] },
+    { ecosystem: "poetry", marker: "poetry.lock", cache: [".venv"], key: ["poetry.lock"], env: { POETRY_VIRTUALENVS_IN_PROJECT: "true" } },
+    { ecosystem: "pip", marker: "requirements.txt", cache: [".venv"], key: ["requirements.txt"] },
+  ],
+  [{ ecosystem: "cargo", marker: "Cargo.lock", cache: ["~/.cargo/registry", "target"], key: ["Cargo.lock"] }],
+  [{ ecosystem: "go", marker: "go.sum", cache: ["~/go/pkg/mod"], key: ["go.sum"] }],
+];
 
-/** One ecosystem per family: a checkout with pnpm-lock.yaml and package-lock.json is npm's. */
-const FAMILIES: Ecosystem[][] = [["npm", "pnpm", "yarn"], ["uv", "poetry", "pip"], ["cargo"], ["go"]];
+/** What the checkout at `dir` uses: one candidate per family at most. */
+function detect(dir: string): EcosystemFacts[] {
+  return FAMILIES.map((family) => family.find((f) => existsSync(join(dir, f.marker)))).filter((f): f is EcosystemFacts => f !== undefined);
+}
 
 /** The ecosystems of the checkout at `dir`, one per family at most. */
 export function detectEcosystems(dir: string): Ecosystem[] {
-  const found: Ecosystem[] = [];
-  for (const family of FAMILIES) {
-    const hit = family.find((e) => existsSync(join(dir, FACTS[e].marker)));
-    if (hit) found.push(hit);
-  }
-  return found;
+  return detect(dir).map((f) => f.ecosystem);
 }
 
-/** The cache paths, key files and variables of the ecosystems found, without repeats. */
-export function ecosystemDefaults(ecosystems: readonly Ecosystem[]): { cache: string[]; key: string[]; env: Record<string, string> } {
-  const cache = new Set<string>();
-  const key = new Set<string>();
+/** The cache paths, key files and variables of what was found, without repeats. */
+function defaults(found: readonly EcosystemFacts[]): { cache: string[]; key: string[]; env: Record<string, string> } {
   const env: Record<string, string> = {};
-  for (const e of ecosystems) {
-    FACTS[e].cache.forEach((p) => cache.add(p));
-    FACTS[e].key.forEach((k) => key.add(k));
-    Object.assign(env, FACTS[e].env);
-  }
-  return { cache: [...cache], key: [...key], env };
+  for (const f of found) Object.assign(env, f.env);
+  return { cache: [...new Set(found.flatMap((f) => f.cache))], key: [...new Set(found.flatMap((f) => f.key))], env };
 }
 
 /** The spec with `cache:` and `key:` filled from the checkout when it left them out. */
 export function withDetectedPaths(spec: EnvironmentSpec, dir: string): EnvironmentSpec & { ecosystems: Ecosystem[] } {
   if (spec.cache && spec.key) return { ...spec, ecosystems: [] };
-  const ecosystems = detectEcosystems(dir);
-  const found = ecosystemDefaults(ecosystems);
-  return { ...spec, cache: spec.cache ?? found.cache, key: spec.key ?? found.key, env: { ...found.env, ...spec.env }, ecosystems };
+  const facts = detect(dir);
+  const found = defaults(facts);
+  return { ...spec, cache: spec.cache ?? found.cache, key: spec.key ?? found.key, env: { ...found.env, ...spec.env }, ecosystems: facts.map((f) => f.ecosystem) };
 }
