@@ -39,3 +39,6 @@ export function mergeEnvironment(top: Partial<EnvironmentSpec> | null, own: Part
   if (!top && !own) return null;
   return { ...NO_ENVIRONMENT, ...top, ...own, env: { ...top?.env, ...own?.env } };
 }
+
+/** The transcript stream of setup's output: the Run page shows it as a group of its own, with its duration. */
+export const SETUP_STREAM = "setup";

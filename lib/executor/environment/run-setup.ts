@@ -8,6 +8,7 @@ import { watchChild } from "../child-watch";
 import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "../line-buffer";
 import { terminateProcessGroup } from "../process-group";
 import type { Redactor } from "../../secrets/redact";
+import { SETUP_STREAM } from "./environment-spec";
 
 /**
  * Runs an environment's `setup:` as `/bin/sh -ec <setup>` from the checkout, in a sandbox made
@@ -18,8 +19,6 @@ import type { Redactor } from "../../secrets/redact";
  * infrastructure failure, retried.
  */
 
-/** The transcript stream of setup's output: the Run page shows it as a group of its own. */
-export const SETUP_STREAM = "setup";
 /** How many of setup's last lines a failure quotes. */
 export const SETUP_TAIL_LINES = 20;
 const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
