@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { lchown, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import { join } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
 
@@ -80,6 +82,7 @@ export function snapshotKey(parts: { setup: string; cache: readonly string[]; en
   return h.digest("hex");
 }
 
+const run = promisify(execFile);
 const ID = /^[0-9]+$/;
 const KEY = /^[0-9a-f]{64}$/;
 
@@ -139,14 +142,7 @@ export async function saveSnapshot(
       const { problem, missing } = await pathProblem(root, rel);
       if (problem) return { tag: "Refused", sentence: `The cache path ${path}: ${problem}; no snapshot is kept.` };
       if (missing) continue; // setup did not make it: restored as missing
-      await copyTree(join(root, rel), join(tmp, "paths", String(i)), {
-        box: { root, side: "src" },
-        files: "copy",
-        owner: null,
-        readOnly: true,
-        maxBytes: store.capBytes,
-        tally,
-      });
+      await copyTree(join(root, rel), join(tmp, "paths", String(i)), { box: root, maxBytes: store.capBytes, tally });
     }
     const snapshot: EnvironmentSnapshot = { repositoryId, key, cache: [...cache], bytes: tally.bytes, files: tally.files, createdAt: new Date().toISOString() };
     await writeFile(join(tmp, "meta.json"), JSON.stringify(snapshot));
@@ -174,21 +170,22 @@ export async function saveSnapshot(
 }
 
 /**
- * Restores the snapshot's cache paths into the box: hard links to its read-only files when
- * `link` (the box's uid is not the worker's, so the agent cannot write through them), else copies,
- * owned by `owner`. A path whose place in the box is a link, or exists already, is not restored.
+ * Restores the snapshot's cache paths into the box with `cp -a` (which never follows a link of
+ * its source; the snapshot holds only links that stay in their box, saveSnapshot saw to that):
+ * hard links to its read-only files when `link` (the box's uid is not the worker's, so the
+ * agent cannot write through them; its folders are handed to `owner`), else copies (reflinks
+ * where the filesystem has them). A path whose place in the box is a link, or exists already,
+ * is not restored.
  */
 export async function restoreSnapshot(
   store: SnapshotStore,
   snapshot: EnvironmentSnapshot,
   roots: { worktree: string; home: string },
   opts: { link: boolean; owner: number | null },
-): Promise<{ tally: TreeTally; skipped: string[] }> {
+): Promise<{ skipped: string[] }> {
   const dir = snapshotDir(store, snapshot.repositoryId, snapshot.key);
-  const tally = emptyTally();
   const skipped: string[] = [];
   for (const [i, path] of snapshot.cache.entries()) {
-    const src = join(dir, "paths", String(i));
     if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
     const { root, rel } = cacheRoot(path, roots);
     const { problem, missing } = await pathProblem(root, rel);
@@ -196,17 +193,20 @@ export async function restoreSnapshot(
       skipped.push(`${path} (${problem ?? "it exists in the checkout"})`);
       continue;
     }
-    const parts = rel.split("/").filter((p) => p && p !== ".");
+    const dest = join(root, rel);
     let at = root;
-    for (const part of parts.slice(0, -1)) {
+    for (const part of rel.split("/").filter((p) => p && p !== ".").slice(0, -1)) {
       at = join(at, part);
       await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
+      if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
     }
-    await copyTree(src, join(root, rel), { box: { root, side: "dest" }, files: opts.link ? "link" : "copy", owner: opts.owner, readOnly: false, tally });
+    await run("cp", ["-a", opts.link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
+    // the folders are the agent's (it may add and remove), the linked files stay the snapshot's
+    if (opts.owner !== null) await run("find", [dest, "-type", "d", "-exec", "chown", `${opts.owner}:${opts.owner}`, "{}", "+"]);
   }
   const usage = (await readJson<SnapshotUsage>(join(dir, "usage.json"))) ?? { hits: 0, lastUsedAt: snapshot.createdAt };
   await writeWhole(join(dir, "usage.json"), JSON.stringify({ hits: usage.hits + 1, lastUsedAt: new Date().toISOString() } satisfies SnapshotUsage)).catch(() => undefined);
-  return { tally, skipped };
+  return { skipped };
 }
 
 /** Every whole snapshot of the store (or of one repository), newest use first. */

@@ -1,11 +1,11 @@
 import { constants } from "node:fs";
-import { chmod, copyFile, lchown, link, lstat, mkdir, readdir, readlink, symlink } from "node:fs/promises";
+import { chmod, copyFile, lstat, mkdir, readdir, readlink, symlink } from "node:fs/promises";
 import { dirname, isAbsolute, join, normalize, relative, sep } from "node:path";
 
 /**
- * Copying a cache path into a snapshot and back, never through a symbolic link: a link is
- * kept as a link, and only when it points inside its box (or at the read-only system under
- * /usr that every sandbox sees); the path itself, and every folder above it, must not be one.
+ * Copying a cache path into a snapshot, never through a symbolic link: a link is kept as a
+ * link, and only when it points inside its box (or at the read-only system under /usr that
+ * every sandbox sees); the path itself, and every folder above it, must not be one.
  */
 
 /** Where a link may point when it is absolute: the host's system, which the sandbox sees read-only. */
@@ -48,38 +48,31 @@ export async function pathProblem(root: string, rel: string): Promise<{ problem:
 }
 
 export interface CopyTreeOptions {
-  /** The box a link must stay inside, and which side of the copy lives in it. */
-  box: { root: string; side: "src" | "dest" };
-  /** "link": hard links to the source's files (restoring); "copy": new files (saving). */
-  files: "link" | "copy";
-  /** Owner of what is made (the box's uid when restoring as root); null: the worker. */
-  owner: number | null;
-  /** Files lose their write bits (a snapshot's are read-only). */
-  readOnly: boolean;
+  /** The box the source lives in: a link is kept only when it stays inside it. */
+  box: string;
   /** Stops the copy when the bytes pass this (a snapshot over the cap). */
-  maxBytes?: number;
+  maxBytes: number;
   tally: TreeTally;
 }
 
 export class OverCapError extends Error {}
 
-/** Copies the tree at `src` (a folder or a file, not a link) to `dest`, which must not exist. */
+/**
+ * Copies the tree at `src` (a folder or a file, not a link) into a snapshot at `dest`, which
+ * must not exist: new files without their write bits, links as links when they stay inside the
+ * box (never followed), nothing else.
+ */
 export async function copyTree(src: string, dest: string, o: CopyTreeOptions): Promise<void> {
   const st = await lstat(src);
   if (st.isDirectory()) {
     await mkdir(dest);
-    if (o.owner !== null) await lchown(dest, o.owner, o.owner);
     for (const entry of await readdir(src)) await copyTree(join(src, entry), join(dest, entry), o);
     return;
   }
   if (st.isSymbolicLink()) {
     const target = await readlink(src);
-    if (!linkStaysInside(o.box.root, o.box.side === "src" ? src : dest, target)) {
-      o.tally.droppedLinks++;
-      return;
-    }
-    await symlink(target, dest);
-    if (o.owner !== null) await lchown(dest, o.owner, o.owner);
+    if (linkStaysInside(o.box, src, target)) await symlink(target, dest);
+    else o.tally.droppedLinks++;
     return;
   }
   if (!st.isFile()) {
@@ -88,17 +81,8 @@ export async function copyTree(src: string, dest: string, o: CopyTreeOptions): P
   }
   o.tally.files++;
   o.tally.bytes += st.size;
-  if (o.maxBytes !== undefined && o.tally.bytes > o.maxBytes) throw new OverCapError();
-  if (o.files === "link") {
-    try {
-      await link(src, dest);
-      return;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EXDEV") throw err;
-    }
-  }
+  if (o.tally.bytes > o.maxBytes) throw new OverCapError();
   // a reflink where the filesystem has them, else a copy; never through a link (src is a file)
   await copyFile(src, dest, constants.COPYFILE_FICLONE | constants.COPYFILE_EXCL);
-  if (o.owner !== null) await lchown(dest, o.owner, o.owner);
-  await chmod(dest, o.readOnly ? st.mode & 0o555 : st.mode & 0o7777);
+  await chmod(dest, st.mode & 0o555);
 }
