@@ -85,3 +85,14 @@ describe("ecosystem detection", () => {
     expect(withDetectedPaths({ ...NO_ENVIRONMENT, cache: ["dist"], key: ["a.lock"] }, dir).cache).toEqual(["dist"]);
   });
 });
+
+describe("registries: in atelier.config.yml", () => {
+  it("defaults to the public registries; default in the list extends them; a bad entry is refused on its line", async () => {
+    const { DEFAULT_REGISTRIES } = await import("../../lib/executor/environment/registries");
+    const { registryAllowlist } = await import("../../lib/config/roster");
+    expect(registryAllowlist(roster)).toEqual(DEFAULT_REGISTRIES);
+    expect(registryAllowlist(parseInstanceConfig("registries: [127.0.0.1:4873]\n", "r.yml"))).toEqual(["127.0.0.1:4873"]);
+    expect(registryAllowlist(parseInstanceConfig("registries: [default, NPM.Internal.example.com]\n", "r.yml"))).toEqual([...DEFAULT_REGISTRIES, "npm.internal.example.com"]);
+    expect(() => parseInstanceConfig("registries:\n  - https://evil.example.com/x\n", "r.yml")).toThrow(/registries\.0 \(line 2\): a registry is a host, host:port or \*\.domain/);
+  });
+});
