@@ -7,6 +7,7 @@ import { agentSecretNames, loadInstanceConfig } from "../lib/config/roster";
 import { atelierVersion } from "../lib/config/version";
 import { createLog } from "../lib/github/log";
 import { healthPortFrom, startHealthServer } from "../lib/health/health-server";
+import { snapshotStoreFromEnv } from "../lib/executor/environment/snapshot-store";
 import { createWiring } from "../lib/instance/wiring";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
@@ -55,7 +56,7 @@ const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspa
 const runnerGitHub = appRunnerGitHub(github, db);
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
-  { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes } },
+  { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes }, snapshots: snapshotStoreFromEnv(workspaceRoot) },
 );
 const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, staleAfterMs: WORKER_STALE_AFTER_MS, log };
 

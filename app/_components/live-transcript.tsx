@@ -4,6 +4,7 @@ import { useRouter } from "next/navigation";
 import { useEffect, useRef, useState } from "react";
 import { appendToWindow, type TranscriptWindow } from "../../lib/dashboard/transcript-window";
 import { STEP_STREAM } from "../../lib/executor/adapters/step-entry";
+import { SETUP_STREAM } from "../../lib/executor/environment/environment-spec";
 import { TranscriptStepsView } from "./transcript-steps-view";
 
 interface Entry {
@@ -133,7 +134,7 @@ export function LiveTranscript({ runId, initialState }: { runId: string; initial
         ) : null}
         {entries.length === 0 ? (
           <p className="text-stone-500">{status === "ended" ? "This Run has no transcript." : "Waiting for the agent's output…"}</p>
-        ) : entries.some((e) => e.stream === STEP_STREAM) ? (
+        ) : entries.some((e) => e.stream === STEP_STREAM || e.stream === SETUP_STREAM) ? (
           <TranscriptStepsView entries={entries} />
         ) : (
           entries.map((e) => (

@@ -69,7 +69,12 @@ function Step({ step }: { step: DisplayStep }) {
       );
     case "lines":
       return (
-        <div>
+        <div className={step.group === "setup" ? "rounded border border-stone-700 px-2 py-1" : undefined} data-testid={step.group === "setup" ? "transcript-setup" : undefined}>
+          {step.group === "setup" ? (
+            <div className="font-semibold text-stone-300">
+              Setup <span className="font-normal text-stone-500">{seconds(step.durationMs)}</span>
+            </div>
+          ) : null}
           {step.lines.map((l, i) => (
             <div key={i} className={l.stream === "stderr" ? "text-red-300" : l.stream === "system" ? "text-sky-300" : "text-stone-100"}>
               {i === 0 ? stamp : null}

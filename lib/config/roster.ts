@@ -9,6 +9,7 @@ import { DEFAULT_SANDBOX_LIMITS, parseEgressRule, type SandboxLimits } from "../
 import type { ApiProtocol } from "../executor/agent-sandbox/usage-meter";
 import type { ModelApiSpec, ToolApiSpec } from "../executor/agent-spec";
 import { MODEL_API_PROTOCOLS, MODEL_KEY_NAMES } from "../executor/brokered-apis";
+import { DEFAULT_REGISTRIES, DEFAULT_REGISTRIES_WORD, expandRegistries } from "../executor/environment/registries";
 import { parseYamlWithLines } from "./yaml-lines";
 
 /**
@@ -103,6 +104,11 @@ export interface InstanceConfig {
    * these organizations (an installation of the App on it is visible to them), or the account itself.
    */
   allowedOrgs?: string[];
+  /**
+   * The hosts an environment's setup may reach (host, host:port, *.domain), `default` expanded;
+   * absent: the public registries (DEFAULT_REGISTRIES). A repository never adds one.
+   */
+  registries?: string[];
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -251,7 +257,7 @@ const KIND_PROTOCOL: Record<AgentKind, ApiProtocol | undefined> = { claude: "ant
 /** Settings only Claude Code has. */
 const CLAUDE_ONLY = ["max_turns", "allowed_tools", "disallowed_tools", "mcp_config"] as const;
 /** env: is shown as it is: a name like these belongs under secrets:. */
-const SECRET_LIKE = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$|API_KEY|PRIVATE/;
+export const SECRET_LIKE = /(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)$|API_KEY|PRIVATE/;
 /** Set by Atelier for every agent. */
 const RESERVED_ENV = /^(?:ATELIER_|GIT_)|^(?:PATH|HOME|LANG)$/;
 
@@ -274,6 +280,14 @@ const instanceSchema = z.strictObject({
   sandbox: z.enum(["on", "off"], { error: "sandbox is on (the default) or off" }).optional(),
   max_transcript_mb: z.number().positive("max_transcript_mb must be above 0").max(1024, "max_transcript_mb is at most 1024").optional(),
   allowed_orgs: z.array(z.string().regex(GITHUB_LOGIN, "an allowed org is a GitHub organization's login")).optional(),
+  registries: z
+    .array(
+      z.string().refine((e) => e === DEFAULT_REGISTRIES_WORD || parseEgressRule(e) !== null, {
+        message: "a registry is a host, host:port or *.domain (e.g. registry.npmjs.org, 127.0.0.1:4873), or default (the public registries)",
+      }),
+      { error: "registries is a list of hosts, e.g. [default, npm.internal.example.com]" },
+    )
+    .optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -414,6 +428,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     sandbox: cfg.sandbox ?? "on",
     maxTranscriptBytes: Math.round((cfg.max_transcript_mb ?? DEFAULT_TRANSCRIPT_MB) * 1024 * 1024),
     ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
+    ...(cfg.registries ? { registries: expandRegistries(cfg.registries) } : {}),
     source,
   };
 }
@@ -445,6 +460,11 @@ export async function loadInstanceConfig(
     throw err;
   }
   return parseInstanceConfig(text, file);
+}
+
+/** The hosts an environment's setup may reach on this instance. */
+export function registryAllowlist(config: Pick<InstanceConfig, "registries">): readonly string[] {
+  return config.registries ?? DEFAULT_REGISTRIES;
 }
 
 /** Every variable of Atelier's environment an agent's entry names: passed to it, or added by the gateway for it. */

@@ -1,5 +1,6 @@
 import { decodeStep, STEP_STREAM } from "../executor/adapters/step-entry";
 import type { TranscriptStep } from "../executor/adapters/types";
+import { SETUP_STREAM } from "../executor/environment/environment-spec";
 
 /**
  * Groups a Run's stored transcript entries into the steps the Run page shows, collapsible,
@@ -36,7 +37,16 @@ export type DisplayStep =
   | { kind: "retry"; id: string; at: string; status: number | null; message: string; attempt: number | null; maxRetries: number | null }
   | { kind: "error"; id: string; at: string; status: number | null; message: string }
   | { kind: "final"; id: string; at: string; text: string; isError: boolean }
-  | { kind: "lines"; id: string; at: string; endedAt: string; durationMs: number; lines: { stream: string; text: string }[] };
+  | {
+      kind: "lines";
+      id: string;
+      at: string;
+      endedAt: string;
+      durationMs: number;
+      lines: { stream: string; text: string }[];
+      /** "setup": the environment's setup, a group of its own (its lines only). */
+      group?: "setup";
+    };
 
 const TITLE_MAX = 120;
 
@@ -90,8 +100,10 @@ export function groupTranscript(entries: readonly StoredEntry[]): DisplayStep[] 
   let lines: Extract<DisplayStep, { kind: "lines" }> | null = null;
 
   const pushLine = (e: StoredEntry, stream: string, text: string) => {
-    if (!lines) {
-      lines = { kind: "lines", id: e.id, at: e.at, endedAt: e.at, durationMs: 0, lines: [] };
+    // setup's output is a group of its own, with its duration
+    const setup = stream === SETUP_STREAM;
+    if (!lines || (lines.group === "setup") !== setup) {
+      lines = { kind: "lines", id: `${e.id}${setup ? "-setup" : ""}`, at: e.at, endedAt: e.at, durationMs: 0, lines: [], ...(setup ? { group: "setup" as const } : {}) };
       out.push(lines);
     }
     lines.lines.push({ stream, text });

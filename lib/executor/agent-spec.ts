@@ -63,8 +63,11 @@ export type NamedAgentSpec = AgentSpec & { name: string };
 
 /** One transcript entry: a piece of the agent's output, or a line from Atelier itself. */
 export interface OutputEntry {
-  /** "step": a transcript step the agent's adapter read from its output (adapters/step-entry.ts). */
-  stream: "stdout" | "stderr" | "system" | "step";
+  /**
+   * "step": a transcript step the agent's adapter read from its output (adapters/step-entry.ts);
+   * "setup": the output of the environment's setup (environment/run-setup.ts).
+   */
+  stream: "stdout" | "stderr" | "system" | "step" | "setup";
   text: string;
 }
 

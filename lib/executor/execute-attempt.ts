@@ -21,6 +21,10 @@ import { DEFAULT_VERIFY_TIMEOUT_MS, runVerify } from "./verify-run";
 import { addMetered, addReports, verifyWithRounds } from "./verify-rounds";
 import type { VerifyResult, VerifySpec } from "./verify-spec";
 
+import type { EnvironmentSpec } from "./environment/environment-spec";
+import { prepareEnvironment } from "./environment/prepare-environment";
+import type { SnapshotStore } from "./environment/snapshot-store";
+
 /**
  * One Attempt, from checkout to harvest: fetch the repository's cache and make the Attempt's
  * box with a private clone at the Run's branch (or the default branch), run the agent in its
@@ -71,6 +75,16 @@ export interface AttemptInput {
   verifyEgress?: readonly string[];
   /** verify's wall-clock limit (default DEFAULT_VERIFY_TIMEOUT_MS). */
   verifyTimeoutMs?: number;
+  /** The Loop's `environment:` (setup runs before the agent); null: none declared. */
+  environment?: EnvironmentSpec | null;
+  /** The repository's GitHub id: environment snapshots are keyed by it; null: none kept or restored. */
+  repositoryId?: string | null;
+  /** The Run's trigger may write the default branch's environment snapshot (store/runs/run-environment.ts). */
+  trusted?: boolean;
+  /** The instance's registry allowlist: the hosts setup may reach (default: none). */
+  registries?: readonly string[];
+  /** Where environment snapshots are kept; null: none kept or restored. */
+  snapshots?: SnapshotStore | null;
 }
 
 export type SandboxMode = "on" | "off";
@@ -240,6 +254,39 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         ? `continuing from ${ws.base.ref} at ${ws.base.sha.slice(0, 12)}`
         : `starting from ${ws.base.ref} at ${ws.base.sha.slice(0, 12)}`,
     );
+
+    if (input.environment?.setup) {
+      if (!sandboxed && input.sandbox !== "off") {
+        throw new AttemptFailureError(agentFailure("configuration", `setup_failed: the environment's setup runs only in a sandbox, and this host cannot make one; ${SANDBOX_INSTALL_HINT}.`));
+      }
+      const prepared = await prepareEnvironment({
+        spec: input.environment,
+        box: ws.box,
+        repositoryId: input.repositoryId ?? null,
+        mayWrite: (input.trusted ?? false) && ws.base.kind !== "branch",
+        store: input.snapshots ?? null,
+        registries: input.registries ?? [],
+        sandbox: sandboxed
+          ? {
+              name: `${ws.name}.setup`,
+              box: ws.box,
+              limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
+              readOnlyPaths: input.agent.read_only_paths ?? [],
+              objects: cacheObjects(ws.cacheDir),
+              onNote: system,
+            }
+          : null,
+        readOnlyPaths: input.agent.read_only_paths ?? [],
+        emit,
+        system,
+        redactor,
+        signal: stopSignal,
+        timeoutMs: (input.agent.max_attempt_minutes ?? 60) * 60_000,
+        killGraceMs: input.killGraceMs ?? 5_000,
+      });
+      if (prepared.tag === "Canceled") return canceledOrLost() ?? { tag: "Canceled", usage: usage() };
+      if (prepared.tag === "Failed") throw new AttemptFailureError(prepared.failure);
+    }
 
     phase("running");
     system(`running agent ${input.agent.name}${sandboxed ? " in its sandbox" : ""}`);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { EnvironmentSpec } from "./environment/environment-spec";
 
 /**
  * How a repository asks Atelier to check the agent's work: the `verify`, `on_verify_failure`
@@ -14,16 +15,12 @@ export const DEFAULT_VERIFY_FAILURE_ACTION: VerifyFailureAction = "draft";
 export const DEFAULT_MAX_VERIFY_ROUNDS = 1;
 export const MAX_MAX_VERIFY_ROUNDS = 5;
 
-/** The verify keys of an `environment:` block, as zod reads them (spread into the block's schema). */
+/** The verify keys of an `environment:` block, as zod reads them (spread into the block's schema, loops/validate/environment.ts). */
 export const verifyFieldsShape = {
   verify: z.string().trim().min(1).max(4_000).optional(),
   on_verify_failure: z.enum(VERIFY_FAILURE_ACTIONS).optional(),
   max_verify_rounds: z.number().int().min(1).max(MAX_MAX_VERIFY_ROUNDS).optional(),
 };
-
-export const VERIFY_KEYS = Object.keys(verifyFieldsShape) as (keyof typeof verifyFieldsShape)[];
-
-export type VerifyFields = z.infer<z.ZodObject<typeof verifyFieldsShape>>;
 
 /** A declared verify, defaults filled in. */
 export interface VerifySpec {
@@ -34,33 +31,14 @@ export interface VerifySpec {
   maxRounds: number;
 }
 
-/**
- * The verify a Loop runs: its own `environment:` keys over the file's top-level ones, key by
- * key; null when neither declares `verify:`.
- */
-export function resolveVerify(top: VerifyFields, loop: VerifyFields): VerifySpec | null {
-  const command = loop.verify ?? top.verify;
-  if (command === undefined) return null;
+/** The verify of a Loop's environment, defaults filled in; null when it declares no `verify:`. */
+export function verifySpecOf(environment: Pick<EnvironmentSpec, "verify" | "onVerifyFailure" | "maxVerifyRounds"> | null | undefined): VerifySpec | null {
+  if (!environment?.verify) return null;
   return {
-    command,
-    onFailure: loop.on_verify_failure ?? top.on_verify_failure ?? DEFAULT_VERIFY_FAILURE_ACTION,
-    maxRounds: loop.max_verify_rounds ?? top.max_verify_rounds ?? DEFAULT_MAX_VERIFY_ROUNDS,
+    command: environment.verify,
+    onFailure: environment.onVerifyFailure ?? DEFAULT_VERIFY_FAILURE_ACTION,
+    maxRounds: environment.maxVerifyRounds ?? DEFAULT_MAX_VERIFY_ROUNDS,
   };
-}
-
-/** Whether a stored value is a VerifySpec (an Event's submission is JSON of any age). */
-export function isVerifySpec(value: unknown): value is VerifySpec {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return (
-    typeof v.command === "string" &&
-    v.command.trim() !== "" &&
-    (VERIFY_FAILURE_ACTIONS as readonly unknown[]).includes(v.onFailure) &&
-    typeof v.maxRounds === "number" &&
-    Number.isInteger(v.maxRounds) &&
-    v.maxRounds >= 1 &&
-    v.maxRounds <= MAX_MAX_VERIFY_ROUNDS
-  );
 }
 
 /** What one run of verify found. */

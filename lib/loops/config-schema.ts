@@ -1,16 +1,17 @@
 import { z } from "zod";
-import type { VerifySpec } from "../executor/verify-spec";
+import type { EnvironmentSpec } from "../executor/environment/environment-spec";
 
 /**
  * The shape of a repository's `.github/atelier.yml`, and what validating it produces.
  *
  * ```yaml
- * labels:
- *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
- * environment:                     # how Atelier checks the agent's work (docs/environments.md)
- *   verify: npm test                # shell, run on the harvested commit in a fresh sandbox
+ * environment:                      # how the Attempt's sandbox is prepared (docs/environments.md)
+ *   setup: npm ci
+ *   verify: npm test                # how Atelier checks the agent's work, in a fresh sandbox
  *   on_verify_failure: retry        # retry (resume the agent with the failure) | draft (default)
  *   max_verify_rounds: 1            # with retry: how many times at most (default 1)
+ * labels:
+ *   - { name: ready-for-agent, color: 0e8a16, description: Atelier may start }
  * loops:
  *   start-dev:
  *     on: issues                      # issues | pull_requests | comments | { schedule: { cron, tz } }
@@ -25,7 +26,7 @@ import type { VerifySpec } from "../executor/verify-spec";
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
- *     environment: { verify: npm test } # overrides the top-level environment: key by key
+ *     environment: { verify: npm run test:unit }   # over the file's environment:, key by key
  *   nightly:
  *     on: { schedule: { cron: "0 6 * * 1-5", tz: Europe/Paris } }
  *     repositories: [acme/api]        # schedule Loops only; default: this repository
@@ -102,10 +103,10 @@ export interface LoopDefinition {
   maxCycles: number;
   prompt: string;
   feedback: { comment: boolean };
-  /** How Atelier checks the agent's work (`environment: { verify: … }`); absent: no verify declared. */
-  verify?: VerifySpec;
   /** Line of the Loop in the file, when known. */
   line: number | null;
+  /** The file's `environment:` with the Loop's own over it; absent or null: none declared. */
+  environment?: EnvironmentSpec | null;
 }
 
 export interface LabelSpec {
@@ -170,7 +171,7 @@ export const loopSchema = z.strictObject({
   allow_bot_items: z.boolean().optional(),
   max_chain_depth: z.number().int().min(0).optional(),
   continue: z.enum(LOOP_CONTINUATIONS).optional(),
-  /** checked by validate/verify-fields.ts */
+  /** checked by validate/environment.ts */
   environment: z.unknown().optional(),
 });
 

@@ -1,8 +1,8 @@
 import type { InstanceConfig } from "../config/roster";
 import { CONFIG_PATH, TOP_LEVEL_KEYS, type LoopConfigError, type RepositoryConfig } from "./config-schema";
+import { validateEnvironment } from "./validate/environment";
 import { validateLabels } from "./validate/label-specs";
 import { validateLoop } from "./validate/loop";
-import { validateVerifyFields } from "./validate/verify-fields";
 import { isRecord, suggest, type ConfigTenant, type Path, type Report } from "./validate/shared";
 import { parseYamlWithLines } from "../config/yaml-lines";
 
@@ -85,10 +85,12 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   }
 
   result.labels = validateLabels(config.labels, report);
-  // a Loop never runs without the environment the file declares for it
-  const beforeEnvironment = errors.length;
-  const environment = validateVerifyFields(config.environment, ["environment"], (token, path, message) => report(null, token, path, message));
-  const environmentOk = errors.length === beforeEnvironment;
+  // every Loop takes the file's environment: a wrong one stops them all
+  let environment: Awaited<ReturnType<typeof validateEnvironment>> = null;
+  if (config.environment !== undefined && config.environment !== null) {
+    environment = validateEnvironment(config.environment, "environment:", (token, path, message) => report(null, token, ["environment", ...path], message));
+    if (!environment) return result;
+  }
 
   const loops = config.loops;
   if (loops === undefined || loops === null) return result;
@@ -111,7 +113,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
     }
     seen.set(name.toLowerCase(), name);
     const loop = validateLoop(name, raw, { agents, roster: options.roster, tenant: options.tenant ?? null, environment }, report, lineOf);
-    if (loop && errors.length === before && environmentOk) result.loops.push(loop);
+    if (loop && errors.length === before) result.loops.push(loop);
   }
   return result;
 }

@@ -1,10 +1,11 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
-import { agentAllows, agentNotAllowedMessage } from "../config/roster";
+import { agentAllows, agentNotAllowedMessage, registryAllowlist } from "../config/roster";
+import { runEnvironment } from "../store/runs/run-environment";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
 import { verifyMarkdown } from "../executor/verify-report";
-import { isVerifySpec } from "../executor/verify-spec";
+import { verifySpecOf } from "../executor/verify-spec";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { neutralizeAgentTextWithin } from "../github/agent-pr-text";
 import { ConflictError } from "../errors";
@@ -119,6 +120,7 @@ async function produceOutcome(
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
   const base = await hold(() => defaultBranchOf(ctx, run.repo, access));
   const branch = workBranchOfRun(run);
+  const environment = await hold(() => runEnvironment(ctx.deps.db, run.id));
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -138,7 +140,12 @@ async function produceOutcome(
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
         model: run.model,
-        verify: isVerifySpec(run.submitted_verify) ? run.submitted_verify : null,
+        verify: verifySpecOf(environment.environment),
+        environment: environment.environment,
+        repositoryId: environment.repositoryId,
+        trusted: environment.trusted,
+        registries: registryAllowlist(ctx.config.roster),
+        snapshots: ctx.config.snapshots ?? null,
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),

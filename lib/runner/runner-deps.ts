@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type { AgentSpec, InstanceConfig } from "../config/roster";
 import type { AttemptDeps, AttemptInput, AttemptOutcome } from "../executor/execute-attempt";
+import type { SnapshotStore } from "../executor/environment/snapshot-store";
 import type { Db } from "../store/kernel/db";
 import type { Admission } from "../store/runs/claim";
 import type { WorkQueue } from "../work/work-queue";
@@ -76,7 +77,7 @@ export interface RunnerLog {
 
 export const SILENT_LOG: RunnerLog = { info() {}, warn() {}, error() {} };
 
-export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox">>;
+export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox" | "registries">>;
 
 export interface RunnerConfig {
   /** Names this worker in the Attempt rows (host:pid by default). */
@@ -93,6 +94,8 @@ export interface RunnerConfig {
   agentEnv?: NodeJS.ProcessEnv;
   /** Between SIGTERM and SIGKILL when an agent must stop. */
   killGraceMs?: number;
+  /** Where environment snapshots are kept (snapshotStoreFromEnv); absent: none kept or restored. */
+  snapshots?: SnapshotStore;
 }
 
 export interface RunnerDeps {

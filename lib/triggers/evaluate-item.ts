@@ -216,7 +216,6 @@ export function itemEvent(
       prompt,
       agent: loop.agent,
       ...(loop.model ? { model: loop.model } : {}),
-      ...(loop.verify ? { verify: loop.verify } : {}),
       approvalRequired,
       maxCycles: loop.maxCycles,
       declaredIn: repo.fullName.toLowerCase(),
@@ -227,6 +226,7 @@ export function itemEvent(
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
       ...(who.texts ? { texts: who.texts } : {}),
+      ...(loop.environment ? { environment: loop.environment } : {}),
     },
   };
 }

@@ -131,12 +131,12 @@ export function tickEvent(
       prompt,
       agent: loop.agent,
       ...(loop.model ? { model: loop.model } : {}),
-      ...(loop.verify ? { verify: loop.verify } : {}),
       approvalRequired,
       approvalReason,
       maxCycles: null,
       declaredIn: declaredIn.toLowerCase(),
       actor: null,
+      ...(loop.environment ? { environment: loop.environment } : {}),
     },
   };
 }

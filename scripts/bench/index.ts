@@ -1,5 +1,6 @@
 import { burstBench } from "./burst";
 import { engineBench } from "./engine";
+import { environmentBench } from "./environment";
 import { pollBench } from "./poll";
 import { scaleBench } from "./scale";
 
@@ -9,6 +10,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   engine: engineBench,
   scale: scaleBench,
   poll: pollBench,
+  environment: environmentBench,
 };
 
 /** Names that select several benchmarks: `claim` is every line the claim's speed decides. */

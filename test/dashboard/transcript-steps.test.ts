@@ -76,3 +76,19 @@ describe("step entries", () => {
     expect(toolTitle("Todo", null)).toBe("Todo");
   });
 });
+
+describe("setup's output", () => {
+  it("is a group of its own, with its duration, between Atelier's lines", () => {
+    const steps = groupTranscript([
+      { id: "1", stream: "system", text: "setup: running in the sandbox", at: "2026-12-06T10:00:00.000Z" },
+      { id: "2", stream: "setup", text: "added 2 packages\n", at: "2026-12-06T10:00:01.000Z" },
+      { id: "3", stream: "setup", text: "done", at: "2026-12-06T10:00:04.500Z" },
+      { id: "4", stream: "system", text: "setup passed in 3.5 s", at: "2026-12-06T10:00:04.600Z" },
+    ]);
+    expect(steps.map((s) => (s.kind === "lines" ? [s.group ?? null, s.lines.map((l) => l.text), s.durationMs] : s.kind))).toEqual([
+      [null, ["setup: running in the sandbox"], 0],
+      ["setup", ["added 2 packages", "done"], 3_500],
+      [null, ["setup passed in 3.5 s"], 0],
+    ]);
+  });
+});

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseInstanceConfig } from "../../lib/config/roster";
 import { parseRepositoryConfig } from "../../lib/loops/parse-config";
+import { verifySpecOf } from "../../lib/executor/verify-spec";
 
 const roster = parseInstanceConfig(`agents:\n  demo: { command: [atelier-demo-agent] }\n`, "test-roster.yml");
 const parse = (yaml: string) => parseRepositoryConfig(yaml, { roster });
@@ -16,27 +17,27 @@ describe("environment: verify, on_verify_failure, max_verify_rounds", () => {
   it("no verify declared: the Loop has none", () => {
     const c = parse(loop());
     expect(c.errors).toEqual([]);
-    expect(c.loops[0]!.verify).toBeUndefined();
+    expect(verifySpecOf(c.loops[0]!.environment)).toBeNull();
   });
 
   it("at the top level, with the defaults (draft, 1 round)", () => {
     const c = parse(`environment:\n  verify: npm test\n${loop()}`);
     expect(c.errors).toEqual([]);
-    expect(c.loops[0]!.verify).toEqual({ command: "npm test", onFailure: "draft", maxRounds: 1 });
+    expect(verifySpecOf(c.loops[0]!.environment)).toEqual({ command: "npm test", onFailure: "draft", maxRounds: 1 });
   });
 
   it("a Loop's own environment: overrides the top level key by key", () => {
     const c = parse(`environment:\n  verify: npm test\n  max_verify_rounds: 3\n${loop("    environment: { on_verify_failure: retry }\n")}`);
     expect(c.errors).toEqual([]);
-    expect(c.loops[0]!.verify).toEqual({ command: "npm test", onFailure: "retry", maxRounds: 3 });
+    expect(verifySpecOf(c.loops[0]!.environment)).toEqual({ command: "npm test", onFailure: "retry", maxRounds: 3 });
     const own = parse(`environment:\n  verify: npm test\n${loop("    environment:\n      verify: make check\n")}`);
-    expect(own.loops[0]!.verify).toEqual({ command: "make check", onFailure: "draft", maxRounds: 1 });
+    expect(verifySpecOf(own.loops[0]!.environment)).toEqual({ command: "make check", onFailure: "draft", maxRounds: 1 });
   });
 
   it("the environment's other keys are accepted beside verify", () => {
     const c = parse(`environment:\n  setup: npm ci\n  cache: [node_modules]\n  key: [package-lock.json]\n  env: { NODE_ENV: test }\n  verify: npm test\n${loop()}`);
     expect(c.errors).toEqual([]);
-    expect(c.loops[0]!.verify?.command).toBe("npm test");
+    expect(verifySpecOf(c.loops[0]!.environment)?.command).toBe("npm test");
   });
 
   it("a wrong value in a Loop's environment: an error on its line, and that Loop does not run", () => {

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
 import type { VerifySpec } from "../../lib/executor/verify-spec";
+import { NO_ENVIRONMENT, type EnvironmentSpec } from "../../lib/executor/environment/environment-spec";
 import { loadRunDetail } from "../../lib/dashboard/run-detail";
 import { checkRunName } from "../../lib/mirror/check-run-view";
 import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
@@ -13,6 +14,9 @@ import { testDb } from "../support/db";
 import { CLAUDE_BIN } from "../executor/adapters/real-cli";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { agents, AGENT_ENV, attemptsOf, issueEvent, openRun, settledState, startRunner, uniquePrefix, type RunnerUnderTest } from "./support/runner-fixture";
+
+/** A Loop's environment that declares only `verify`. */
+const environmentOf = (v: VerifySpec): EnvironmentSpec => ({ ...NO_ENVIRONMENT, verify: v.command, onVerifyFailure: v.onFailure, maxVerifyRounds: v.maxRounds });
 
 /**
  * Atelier checks the agent's work, through the whole runner and the GitHub simulator: an agent
@@ -88,7 +92,7 @@ async function runWithVerify(repo: string, prompt: string, verify: VerifySpec, a
     [itemKey(repo, issue.number), repo, issue.number],
   );
   const event = issueEvent(repo, issue.number, "h1", prompt, { agent });
-  const run = await openRun(db, { ...event, submission: { ...event.submission, verify } });
+  const run = await openRun(db, { ...event, submission: { ...event.submission, environment: environmentOf(verify) } });
   await runner.queue.moveRun(run.runId, { receivedAt: run.receivedAt });
   return { runId: run.runId, number: issue.number };
 }
@@ -133,7 +137,7 @@ describe("verify through the runner", () => {
 
     // the next Run on the Item fixes the work: the same pull request, verify passed, ready for review
     const event = issueEvent(repo, number, "h2", "Add a widget", {});
-    const next = await openRun(db, { ...event, submission: { ...event.submission, verify: { command: "sh check.sh", onFailure: "draft", maxRounds: 1 } } });
+    const next = await openRun(db, { ...event, submission: { ...event.submission, environment: environmentOf({ command: "sh check.sh", onFailure: "draft", maxRounds: 1 }) } });
     await runner.queue.moveRun(next.runId, { receivedAt: next.receivedAt });
     expect(await settledState(db, next.runId, 60_000)).toBe("Succeeded");
     const updated = await pullOf(repo);

@@ -47,6 +47,8 @@ export interface EgressGateway {
 
 export interface EgressOptions {
   onRefused?: (refusal: EgressRefusal) => void;
+  /** An allowed host could not be reached (no address, no connection): an outage, not a refusal. */
+  onUnreachable?: (failure: EgressRefusal) => void;
   /** Connection attempts time out after this long (default 30 s). */
   connectTimeoutMs?: number;
   /** A tunnel's client must send its TLS ClientHello within this long (default 10 s). */
@@ -84,9 +86,9 @@ async function listenUnix(server: Server, path: string): Promise<void> {
 }
 
 /** The address to connect to for an allowed host: public addresses only, unless the policy allows the others. */
-async function resolveAllowed(host: string, policy: TargetPolicy): Promise<{ address: string } | { refused: string }> {
+async function resolveAllowed(host: string, policy: TargetPolicy): Promise<{ address: string } | { refused: string; unresolved?: true }> {
   const literal = isIP(host) ? [{ address: host }] : await (policy.resolve ?? systemResolver)(host).catch(() => null);
-  if (!literal || literal.length === 0) return { refused: `${host} does not resolve` };
+  if (!literal || literal.length === 0) return { refused: `${host} does not resolve`, unresolved: true };
   for (const { address } of literal) {
     const cls = classifyAddress(address);
     if (cls !== "public" && !policy.allowPrivate) return { refused: `${host} resolves to a ${cls} address (${address})` };
@@ -138,12 +140,21 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
       // a failing listener must not break the gateway
     }
   };
+  const unreachable = (host: string, port: number, reason: string) => {
+    try {
+      options.onUnreachable?.({ host, port, reason });
+    } catch {
+      // ditto
+    }
+  };
   const remoteRules = rules.filter((r) => !isLoopbackRule(r));
 
   /** Decides and resolves; the reason when refused. */
   const admit = async (host: string, port: number): Promise<{ address: string } | { refused: string }> => {
     if (!egressAllows(remoteRules, host, port)) return { refused: "not in the agent's egress allowlist" };
-    return resolveAllowed(host, policy);
+    const decision = await resolveAllowed(host, policy);
+    if ("refused" in decision && decision.unresolved) unreachable(host, port, decision.refused);
+    return decision;
   };
   const listen = async (server: Server, socket: string) => {
     server.on("connection", track);
@@ -159,7 +170,12 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
       const outbound = connect({ host: rule.host === "::1" ? "::1" : "127.0.0.1", port: rule.port });
       track(outbound);
       inbound.pipe(outbound).pipe(inbound);
-      outbound.once("error", () => inbound.destroy());
+      let connected = false;
+      outbound.once("connect", () => (connected = true));
+      outbound.once("error", (err) => {
+        if (!connected) unreachable(rule.host, rule.port, err.message);
+        inbound.destroy();
+      });
       inbound.once("close", () => outbound.destroy());
       outbound.once("close", () => inbound.destroy());
     });
@@ -217,7 +233,10 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
             upstream.pipe(res);
           },
         );
-        out.on("error", () => res.writeHead(502).end("egress: upstream failed\n"));
+        out.on("error", (err) => {
+          unreachable(host, port, err.message);
+          res.writeHead(502).end("egress: upstream failed\n");
+        });
         req.pipe(out);
       });
     });
@@ -250,7 +269,7 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
           client.pause();
           if (problem) return stop(problem);
           clearTimeout(timer);
-          relay(client, decision.address, target.port, hello);
+          relay(client, target.host, decision.address, target.port, hello);
         };
         client.on("data", onData);
         client.once("close", () => clearTimeout(timer));
@@ -260,15 +279,23 @@ export async function startEgressGateway(runDir: string, rules: readonly EgressR
     await listen(proxy, proxySocket);
   }
 
-  function relay(client: Socket, address: string, port: number, first: Buffer): void {
+  function relay(client: Socket, host: string, address: string, port: number, first: Buffer): void {
     const upstream = connect({ host: address, port, timeout });
     track(upstream);
+    let connected = false;
     upstream.once("connect", () => {
+      connected = true;
       upstream.setTimeout(0);
       upstream.write(first);
       upstream.pipe(client).pipe(upstream);
     });
-    upstream.once("timeout", () => upstream.destroy());
+    upstream.once("error", (err) => {
+      if (!connected) unreachable(host, port, err.message);
+    });
+    upstream.once("timeout", () => {
+      if (!connected) unreachable(host, port, "the connection timed out");
+      upstream.destroy();
+    });
     upstream.once("close", () => client.destroy());
     client.once("close", () => upstream.destroy());
   }

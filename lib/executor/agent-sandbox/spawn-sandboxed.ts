@@ -52,6 +52,8 @@ export interface SandboxSpawn {
   /** The cache's objects, bound read-only at SANDBOX_OBJECTS (the private clone's alternates). */
   objects?: string;
   onRefused?: (refusal: EgressRefusal) => void;
+  /** An allowed host could not be reached (egress-proxy.ts). */
+  onUnreachable?: (failure: EgressRefusal) => void;
   /** Said once, when something the sandbox should have is missing on this host (cgroups). */
   onNote?: (text: string) => void;
 }
@@ -145,7 +147,7 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
     const env: Record<string, string> = { ...req.env, HOME: SANDBOX_HOME, TMPDIR: "/tmp", USER: "agent", LOGNAME: "agent" };
     const apis = req.apis ?? [];
     if (req.egress.length > 0 || apis.length > 0) {
-      gateway = await startEgressGateway(req.box.run, req.egress, { onRefused: req.onRefused, apis });
+      gateway = await startEgressGateway(req.box.run, req.egress, { onRefused: req.onRefused, onUnreachable: req.onUnreachable, apis });
       bindFd(req.box.run, SANDBOX_RUN, false);
       const inside = (socket: string) => `${SANDBOX_RUN}/${basename(socket)}`;
       const bridges = gateway.loopback.map((l) => ({ port: l.port, socket: inside(l.socket) }));

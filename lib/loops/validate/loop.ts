@@ -9,11 +9,11 @@ import {
   REPOSITORY_FULL_NAME,
   type LoopDefinition,
 } from "../config-schema";
+import { mergeEnvironment, type EnvironmentSpec } from "../../executor/environment/environment-spec";
+import { validateEnvironment } from "./environment";
 import { compileCondition, compileTemplate, ExpressionSyntaxError } from "../expressions";
 import { isRecord, ON_HELP, suggest, type ConfigTenant, type Path, type Problem, type Report } from "./shared";
 import { validateTrigger } from "./trigger";
-import { validateVerifyFields } from "./verify-fields";
-import { resolveVerify, type VerifyFields } from "../../executor/verify-spec";
 
 const FIELD_HELP: Record<string, string> = {
   if: "if: must be an expression, e.g. contains(item.labels.*.name, 'ready-for-agent') && item.state == 'open'",
@@ -28,15 +28,15 @@ const FIELD_HELP: Record<string, string> = {
   allow_bot_items: "allow_bot_items: must be true or false",
   max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
   continue: "continue: must be new-branch or same-branch",
-  environment: "environment: must be a map, e.g. environment: { verify: npm test }",
+  environment: "environment: must be a map with setup:, cache:, key:, verify: and env:",
 };
 
 export interface LoopChecks {
   agents: string[];
   roster: Pick<InstanceConfig, "agents">;
   tenant: ConfigTenant | null;
-  /** The verify keys of the file's top-level `environment:`, which the Loop's own override. */
-  environment?: VerifyFields;
+  /** The file's `environment:` (the keys it wrote), under the Loop's own; null: none. */
+  environment?: Partial<EnvironmentSpec> | null;
 }
 
 /** One Loop of `loops:`: its shape, trigger, agent and model, expressions, repositories and tenant checks. */
@@ -86,6 +86,12 @@ export function validateLoop(
   }
 
   const trigger = validateTrigger(name, raw, problem);
+
+  let ownEnvironment: Partial<EnvironmentSpec> | null = null;
+  if (raw.environment !== undefined && raw.environment !== null) {
+    ownEnvironment = validateEnvironment(raw.environment, `${L}, environment:`, (token, path, message) => problem(token, ["environment", ...path], message));
+  }
+  const environment = mergeEnvironment(checks.environment ?? null, ownEnvironment);
 
   if (typeof raw.agent === "string" && raw.agent !== "" && !agents.includes(raw.agent)) {
     problem(
@@ -173,7 +179,6 @@ export function validateLoop(
     }
   }
 
-  const verify = resolveVerify(checks.environment ?? {}, validateVerifyFields(raw.environment, ["environment"], problem));
 
   if (!ok || !parsed.success || !trigger) return null;
   const data = parsed.data;
@@ -192,8 +197,8 @@ export function validateLoop(
     maxCycles: data.max_cycles ?? DEFAULT_MAX_CYCLES,
     prompt: data.prompt,
     feedback: { comment: data.feedback?.comment ?? true },
-    ...(verify ? { verify } : {}),
     line: lineOf(at),
+    ...(environment ? { environment } : {}),
   };
 }
 

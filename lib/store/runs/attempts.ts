@@ -70,7 +70,7 @@ const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its leas
  * its own.
  */
 /** The Run as it starts, with what its Event submitted that the Attempt needs: the branch of a same-branch Loop, the verify declared. */
-export type StartedRun = RunRow & { submitted_branch: string | null; submitted_verify: unknown };
+export type StartedRun = RunRow & { submitted_branch: string | null };
 
 /**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
@@ -111,7 +111,7 @@ WITH started AS (
   INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
   SELECT ${id}, id, ${AGENT_STEP}, ${number}, 'Running', ${lease.token}, ${lease.workerId}, agent FROM started
 )
-SELECT started.*, e.submission->>'branch' AS submitted_branch, e.submission->'verify' AS submitted_verify
+SELECT started.*, e.submission->>'branch' AS submitted_branch
   FROM started LEFT JOIN events e ON e.id = started.event_id`,
     );
     if (!started) return null;

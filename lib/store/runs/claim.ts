@@ -5,7 +5,7 @@ import { runId as runIdOf } from "../../engine/ids";
 import { TRANSITIONS, type RunStateName } from "../../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/terminal-deliveries";
 import type { ErrorToken } from "../../error-tokens";
-import type { VerifySpec } from "../../executor/verify-spec";
+import type { EnvironmentSpec } from "../../executor/environment/environment-spec";
 import type { Db } from "../kernel/db";
 import { loopItemLock } from "../kernel/locks";
 import { ignoreQueuedSql } from "./revoke";
@@ -38,8 +38,8 @@ export interface Submission {
   branch?: string;
   /** the fingerprints of the Item's authored texts the Event saw (loops/authored-texts.ts): the next Event's new texts are the others */
   texts?: string[];
-  /** how Atelier checks the agent's work (the Loop's `environment: { verify }`); absent: none declared */
-  verify?: VerifySpec;
+  /** the Loop's `environment:` (the file's with the Loop's own over it); absent: none declared */
+  environment?: EnvironmentSpec;
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
