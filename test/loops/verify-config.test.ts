@@ -48,7 +48,7 @@ describe("environment: verify, on_verify_failure, max_verify_rounds", () => {
         loop: "start-dev",
         token: "config_invalid",
         line: 8,
-        message: "on_verify_failure: must be draft or retry.",
+        message: 'Loop "start-dev", environment: on_verify_failure: is draft or retry.',
         path: "loops.start-dev.environment.on_verify_failure",
       },
     ]);
@@ -58,15 +58,15 @@ describe("environment: verify, on_verify_failure, max_verify_rounds", () => {
     const c = parse(`environment:\n  verify: ""\n  max_verify_rounds: 9\n  verfy: npm test\n${loop()}`);
     expect(c.loops).toEqual([]);
     expect(c.errors.map((e) => [e.token, e.path, e.line])).toEqual([
-      ["config_unknown_key", "environment.verfy", 4],
       ["config_invalid", "environment.verify", 2],
       ["config_invalid", "environment.max_verify_rounds", 3],
+      ["config_unknown_key", "environment.verfy", 4],
     ]);
-    expect(c.errors[0]!.message).toContain("(did you mean verify?)");
-    expect(c.errors[2]!.message).toBe("max_verify_rounds: must be a whole number from 1 to 5.");
+    expect(c.errors[2]!.message).toContain("(did you mean verify?)");
+    expect(c.errors[1]!.message).toBe("environment: max_verify_rounds: is a whole number from 1 to 5.");
     const notMap = parse(`environment: npm test\n${loop()}`);
     expect(notMap.errors.map((e) => [e.token, e.path, e.message])).toEqual([
-      ["config_invalid", "environment", "environment: must be a map, e.g. environment: { verify: npm test }."],
+      ["config_invalid", "environment", "environment: must be a map with setup:, cache:, key:, verify:, on_verify_failure:, max_verify_rounds: and env: (e.g. environment: { setup: npm ci })."],
     ]);
   });
 });

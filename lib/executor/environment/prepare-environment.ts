@@ -78,9 +78,9 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     if (snapshot) {
       const started = Date.now();
       const link = req.box.switchUser;
-      const { skipped } = await restoreSnapshot(req.store, snapshot, roots, { link, owner: req.box.switchUser ? req.box.uid : null });
+      const { skipped, linked } = await restoreSnapshot(req.store, snapshot, roots, { link, owner: req.box.switchUser ? req.box.uid : null });
       for (const s of skipped) req.system(`environment: ${s} was not restored`);
-      req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${link ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
+      req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${linked ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
       return { tag: "Ready", restored: true, setupMs: null };
     }
   }

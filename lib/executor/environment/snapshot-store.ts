@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
-import { lchown, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { join } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
@@ -174,17 +174,19 @@ export async function saveSnapshot(
  * its source; the snapshot holds only links that stay in their box, saveSnapshot saw to that):
  * hard links to its read-only files when `link` (the box's uid is not the worker's, so the
  * agent cannot write through them; its folders are handed to `owner`), else copies (reflinks
- * where the filesystem has them). A path whose place in the box is a link, or exists already,
- * is not restored.
+ * where the filesystem has them, and copies too where the box is another filesystem — a box
+ * with a disk quota is a tmpfs, box-quota.ts — handed whole to `owner`). A path whose place in
+ * the box is a link, or exists already, is not restored.
  */
 export async function restoreSnapshot(
   store: SnapshotStore,
   snapshot: EnvironmentSnapshot,
   roots: { worktree: string; home: string },
   opts: { link: boolean; owner: number | null },
-): Promise<{ skipped: string[] }> {
+): Promise<{ skipped: string[]; linked: boolean }> {
   const dir = snapshotDir(store, snapshot.repositoryId, snapshot.key);
   const skipped: string[] = [];
+  const link = opts.link && (await stat(dir)).dev === (await stat(roots.worktree)).dev;
   for (const [i, path] of snapshot.cache.entries()) {
     if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
     const { root, rel } = cacheRoot(path, roots);
@@ -200,13 +202,14 @@ export async function restoreSnapshot(
       await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
       if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
     }
-    await run("cp", ["-a", opts.link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
-    // the folders are the agent's (it may add and remove), the linked files stay the snapshot's
-    if (opts.owner !== null) await run("find", [dest, "-type", "d", "-exec", "chown", `${opts.owner}:${opts.owner}`, "{}", "+"]);
+    await run("cp", ["-a", link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
+    // the folders are the agent's (it may add and remove), linked files stay the snapshot's,
+    // copies are the agent's; chown -h: a link is changed itself, never what it points to
+    if (opts.owner !== null) await run("find", [dest, ...(link ? ["-type", "d"] : []), "-exec", "chown", "-h", `${opts.owner}:${opts.owner}`, "{}", "+"]);
   }
   const usage = (await readJson<SnapshotUsage>(join(dir, "usage.json"))) ?? { hits: 0, lastUsedAt: snapshot.createdAt };
   await writeWhole(join(dir, "usage.json"), JSON.stringify({ hits: usage.hits + 1, lastUsedAt: new Date().toISOString() } satisfies SnapshotUsage)).catch(() => undefined);
-  return { skipped };
+  return { skipped, linked: link };
 }
 
 /** Every whole snapshot of the store (or of one repository), newest use first. */

@@ -70,7 +70,7 @@ export function validateEnvironment(raw: unknown, where: string, problem: Proble
     for (const issue of parsed.error.issues) {
       const key = String(issue.path[0] ?? "");
       if (issue.code === "unrecognized_keys") for (const k of issue.keys) fail("config_unknown_key", [...(issue.path as Path), k], unknownKeyMessage(where, k));
-      else fail("config_invalid", issue.path as Path, `${where}: ${FIELD_HELP[key] ?? issue.message}.`);
+      else fail("config_invalid", issue.path as Path, `${where} ${FIELD_HELP[key] ?? issue.message}.`);
     }
     return null;
   }
@@ -78,16 +78,16 @@ export function validateEnvironment(raw: unknown, where: string, problem: Proble
   const paths = (field: "cache" | "key", home: boolean) =>
     data[field]?.forEach((p, i) => {
       const why = environmentPathProblem(p, home);
-      if (why) fail("config_invalid", [field, i], `${where}: the ${field}: path "${p}" ${why}.`);
+      if (why) fail("config_invalid", [field, i], `${where} the ${field}: path "${p}" ${why}.`);
     });
   paths("cache", true);
   paths("key", false);
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(data.env ?? {})) {
-    if (!ENV_NAME.test(name)) fail("config_invalid", ["env", name], `${where}: "${name}" in env: is not a variable name (letters, digits and _).`);
-    else if (RESERVED.test(name)) fail("config_invalid", ["env", name], `${where}: ${name} in env: is set by Atelier for setup; remove it.`);
+    if (!ENV_NAME.test(name)) fail("config_invalid", ["env", name], `${where} "${name}" in env: is not a variable name (letters, digits and _).`);
+    else if (RESERVED.test(name)) fail("config_invalid", ["env", name], `${where} ${name} in env: is set by Atelier for setup; remove it.`);
     else if (SECRET_LIKE.test(name.toUpperCase())) {
-      fail("config_invalid", ["env", name], `${where}: ${name} in env: looks like a secret, and environment: is read by anyone who can read the repository; remove it (secrets belong to the instance's roster).`);
+      fail("config_invalid", ["env", name], `${where} ${name} in env: looks like a secret, and environment: is read by anyone who can read the repository; remove it (secrets belong to the instance's roster).`);
     }
     env[name] = String(value);
   }
