@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -28,6 +28,16 @@ export interface RemoteFixture {
   cleanup(): void;
 }
 
+/**
+ * Removes a scratch directory, unmounting first the box quotas (tmpfs) a worker killed in the
+ * test left mounted under it (start-up recovery would have unmounted them).
+ */
+export function removeScratch(dir: string): void {
+  const mounts = readFileSync("/proc/self/mounts", "utf8").split("\n").map((line) => line.split(" ")[1] ?? "");
+  for (const point of mounts.filter((p) => p.startsWith(`${dir}/`)).reverse()) execFileSync("umount", ["--lazy", point]);
+  rmSync(dir, { recursive: true, force: true });
+}
+
 /** A bare repository with a main branch holding README.md, and an empty workspace root. */
 export function makeRemote(): RemoteFixture {
   const dir = mkdtempSync(join(tmpdir(), "atelier-executor-"));
@@ -42,7 +52,7 @@ export function makeRemote(): RemoteFixture {
   sh(work, "commit", "--quiet", "-m", "Initial commit");
   sh(work, "push", "--quiet", remote, "main");
   sh(remote, "symbolic-ref", "HEAD", "refs/heads/main");
-  return { dir, remote, url: pathToFileURL(remote).href, root, work, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, remote, url: pathToFileURL(remote).href, root, work, cleanup: () => removeScratch(dir) };
 }
 
 /** The commit a branch of the bare remote points at, or null. */
