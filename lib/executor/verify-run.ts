@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { metrics } from "../metrics/metrics";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { boxPaths, makeBox, type AttemptBox } from "./agent-sandbox/box";
@@ -178,6 +179,7 @@ export async function runVerify(req: VerifyRequest): Promise<VerifyCheck> {
     for (const p of pipes) p.destroy();
     for (const p of pipes) p.end();
     if (timedOut) tail.push(`\nverify ran longer than its limit (${Math.round(req.timeoutMs / 1000)} s) and was stopped\n`);
+    metrics.verifyRuns.inc({ result: timedOut ? "timed_out" : code === 0 ? "passed" : "failed" });
     return { passed: !timedOut && code === 0, exitCode: timedOut ? null : code, timedOut, durationMs: Date.now() - started, tail: tail.text() };
   } finally {
     await rm(dir, { recursive: true, force: true }).catch(() => undefined);

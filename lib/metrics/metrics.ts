@@ -38,6 +38,7 @@ export const metrics = {
   sandboxStarts: counter("atelier_sandbox_starts_total", "Agent processes started, by how (sandboxed, unconfined).", ["mode"]),
   sandboxRefusals: counter("atelier_sandbox_egress_refusals_total", "Connections an agent's sandbox asked for and its egress proxy refused."),
   outboundDeliveries: counter("atelier_outbound_deliveries_total", "Outbound webhook tries, by outcome (delivered, retry, failed).", ["outcome"]),
+  verifyRuns: counter("atelier_verify_runs_total", "Runs of a repository's verify on an Attempt's commit, by result (passed, failed, timed_out).", ["result"]),
 };
 
 /** The exposition text of the registry (what GET /metrics answers). */

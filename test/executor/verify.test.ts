@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt, type AttemptInput, type AttemptOutcome } from "../../lib/executor/execute-attempt";
 import type { VerifySpec } from "../../lib/executor/verify-spec";
+import { metricsText } from "../../lib/metrics/metrics";
 import { makeRemote, remoteSha, sh, type RemoteFixture } from "./git-fixture";
 
 /**
@@ -88,7 +89,10 @@ describe("verify", () => {
   });
 
   it("fails on an agent that says it is done but broke a test (draft): the failing lines, and the work still pushed", async () => {
+    const failedRuns = async () => Number(/^atelier_verify_runs_total\{result="failed"\} (\d+)/m.exec(await metricsText())?.[1] ?? 0);
+    const before = await failedRuns();
     const { outcome, text } = await run();
+    expect(await failedRuns()).toBe(before + 1);
     const o = succeeded(outcome);
     expect(o.summary).toMatch(/^Wrote atelier-demo\/5.md/);
     expect(o.verify).toMatchObject({ passed: false, exitCode: 1, timedOut: false, rounds: 1 });
