@@ -7,6 +7,7 @@ import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
 import { harvest, type Harvest } from "./harvest";
+import { heldDiff, type HeldDiff } from "./held-diff";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "../secrets/redact";
 import type { AgentKind, AgentReport } from "./adapters/types";
@@ -16,7 +17,7 @@ import type { AttemptBox } from "./agent-sandbox/box";
 import { keepAgentSession, restoreAgentSession } from "./agent-session";
 import { runAgent, type AgentControl, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
-import { SANDBOX_RESULT_FILE } from "./workspace-paths";
+import { harvestDir, SANDBOX_RESULT_FILE } from "./workspace-paths";
 
 /**
  * One Attempt, from checkout to harvest: fetch the repository's cache and make the Attempt's
@@ -60,6 +61,8 @@ export interface AttemptInput {
   resumeSession?: string | null;
   /** The model the Run's Loop picked among its agent's; null: the agent's default. */
   model?: string | null;
+  /** Push the commits to this ref, off every branch, for a writer's review (ADR 0058); absent: to the branch. */
+  holdRef?: string;
 }
 
 export type SandboxMode = "on" | "off";
@@ -83,7 +86,15 @@ export interface PullRequestHint {
 }
 
 export type AttemptOutcome =
-  | { tag: "Succeeded"; summary: string; pullRequest: PullRequestHint | null; usage: AttemptUsage; harvest: Harvest }
+  | {
+      tag: "Succeeded";
+      summary: string;
+      pullRequest: PullRequestHint | null;
+      usage: AttemptUsage;
+      harvest: Harvest;
+      /** what the reviewer reads of commits pushed to `holdRef`; null when none were held */
+      held: HeldDiff | null;
+    }
   | { tag: "Failed"; failure: Failure; usage: AttemptUsage }
   | { tag: "Canceled"; usage: AttemptUsage };
 
@@ -142,7 +153,7 @@ function summaryOf(report: AgentReport | null, result: AgentResult | null, redac
 function defaultSummary(h: Harvest): string {
   if (!h.pushed) return "The agent made no changes.";
   const n = h.commits.length;
-  return `Pushed ${n} commit${n === 1 ? "" : "s"} to ${h.branch}.`;
+  return `${h.ref.startsWith("refs/heads/") ? "Pushed" : "Made"} ${n} commit${n === 1 ? "" : "s"} for ${h.branch}.`;
 }
 
 export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {
@@ -286,6 +297,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       baseSha: ws.base.sha,
       branch: input.branch,
       remoteBranchSha: ws.remoteBranchSha,
+      ...(input.holdRef ? { holdRef: input.holdRef } : {}),
       cloneUrl: input.cloneUrl,
       token: input.token,
       sandboxed,
@@ -294,10 +306,13 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     });
     if (harvested.problem) system(`${harvested.problem}; its files were taken as they are`);
     if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");
+    const held = harvested.pushed && input.holdRef ? await heldDiff(harvestDir(ws.dir), harvested.baseSha, harvested.headSha, redactor, stopSignal) : null;
     system(
-      harvested.pushed
-        ? `pushed ${harvested.commits.length} commit(s) to ${harvested.branch} (${harvested.headSha.slice(0, 12)})`
-        : "the agent made no commits; nothing to push",
+      !harvested.pushed
+        ? "the agent made no commits; nothing to push"
+        : held
+          ? `held ${harvested.commits.length} commit(s) for ${harvested.branch} under ${harvested.ref} (${harvested.headSha.slice(0, 12)}): no branch has them until a writer reviews them and presses Push`
+          : `pushed ${harvested.commits.length} commit(s) to ${harvested.branch} (${harvested.headSha.slice(0, 12)})`,
     );
     const pr = result?.pull_request;
     return {
@@ -311,6 +326,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         : null,
       usage: usage(),
       harvest: harvested,
+      held,
     };
   } catch (err) {
     const stopped = canceledOrLost();

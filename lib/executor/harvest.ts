@@ -26,6 +26,10 @@ export interface HarvestCommit {
 
 export interface Harvest {
   branch: string;
+  /** Where the commits went: the branch, or the ref they are held under for review (HarvestInput.holdRef). */
+  ref: string;
+  /** The branch on the remote when the Attempt began (null: it did not exist): a later push of held commits leases on it. */
+  remoteBranchSha: string | null;
   baseSha: string;
   headSha: string;
   commits: HarvestCommit[];
@@ -48,6 +52,11 @@ export interface HarvestInput {
   branch: string;
   /** The branch on the remote when the Attempt began; null when it did not exist. */
   remoteBranchSha: string | null;
+  /**
+   * A ref outside refs/heads (and refs/tags) to push the commits to instead of the branch: no
+   * workflow starts for it, so a writer reviews them first (ADR 0058). The ref is the Run's own.
+   */
+  holdRef?: string;
   cloneUrl: string;
   token: string;
   /** Whether the agent ran in a sandbox (see exportAgentCommits). */
@@ -124,10 +133,12 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
     sha: c.sha,
     subject: redactor.redact(c.subject),
   }));
-  const result: Harvest = { branch: input.branch, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
+  const ref = input.holdRef ?? `refs/heads/${input.branch}`;
+  const result: Harvest = { branch: input.branch, ref, remoteBranchSha: input.remoteBranchSha, baseSha: input.baseSha, headSha, commits, pushed: false, committedLeftovers, problem };
   if (commits.length === 0) return result;
-  const ref = `refs/heads/${input.branch}`;
-  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${headSha}:${ref}`];
+  // the held ref is the Run's alone (an automatic retry replaces it); the branch is leased
+  const lease = input.holdRef ? [] : [`--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`];
+  const push = ["push", "--no-verify", "--quiet", ...lease, input.cloneUrl, `${input.holdRef ? "+" : ""}${headSha}:${ref}`];
   await remoteGit(push, { cwd: repo, token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
     const failure = pushFailure(err, redactor, input.branch);
     return err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected" ? new BranchMovedError(failure) : new AttemptFailureError(failure);

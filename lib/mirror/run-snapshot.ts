@@ -1,3 +1,4 @@
+import type { ReviewReason } from "../loops/steering";
 import type { ApprovalReason } from "../store/runs/claim";
 import type { FailureCategory, FailureKind } from "../engine/failure";
 import { isFailureCategory, isFailureKind } from "../engine/failure";
@@ -58,6 +59,8 @@ export interface RunSnapshot {
   prompt: string;
   /** Why the Run waits for approval beyond the Loop's `approval: required` (its Event's). */
   approvalReason: ApprovalReason | null;
+  /** Why a writer reviews the Run's commits before they are pushed; null: pushed as made, so CI runs them at once (ADR 0058). */
+  reviewReason: ReviewReason | null;
 }
 
 function latestAttemptOf(row: MirrorSnapshotRow): AttemptSummary | null {
@@ -101,5 +104,6 @@ export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapsho
     repoConfig: row.config,
     prompt: row.prompt,
     approvalReason: row.approval_reason ?? null,
+    reviewReason: row.review_reason ?? null,
   };
 }

@@ -2,20 +2,21 @@ import { agentFailure, defectFailure, infraFailure, type Failure } from "../engi
 import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
-import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
+import { executeAttempt, type AttemptOutcome, type PullRequestHint } from "../executor/execute-attempt";
+import { heldRefOf, type HeldCommits } from "../store/runs/held-commits";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { ConflictError } from "../errors";
 import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult } from "../store/runs/attempts";
 import type { Usage } from "../store/runs/attempts";
 import type { StartedRun } from "../store/runs/attempts";
 import { attemptLease } from "../store/runs/attempt-lease";
-import { repositoryDefaultBranch } from "../store/github/default-branches";
 import type { RunRow } from "../store/runs/run-rows";
 import { watchAttemptRow } from "./attempt-watch";
 import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
 import type { LocalAttempt } from "./local-attempts";
+import { pullRequestBase } from "./pull-request-base";
 import { workBranchOfRun } from "./run-branch";
 import type { RunnerContext } from "./runner-context";
 import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
@@ -62,10 +63,6 @@ const PR_BODY_MAX = 65_536;
 const message = (err: unknown, access?: RepositoryAccess | null) =>
   maskSecrets(err instanceof Error ? err.message : String(err), access ? gitCredentialForms(access.token) : []);
 
-async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
-  if (access.defaultBranch) return access.defaultBranch;
-  return (await repositoryDefaultBranch(ctx.deps.db, repo)) ?? "main";
-}
 
 /** A write held through a database outage (hold-through-outage.ts), for this Attempt. */
 type Hold = <T>(write: () => Promise<T>) => Promise<T>;
@@ -113,7 +110,7 @@ async function produceOutcome(
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
-  const base = await hold(() => defaultBranchOf(ctx, run.repo, access));
+  const base = await hold(() => pullRequestBase(ctx.deps.db, run.repo, access));
   const branch = workBranchOfRun(run);
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
@@ -134,6 +131,8 @@ async function produceOutcome(
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
         model: run.model,
+        // a Run a non-writer may have steered (or whose Loop says push: after_review) pushes no branch
+        ...(run.review_reason ? { holdRef: heldRefOf(run.id) } : {}),
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
@@ -152,6 +151,36 @@ async function produceOutcome(
   }
 }
 
+/** The title and body of the Run's pull request: the agent's, else the Loop's name and its summary, with Atelier's footer. */
+export function pullRequestText(run: Pick<RunRow, "id" | "loop" | "number">, hint: PullRequestHint | null, summary: string): { title: string; body: string } {
+  const title = hint?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
+  const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  // GitHub takes at most 65,536 characters, footer included
+  const body = `${(hint?.body ?? summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
+  return { title, body };
+}
+
+/** What the outcome keeps of commits held for review: where they are, what they change, and the pull request to open for them. */
+function heldCommitsOf(run: StartedRun, attempt: AttemptRef, outcome: Extract<AttemptOutcome, { tag: "Succeeded" }>): HeldCommits {
+  const { harvest, held } = outcome;
+  const text = pullRequestText(run, outcome.pullRequest, outcome.summary);
+  return {
+    attemptId: attempt.id,
+    ref: harvest.ref,
+    branch: harvest.branch,
+    branchSha: harvest.remoteBranchSha,
+    baseSha: harvest.baseSha,
+    headSha: harvest.headSha,
+    commits: harvest.commits,
+    files: held!.files,
+    filesCut: held!.filesCut,
+    patch: held!.patch,
+    patchCut: held!.patchCut,
+    pullRequestTitle: text.title,
+    pullRequestBody: text.body,
+  };
+}
+
 /** Opens or updates the pull request when the branch holds work; a failure fails the Attempt (InfraFailure). */
 async function publish(
   ctx: RunnerContext,
@@ -165,10 +194,7 @@ async function publish(
   // a retry after a push whose pull request failed has nothing new to push, but a branch to propose
   const worthAsking = outcome.harvest.pushed || (attempt.number > 1 && run.pull_request_number === null);
   if (!worthAsking || !access || !base) return { pr: null };
-  const title = outcome.pullRequest?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
-  const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
-  // GitHub takes at most 65,536 characters, footer included
-  const body = `${(outcome.pullRequest?.body ?? outcome.summary).slice(0, PR_BODY_MAX - footer.length)}${footer}`;
+  const { title, body } = pullRequestText(run, outcome.pullRequest, outcome.summary);
   try {
     const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,
@@ -229,7 +255,9 @@ export async function runBegunAttempt(
 
   let result: AttemptResult;
   const { outcome } = produced;
-  if (outcome.tag === "Succeeded") {
+  if (outcome.tag === "Succeeded" && outcome.held) {
+    result = { tag: "Succeeded", summary: outcome.summary, usage: toUsage(outcome.usage, startedAt), branch: null, pullRequestNumber: null, headSha: null, held: heldCommitsOf(run, attempt, outcome) };
+  } else if (outcome.tag === "Succeeded") {
     const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript, hold);
     if ("failure" in published) {
       transcript.system(published.failure.message);

@@ -12,6 +12,8 @@ import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
 import { latestEventFromGraphql } from "../loops/timeline-events";
 import { approvalFor, resolveActor, type ActorFacts, type ActorLookup } from "./actor";
+import { reviewReasonFor, type ReviewReason } from "../loops/steering";
+import { steeringCheck } from "./steering-check";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf } from "./own-items";
 import type { Observation } from "./observe-item";
@@ -92,6 +94,7 @@ export async function evaluateItem(
     botLogin,
     ...(roles ? { roles, latestEvent: timelineByGraphql(deps, repo), roleByGraphql: (fullName, login) => deps.roles.read(repo.installationId, fullName, login) } : {}),
   };
+  const steered = steeringCheck(deps, repo, lookup);
   const actorNow = () => (resolved ??= resolveActor(deps.github.installationOctokit(repo.installationId), repo, item, sender, lookup));
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
@@ -133,7 +136,8 @@ export async function evaluateItem(
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
-    let who: { facts: ActorFacts | null; depth: number } = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    const steering = await steered(decision.loop.prompt, item.projection, null);
+    let who: Cause = known ? { facts: known, depth: known.chainDepth, steering } : { facts: null, depth: 0, steering };
     if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
@@ -146,7 +150,7 @@ export async function evaluateItem(
         continue;
       }
       // a continuation carries on the work of whoever started the Run that opened the pull request
-      who = { facts: origin?.facts ?? (await actorNow()), depth };
+      who = { facts: origin?.facts ?? (await actorNow()), depth, steering };
     }
     await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }
@@ -164,6 +168,16 @@ export async function claimEvent(deps: Pick<TriggerDeps, "db" | "admission" | "w
 }
 
 /**
+ * Who caused an Event: the actor's facts, the chain depth, and whether a non-writer's (or hidden)
+ * text in the prompt may have steered the agent (lib/loops/steering.ts).
+ */
+export interface Cause {
+  facts: ActorFacts | null;
+  depth: number;
+  steering: ReviewReason | null;
+}
+
+/**
  * The Event of a matching Loop on an Item, with who caused it and the approval that follows.
  * A comments Loop's Event is the comment it answers (its id and content hash), not the Item's content.
  * `branch`: the App's pull request branch a same-branch Loop's Run continues.
@@ -174,7 +188,7 @@ export function itemEvent(
   item: Observation,
   generation: number,
   prompt: string,
-  who: { facts: ActorFacts | null; depth: number } = { facts: null, depth: 0 },
+  who: Cause = { facts: null, depth: 0, steering: null },
   comment: (CommentFacts & { hash: string }) | null = null,
   branch: string | null = null,
 ): EventInput {
@@ -201,6 +215,7 @@ export function itemEvent(
       authorAssociation: who.facts?.authorAssociation ?? null,
       approvalReason,
       chainDepth: who.depth,
+      review: reviewReasonFor(loop, who.steering),
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
     },

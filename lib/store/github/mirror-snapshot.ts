@@ -1,3 +1,4 @@
+import type { ReviewReason } from "../../loops/steering";
 import type { RunStateName } from "../../engine/run-state";
 import type { Db } from "../kernel/db";
 import type { ApprovalReason } from "../runs/claim";
@@ -38,6 +39,7 @@ export interface MirrorSnapshotRow {
   config: unknown;
   prompt: string;
   approval_reason: ApprovalReason | null;
+  review_reason: ReviewReason | null;
 }
 
 /** The Run's snapshot row; undefined when there is no such Run. */
@@ -49,7 +51,7 @@ export async function readMirrorSnapshotRow(db: Db, runId: string): Promise<Mirr
            r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
            la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message, la.model,
            tot.duration_ms, tot.cost_usd, tot.cost_estimated, tot.cost_exact, tot.turns, rp.installation_id, rp.config,
-           r.prompt, e.submission->'approvalReason' AS approval_reason
+           r.prompt, e.submission->'approvalReason' AS approval_reason, r.review_reason
       FROM runs r
       LEFT JOIN events e ON e.id = r.event_id
       LEFT JOIN items i ON i.key = r.item_key
