@@ -153,7 +153,8 @@ function summaryOf(report: AgentReport | null, result: AgentResult | null, redac
 function defaultSummary(h: Harvest): string {
   if (!h.pushed) return "The agent made no changes.";
   const n = h.commits.length;
-  return `${h.ref.startsWith("refs/heads/") ? "Pushed" : "Made"} ${n} commit${n === 1 ? "" : "s"} for ${h.branch}.`;
+  const commits = `${n} commit${n === 1 ? "" : "s"}`;
+  return h.ref.startsWith("refs/heads/") ? `Pushed ${commits} to ${h.branch}.` : `Held ${commits} for ${h.branch}, for a writer's review.`;
 }
 
 export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {

@@ -90,9 +90,12 @@ export function quotedTexts(prompt: string, projection: ItemProjection | null, c
 /**
  * The one question: was this Run steered by someone who cannot write, or by hidden text? The
  * first quoted text with hidden parts, else the first whose author is below write (a deleted
- * account counts as no access); null when every quoted word is a writer's.
+ * account counts as no access); null when every quoted word is a writer's. The App's own text
+ * (`appLogin`: its pull request's title and body, which an earlier Run's agent wrote) is that
+ * Run's, whose commits — and so that pull request — a writer saw first when it was steered.
  */
-export async function steeringOf(texts: readonly QuotedText[], roleOf: (login: string) => Promise<string>): Promise<ReviewReason | null> {
+export async function steeringOf(all: readonly QuotedText[], roleOf: (login: string) => Promise<string>, appLogin: string | null = null): Promise<ReviewReason | null> {
+  const texts = all.filter((t) => appLogin === null || t.author?.toLowerCase() !== appLogin.toLowerCase());
   const hidden = texts.find((t) => hasHiddenText(t.text));
   if (hidden) return { token: "hidden_text", where: hidden.where };
   const asked = new Map<string, Promise<string>>();

@@ -43,7 +43,7 @@ export async function judgeComment(deps: TriggerDeps, judging: ItemJudging, ref:
     ownItem: isOwnItem(item.projection, botLogin),
   });
   let acknowledged = false;
-  const steered = steeringCheck(deps, repo);
+  const steered = steeringCheck(deps, repo, botLogin);
   const continuation = continuationsOf(deps.db, item);
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;

@@ -10,11 +10,17 @@ export type SteeringCheck = (prompt: string, projection: ItemProjection, comment
 
 /**
  * The steering check of one repository: each quoted author's role read on GitHub as the actor's
- * is (by GraphQL in a poll cycle, else by REST), once per person for the lookup's roles.
+ * is (by GraphQL in a poll cycle, else by REST), once per person for the lookup's roles; the
+ * App's bot (`botLogin`) is no person (steeringOf).
  */
-export function steeringCheck(deps: Pick<TriggerDeps, "github">, repo: Pick<RegisteredRepository, "installationId" | "fullName">, lookup: Pick<ActorLookup, "roles" | "roleByGraphql"> = {}): SteeringCheck {
+export function steeringCheck(
+  deps: Pick<TriggerDeps, "github">,
+  repo: Pick<RegisteredRepository, "installationId" | "fullName">,
+  botLogin: string | null,
+  lookup: Pick<ActorLookup, "roles" | "roleByGraphql"> = {},
+): SteeringCheck {
   const octokit = deps.github.installationOctokit(repo.installationId);
   const roles = lookup.roles ?? new Map();
   return (prompt, projection, comment) =>
-    steeringOf(quotedTexts(prompt, projection, comment), (login) => cachedRole(octokit, repo.fullName, login, { ...lookup, roles }));
+    steeringOf(quotedTexts(prompt, projection, comment), (login) => cachedRole(octokit, repo.fullName, login, { ...lookup, roles }), botLogin);
 }

@@ -106,3 +106,11 @@ describe("reviewReasonFor: the Loop's push: over the Run's steering", () => {
     expect(reviewSentence({ token: "loop_requires" })).toContain("push: after_review");
   });
 });
+
+describe("the App's own text", () => {
+  it("is no person's: its pull request's body, written by an earlier Run whose commits a writer saw when steered, steers nothing", async () => {
+    const texts: QuotedText[] = [{ where: "item", author: "atelier[bot]", text: "Wrote the footer <!-- note -->" }];
+    expect(await steeringOf(texts, roleOf, "Atelier[bot]")).toBeNull();
+    expect(await steeringOf(texts, roleOf, null)).toEqual({ token: "hidden_text", where: "item" });
+  });
+});
