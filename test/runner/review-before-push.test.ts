@@ -32,6 +32,7 @@ process.env.AUTH_SECRET = SECRET;
 
 const CONFIG = `labels:
   - { name: ready-for-agent, color: 0e8a16 }
+  - { name: careful, color: 0e8a16 }
 loops:
   start-dev:
     on: issues
@@ -41,6 +42,13 @@ loops:
     prompt: |
       Implement #\${{ item.number }}: \${{ item.title }}
       \${{ item.body }}
+  always-reviewed:
+    on: issues
+    if: contains(item.labels.*.name, 'careful') && item.state == 'open'
+    agent: demo
+    approval: none
+    push: after_review
+    prompt: Tidy up after #\${{ item.number }}
 `;
 
 let fx: Fixture;
@@ -194,6 +202,27 @@ describe("a Run a stranger's text steered pushes nothing before a writer has see
     expect(after.has(held)).toBe(false);
     expect(pullsOf().length).toBe(pullsBefore);
     expect(await readHeldCommits(fx.db, run.id)).toBeNull();
+  }, 180_000);
+
+  it("a branch someone moved meanwhile is not overwritten: Push says branch_moved and the commits stay held", async () => {
+    const { issue, run, branch, held } = await steeredRun("Speed up the linter");
+    const moved = await fx.sim.pushCommit({ login: "writer", repo, branch: `atelier/start-dev/${issue}`, files: { "NOTES.md": "mine\n" }, message: "Mine" });
+    await expect(pushReviewed(ctx, await viewer("writer"), run.id)).rejects.toMatchObject({ token: "branch_moved" });
+    expect(refs().get(branch)).toBe(moved.after);
+    expect(refs().has(held)).toBe(true);
+    expect((await runOf(issue))?.state).toBe("Reviewing");
+  }, 180_000);
+
+  it("push: after_review holds even a writer's own Run", async () => {
+    const issue = fx.sim.createIssue({ login: "writer", repo, title: "Tidy", body: "Nothing odd." });
+    fx.sim.addLabels({ login: "writer", repo, number: issue.number, labels: ["careful"] });
+    await pollRepository(fx.deps, repo);
+    const { rows } = await waitFor("the careful Run to wait for review", async () => {
+      const found = await fx.db.pool.query<{ state: string; review_reason: unknown }>(`SELECT state::text AS state, review_reason FROM runs WHERE repo = $1 AND number = $2 AND loop = 'always-reviewed'`, [repo, issue.number]);
+      return found.rows[0]?.state === "Reviewing" ? found : null;
+    }, 120_000, 100);
+    expect(rows[0]!.review_reason).toEqual({ token: "loop_requires" });
+    expect(refs().has(`refs/heads/atelier/always-reviewed/${issue.number}`)).toBe(false);
   }, 180_000);
 
   it("a writer's own issue is pushed as made, as before: review is for steered Runs (and Loops that ask for it)", async () => {
