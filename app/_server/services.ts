@@ -1,7 +1,7 @@
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import type { Wiring, OwnedWorkQueue } from "../../lib/instance/wiring";
 import * as operator from "../../lib/runner/operator";
-import * as review from "../../lib/runner/review";
+import * as review from "../../lib/runner/push-or-discard";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
 import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import type { Db } from "../../lib/store/kernel/db";

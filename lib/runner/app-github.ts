@@ -3,7 +3,7 @@ import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { GitHubApp } from "../github/app-client";
 import { httpStatusOf } from "../github/rate-limit-errors";
 import { openOrUpdatePullRequest } from "../github/pull-requests";
-import { deleteRef, setBranch } from "../github/git-refs";
+import { deleteRef, setBranch } from "../github/branch-refs";
 import type { Db } from "../store/kernel/db";
 import type { RunnerGitHub } from "./runner-deps";
 import { polledRepository, type RegisteredRepository } from "../store/github/repository-rows";

@@ -12,7 +12,7 @@ import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import { ForbiddenError } from "../../lib/errors";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
-import * as review from "../../lib/runner/review";
+import * as review from "../../lib/runner/push-or-discard";
 import { readHeldCommits } from "../../lib/store/runs/held-commits";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, startFixture, type Fixture } from "../github/support/fixture";
