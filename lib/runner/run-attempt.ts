@@ -3,6 +3,7 @@ import { agentAllows, agentNotAllowedMessage } from "../config/roster";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
 import { executeAttempt, type AttemptOutcome, type PullRequestHint } from "../executor/execute-attempt";
+import type { HeldDiff } from "../executor/held-diff";
 import { heldRefOf, type HeldCommits } from "../store/runs/held-commits";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { ConflictError } from "../errors";
@@ -62,7 +63,6 @@ const PR_BODY_MAX = 65_536;
 /** An error's message, as kept on the Attempt: masked, with the git credential forms of the installation token when one was minted. */
 const message = (err: unknown, access?: RepositoryAccess | null) =>
   maskSecrets(err instanceof Error ? err.message : String(err), access ? gitCredentialForms(access.token) : []);
-
 
 /** A write held through a database outage (hold-through-outage.ts), for this Attempt. */
 type Hold = <T>(write: () => Promise<T>) => Promise<T>;
@@ -152,7 +152,7 @@ async function produceOutcome(
 }
 
 /** The title and body of the Run's pull request: the agent's, else the Loop's name and its summary, with Atelier's footer. */
-export function pullRequestText(run: Pick<RunRow, "id" | "loop" | "number">, hint: PullRequestHint | null, summary: string): { title: string; body: string } {
+function pullRequestText(run: Pick<RunRow, "id" | "loop" | "number">, hint: PullRequestHint | null, summary: string): { title: string; body: string } {
   const title = hint?.title ?? `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
   const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
   // GitHub takes at most 65,536 characters, footer included
@@ -161,8 +161,8 @@ export function pullRequestText(run: Pick<RunRow, "id" | "loop" | "number">, hin
 }
 
 /** What the outcome keeps of commits held for review: where they are, what they change, and the pull request to open for them. */
-function heldCommitsOf(run: StartedRun, attempt: AttemptRef, outcome: Extract<AttemptOutcome, { tag: "Succeeded" }>): HeldCommits {
-  const { harvest, held } = outcome;
+function heldCommitsOf(run: StartedRun, attempt: AttemptRef, outcome: Extract<AttemptOutcome, { tag: "Succeeded" }>, held: HeldDiff): HeldCommits {
+  const { harvest } = outcome;
   const text = pullRequestText(run, outcome.pullRequest, outcome.summary);
   return {
     attemptId: attempt.id,
@@ -172,10 +172,10 @@ function heldCommitsOf(run: StartedRun, attempt: AttemptRef, outcome: Extract<At
     baseSha: harvest.baseSha,
     headSha: harvest.headSha,
     commits: harvest.commits,
-    files: held!.files,
-    filesCut: held!.filesCut,
-    patch: held!.patch,
-    patchCut: held!.patchCut,
+    files: held.files,
+    filesCut: held.filesCut,
+    patch: held.patch,
+    patchCut: held.patchCut,
     pullRequestTitle: text.title,
     pullRequestBody: text.body,
   };
@@ -256,7 +256,7 @@ export async function runBegunAttempt(
   let result: AttemptResult;
   const { outcome } = produced;
   if (outcome.tag === "Succeeded" && outcome.held) {
-    result = { tag: "Succeeded", summary: outcome.summary, usage: toUsage(outcome.usage, startedAt), branch: null, pullRequestNumber: null, headSha: null, held: heldCommitsOf(run, attempt, outcome) };
+    result = { tag: "Succeeded", summary: outcome.summary, usage: toUsage(outcome.usage, startedAt), branch: null, pullRequestNumber: null, headSha: null, held: heldCommitsOf(run, attempt, outcome, outcome.held) };
   } else if (outcome.tag === "Succeeded") {
     const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript, hold);
     if ("failure" in published) {

@@ -182,7 +182,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     const moved = (await first<RunRow>(
       tx,
       sql`UPDATE runs SET state = ${move.transition.to}, updated_at = now(),
-                 ended_at = CASE WHEN ${move.decision.tag !== "RetryAttempt"} THEN now() ELSE ended_at END,
+                 ended_at = CASE WHEN ${move.decision.tag !== "RetryAttempt" && !succeeded?.held} THEN now() ELSE ended_at END,
                  branch = COALESCE(${succeeded?.branch ?? null}, branch),
                  pull_request_number = COALESCE(${succeeded?.pullRequestNumber ?? null}::int, pull_request_number),
                  head_sha = COALESCE(${succeeded?.headSha ?? null}, head_sha),
