@@ -34,7 +34,12 @@ export function parseNumstat(out: string, max: number): { files: ChangedFile[]; 
   while (i < parts.length) {
     const head = parts[i++] ?? "";
     if (head === "") continue;
-    const [added = "-", deleted = "-", path = ""] = head.split("\t");
+    // a path may hold tabs itself: only the first two separate the counts
+    const first = head.indexOf("\t");
+    const second = head.indexOf("\t", first + 1);
+    const added = head.slice(0, first);
+    const deleted = head.slice(first + 1, second);
+    const path = head.slice(second + 1);
     const name = path !== "" ? path : `${parts[i++] ?? ""} → ${parts[i++] ?? ""}`;
     if (files.length === max) return { files, cut: true };
     files.push({ path: name, additions: added === "-" ? null : Number(added), deletions: deleted === "-" ? null : Number(deleted) });
