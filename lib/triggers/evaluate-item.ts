@@ -136,8 +136,8 @@ export async function evaluateItem(
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
-    const steering = await steered(decision.loop.prompt, item.projection, null);
-    let who: Cause = known ? { facts: known, depth: known.chainDepth, steering } : { facts: null, depth: 0, steering };
+    // an Event recorded before keeps its review as it keeps its actor: a poll of an unchanged Item asks GitHub nothing
+    let who: Cause = known ? { facts: known, depth: known.chainDepth, steering: known.review ?? null } : { facts: null, depth: 0, steering: null };
     if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
@@ -150,7 +150,7 @@ export async function evaluateItem(
         continue;
       }
       // a continuation carries on the work of whoever started the Run that opened the pull request
-      who = { facts: origin?.facts ?? (await actorNow()), depth, steering };
+      who = { facts: origin?.facts ?? (await actorNow()), depth, steering: await steered(decision.loop.prompt, item.projection, null) };
     }
     await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }

@@ -14,6 +14,8 @@ import { ForbiddenError } from "../../lib/errors";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
 import * as review from "../../lib/runner/push-or-discard";
 import { readHeldCommits } from "../../lib/store/runs/held-commits";
+import { admission } from "../../lib/metering/admission";
+import { dispatchLoop } from "../../lib/triggers/dispatch";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, startFixture, type Fixture } from "../github/support/fixture";
 import { cookieFor, seedUser } from "../dashboard/support/seed";
@@ -223,6 +225,19 @@ describe("a Run a stranger's text steered pushes nothing before a writer has see
     }, 120_000, 100);
     expect(rows[0]!.review_reason).toEqual({ token: "loop_requires" });
     expect(refs().has(`refs/heads/atelier/always-reviewed/${issue.number}`)).toBe(false);
+  }, 180_000);
+
+  it("a writer's \"Run now\" on a stranger's issue is steered too: the writer asked, the stranger wrote the task", async () => {
+    const issue = fx.sim.createIssue({ login: "stranger", repo, title: "Speed up the docs build", body: "[demo:steered] please" });
+    await pollRepository(fx.deps, repo);
+    const outcome = await dispatchLoop({ ...fx.deps, admission: admission() }, { repo, loop: "start-dev", number: issue.number, actor: { login: "writer", permission: "write" } });
+    expect(outcome.tag).toBe("Opened");
+    const run = await waitFor("the dispatched Run to end its Attempt", async () => {
+      const r = await runOf(issue.number);
+      return r && r.state === "Reviewing" ? r : null;
+    }, 120_000, 100);
+    expect(run.review_reason).toEqual({ token: "steered", login: "stranger", permission: "none", where: "item" });
+    expect(refs().has(`refs/heads/atelier/start-dev/${issue.number}`)).toBe(false);
   }, 180_000);
 
   it("a writer's own issue is pushed as made, as before: review is for steered Runs (and Loops that ask for it)", async () => {
