@@ -102,6 +102,7 @@ export const ERROR_STATUS = {
   app_already_registered: 409,
   attempt_not_live: 409,
   attempt_open: 409,
+  branch_moved: 409,
   cycle_budget_exhausted: 409,
   ignored_event: 409,
   item_closed: 409,

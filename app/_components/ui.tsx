@@ -9,6 +9,7 @@ const STATE_TONE: Record<string, string> = {
   Waiting: "bg-amber-50 text-amber-800 ring-amber-300",
   Queued: "bg-sky-50 text-sky-800 ring-sky-300",
   Running: "bg-blue-50 text-blue-800 ring-blue-300",
+  Reviewing: "bg-amber-50 text-amber-900 ring-amber-400",
   Succeeded: "bg-emerald-50 text-emerald-800 ring-emerald-300",
   Failed: "bg-red-50 text-red-800 ring-red-300",
   Canceled: "bg-stone-100 text-stone-500 ring-stone-300",

@@ -1,6 +1,8 @@
 import type { DashboardContext, DashboardServices } from "../../lib/dashboard/services";
 import type { Wiring, OwnedWorkQueue } from "../../lib/instance/wiring";
 import * as operator from "../../lib/runner/operator";
+import * as review from "../../lib/runner/push-or-discard";
+import { appRunnerGitHub } from "../../lib/runner/app-github";
 import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import type { Db } from "../../lib/store/kernel/db";
 import { moveBoardCard } from "../../lib/triggers/board-move";
@@ -26,6 +28,8 @@ export function servicesOf(wiring: Wiring<OwnedWorkQueue>): DashboardServices {
     editAndRetryRun: async (runId, actor, amendment) => operator.editAndRetryRun(await wiring.operator(), runId, actor, amendment),
     cancelRun: async (runId, actor) => operator.cancelRun(await wiring.operator(), runId, actor),
     resolveFailure: (runId, actor) => operator.resolveFailure({ db: database }, runId, actor),
+    pushReviewed: async (runId, actor) => review.pushReviewed(await reviewDeps(wiring), runId, actor),
+    discardReviewed: async (runId, actor) => review.discardReviewed(await reviewDeps(wiring), runId, actor),
     intervene: async (runId, actor, input) => operator.intervene(await wiring.operator(), runId, actor, input),
     resetCycleBudget: (itemKey, actor) => resetCycleBudget(database, itemKey, actor),
     setLoopPaused: (repo, loop, paused, actor) => setLoopPaused(database, repo, loop, paused, actor),
@@ -33,6 +37,12 @@ export function servicesOf(wiring: Wiring<OwnedWorkQueue>): DashboardServices {
     checkConfig: async (repo, actor) => checkConfigNow(await wiring.triggerDeps(), repo, actor),
     moveCard: async (move) => moveBoardCard({ db: database, github: await wiring.github(), workQueue: await wiring.workQueue() }, move),
   };
+}
+
+/** The operator's deps and the App's GitHub, for a writer's Push or Discard of held commits. */
+async function reviewDeps(wiring: Wiring<OwnedWorkQueue>): Promise<review.ReviewDeps> {
+  const [deps, app] = await Promise.all([wiring.operator(), wiring.github()]);
+  return { ...deps, github: appRunnerGitHub(app, wiring.db) };
 }
 
 export interface LiveServices {

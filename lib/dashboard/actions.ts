@@ -42,6 +42,13 @@ export const editAndRetryRun = (ctx: DashboardContext, viewer: Viewer | null, ru
 export const cancelRun = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
   onRun(ctx, viewer, runId, (actor) => ctx.services.cancelRun(runId, actor));
 
+/** Push and Discard of held commits: the viewer's write permission asked of GitHub afresh, by the viewer's GitHub id (authorizeRun). */
+export const pushReviewed = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.pushReviewed(runId, actor));
+
+export const discardReviewed = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
+  onRun(ctx, viewer, runId, (actor) => ctx.services.discardReviewed(runId, actor));
+
 export const resolveFailure = (ctx: DashboardContext, viewer: Viewer | null, runId: string) =>
   onRun(ctx, viewer, runId, (actor) => ctx.services.resolveFailure(runId, actor));
 

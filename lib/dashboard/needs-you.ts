@@ -4,6 +4,7 @@ import { ENGINE_FAILURES_BEFORE_PARKING } from "../store/runs/engine-failures";
 import {
   countNeedRows,
   listAwaitingApproval,
+  listAwaitingReview,
   listBudgetAsks,
   listEngineParked,
   listLoopErrors,
@@ -13,6 +14,7 @@ import {
   type NeedRunRow,
 } from "../store/reads/needs-you-lists";
 import { approvalSentence } from "../triggers/actor";
+import { reviewSentence } from "../loops/steering";
 import { configFileUrl } from "./links";
 
 /**
@@ -22,7 +24,7 @@ import { configFileUrl } from "./links";
  * entry names its action.
  */
 
-export type NeedKind = "approval" | "failure" | "engine_failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error" | "quota";
+export type NeedKind = "approval" | "review" | "failure" | "engine_failure" | "budget_ask" | "config_error" | "loop_error" | "poll_error" | "quota";
 
 export interface Need {
   kind: NeedKind;
@@ -39,6 +41,8 @@ export interface Need {
   /** The action a person takes here. */
   action:
     | { kind: "approve"; runId: string }
+    /** "Review and push": the Run page shows the diff beside Push and Discard */
+    | { kind: "review_and_push"; runId: string }
     | { kind: "retry_or_resolve"; runId: string }
     | { kind: "retry_or_cancel"; runId: string }
     | { kind: "reset_budget"; itemKey: string }
@@ -55,12 +59,13 @@ export interface NeedsYou {
 
 /** The count per kind, in one round trip (the navigation shows it on every page). */
 export async function countNeeds(db: Db, repos: string[]): Promise<NeedsYou["counts"] & { total: number }> {
-  const zero = { approval: 0, failure: 0, engine_failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
+  const zero = { approval: 0, review: 0, failure: 0, engine_failure: 0, budget_ask: 0, config_error: 0, loop_error: 0, poll_error: 0, quota: 0, total: 0 };
   if (!repos.length) return zero;
   const quota = countQuotaRefusals(db, { repos });
   const row = await countNeedRows(db, repos);
   const counts = {
     approval: Number(row.waiting) - Number(row.engine_failure),
+    review: Number(row.review),
     failure: Number(row.failure),
     engine_failure: Number(row.engine_failure),
     budget_ask: Number(row.budget_ask),
@@ -93,9 +98,10 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
     return { needs: [], counts: byKind, total };
   }
   // the counts and the lists at once, each on a connection of its own
-  const [{ total, ...byKind }, approvals, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
+  const [{ total, ...byKind }, approvals, reviews, failures, parked, asks, repoErrors, loopErrors, refusals] = await Promise.all([
     countNeeds(db, repos),
     listAwaitingApproval(db, repos),
+    listAwaitingReview(db, repos),
     listUnresolvedFailures(db, repos),
     listEngineParked(db, repos),
     listBudgetAsks(db, repos),
@@ -112,6 +118,15 @@ export async function loadNeedsYou(db: Db, repos: string[]): Promise<NeedsYou> {
       ...aboutRun(r),
       detail: approvalSentence(r.loop, r.approval_reason),
       action: { kind: "approve", runId: r.id },
+    });
+  }
+  for (const r of reviews) {
+    needs.push({
+      kind: "review",
+      id: `review:${r.id}`,
+      ...aboutRun(r),
+      detail: `Review and push: the agent's commits wait, off every branch, for a writer to read the diff and push or discard them.${r.review_reason ? ` ${reviewSentence(r.review_reason)}` : ""}`,
+      action: { kind: "review_and_push", runId: r.id },
     });
   }
   for (const r of failures) {

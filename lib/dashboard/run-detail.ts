@@ -4,6 +4,8 @@ import { auditOfRun, type AuditRow } from "../store/reads/audit-page";
 import type { Db } from "../store/kernel/db";
 import type { EventActor, Submission } from "../store/runs/claim";
 import { approvalSentence } from "../triggers/actor";
+import { pushSentence, reviewSentence } from "../loops/steering";
+import { readHeldCommits, type HeldCommits } from "../store/runs/held-commits";
 import { issueUrl, pullRequestUrl } from "./links";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
 import { readRunAttempts, readRunDetail, readRunSummary } from "../store/reads/run-detail-read";
@@ -63,6 +65,13 @@ export interface RunDetail {
   audit: AuditView[];
   /** The actions the state allows (the viewer's permission is checked apart). */
   actions: RunAction[];
+  /**
+   * When the agent's commits reach a branch, where CI runs them with the repository's secrets
+   * (ADR 0058): `why` a writer reviews them first (null: they are pushed as made), said as a sentence.
+   */
+  push: { reviewed: boolean; sentence: string; why: string | null };
+  /** The commits a Reviewing Run holds, as the writer reads them before Push; null when it holds none. */
+  held: HeldCommits | null;
 }
 
 export interface AttemptView {
@@ -107,7 +116,7 @@ export interface AuditView {
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
-  const [r, attempts, audit] = await Promise.all([readRunDetail(db, runId), readRunAttempts(db, runId), auditOfRun(db, runId, 200)]);
+  const [r, attempts, audit, held] = await Promise.all([readRunDetail(db, runId), readRunAttempts(db, runId), auditOfRun(db, runId, 200), readHeldCommits(db, runId)]);
   if (!r) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
 
   const attemptViews: AttemptView[] = attempts.map((a) => ({
@@ -189,6 +198,8 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     verify: r.state === "Succeeded" ? verifyVerdict(latest?.verify ?? null) : null,
     audit: audit.map(toAuditView),
     actions: availableActions(facts, opts.canIntervene?.(r.agent) ?? false),
+    push: { reviewed: r.review_reason !== null, sentence: pushSentence(r.review_reason), why: r.review_reason ? reviewSentence(r.review_reason) : null },
+    held,
   };
 }
 

@@ -6,7 +6,7 @@ import { isParkedByEngineFailures } from "../store/runs/engine-failures";
  * actions its state allows (from the engine's FROM lists, never a copied list of states).
  */
 
-export type RunAction = "approve" | "retry" | "edit-and-retry" | "cancel" | "resolve-failure" | "intervene";
+export type RunAction = "approve" | "retry" | "edit-and-retry" | "cancel" | "resolve-failure" | "intervene" | "push" | "discard";
 
 export interface RunFacts {
   state: RunStateName;
@@ -38,6 +38,8 @@ export function waitsFor(run: Pick<RunFacts, "state" | "waitingReason" | "pullRe
       return run.workerRunning === false ? "a worker, and no worker is running" : "a free worker slot";
     case "Running":
       return "the agent to finish";
+    case "Reviewing":
+      return "a writer to review the agent's commits and push or discard them";
     case "Failed":
       return hasUnresolvedFailure({ state: run.state, latestFailedAttemptId: run.latestFailedAttemptId ?? null, resolvedFailureAttemptId: run.resolvedFailureAttemptId ?? null })
         ? "an operator: retry or resolve the failure"
@@ -58,6 +60,8 @@ export function availableActions(run: RunFacts, canIntervene: boolean): RunActio
   if (allows("editAndRetry", run.state)) out.push("edit-and-retry");
   if (allows("resolveFailure", run.state) && hasUnresolvedFailure(run)) out.push("resolve-failure");
   if (canIntervene && run.state === "Running" && run.latestAttempt?.state === "Running") out.push("intervene");
+  if (allows("pushReviewed", run.state)) out.push("push");
+  if (allows("discardReviewed", run.state)) out.push("discard");
   if (allows("cancel", run.state)) out.push("cancel");
   return out;
 }

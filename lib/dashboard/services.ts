@@ -19,6 +19,10 @@ export interface OperatorServices {
   editAndRetryRun(runId: string, actor: string, amendment: { prompt?: string; agent?: string }): Promise<unknown>;
   cancelRun(runId: string, actor: string): Promise<unknown>;
   resolveFailure(runId: string, actor: string): Promise<unknown>;
+  /** A writer pushes a Reviewing Run's held commits: the branch and the pull request are made, CI may run (ADR 0058). */
+  pushReviewed(runId: string, actor: string): Promise<unknown>;
+  /** A writer discards a Reviewing Run's held commits: nothing of them is left on GitHub. */
+  discardReviewed(runId: string, actor: string): Promise<unknown>;
   /** Sends a person's message to the live agent session of the Run's open Attempt. */
   intervene(runId: string, actor: string, input: { attemptId: string; text: string }): Promise<unknown>;
   resetCycleBudget(itemKey: string, actor: string): Promise<unknown>;

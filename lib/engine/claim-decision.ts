@@ -1,4 +1,4 @@
-import { isRunning, isUnstarted } from "./run-predicates";
+import { isStarted, isUnstarted } from "./run-predicates";
 import type { RunStateName } from "./run-state";
 
 /** The open Run of the same Loop and Item, if any. */
@@ -51,7 +51,7 @@ export function decideClaim(f: ClaimFacts): ClaimDecision {
   if (f.recorded?.tag === "Run") return { tag: "Recorded", runId: f.recorded.runId, state: f.recorded.state };
   if (f.recorded?.tag === "Ignored") return { tag: "Ignore", reason: "ignored_event", record: false };
   if (isOlderThanItem(f)) return { tag: "Ignore", reason: "old_generation", record: true };
-  if (f.blocking && isRunning(f.blocking.state)) return { tag: "Queue", behind: f.blocking.id };
+  if (f.blocking && isStarted(f.blocking.state)) return { tag: "Queue", behind: f.blocking.id };
   return decideOpening({ ...f, supersede: supersedeOf(f) });
 }
 

@@ -13,6 +13,10 @@ const QUESTIONS = {
   /** Startable: a first Attempt may begin (after any approval). */
   isStartable: STARTABLE,
   isRunning: ["Running"],
+  /** Started and not closed: an Event for its Loop and Item waits behind it (it is never superseded). */
+  isStarted: ["Running", "Reviewing"],
+  /** Its commits wait for a writer: Needs you's "Review and push". */
+  isReviewing: ["Reviewing"],
   /** Closed (terminal): no Attempt will happen without an operator; an outbound webhook tells of it. */
   isClosed: RUN_STATES.filter((s) => !(OPEN as readonly RunStateName[]).includes(s)),
   /** A worker job should exist for this Run (Waiting Runs have none until approved). */
@@ -30,6 +34,8 @@ export const isOpen = holds("isOpen");
 export const isUnstarted = holds("isUnstarted");
 export const isStartable = holds("isStartable");
 export const isRunning = holds("isRunning");
+export const isStarted = holds("isStarted");
+export const isReviewing = holds("isReviewing");
 export const isClosed = holds("isClosed");
 export const needsWorker = holds("needsWorker");
 

@@ -6,7 +6,7 @@
  * accepts every state of that list — so a lost race is a conflict, never an overwrite.
  */
 
-export const RUN_STATES = ["Pending", "Waiting", "Queued", "Running", "Succeeded", "Failed", "Canceled"] as const;
+export const RUN_STATES = ["Pending", "Waiting", "Queued", "Running", "Reviewing", "Succeeded", "Failed", "Canceled"] as const;
 export type RunStateName = (typeof RUN_STATES)[number];
 
 export type CancelReason =
@@ -18,15 +18,19 @@ export type Pending = { tag: "Pending" };
 export type Waiting = { tag: "Waiting" };
 export type Queued = { tag: "Queued" };
 export type Running = { tag: "Running" };
+/** The agent's commits are held off every branch until a writer reviews them and pushes or discards them (ADR 0058). */
+export type Reviewing = { tag: "Reviewing" };
 export type Succeeded = { tag: "Succeeded" };
 export type Failed = { tag: "Failed" };
 export type Canceled = { tag: "Canceled"; reason: CancelReason };
-export type RunState = Pending | Waiting | Queued | Running | Succeeded | Failed | Canceled;
+export type RunState = Pending | Waiting | Queued | Running | Reviewing | Succeeded | Failed | Canceled;
 
 type StateNamed<N extends RunStateName> = Extract<RunState, { tag: N }>;
 
-/** Open: an Attempt may still happen. */
-export const OPEN = ["Pending", "Waiting", "Queued", "Running"] as const satisfies readonly RunStateName[];
+/** Open: an Attempt may still happen, or its work still waits for a person (Reviewing). */
+export const OPEN = ["Pending", "Waiting", "Queued", "Running", "Reviewing"] as const satisfies readonly RunStateName[];
+/** Cancelable: an operator's cancel stops it; a Reviewing Run is discarded instead (its held commits go with it). */
+export const CANCELABLE = ["Pending", "Waiting", "Queued", "Running"] as const satisfies readonly RunStateName[];
 /** Unstarted: no Attempt has begun; supersede and revoke may touch it. */
 export const UNSTARTED = ["Pending", "Waiting", "Queued"] as const satisfies readonly RunStateName[];
 /** Startable: a first Attempt may begin (after any approval). */
@@ -45,8 +49,14 @@ export const FROM = {
   continueRunning: ["Running"],
   succeed: ["Running"],
   fail: ["Running"],
+  /** the last Attempt made commits a writer must see before any branch has them */
+  holdForReview: ["Running"],
+  /** a writer pushed the held commits: the branch and the pull request exist now */
+  pushReviewed: ["Reviewing"],
+  /** a writer discarded the held commits */
+  discardReviewed: ["Reviewing"],
   retry: ["Failed"],
-  cancel: OPEN,
+  cancel: CANCELABLE,
   supersede: UNSTARTED,
   revoke: UNSTARTED,
   /** marks the latest failed Attempt handled; the state does not change */
@@ -70,6 +80,12 @@ export const start = (_s: Startable): Running => ({ tag: "Running" });
 /** An automatic retry keeps the Run Running while the next Attempt begins. */
 export const continueRunning = (_s: Running): Running => ({ tag: "Running" });
 export const succeed = (_s: Running): Succeeded => ({ tag: "Succeeded" });
+/** The last Attempt made commits that wait for a writer's review before they are pushed. */
+export const holdForReview = (_s: Running): Reviewing => ({ tag: "Reviewing" });
+/** A writer pushed the held commits. */
+export const pushReviewed = (_s: Reviewing): Succeeded => ({ tag: "Succeeded" });
+/** A writer discarded the held commits. */
+export const discardReviewed = (_s: Reviewing, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });
 /** The last Attempt failed and no automatic retry applies. */
 export const fail = (_s: Running): Failed => ({ tag: "Failed" });
 /** The Run's job kept failing inside Atelier before any Attempt: parked until an operator retries. */
@@ -80,7 +96,7 @@ export const retryParked = (_s: Waiting): Queued => ({ tag: "Queued" });
 export const retry = (_s: Failed): Running => ({ tag: "Running" });
 /** The latest failed Attempt is marked handled: the Run stays Failed. */
 export const resolveFailure = (s: Failed): Failed => s;
-export const cancel = (_s: Open, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });
+export const cancel = (_s: StateNamed<(typeof CANCELABLE)[number]>, by: string): Canceled => ({ tag: "Canceled", reason: { tag: "OperatorCanceled", by } });
 /** A newer Event for the same Item replaced unstarted work. A running Attempt is never superseded. */
 export const supersede = (_s: Unstarted, byEvent: string): Canceled => ({
   tag: "Canceled",
@@ -122,6 +138,9 @@ export const TRANSITIONS = {
   continueRunning: transition("continueRunning", FROM.continueRunning, continueRunning),
   succeed: transition("succeed", FROM.succeed, succeed),
   fail: transition("fail", FROM.fail, fail),
+  holdForReview: transition("holdForReview", FROM.holdForReview, holdForReview),
+  pushReviewed: transition("pushReviewed", FROM.pushReviewed, pushReviewed),
+  discardReviewed: transition("discardReviewed", FROM.discardReviewed, discardReviewed),
   retry: transition("retry", FROM.retry, retry),
   cancel: transition("cancel", FROM.cancel, cancel),
   supersede: transition("supersede", FROM.supersede, supersede),

@@ -7,6 +7,7 @@ import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
 import { GitCommandError } from "./git";
 import { collectHarvest, pushHarvest, type Harvest, type HarvestInput } from "./harvest";
+import { heldDiff, type HeldDiff } from "./held-diff";
 import { readResultFile, type AgentResult } from "./result-file";
 import { gitCredentialForms, instanceSecretValues, Redactor } from "../secrets/redact";
 import type { AgentKind, AgentReport } from "./adapters/types";
@@ -85,6 +86,8 @@ export interface AttemptInput {
   registries?: readonly string[];
   /** Where environment snapshots are kept; null: none kept or restored. */
   snapshots?: SnapshotStore | null;
+  /** Push the commits to this ref, off every branch, for a writer's review (ADR 0058); absent: to the branch. */
+  holdRef?: string;
 }
 
 export type SandboxMode = "on" | "off";
@@ -116,6 +119,8 @@ export type AttemptOutcome =
       harvest: Harvest;
       /** What verify found on the pushed commit; null or absent: the repository declares no verify. */
       verify?: VerifyResult | null;
+      /** what the reviewer reads of commits pushed to `holdRef`; null when none were held */
+      held: HeldDiff | null;
     }
   | { tag: "Failed"; failure: Failure; usage: AttemptUsage }
   | { tag: "Canceled"; usage: AttemptUsage };
@@ -175,7 +180,8 @@ function summaryOf(report: AgentReport | null, result: AgentResult | null, redac
 function defaultSummary(h: Harvest): string {
   if (!h.pushed) return "The agent made no changes.";
   const n = h.commits.length;
-  return `Pushed ${n} commit${n === 1 ? "" : "s"} to ${h.branch}.`;
+  const commits = `${n} commit${n === 1 ? "" : "s"}`;
+  return h.ref.startsWith("refs/heads/") ? `Pushed ${commits} to ${h.branch}.` : `Held ${commits} for ${h.branch}, for a writer's review.`;
 }
 
 export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Promise<AttemptOutcome> {
@@ -359,6 +365,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       baseSha: ws.base.sha,
       branch: input.branch,
       remoteBranchSha: ws.remoteBranchSha,
+      ...(input.holdRef ? { holdRef: input.holdRef } : {}),
       cloneUrl: input.cloneUrl,
       token: input.token,
       sandboxed,
@@ -420,10 +427,13 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       verified = { ...rounds.result, command: redactor.redact(rounds.result.command) };
     }
     const harvested = await pushHarvest({ ...harvestInput, redactor }, collected);
+    const held = harvested.pushed && input.holdRef ? await heldDiff(harvestDir(ws.dir), harvested.baseSha, harvested.headSha, redactor, stopSignal) : null;
     system(
-      harvested.pushed
-        ? `pushed ${harvested.commits.length} commit(s) to ${harvested.branch} (${harvested.headSha.slice(0, 12)})`
-        : "the agent made no commits; nothing to push",
+      !harvested.pushed
+        ? "the agent made no commits; nothing to push"
+        : held
+          ? `held ${harvested.commits.length} commit(s) for ${harvested.branch} under ${harvested.ref} (${harvested.headSha.slice(0, 12)}): no branch has them until a writer reviews them and presses Push`
+          : `pushed ${harvested.commits.length} commit(s) to ${harvested.branch} (${harvested.headSha.slice(0, 12)})`,
     );
     const pr = (result as AgentResult | null)?.pull_request;
     return {
@@ -438,6 +448,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       usage: usage(),
       harvest: harvested,
       verify: verified,
+      held,
     };
   } catch (err) {
     const stopped = canceledOrLost();

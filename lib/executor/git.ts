@@ -31,12 +31,16 @@ export interface GitOptions {
   okExitCodes?: number[];
   /** Written to the command's stdin (else it is closed at once). */
   input?: string;
+  /** Keep at most this many bytes of stdout: past it git is stopped and the result says `cut`. */
+  maxStdoutBytes?: number;
 }
 
 export interface GitResult {
   stdout: string;
   stderr: string;
   exitCode: number;
+  /** stdout was cut at `maxStdoutBytes` (git was stopped there). */
+  cut?: boolean;
 }
 
 /** The identity of commits made on the agent's behalf. */
@@ -122,13 +126,27 @@ export function git(args: string[], options: GitOptions): Promise<GitResult> {
     child.stdin.on("error", () => undefined).end(options.input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on("data", (b: Buffer) => out.push(b));
+    const limit = options.maxStdoutBytes ?? Infinity;
+    let kept = 0;
+    let cut = false;
+    child.stdout.on("data", (b: Buffer) => {
+      if (cut) return;
+      if (kept + b.length > limit) {
+        out.push(b.subarray(0, limit - kept));
+        cut = true;
+        child.kill("SIGKILL");
+        return;
+      }
+      kept += b.length;
+      out.push(b);
+    });
     child.stderr.on("data", (b: Buffer) => err.push(b));
     child.on("error", (e) => reject(e));
     child.on("close", (code) => {
       const stdout = Buffer.concat(out).toString("utf8");
       const stderr = Buffer.concat(err).toString("utf8");
-      if (code === 0 || (code !== null && options.okExitCodes?.includes(code))) {
+      if (cut) resolve({ stdout, stderr, exitCode: code ?? -1, cut });
+      else if (code === 0 || (code !== null && options.okExitCodes?.includes(code))) {
         resolve({ stdout, stderr, exitCode: code });
       } else {
         reject(new GitCommandError(args, code, stderr));

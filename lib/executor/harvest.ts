@@ -28,6 +28,10 @@ export interface HarvestCommit {
 
 export interface Harvest {
   branch: string;
+  /** Where the commits went: the branch, or the ref they are held under for review (HarvestInput.holdRef). */
+  ref: string;
+  /** The branch on the remote when the Attempt began (null: it did not exist): a later push of held commits leases on it. */
+  remoteBranchSha: string | null;
   baseSha: string;
   headSha: string;
   commits: HarvestCommit[];
@@ -52,6 +56,11 @@ export interface HarvestInput {
   branch: string;
   /** The branch on the remote when the Attempt began; null when it did not exist. */
   remoteBranchSha: string | null;
+  /**
+   * A ref outside refs/heads (and refs/tags) to push the commits to instead of the branch: no
+   * workflow starts for it, so a writer reviews them first (ADR 0058). The ref is the Run's own.
+   */
+  holdRef?: string;
   cloneUrl: string;
   token: string;
   /** Whether the agent ran in a sandbox (see exportAgentCommits). */
@@ -169,6 +178,8 @@ export async function collectHarvest(input: HarvestInput): Promise<Harvest> {
   }));
   return {
     branch: input.branch,
+    ref: input.holdRef ?? `refs/heads/${input.branch}`,
+    remoteBranchSha: input.remoteBranchSha,
     baseSha: input.baseSha,
     headSha,
     commits,
@@ -179,12 +190,17 @@ export async function collectHarvest(input: HarvestInput): Promise<Harvest> {
   };
 }
 
-/** Pushes a collected harvest's head to the Run's branch, leased on the branch as the Attempt found it; nothing when it has no commit. */
+/**
+ * Pushes a collected harvest's head to its ref: the Run's branch, leased on the branch as the
+ * Attempt found it, or the ref it is held under for review (the Run's alone: an automatic retry
+ * replaces it). Nothing when it has no commit.
+ */
 export async function pushHarvest(input: HarvestInput, collected: Harvest): Promise<Harvest> {
   if (collected.commits.length === 0) return collected;
   const redactor = (input.redactor ?? new Redactor([])).with(gitCredentialForms(input.token));
-  const ref = `refs/heads/${input.branch}`;
-  const push = ["push", "--no-verify", "--quiet", `--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`, input.cloneUrl, `${collected.headSha}:${ref}`];
+  const { ref } = collected;
+  const lease = input.holdRef ? [] : [`--force-with-lease=${ref}:${input.remoteBranchSha ?? ""}`];
+  const push = ["push", "--no-verify", "--quiet", ...lease, input.cloneUrl, `${input.holdRef ? "+" : ""}${collected.headSha}:${ref}`];
   await remoteGit(push, { cwd: harvestDir(input.dir), token: input.token, remoteUrl: input.cloneUrl, signal: input.signal }, (err) => {
     const failure = pushFailure(err, redactor, input.branch);
     return err instanceof GitCommandError && classifyGitError(err.stderr) === "rejected" ? new BranchMovedError(failure) : new AttemptFailureError(failure);

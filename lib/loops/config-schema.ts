@@ -23,6 +23,7 @@ import type { EnvironmentSpec } from "../executor/environment/environment-spec";
  *     allow_bot_items: false          # the App's own Items (its bot, its atelier/* branches) never match unless true
  *     max_chain_depth: 1              # a Run on an Item a Run created is refused past this depth
  *     continue: same-branch           # pull_requests and comments Loops: work on the App's own pull request's branch
+ *     push: after_review              # after_review | immediately (default: after review when a non-writer's text steered the Run)
  *     max_cycles: 3                   # Runs per Item between operator resets (default 3)
  *     feedback: { comment: true }     # comment on the Item (default true)
  *     prompt: Implement #${{ item.number }}
@@ -100,6 +101,12 @@ export interface LoopDefinition {
    * Absent (`new-branch`): every Run works on a branch of its own.
    */
   continue?: LoopContinuation;
+  /**
+   * When the Run's commits reach a branch (where CI runs them with the repository's secrets):
+   * `after_review`, always after a writer saw them; `immediately`, as soon as they are made,
+   * even when a non-writer's text steered the agent. Absent: after review when it was steered (ADR 0058).
+   */
+  push?: LoopPush;
   maxCycles: number;
   prompt: string;
   feedback: { comment: boolean };
@@ -157,6 +164,10 @@ export const labelSchema = z.strictObject({
 });
 
 /** A Loop's keys. `on` is checked by hand, to give a precise sentence for each mistake. */
+/** A Loop's `push:` (ADR 0058); absent: after review when a non-writer's text steered the Run. */
+export const LOOP_PUSHES = ["after_review", "immediately"] as const;
+export type LoopPush = (typeof LOOP_PUSHES)[number];
+
 export const loopSchema = z.strictObject({
   on: z.unknown(),
   if: z.union([z.string(), z.boolean()]).optional(),
@@ -173,6 +184,7 @@ export const loopSchema = z.strictObject({
   continue: z.enum(LOOP_CONTINUATIONS).optional(),
   /** checked by validate/environment.ts */
   environment: z.unknown().optional(),
+  push: z.enum(LOOP_PUSHES).optional(),
 });
 
 export const LOOP_KEYS = Object.keys(loopSchema.shape);

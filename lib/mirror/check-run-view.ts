@@ -1,4 +1,5 @@
 import { approvalSentence } from "../triggers/actor";
+import { pushSentence, reviewSentence } from "../loops/steering";
 import { isParkedByEngineFailures } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
 import { verifyMarkdown, verifyOutcomeSentence } from "../executor/verify-report";
@@ -95,7 +96,7 @@ function face(s: RunSnapshot, runPage: string): Face {
             conclusion: "action_required",
             output: {
               title: "Waiting for approval",
-              summary: `${approvalSentence(s.loop, s.approvalReason)} Someone with write access can press Approve here or on ${page}.\n\n${promptBlock(s.prompt)}`,
+              summary: `${approvalSentence(s.loop, s.approvalReason)} Someone with write access can press Approve here or on ${page}.\n\n**${pushSentence(s.reviewReason)}**\n\n${promptBlock(s.prompt)}`,
             },
             actions: [CHECK_ACTIONS.approve, CHECK_ACTIONS.cancel],
           }
@@ -118,6 +119,16 @@ function face(s: RunSnapshot, runPage: string): Face {
         actions: [CHECK_ACTIONS.cancel],
       };
     }
+    case "Reviewing":
+      return {
+        status: "completed",
+        conclusion: "action_required",
+        output: {
+          title: "Waiting for review",
+          summary: `The agent's commits are held off every branch: no workflow has run them. ${s.reviewReason ? reviewSentence(s.reviewReason) : ""} Someone with write access reviews the diff on ${page} and presses Push (the branch and the pull request are made then, and CI runs) or Discard.`,
+        },
+        actions: [],
+      };
     case "Succeeded": {
       const usage = usageLine(s);
       const pr = s.pullRequestNumber !== null ? ` Pull request #${s.pullRequestNumber}${s.verify && !s.verify.passed ? " (a draft)" : ""}.` : "";

@@ -31,6 +31,8 @@ function statusLine(s: RunSnapshot, runPage: string): string {
       const held = present.heldReason(s);
       return `**Running** — Attempt ${present.currentAttemptNumber(s)}${held ? `, held: ${held}` : "."}`;
     }
+    case "Reviewing":
+      return `**Waiting for review** — the agent's commits are held off every branch (no CI has run them); someone with write access reviews them on [the Run page](${runPage}) and pushes or discards them.`;
     case "Succeeded": {
       const parts = [present.usageLine(s), s.pullRequestNumber !== null ? `pull request #${s.pullRequestNumber}` : null].filter(Boolean);
       const line = `**${s.verify && !s.verify.passed ? "Succeeded, verify failed" : "Succeeded"}**${parts.length ? ` — ${parts.join(" · ")}` : ""}.`;

@@ -1,3 +1,4 @@
+import type { ReviewReason } from "../loops/steering";
 import type { ApprovalReason } from "../store/runs/claim";
 import type { FailureCategory, FailureKind } from "../engine/failure";
 import { isFailureCategory, isFailureKind } from "../engine/failure";
@@ -61,6 +62,8 @@ export interface RunSnapshot {
   approvalReason: ApprovalReason | null;
   /** What verify found on the latest Attempt's commit; null: none ran (none declared, or the agent did not finish). */
   verify: VerifyResult | null;
+  /** Why a writer reviews the Run's commits before they are pushed; null: pushed as made, so CI runs them at once (ADR 0058). */
+  reviewReason: ReviewReason | null;
 }
 
 function latestAttemptOf(row: MirrorSnapshotRow): AttemptSummary | null {
@@ -105,5 +108,6 @@ export async function readRunSnapshot(db: Db, runId: string): Promise<RunSnapsho
     prompt: row.prompt,
     approvalReason: row.approval_reason ?? null,
     verify: storedVerify(row.attempt_verify),
+    reviewReason: row.review_reason ?? null,
   };
 }

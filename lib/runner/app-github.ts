@@ -3,6 +3,7 @@ import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { GitHubApp } from "../github/app-client";
 import { httpStatusOf } from "../github/rate-limit-errors";
 import { openOrUpdatePullRequest } from "../github/pull-requests";
+import { deleteRef, setBranch } from "../github/branch-refs";
 import type { Db } from "../store/kernel/db";
 import type { RunnerGitHub } from "./runner-deps";
 import { polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
@@ -55,6 +56,14 @@ export function appRunnerGitHub(app: GitHubApp, db: Db): RunnerGitHub {
         if (httpStatusOf(err)?.status === 422 && /no commits between|head.*invalid/i.test(String((err as Error).message))) return null;
         throw err;
       }
+    },
+    async setBranch(req) {
+      const r = await registered(db, req.repo);
+      await setBranch(app.installationOctokit(r.installationId), r.fullName, req.branch, req.sha, req.expected);
+    },
+    async deleteRef(repo, ref) {
+      const r = await registered(db, repo);
+      await deleteRef(app.installationOctokit(r.installationId), r.fullName, ref);
     },
   };
 }

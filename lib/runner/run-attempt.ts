@@ -3,9 +3,11 @@ import { agentAllows, agentNotAllowedMessage, registryAllowlist } from "../confi
 import { runEnvironment } from "../store/runs/run-environment";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
-import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
 import { verifyMarkdown } from "../executor/verify-report";
 import { verifySpecOf } from "../executor/verify-spec";
+import { executeAttempt, type AttemptOutcome } from "../executor/execute-attempt";
+import type { HeldDiff } from "../executor/held-diff";
+import { heldRefOf, type HeldCommits } from "../store/runs/held-commits";
 import { gitCredentialForms, maskSecrets } from "../secrets/redact";
 import { neutralizeAgentTextWithin } from "../github/agent-pr-text";
 import { ConflictError } from "../errors";
@@ -13,13 +15,13 @@ import { finishAttempt, type AttemptRef, type AttemptResult, type FinishResult }
 import type { Usage } from "../store/runs/attempts";
 import type { StartedRun } from "../store/runs/attempts";
 import { attemptLease } from "../store/runs/attempt-lease";
-import { repositoryDefaultBranch } from "../store/github/default-branches";
 import type { RunRow } from "../store/runs/run-rows";
 import { watchAttemptRow } from "./attempt-watch";
 import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
 import type { LocalAttempt } from "./local-attempts";
+import { pullRequestBase } from "./pull-request-base";
 import { workBranchOfRun } from "./run-branch";
 import type { RunnerContext } from "./runner-context";
 import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
@@ -67,11 +69,6 @@ const PR_TITLE_MAX = 256;
 const message = (err: unknown, access?: RepositoryAccess | null) =>
   maskSecrets(err instanceof Error ? err.message : String(err), access ? gitCredentialForms(access.token) : []);
 
-async function defaultBranchOf(ctx: RunnerContext, repo: string, access: RepositoryAccess): Promise<string> {
-  if (access.defaultBranch) return access.defaultBranch;
-  return (await repositoryDefaultBranch(ctx.deps.db, repo)) ?? "main";
-}
-
 /** A write held through a database outage (hold-through-outage.ts), for this Attempt. */
 type Hold = <T>(write: () => Promise<T>) => Promise<T>;
 
@@ -118,7 +115,7 @@ async function produceOutcome(
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
-  const base = await hold(() => defaultBranchOf(ctx, run.repo, access));
+  const base = await hold(() => pullRequestBase(ctx.deps.db, run.repo, access));
   const branch = workBranchOfRun(run);
   const environment = await hold(() => runEnvironment(ctx.deps.db, run.id));
   const execute = ctx.deps.execute ?? executeAttempt;
@@ -141,11 +138,14 @@ async function produceOutcome(
         resumeSession: run.resume_session,
         model: run.model,
         verify: verifySpecOf(environment.environment),
+        verifyEgress: registryAllowlist(ctx.config.roster),
         environment: environment.environment,
         repositoryId: environment.repositoryId,
         trusted: environment.trusted,
         registries: registryAllowlist(ctx.config.roster),
         snapshots: ctx.config.snapshots ?? null,
+        // a Run a non-writer may have steered (or whose Loop says push: after_review) pushes no branch
+        ...(run.review_reason ? { holdRef: heldRefOf(run.id) } : {}),
         signal: local.canceled.signal,
         leaseLost,
         ...(ctx.config.killGraceMs !== undefined ? { killGraceMs: ctx.config.killGraceMs } : {}),
@@ -164,6 +164,43 @@ async function produceOutcome(
   }
 }
 
+/** The title and body of the Run's pull request (the agent's, neutralized, else the Loop's name and its summary; verify's result on top; Atelier's footer), and whether it is a draft. */
+function pullRequestText(run: Pick<RunRow, "id" | "loop" | "repo" | "number">, outcome: Extract<AttemptOutcome, { tag: "Succeeded" }>): { title: string; body: string; draft: boolean | undefined } {
+  // the agent's words: no @-mention notifies anyone, no closing keyword closes another Item
+  const own = { repo: run.repo, number: run.number };
+  const agentTitle = outcome.pullRequest?.title;
+  const title = agentTitle !== undefined ? neutralizeAgentTextWithin(agentTitle, own, PR_TITLE_MAX) : `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
+  const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
+  const verify = outcome.verify ?? null;
+  // verify failed: a draft (an open pull request turned into one); passed: ready for review; none: as it is
+  const draft = verify ? !verify.passed : undefined;
+  const checked = verify ? `${draft ? "**Verify failed: this pull request is a draft.** " : ""}${verifyMarkdown(verify)}\n\n---\n\n` : "";
+  // GitHub takes at most 65,536 characters, footer included
+  const body = `${neutralizeAgentTextWithin(`${checked}${outcome.pullRequest?.body ?? outcome.summary}`, own, PR_BODY_MAX - footer.length)}${footer}`;
+  return { title, body, draft };
+}
+
+/** What the outcome keeps of commits held for review: where they are, what they change, and the pull request to open for them. */
+function heldCommitsOf(run: StartedRun, attempt: AttemptRef, outcome: Extract<AttemptOutcome, { tag: "Succeeded" }>, held: HeldDiff): HeldCommits {
+  const { harvest } = outcome;
+  const text = pullRequestText(run, outcome);
+  return {
+    attemptId: attempt.id,
+    ref: harvest.ref,
+    branch: harvest.branch,
+    branchSha: harvest.remoteBranchSha,
+    baseSha: harvest.baseSha,
+    headSha: harvest.headSha,
+    commits: harvest.commits,
+    files: held.files,
+    filesCut: held.filesCut,
+    patch: held.patch,
+    patchCut: held.patchCut,
+    pullRequestTitle: text.title,
+    pullRequestBody: text.body,
+  };
+}
+
 /** Opens or updates the pull request when the branch holds work; a failure fails the Attempt (InfraFailure). */
 async function publish(
   ctx: RunnerContext,
@@ -177,17 +214,7 @@ async function publish(
   // a retry after a push whose pull request failed has nothing new to push, but a branch to propose
   const worthAsking = outcome.harvest.pushed || (attempt.number > 1 && run.pull_request_number === null);
   if (!worthAsking || !access || !base) return { pr: null };
-  // the agent's words: no @-mention notifies anyone, no closing keyword closes another Item
-  const own = { repo: run.repo, number: run.number };
-  const agentTitle = outcome.pullRequest?.title;
-  const title = agentTitle !== undefined ? neutralizeAgentTextWithin(agentTitle, own, PR_TITLE_MAX) : `Atelier: ${run.loop}${run.number !== null ? ` for #${run.number}` : ""}`;
-  const footer = `\n\n---\nOpened by Atelier for Run \`${run.id}\` (Loop \`${run.loop}\`).`;
-  const verify = outcome.verify ?? null;
-  // verify failed: a draft (an open pull request turned into one); passed: ready for review; none: as it is
-  const draft = verify ? !verify.passed : undefined;
-  const checked = verify ? `${draft ? "**Verify failed: this pull request is a draft.** " : ""}${verifyMarkdown(verify)}\n\n---\n\n` : "";
-  // GitHub takes at most 65,536 characters, footer included
-  const body = `${neutralizeAgentTextWithin(`${checked}${outcome.pullRequest?.body ?? outcome.summary}`, own, PR_BODY_MAX - footer.length)}${footer}`;
+  const { title, body, draft } = pullRequestText(run, outcome);
   try {
     const pr = await hold(() => ctx.deps.github.publishPullRequest({
       repo: run.repo,
@@ -249,7 +276,9 @@ export async function runBegunAttempt(
 
   let result: AttemptResult;
   const { outcome } = produced;
-  if (outcome.tag === "Succeeded") {
+  if (outcome.tag === "Succeeded" && outcome.held) {
+    result = { tag: "Succeeded", summary: outcome.summary, usage: toUsage(outcome.usage, startedAt), branch: null, pullRequestNumber: null, headSha: null, held: heldCommitsOf(run, attempt, outcome, outcome.held) };
+  } else if (outcome.tag === "Succeeded") {
     const published = await publish(ctx, run, attempt, { ...produced, outcome }, transcript, hold);
     if ("failure" in published) {
       transcript.system(published.failure.message);

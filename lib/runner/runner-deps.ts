@@ -51,6 +51,14 @@ export interface RunnerGitHub {
    * open (the branch is missing or holds no commit beyond the base).
    */
   publishPullRequest(req: PullRequestRequest): Promise<PublishedPullRequest | null>;
+  /**
+   * Points the Run's branch at held commits a writer pushed (they are on GitHub already, under
+   * their held ref), leased on its sha when the Attempt began (null: it did not exist);
+   * ConflictError `branch_moved` when someone moved it meanwhile (ADR 0058).
+   */
+  setBranch(req: { repo: string; branch: string; sha: string; expected: string | null }): Promise<void>;
+  /** Deletes a ref of the repository (held commits a writer pushed or discarded); one already gone is no error. */
+  deleteRef(repo: string, ref: string): Promise<void>;
 }
 
 /** The Item a queued Event is about, as continueWithNewest asks the condition about it. */

@@ -102,6 +102,19 @@ export class GitRepos {
     return result;
   }
 
+  /** The commit a full ref (`refs/heads/x`, `refs/atelier/held/y`) points at, or null when it does not exist. */
+  async refSha(gitDir: string, ref: string): Promise<string | null> {
+    if (!isRefName(ref)) return null;
+    const { stdout, code } = await this.git.run(["rev-parse", "--verify", "--quiet", `${ref}^{commit}`], { cwd: gitDir, okCodes: [1, 128] });
+    return code === 0 ? stdout.toString("utf8").trim() : null;
+  }
+
+  /** Moves (or creates, `old` ZERO) a full ref to `sha`, only from `old`; `sha` ZERO deletes it. */
+  async updateRef(gitDir: string, ref: string, sha: string, old: string): Promise<void> {
+    if (sha === ZERO) await this.git.run(["update-ref", "-d", ref, old], { cwd: gitDir });
+    else await this.git.run(["update-ref", ref, sha, old], { cwd: gitDir });
+  }
+
   /** Is `ancestor` reachable from `descendant`? */
   async isAncestor(gitDir: string, ancestor: string, descendant: string): Promise<boolean> {
     const { code } = await this.git.run(["merge-base", "--is-ancestor", ancestor, descendant], { cwd: gitDir, okCodes: [1] });
@@ -214,3 +227,8 @@ export class GitRepos {
 }
 
 export { ZERO as ZERO_SHA };
+
+/** A full ref name GitHub would take: `refs/` and at least two more parts, no `..`, no odd characters. */
+export function isRefName(ref: string): boolean {
+  return /^refs\/[\w.-]+\/[\w./-]+$/.test(ref) && !ref.includes("..") && !ref.endsWith("/") && !ref.endsWith(".lock");
+}

@@ -24,6 +24,7 @@ import { pullRoutes } from "./routes/pulls";
 import { reactionRoutes } from "./routes/reactions";
 import { reviewRoutes } from "./routes/reviews";
 import { repoRoutes } from "./routes/repos";
+import { gitRefRoutes } from "./routes/git-refs";
 import { userRoutes } from "./routes/user";
 import { itemPath } from "./web/form";
 
@@ -55,7 +56,7 @@ export function createSimServer(core: SimCore, control: SimControl): Server {
   const router = new Router<RestRoute>();
   const oauth = new OAuthServer(core);
   const manifest = new ManifestFlow(core);
-  for (const table of [appRoutes, manifest.routes(), repoRoutes, issueRoutes, reactionRoutes, labelRoutes, reviewRoutes, pullRoutes, checkRoutes, ciRoutes, userRoutes]) {
+  for (const table of [appRoutes, manifest.routes(), repoRoutes, gitRefRoutes, issueRoutes, reactionRoutes, labelRoutes, reviewRoutes, pullRoutes, checkRoutes, ciRoutes, userRoutes]) {
     for (const [method, template, route] of table) router.add(method, template, route);
   }
 

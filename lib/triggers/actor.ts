@@ -99,9 +99,7 @@ async function weakestCandidate(octokit: Octokit, repo: Pick<RegisteredRepositor
   let weakest: EventActor | null = null;
   const roles = lookup.roles ?? new Map<string, Promise<RepoRole>>();
   for (const c of candidates) {
-    const key = `${repo.fullName.toLowerCase()}|${c.login.toLowerCase()}`;
-    if (!roles.has(key)) roles.set(key, roleOf(octokit, repo.fullName, c.login, lookup));
-    const permission = await roles.get(key)!;
+    const permission = await cachedRole(octokit, repo.fullName, c.login, { ...lookup, roles });
     if (!weakest || roleRank(permission) < roleRank(weakest.permission)) weakest = { login: c.login, permission, source: c.source };
   }
   return weakest;
@@ -126,8 +124,17 @@ export async function weakestWithAuthors(
   return weakest && roleRank(weakest.permission) < roleRank(facts.actor.permission) ? { ...facts, actor: weakest } : facts;
 }
 
+/** A person's role on the repository, asked once per lookup (its `roles`, when it has them). */
+export function cachedRole(octokit: Octokit, fullName: string, login: string, lookup: Pick<ActorLookup, "roles" | "roleByGraphql">): Promise<RepoRole> {
+  const roles = lookup.roles;
+  if (!roles) return roleOf(octokit, fullName, login, lookup);
+  const key = `${fullName.toLowerCase()}|${login.toLowerCase()}`;
+  if (!roles.has(key)) roles.set(key, roleOf(octokit, fullName, login, lookup));
+  return roles.get(key)!;
+}
+
 /** The role GitHub reports, by GraphQL when it can tell, else by REST. */
-async function roleOf(octokit: Octokit, fullName: string, login: string, lookup: ActorLookup): Promise<RepoRole> {
+async function roleOf(octokit: Octokit, fullName: string, login: string, lookup: Pick<ActorLookup, "roleByGraphql">): Promise<RepoRole> {
   return (await lookup.roleByGraphql?.(fullName, login)) ?? repositoryRoleOf(octokit, fullName, login);
 }
 

@@ -7,6 +7,7 @@ import { repositoryRoleOf, roleRank, type ActorFacts } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { claimEvent, itemEvent, repositoryContext, type ItemJudging, type ItemOutcome } from "./evaluate-item";
 import { appBotLogin, continuationsOf, slugOfBot } from "./own-items";
+import { steeringCheck } from "./steering-check";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
 /** What judging one comment did: the claims of the comments Loops it matched, and their failures. */
@@ -42,6 +43,7 @@ export async function judgeComment(deps: TriggerDeps, judging: ItemJudging, ref:
     ownItem: isOwnItem(item.projection, botLogin),
   });
   let acknowledged = false;
+  const steered = steeringCheck(deps, repo, botLogin);
   const continuation = continuationsOf(deps.db, item);
   for (const decision of decisions) {
     if (decision.outcome === "skip") continue;
@@ -56,7 +58,8 @@ export async function judgeComment(deps: TriggerDeps, judging: ItemJudging, ref:
       await acknowledgeComment(octokit, repo.fullName, ref);
       acknowledged = true;
     }
-    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0 }, { ...comment, hash: commentHash(comment) }, origin?.branch ?? null);
+    const steering = await steered(decision.loop.prompt, item.projection, comment);
+    const event = itemEvent(repo, decision.loop, item, generation, decision.prompt, { facts, depth: 0, steering }, { ...comment, hash: commentHash(comment) }, origin?.branch ?? null);
     await claimEvent(deps, event, outcome);
   }
   return outcome;

@@ -12,8 +12,9 @@ import { storedConfig } from "../store/items/repository-configs";
 import { transaction } from "../store/kernel/transaction";
 import type { TriggerDeps } from "./deps";
 import { itemEvent, repositoryContext } from "./evaluate-item";
+import { steeringCheck } from "./steering-check";
 import { readItem } from "./handle-hint";
-import { continuationsOf } from "./own-items";
+import { appBotLogin, continuationsOf } from "./own-items";
 import { storeObservations } from "./observe-item";
 
 /** An operator's "run Loop X on #N now". */
@@ -65,7 +66,9 @@ export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Pro
   const prompt = renderOnDemand(loop, item.projection, repositoryContext(repo), { login: actor.login, permission: actor.permission, authorAssociation: null });
   if (typeof prompt !== "string") throw new BadInputError(prompt.token, prompt.message);
 
-  const event = { ...itemEvent(repo, loop, item, generation, prompt, { facts: { actor, authorAssociation: null }, depth: 0 }, null, origin?.branch ?? null), id: dispatchEventKey(loop.name, fullName, input.number, randomUUID()) };
+  const steering = await steeringCheck(deps, repo, await appBotLogin(deps.github))(loop.prompt, item.projection, null);
+  const who = { facts: { actor, authorAssociation: null }, depth: 0, steering };
+  const event = { ...itemEvent(repo, loop, item, generation, prompt, who, null, origin?.branch ?? null), id: dispatchEventKey(loop.name, fullName, input.number, randomUUID()) };
   const result = await recordAndClaim(deps.db, event, deps.admission);
   const outcome = await outcomeOf(deps, fullName, result);
   await transaction(deps.db, (sql) =>

@@ -13,6 +13,8 @@ import { loopItemsWithOpenRuns, revoke } from "../store/runs/revoke";
 import { ACTOR_LOOKUP_WAIT_MS } from "../github/repository-roles";
 import { changesFromGraphql } from "../loops/timeline-events";
 import { approvalFor, bodyEditOf, resolveActor, weakestWithAuthors, type ActorFacts, type ActorLookup } from "./actor";
+import { reviewReasonFor, type ReviewReason } from "../loops/steering";
+import { steeringCheck } from "./steering-check";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf, type PullRequestOrigin } from "./own-items";
 import type { ItemChanges, Observation } from "./observe-item";
@@ -112,6 +114,7 @@ export async function evaluateItem(
     const editor = fresh.some((t) => t.part === "body") ? (await bodyEditOf(item, lookup))?.login : undefined;
     return weakestWithAuthors(octokit, repo, base, [...fresh.map((t) => t.author), ...(editor ? [editor] : [])], lookup);
   };
+  const steered = steeringCheck(deps, repo, botLogin, lookup);
   // Loops whose if: or prompt reads the actor need it (recorded, or looked up) before they are evaluated
   const readers = watching.filter((l) => readsActor(l) && unseenItem(l, own) === null);
   let recorded = readers.length ? await recordedActors(deps.db, watching.map(keyOf)) : null;
@@ -154,7 +157,8 @@ export async function evaluateItem(
     // an Event recorded before (Blocked by a quota, say, and asked again) keeps who caused it:
     // its Run, when it opens now, waits for approval exactly as it would have then
     const known = recorded.get(keyOf(decision.loop));
-    let who: EventCause = known ? { facts: known, depth: known.chainDepth } : { facts: null, depth: 0 };
+    // an Event recorded before keeps its review as it keeps its actor: a poll of an unchanged Item asks GitHub nothing
+    let who: EventCause = known ? { facts: known, depth: known.chainDepth, steering: known.review ?? null } : { facts: null, depth: 0, steering: null };
     if (!known) {
       // the depth first (Postgres only): a refused link costs no GitHub call
       const depth = await chainDepth(deps.db, item, own);
@@ -168,7 +172,7 @@ export async function evaluateItem(
       }
       // a continuation carries on the work of whoever started the Run that opened the pull request,
       // unless someone weaker wrote since; CI's checks are no one's text
-      who = { facts: readerFacts.get(decision.loop.name) ?? (await causeOf(decision.loop, origin)), depth, texts };
+      who = { facts: readerFacts.get(decision.loop.name) ?? (await causeOf(decision.loop, origin)), depth, texts, steering: await steered(decision.loop.prompt, item.projection, null) };
     }
     await claimEvent(deps, itemEvent(repo, decision.loop, item, generation, decision.prompt, who, null, origin?.branch ?? null), outcome);
   }
@@ -196,7 +200,7 @@ export function itemEvent(
   item: Observation,
   generation: number,
   prompt: string,
-  who: EventCause = { facts: null, depth: 0 },
+  who: EventCause = { facts: null, depth: 0, steering: null },
   comment: (CommentFacts & { hash: string }) | null = null,
   branch: string | null = null,
 ): EventInput {
@@ -223,6 +227,7 @@ export function itemEvent(
       authorAssociation: who.facts?.authorAssociation ?? null,
       approvalReason,
       chainDepth: who.depth,
+      review: reviewReasonFor(loop, who.steering),
       ...(comment ? { comment: { kind: comment.kind, id: comment.id, url: comment.url, author: comment.author } } : {}),
       ...(branch ? { branch } : {}),
       ...(who.texts ? { texts: who.texts } : {}),
@@ -231,11 +236,16 @@ export function itemEvent(
   };
 }
 
-/** Who caused an Event, its chain depth, and the fingerprints of the Item's authored texts it saw (an Item Loop's). */
+/**
+ * Who caused an Event, its chain depth, the fingerprints of the Item's authored texts it saw (an
+ * Item Loop's), and whether a non-writer's (or hidden) text in the prompt may have steered the
+ * agent (lib/loops/steering.ts).
+ */
 export interface EventCause {
   facts: ActorFacts | null;
   depth: number;
   texts?: string[];
+  steering: ReviewReason | null;
 }
 
 /** The `item` context of who caused the match. */

@@ -7,6 +7,7 @@ import { recordAndClaim, type ClaimResult, type EventInput } from "../store/runs
 import { polledRepositories, polledRepository, type RegisteredRepository } from "../store/github/repository-rows";
 import { storedConfig } from "../store/items/repository-configs";
 import { approvalFor } from "./actor";
+import { reviewReasonFor } from "../loops/steering";
 import type { TriggerDeps } from "./deps";
 import { repositoryContext } from "./evaluate-item";
 
@@ -137,6 +138,7 @@ export function tickEvent(
       declaredIn: declaredIn.toLowerCase(),
       actor: null,
       ...(loop.environment ? { environment: loop.environment } : {}),
+      review: reviewReasonFor(loop, null),
     },
   };
 }

@@ -69,7 +69,8 @@ export async function engineBench(url: string): Promise<void> {
       summary: "nothing to do",
       pullRequest: null,
       usage,
-      harvest: { branch: input.branch, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null, leftoversRefused: null },
+      harvest: { branch: input.branch, ref: `refs/heads/${input.branch}`, remoteBranchSha: null, baseSha: "0", headSha: "0", commits: [], pushed: false, committedLeftovers: false, problem: null, leftoversRefused: null },
+      held: null,
     };
     return outcome;
   };
@@ -84,6 +85,8 @@ export async function engineBench(url: string): Promise<void> {
       github: {
         mintToken: async () => ({ token: "none", cloneUrl: "https://example.invalid/bench/engine.git", defaultBranch: "main" }),
         publishPullRequest: async () => null,
+        setBranch: async () => undefined,
+        deleteRef: async () => undefined,
       },
       recheckCondition: async () => true,
       execute: executor,

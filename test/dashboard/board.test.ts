@@ -141,7 +141,7 @@ it("Needs you gathers approvals, failures, budget asks, config, Loop and poll er
   ]);
   await db.pool.query(`INSERT INTO loop_runtime (repo, loop, error, error_line, updated_at) VALUES ($1, 'nightly', 'bad cron', 9, now())`, [repo]);
   const needs = await loadNeedsYou(db, [repo]);
-  expect(needs.counts).toEqual({ approval: 1, failure: 1, engine_failure: 0, budget_ask: 1, config_error: 1, loop_error: 1, poll_error: 1, quota: 0 });
+  expect(needs.counts).toEqual({ approval: 1, review: 0, failure: 1, engine_failure: 0, budget_ask: 1, config_error: 1, loop_error: 1, poll_error: 1, quota: 0 });
   expect(needs.total).toBe(6);
   expect(needs.needs.find((n) => n.kind === "approval")).toMatchObject({ runId: waiting, action: { kind: "approve", runId: waiting } });
   expect(needs.needs.find((n) => n.kind === "failure")).toMatchObject({ runId: failed, detail: "AgentFailure · agent_exit: exit 1" });

@@ -64,6 +64,8 @@ beforeAll(async () => {
     cancelRun: unused,
     resolveFailure: unused,
     intervene: unused,
+    pushReviewed: unused,
+    discardReviewed: unused,
     resetCycleBudget: unused,
     setLoopPaused: unused,
     moveCard: unused,

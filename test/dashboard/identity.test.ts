@@ -50,6 +50,8 @@ const services: DashboardServices = {
   cancelRun: unused,
   resolveFailure: unused,
   intervene: unused,
+  pushReviewed: unused,
+  discardReviewed: unused,
   resetCycleBudget: unused,
   setLoopPaused: unused,
   dispatchLoop: unused,

@@ -25,7 +25,8 @@ const RULES: [string, (f: ClaimFacts) => boolean, (f: ClaimFacts) => unknown][] 
   ["its Run recorded", (f) => f.recorded?.tag === "Run", () => ({ tag: "Recorded", runId: "own", state: "Pending" })],
   ["ignored before", (f) => f.recorded?.tag === "Ignored", () => ({ tag: "Ignore", reason: "ignored_event", record: false })],
   ["older than the Item", (f) => f.event.kind === "item" && f.event.generation < f.generation, () => ({ tag: "Ignore", reason: "old_generation", record: true })],
-  ["a Run is running", (f) => f.blocking?.state === "Running", () => ({ tag: "Queue", behind: "b" })],
+  // a Reviewing Run is started too: its held commits are never superseded (ADR 0058)
+  ["a Run is running or its commits wait for review", (f) => f.blocking?.state === "Running" || f.blocking?.state === "Reviewing", () => ({ tag: "Queue", behind: "b" })],
   [
     "the budget is spent",
     (f) => f.event.maxCycles !== null && !budgetAdmits(f.reserved - (f.blocking?.reservedGeneration === f.generation ? 1 : 0), f.event.maxCycles, f.ask),
@@ -40,7 +41,7 @@ describe("the claim decision", () => {
   const all = [...everyCombination()];
 
   it("is the table's, for every combination of the facts", () => {
-    expect(all.length).toBe(4 * 2 * 2 * 9 * 2 * 2 * 2);
+    expect(all.length).toBe(4 * 2 * 2 * 11 * 2 * 2 * 2);
     const byRule = new Map<string, number>();
     for (const f of all) {
       const [name, , outcome] = RULES.find(([, applies]) => applies(f))!;

@@ -1,5 +1,5 @@
 import { afterAll, expect, it } from "vitest";
-import { isClosed, isOpen, isRunning, isStartable, isUnstarted, needsWorker, RUN_STATE_SQL, type RunQuestion } from "../../lib/engine/run-predicates";
+import { isClosed, isOpen, isReviewing, isRunning, isStarted, isStartable, isUnstarted, needsWorker, RUN_STATE_SQL, type RunQuestion } from "../../lib/engine/run-predicates";
 import { RUN_STATES } from "../../lib/engine/run-state";
 import { TERMINAL_EVENTS } from "../../lib/store/runs/run-event-payload";
 import { testDb } from "../support/db";
@@ -9,7 +9,7 @@ import { testDb } from "../support/db";
 const db = testDb(1);
 afterAll(() => db.close());
 
-const PREDICATES: Record<RunQuestion, (s: string) => boolean> = { isOpen, isUnstarted, isStartable, isRunning, isClosed, needsWorker };
+const PREDICATES: Record<RunQuestion, (s: string) => boolean> = { isOpen, isUnstarted, isStartable, isRunning, isStarted, isReviewing, isClosed, needsWorker };
 
 it("each SQL twin holds of exactly the states its predicate holds of, in Postgres, over every state of the enum", async () => {
   for (const [question, predicate] of Object.entries(PREDICATES) as [RunQuestion, (s: string) => boolean][]) {
@@ -25,14 +25,16 @@ it("each SQL twin holds of exactly the states its predicate holds of, in Postgre
 it("answers the table of states", () => {
   const table = RUN_STATES.map((s) => [s, ...Object.values(PREDICATES).map((p) => p(s))]);
   expect(table).toEqual([
-    // state        open   unstarted startable running closed needsWorker
-    ["Pending", true, true, true, false, false, true],
-    ["Waiting", true, true, false, false, false, false],
-    ["Queued", true, true, true, false, false, true],
-    ["Running", true, false, false, true, false, true],
-    ["Succeeded", false, false, false, false, true, false],
-    ["Failed", false, false, false, false, true, false],
-    ["Canceled", false, false, false, false, true, false],
+    // state        open   unstarted startable running started reviewing closed needsWorker
+    ["Pending", true, true, true, false, false, false, false, true],
+    ["Waiting", true, true, false, false, false, false, false, false],
+    ["Queued", true, true, true, false, false, false, false, true],
+    ["Running", true, false, false, true, true, false, false, true],
+    // its commits wait for a writer: open (one per Loop and Item), never superseded, no worker
+    ["Reviewing", true, false, false, false, true, true, false, false],
+    ["Succeeded", false, false, false, false, false, false, true, false],
+    ["Failed", false, false, false, false, false, false, true, false],
+    ["Canceled", false, false, false, false, false, false, true, false],
   ]);
 });
 

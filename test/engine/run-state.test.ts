@@ -9,8 +9,11 @@ import {
   approve,
   cancel,
   continueRunning,
+  discardReviewed,
   fail,
+  holdForReview,
   parkForApproval,
+  pushReviewed,
   retry,
   revoke,
   RUN_STATES,
@@ -20,6 +23,7 @@ import {
   type Failed,
   type Pending,
   type Queued,
+  type Reviewing,
   type Running,
   type Succeeded,
   type Waiting,
@@ -31,6 +35,7 @@ const queued: Queued = { tag: "Queued" };
 const running: Running = { tag: "Running" };
 const failed: Failed = { tag: "Failed" };
 const succeeded: Succeeded = { tag: "Succeeded" };
+const reviewing: Reviewing = { tag: "Reviewing" };
 
 describe("run state transitions", () => {
   it("moves through the legal lifecycle", () => {
@@ -42,6 +47,10 @@ describe("run state transitions", () => {
     expect(succeed(running)).toEqual({ tag: "Succeeded" });
     expect(fail(running)).toEqual({ tag: "Failed" });
     expect(retry(failed)).toEqual({ tag: "Running" });
+    // commits a writer must see first (ADR 0058): held, then pushed or discarded by that writer
+    expect(holdForReview(running)).toEqual({ tag: "Reviewing" });
+    expect(pushReviewed(reviewing)).toEqual({ tag: "Succeeded" });
+    expect(discardReviewed(reviewing, "octo")).toEqual({ tag: "Canceled", reason: { tag: "OperatorCanceled", by: "octo" } });
   });
 
   it("cancels from every open state with the reason that says why", () => {
@@ -66,6 +75,12 @@ describe("run state transitions", () => {
     start(waiting);
     // @ts-expect-error a closed Run cannot be canceled
     cancel(failed, "octo");
+    // @ts-expect-error held commits are discarded (their ref deleted), never merely canceled
+    cancel(reviewing, "octo");
+    // @ts-expect-error held commits are never superseded by a newer Event: it waits behind them
+    supersede(reviewing, "evt");
+    // @ts-expect-error only a finished Attempt holds commits
+    holdForReview(pending);
     // @ts-expect-error a store write guarded by a state its function refuses does not compile
     transition("approve", ["Waiting", "Running"], approve);
     // @ts-expect-error nor one that starts a Run from Waiting
@@ -84,6 +99,9 @@ describe("run state transitions", () => {
       ["continueRunning", "continueRunning", ["Running"], "Running"],
       ["succeed", "succeed", ["Running"], "Succeeded"],
       ["fail", "fail", ["Running"], "Failed"],
+      ["holdForReview", "holdForReview", ["Running"], "Reviewing"],
+      ["pushReviewed", "pushReviewed", ["Reviewing"], "Succeeded"],
+      ["discardReviewed", "discardReviewed", ["Reviewing"], "Canceled"],
       ["retry", "retry", ["Failed"], "Running"],
       ["cancel", "cancel", ["Pending", "Waiting", "Queued", "Running"], "Canceled"],
       ["supersede", "supersede", ["Pending", "Waiting", "Queued"], "Canceled"],
@@ -106,6 +124,7 @@ describe("run state predicates", () => {
       ["Waiting", true, true, false, false, false],
       ["Queued", true, true, true, true, false],
       ["Running", true, false, false, true, false],
+      ["Reviewing", true, false, false, false, false],
       ["Succeeded", false, false, false, false, true],
       ["Failed", false, false, false, false, true],
       ["Canceled", false, false, false, false, true],

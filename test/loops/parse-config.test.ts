@@ -130,7 +130,7 @@ describe("per-Loop errors, each with its token, line and a sentence", () => {
 `);
     expect(e).toMatchObject({ loop: "start-dev", token: "config_unknown_key", line: 9, path: "loops.start-dev.max-cycles", loops: ["ok"] });
     expect(e.message).toBe(
-      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth, continue, environment.',
+      'Loop "start-dev" has an unknown key "max-cycles" (did you mean max_cycles?): the keys are on, if, agent, model, approval, max_cycles, prompt, feedback, repositories, trigger_permission, allow_bot_items, max_chain_depth, continue, environment, push.',
     );
   });
 
@@ -563,5 +563,27 @@ describe("continue: same-branch", () => {
     const sideways = parse(loop("pull_requests").replace("same-branch", "sideways"));
     expect(sideways.errors[0]).toMatchObject({ token: "config_invalid", path: "loops.iterate.continue" });
     expect(sideways.errors[0]!.message).toContain("continue: must be new-branch or same-branch");
+  });
+});
+
+describe("push: when the agent's commits reach a branch (ADR 0058)", () => {
+  const loop = (push: string | null) => `loops:
+  start-dev:
+    on: issues
+    agent: demo
+${push === null ? "" : `    push: ${push}\n`}    prompt: Implement #\${{ item.number }}
+`;
+
+  it("keeps after_review and immediately, and is absent (review when steered) when not written", () => {
+    expect(parse(loop("after_review")).loops[0]).toMatchObject({ push: "after_review" });
+    expect(parse(loop("immediately")).loops[0]).toMatchObject({ push: "immediately" });
+    expect(parse(loop(null)).loops[0]).not.toHaveProperty("push");
+  });
+
+  it("refuses any other value with a sentence that names the risk", () => {
+    const bad = parse(loop("always"));
+    expect(bad.loops).toEqual([]);
+    expect(bad.errors[0]).toMatchObject({ loop: "start-dev", token: "config_invalid", path: "loops.start-dev.push" });
+    expect(bad.errors[0]!.message).toContain("immediately (CI runs them at once, even when a non-writer steered the agent)");
   });
 });

@@ -41,6 +41,7 @@ function snap(over: Partial<RunSnapshot> = {}): RunSnapshot {
     prompt: "Review #7",
     approvalReason: null,
     verify: null,
+    reviewReason: null,
     ...over,
   };
 }
@@ -89,6 +90,24 @@ describe("checkRunView maps a Run to its check run", () => {
     expect(view.output.summary).toContain("The first 60,000 of its 60,006 characters (the rest is only on the Run page)");
     expect(view.output.summary).not.toContain("hidden");
     expect(view.output.summary).not.toContain("exactly this prompt");
+  });
+
+  it("tells the approver plainly whether CI will run the agent's code with the repository's secrets (ADR 0058)", () => {
+    const waiting = { state: "Waiting", waitingReason: "approval" } as const;
+    expect(checkRunView(snap(waiting), URL_).output.summary).toContain(
+      "its commits are pushed to a branch at once: the repository's CI runs them with its secrets, before anyone reviews them.",
+    );
+    const steered = snap({ ...waiting, reviewReason: { token: "steered", login: "stranger", permission: "read", where: "item" } });
+    expect(checkRunView(steered, URL_).output.summary).toContain("its commits wait for a writer's review before any branch (and CI, with the repository's secrets) has them.");
+  });
+
+  it("a Run whose commits wait for review says so, who may have steered it, and offers no button (Push is on the Run page, beside the diff)", () => {
+    const view = checkRunView(snap({ state: "Reviewing", reviewReason: { token: "steered", login: "stranger", permission: "none", where: "item" } }), URL_);
+    expect(view).toMatchObject({ status: "completed", conclusion: "action_required", actions: [] });
+    expect(view.output.title).toBe("Waiting for review");
+    expect(view.output.summary).toContain("no workflow has run them");
+    expect(view.output.summary).toContain("the item's text by stranger, who cannot write (no access)");
+    expect(runCommentBody(snap({ state: "Reviewing" }), URL_)).toContain("**Waiting for review**");
   });
 
   it("says the attempt number while running, the next one once the last ended", () => {

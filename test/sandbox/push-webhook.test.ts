@@ -115,3 +115,45 @@ it("merging a pull request sends push to its base with what the merge changed", 
   expect(push).toMatchObject({ ref: "refs/heads/main", after: sha, created: false });
   expect(push?.commits.flatMap((c) => [...c.added, ...c.modified])).toContain(".github/atelier.yml");
 });
+
+it("a push to a ref outside refs/heads sends nothing (no workflow starts for it); the REST refs move branches as a push does (ADR 0058)", async () => {
+  const token = sim.createInstallationToken({ account: "demo-org" }).token;
+  const work = join(dir.path, "held");
+  await run(["clone", "--quiet", authedCloneUrl(sim.url, "demo-org/webapp", token), work], dir.path);
+  await writeFile(join(work, "package.json"), '{"scripts":{"test":"steal"}}\n');
+  await run(["add", "package.json"], work);
+  await run(["commit", "-q", "-m", "Held"], work);
+  const held = (await git(["rev-parse", "HEAD"], work, dir.path)).stdout.trim();
+  let since = receiver.received.length;
+  await run(["push", "-q", "origin", "HEAD:refs/atelier/held/run-1"], work);
+  expect(await nextPushes(since)).toEqual([]);
+
+  const api = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${sim.url}/repos/demo-org/webapp${path}`, {
+      method,
+      headers: { authorization: `token ${token}`, "content-type": "application/json" },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return { status: res.status, body: res.status === 204 ? null : ((await res.json()) as { object?: { sha: string }; message?: string }) };
+  };
+  expect((await api("GET", "/git/ref/atelier/held/run-1")).body?.object?.sha).toBe(held);
+  expect((await api("GET", "/git/ref/heads/held-branch")).status).toBe(404);
+  expect((await api("POST", "/git/refs", { ref: "held-branch", sha: held })).status).toBe(422);
+  expect((await api("POST", "/git/refs", { ref: "refs/heads/held-branch", sha: "f".repeat(40) })).body?.message).toBe("Object does not exist");
+
+  // creating a branch on the held commit is a push of that branch
+  since = receiver.received.length;
+  expect((await api("POST", "/git/refs", { ref: "refs/heads/held-branch", sha: held })).status).toBe(201);
+  expect((await api("POST", "/git/refs", { ref: "refs/heads/held-branch", sha: held })).body?.message).toBe("Reference already exists");
+  const [created] = await nextPushes(since);
+  expect(created).toMatchObject({ ref: "refs/heads/held-branch", after: held, created: true });
+
+  // a move that is not a fast forward needs force; deleting the held ref sends nothing
+  const main = (await api("GET", "/git/ref/heads/main")).body!.object!.sha;
+  expect((await api("PATCH", "/git/refs/heads/held-branch", { sha: main })).body?.message).toBe("Update is not a fast forward");
+  since = receiver.received.length;
+  expect((await api("PATCH", "/git/refs/heads/held-branch", { sha: main, force: true })).status).toBe(200);
+  expect((await api("DELETE", "/git/refs/atelier/held/run-1")).status).toBe(204);
+  expect((await api("DELETE", "/git/refs/atelier/held/run-1")).body?.message).toBe("Reference does not exist");
+  expect((await nextPushes(since)).map((p) => [p.ref, p.forced])).toEqual([["refs/heads/held-branch", true]]);
+});

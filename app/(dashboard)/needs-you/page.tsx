@@ -13,6 +13,7 @@ export const metadata: Metadata = { title: "Needs you" };
 
 const KIND: Record<NeedKind, { label: string; tone: string }> = {
   approval: { label: "Approval", tone: "bg-amber-100 text-amber-900" },
+  review: { label: "Review and push", tone: "bg-amber-100 text-amber-900" },
   failure: { label: "Failed Run", tone: "bg-red-100 text-red-900" },
   engine_failure: { label: "Engine failure", tone: "bg-red-100 text-red-900" },
   budget_ask: { label: "Cycle budget", tone: "bg-orange-100 text-orange-900" },
@@ -86,6 +87,13 @@ function NeedAction({ need, canWrite }: { need: Need; canWrite: boolean }) {
         </>
       ) : (
         <ReadOnly />
+      );
+    case "review_and_push":
+      // Push is beside the diff, on the Run page: nobody pushes what they have not been shown
+      return (
+        <Link href={`/runs/${a.runId}`} className="font-medium text-emerald-700 underline" data-testid="need-review">
+          Review and push
+        </Link>
       );
     case "retry_or_resolve":
       return canWrite ? (

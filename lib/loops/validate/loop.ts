@@ -29,6 +29,7 @@ const FIELD_HELP: Record<string, string> = {
   max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
   continue: "continue: must be new-branch or same-branch",
   environment: "environment: must be a map with setup:, cache:, key:, verify: and env:",
+  push: "push: must be after_review (a writer sees every Run's commits before a branch has them) or immediately (CI runs them at once, even when a non-writer steered the agent)",
 };
 
 export interface LoopChecks {
@@ -194,6 +195,7 @@ export function validateLoop(
     allowBotItems: data.allow_bot_items ?? false,
     maxChainDepth: data.max_chain_depth ?? DEFAULT_MAX_CHAIN_DEPTH,
     ...(data.continue === "same-branch" ? { continue: data.continue } : {}),
+    ...(data.push !== undefined ? { push: data.push } : {}),
     maxCycles: data.max_cycles ?? DEFAULT_MAX_CYCLES,
     prompt: data.prompt,
     feedback: { comment: data.feedback?.comment ?? true },

@@ -1,3 +1,4 @@
+import type { ReviewReason } from "../../loops/steering";
 import type { RunStateName } from "../../engine/run-state";
 import type { Db } from "../kernel/db";
 import type { ApprovalReason } from "../runs/claim";
@@ -40,6 +41,7 @@ export interface MirrorSnapshotRow {
   approval_reason: ApprovalReason | null;
   /** the latest Attempt's verify, as stored */
   attempt_verify: unknown;
+  review_reason: ReviewReason | null;
 }
 
 /** The Run's snapshot row; undefined when there is no such Run. */
@@ -51,7 +53,7 @@ export async function readMirrorSnapshotRow(db: Db, runId: string): Promise<Mirr
            r.ended_at AT TIME ZONE current_setting('TimeZone') AS ended_at, r.updated_at::text AS version,
            la.number AS attempt_number, la.state AS attempt_state, la.failure_kind, la.failure_category, la.failure_message, la.model,
            tot.duration_ms, tot.cost_usd, tot.cost_estimated, tot.cost_exact, tot.turns, rp.installation_id, rp.config,
-           r.prompt, e.submission->'approvalReason' AS approval_reason, la.verify AS attempt_verify
+           r.prompt, e.submission->'approvalReason' AS approval_reason, la.verify AS attempt_verify, r.review_reason
       FROM runs r
       LEFT JOIN events e ON e.id = r.event_id
       LEFT JOIN items i ON i.key = r.item_key

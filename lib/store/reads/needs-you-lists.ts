@@ -1,3 +1,5 @@
+import { RUN_STATE_SQL } from "../../engine/run-predicates";
+import type { ReviewReason } from "../../loops/steering";
 import type { Db } from "../kernel/db";
 import { ENGINE_FAILED_REASON } from "../runs/engine-failures";
 import type { ApprovalReason } from "../runs/claim";
@@ -22,6 +24,9 @@ const WAITING = raw(`r.state = 'Waiting'`);
 const ENGINE_PARKED = sql`${WAITING} AND r.waiting_reason = ${ENGINE_FAILED_REASON}`;
 const AWAITS_APPROVAL = sql`${WAITING} AND r.waiting_reason IS DISTINCT FROM ${ENGINE_FAILED_REASON}`;
 
+/** A Run whose commits wait for a writer's review (ADR 0058). */
+const REVIEWING = raw(RUN_STATE_SQL.isReviewing("r.state"));
+
 /** A Failed Run whose latest failed Attempt nobody resolved (the partial index runs_unresolved_failures holds them). */
 const UNRESOLVED_FAILURE = raw(`r.state = 'Failed' AND r.resolved_failure_attempt_id IS DISTINCT FROM r.failed_attempt_id`);
 
@@ -39,6 +44,7 @@ export interface NeedCountsRow {
   config_error: string;
   loop_error: string;
   poll_error: string;
+  review: string;
 }
 
 export async function countNeedRows(db: Db, repos: string[]): Promise<NeedCountsRow> {
@@ -51,7 +57,8 @@ export async function countNeedRows(db: Db, repos: string[]): Promise<NeedCounts
        (SELECT count(*) FROM cycle_budgets b WHERE b.repo = ANY(${repos}) AND b.ask IS NOT NULL) AS budget_ask,
        (SELECT count(*) FROM repositories p WHERE p.full_name = ANY(${repos}) AND p.config_error IS NOT NULL) AS config_error,
        (SELECT count(*) FROM loop_runtime l WHERE l.repo = ANY(${repos}) AND l.error IS NOT NULL) AS loop_error,
-       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY(${repos}) AND p.poll_error IS NOT NULL) AS poll_error`,
+       (SELECT count(*) FROM repositories p WHERE p.full_name = ANY(${repos}) AND p.poll_error IS NOT NULL) AS poll_error,
+       (SELECT count(*) FROM runs r WHERE r.repo = ANY(${repos}) AND ${REVIEWING}) AS review`,
   );
   return row!;
 }
@@ -74,6 +81,17 @@ export async function listAwaitingApproval(db: Db, repos: string[]): Promise<(Ne
               e.submission->'approvalReason' AS approval_reason
          FROM ${newest(sql`r.repo = ANY(${repos}) AND ${AWAITS_APPROVAL}`)}
          LEFT JOIN items i ON i.key = r.item_key LEFT JOIN events e ON e.id = r.event_id
+        ORDER BY r.updated_at DESC`,
+  );
+}
+
+/** The Runs whose commits wait for a writer, with why (ADR 0058). */
+export async function listAwaitingReview(db: Db, repos: string[]): Promise<(NeedRunRow & { review_reason: ReviewReason | null })[]> {
+  return rows(
+    db.pool,
+    sql`SELECT r.id, r.repo, r.loop, r.item_key, r.number, r.updated_at, r.review_reason, i.title
+         FROM ${newest(sql`r.repo = ANY(${repos}) AND ${REVIEWING}`)}
+         LEFT JOIN items i ON i.key = r.item_key
         ORDER BY r.updated_at DESC`,
   );
 }

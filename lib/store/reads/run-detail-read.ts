@@ -1,3 +1,4 @@
+import type { ReviewReason } from "../../loops/steering";
 import type { RunStateName } from "../../engine/run-state";
 import type { Db } from "../kernel/db";
 import type { Submission } from "../runs/claim";
@@ -11,6 +12,8 @@ import { first, rows, sql } from "../kernel/sql";
  * their types are those they have when it does (`item_title`, `e_id`, `approved_by` tell).
  */
 export interface RunDetailRow {
+  /** why a writer reviews the Run's commits before they are pushed (ADR 0058); null: pushed as made */
+  review_reason: ReviewReason | null;
   id: string;
   loop: string;
   repo: string;

@@ -10,6 +10,7 @@ import { QUOTA_WAITING_PREFIX } from "../metering/repo-metering";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/terminal-deliveries";
 import { announce } from "../kernel/announce";
 import { FORGET_ENGINE_FAILURES } from "./engine-failures";
+import { insertHeldCommitsSql, type HeldCommits } from "./held-commits";
 import type { Db } from "../kernel/db";
 import type { VerifyResult } from "../../executor/verify-spec";
 import { announceRunsChanged, markRunsChanged } from "./run-changed";
@@ -133,6 +134,8 @@ export type AttemptResult =
       headSha: string | null;
       /** What verify found on the pushed commit; null or absent: no verify declared. */
       verify?: VerifyResult | null;
+      /** commits held off every branch for a writer's review (ADR 0058): the Run becomes Reviewing */
+      held?: HeldCommits | null;
     }
   | { tag: "Failed"; failure: Failure; usage: Usage };
 
@@ -153,7 +156,7 @@ interface RunMove {
 }
 
 function runMoveOf(result: AttemptResult, number: number): RunMove {
-  if (result.tag === "Succeeded") return { decision: { tag: "Succeeded" }, transition: TRANSITIONS.succeed };
+  if (result.tag === "Succeeded") return { decision: { tag: "Succeeded" }, transition: result.held ? TRANSITIONS.holdForReview : TRANSITIONS.succeed };
   const decision = decideAfterFailure(result.failure, number);
   return { decision, transition: decision.tag === "RetryAttempt" ? TRANSITIONS.continueRunning : TRANSITIONS.fail };
 }
@@ -184,7 +187,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
     const moved = (await first<RunRow>(
       tx,
       sql`UPDATE runs SET state = ${move.transition.to}, updated_at = now(),
-                 ended_at = CASE WHEN ${move.decision.tag !== "RetryAttempt"} THEN now() ELSE ended_at END,
+                 ended_at = CASE WHEN ${move.decision.tag !== "RetryAttempt" && !succeeded?.held} THEN now() ELSE ended_at END,
                  branch = COALESCE(${succeeded?.branch ?? null}, branch),
                  pull_request_number = COALESCE(${succeeded?.pullRequestNumber ?? null}::int, pull_request_number),
                  head_sha = COALESCE(${succeeded?.headSha ?? null}, head_sha),
@@ -192,9 +195,11 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
            WHERE id = ${ref.runId} AND state::text = ANY(${move.transition.from})
        RETURNING ${raw(RUN_COLUMNS)}`,
     ))!;
+    if (succeeded?.held) await query(tx, insertHeldCommitsSql(ref.runId, succeeded.held));
     await markRunsChanged(tx, [ref.runId]);
     if (run.hooked) await recordIfTerminal(tx, moved, move.transition.from);
-    return { run: moved, decision: move.decision, queuedBehind: run.queued_behind };
+    // a Reviewing Run is still open: what waits behind it waits for the writer's decision
+    return { run: moved, decision: move.decision, queuedBehind: run.queued_behind && !succeeded?.held };
   });
   if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
   if ("tag" in recorded) throw refusalOf(ref, recorded, move);

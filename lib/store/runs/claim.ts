@@ -6,6 +6,7 @@ import { TRANSITIONS, type RunStateName } from "../../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/terminal-deliveries";
 import type { ErrorToken } from "../../error-tokens";
 import type { EnvironmentSpec } from "../../executor/environment/environment-spec";
+import type { ReviewReason } from "../../loops/steering";
 import type { Db } from "../kernel/db";
 import { loopItemLock } from "../kernel/locks";
 import { ignoreQueuedSql } from "./revoke";
@@ -40,6 +41,8 @@ export interface Submission {
   texts?: string[];
   /** the Loop's `environment:` (the file's with the Loop's own over it); absent: none declared */
   environment?: EnvironmentSpec;
+  /** why a writer reviews the Run's commits before they are pushed (ADR 0058); null or absent: pushed as made */
+  review?: ReviewReason | null;
 }
 
 /** Who caused a match: the webhook's sender, else the actor of the Item's last timeline event, else its author. */
@@ -253,9 +256,10 @@ WITH sup AS (
   UPDATE runs SET queued_behind = true WHERE id = ${write.behind ?? null} AND NOT queued_behind
 ), run AS (
   INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, reserved_generation, agent, prompt,
-                    approval_required, received_at, model)
+                    approval_required, received_at, model, review_reason)
   SELECT ${runId}, ${event.id}, ${event.loop}, ${event.repo}, ${event.itemKey}, ${event.number}, 'Pending', ${write.open?.reservedGeneration ?? null},
-         ${s.agent}, ${s.prompt}, ${s.approvalRequired}, COALESCE((SELECT received_at FROM events WHERE id = ${event.id}), now()), ${submission}::jsonb->>'model'
+         ${s.agent}, ${s.prompt}, ${s.approvalRequired}, COALESCE((SELECT received_at FROM events WHERE id = ${event.id}), now()), ${submission}::jsonb->>'model',
+         NULLIF(${submission}::jsonb->'review', 'null'::jsonb)
    WHERE ${runId}::text IS NOT NULL
   RETURNING id
 ), recorded AS (

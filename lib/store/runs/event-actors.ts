@@ -1,5 +1,6 @@
 import type { Db } from "../kernel/db";
 import type { EventActor } from "./claim";
+import type { ReviewReason } from "../../loops/steering";
 import { first, rows, sql } from "../kernel/sql";
 
 /** Who caused an Event, as its submission records it (actor null: recorded before actors were). */
@@ -7,20 +8,23 @@ export interface EventCause {
   actor: EventActor | null;
   /** GitHub's author_association of the Item when the Event was recorded */
   authorAssociation: string | null;
+  /** why its Run's commits wait for a writer, as recorded (ADR 0058); absent or null: pushed as made */
+  review?: ReviewReason | null;
 }
 
 /**
- * The Events already recorded among `ids` with who caused them and their chain depth. An Event
+ * The Events already recorded among `ids` with who caused them, their chain depth and why their
+ * Run's commits wait for review. An Event
  * recorded without an actor (before actors were) is not among them.
  */
 export async function recordedActors(db: Db, ids: readonly string[]): Promise<Map<string, EventCause & { actor: EventActor; chainDepth: number }>> {
-  const found = await rows<{ id: string; actor: EventActor; association: string | null; depth: number }>(
+  const found = await rows<{ id: string; actor: EventActor; association: string | null; depth: number; review: ReviewReason | null }>(
     db.pool,
     sql`SELECT id, submission->'actor' AS actor, submission->>'authorAssociation' AS association,
-            COALESCE((submission->>'chainDepth')::int, 0) AS depth
+            COALESCE((submission->>'chainDepth')::int, 0) AS depth, NULLIF(submission->'review', 'null'::jsonb) AS review
        FROM events WHERE id = ANY(${ids}::text[]) AND jsonb_typeof(submission->'actor') = 'object'`,
   );
-  return new Map(found.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth }]));
+  return new Map(found.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth, review: r.review }]));
 }
 
 /** Who caused the newest Event queued for the Loop on the Item, or null when none is queued. */

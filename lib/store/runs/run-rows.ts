@@ -1,6 +1,7 @@
 import { countRunTransition } from "../../metrics/metrics";
 import type { RunStateName, Transition } from "../../engine/run-state";
 import { ConflictError, NotFoundError } from "../../errors";
+import type { ReviewReason } from "../../loops/steering";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/terminal-deliveries";
 import { markRunsChanged } from "./run-changed";
 import { first, literal, raw, sql, type Statement } from "../kernel/sql";
@@ -27,10 +28,12 @@ export interface RunRow {
   waiting_reason: string | null;
   /** The agent session the Run's next Attempts resume (set by an operator's retry); null: a fresh one. */
   resume_session: string | null;
+  /** Why a writer reviews the Run's commits before they are pushed (ADR 0058); null: pushed as made. */
+  review_reason: ReviewReason | null;
 }
 
 export const RUN_COLUMNS = `id, event_id, loop, repo, item_key, number, state, agent, model, prompt, approval_required,
-  reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session`;
+  reserved_generation, branch, pull_request_number, received_at, waiting_reason, resume_session, review_reason`;
 
 /** RUN_COLUMNS of the table named `alias`, for a statement that names those columns elsewhere too. */
 export const runColumnsOf = (alias: string): string =>

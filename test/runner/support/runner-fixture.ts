@@ -71,6 +71,8 @@ export function withFlakyTokens(github: RunnerGitHub): RunnerGitHub & { failMint
       return github.mintToken(repo);
     },
     publishPullRequest: (req) => github.publishPullRequest(req),
+    setBranch: (req) => github.setBranch(req),
+    deleteRef: (repo, ref) => github.deleteRef(repo, ref),
   };
 }
 

@@ -11,6 +11,7 @@ import type { VerifyVerdict } from "../../../../lib/executor/verify-spec";
 import { ActionButton } from "../../../_components/action-button";
 import { LiveTranscript } from "../../../_components/live-transcript";
 import { EditAndRetryForm, InterveneForm } from "../../../_components/run-forms";
+import { HeldCommitsReview } from "../../../_components/held-commits";
 import { Empty, ExternalLink, PageHeader, Problem, StateBadge, Time } from "../../../_components/ui";
 import { load } from "../../../_server/page-data";
 import { dashboardContext } from "../../../_server/services";
@@ -29,6 +30,13 @@ const BUTTONS: Partial<Record<RunAction, { label: string; path: string; tone: "p
   retry: { label: "Retry", path: "retry", tone: "primary" },
   "resolve-failure": { label: "Resolve failure", path: "resolve-failure", tone: "neutral" },
   cancel: { label: "Cancel Run", path: "cancel", tone: "danger", confirm: "Cancel this Run? A running agent is stopped." },
+  push: {
+    label: "Push",
+    path: "push",
+    tone: "primary",
+    confirm: "Push these commits? Their branch and pull request are made, and the repository's CI runs this code with its secrets.",
+  },
+  discard: { label: "Discard", path: "discard", tone: "danger", confirm: "Discard these commits? Nothing of them is left on GitHub." },
 };
 
 export default async function RunPage({ params }: { params: Promise<{ id: string }> }) {
@@ -92,6 +100,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
           You can see this Run; acting on it needs write access to {run.repo} on GitHub.
         </p>
       ) : null}
+
+      {run.held ? <HeldCommitsReview held={run.held} why={run.push.why} /> : null}
 
       {actions.includes("edit-and-retry") ? (
         <details className="rounded-lg border border-stone-200 bg-white p-3" data-testid="action-edit-and-retry">
@@ -190,6 +200,8 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                   <dd data-testid="run-model">{run.model}</dd>
                 </>
               ) : null}
+              <dt className="text-stone-500">CI</dt>
+              <dd data-testid="run-push">{run.push.sentence}</dd>
               <dt className="text-stone-500">Approval</dt>
               <dd>{run.approvalRequired ? (run.approval ? `by ${run.approval.approvedBy}` : "required") : "not required"}</dd>
               <dt className="text-stone-500">Received</dt>
