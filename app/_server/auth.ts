@@ -5,7 +5,7 @@ import { authSecret } from "../../lib/auth/auth-secret";
 import { adminAccountIds } from "../../lib/auth/admins";
 import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
-import { instanceConfig } from "../../lib/auth/instance-config";
+import { instanceConfig, instanceConfigProblem } from "../../lib/auth/instance-config";
 import { resolveGitHubEnv, type GitHubEnv } from "../../lib/github/github-env";
 import { SESSION_MAX_AGE_SECONDS, storeUserToken } from "../../lib/auth/sessions";
 import { createSession, deleteSession, getSessionAndUser, updateSession } from "../../lib/store/people/session-rows";
@@ -111,6 +111,12 @@ function config(gh: GitHubEnv): NextAuthConfig {
       async signIn({ account, profile }) {
         const p = profile as unknown as GitHubProfile | undefined;
         if (!p?.login || !account?.access_token) return false;
+        // an instance config that does not load refuses every sign-in: say what is wrong, and where
+        const problem = await instanceConfigProblem();
+        if (problem) {
+          console.error(`atelier: sign-in refused: ${problem}`);
+          return "/signin?error=InstanceConfig";
+        }
         const config = await instanceConfig();
         if ((await adminAccountIds(db(), config.admins, account.access_token, gh.apiUrl)).has(String(p.id))) return true;
         return mayUseInstance(config, p.login, account.access_token, gh.apiUrl);

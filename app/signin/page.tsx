@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import { redirect } from "next/navigation";
+import { instanceConfigProblem } from "../../lib/auth/instance-config";
 import { resolveGitHubEnv, signInProblem } from "../../lib/github/github-env";
 import { db } from "../_server/db";
 import { signIn } from "../_server/auth";
@@ -12,6 +13,7 @@ const ERRORS: Record<string, string> = {
   AccessDenied: "GitHub did not let you in (the sign-in was refused or canceled).",
   OAuthCallbackError: "GitHub's answer to the sign-in could not be used; try again.",
   Configuration: "Sign-in is not configured correctly on this Atelier; the server log says what is wrong.",
+  InstanceConfig: "Sign-in is refused while the instance config does not load.",
 };
 
 /** Only paths of this site: never an absolute URL (an open redirect). */
@@ -25,7 +27,7 @@ export default async function SignInPage({ searchParams }: { searchParams: Promi
   if (await pageViewer()) redirect(target);
   // an own key only: `?error=__proto__` would otherwise render Object.prototype and answer 500
   const error = typeof sp.error === "string" ? (Object.hasOwn(ERRORS, sp.error) ? ERRORS[sp.error]! : "The sign-in did not work; try again.") : null;
-  const problem = signInProblem(await resolveGitHubEnv(db()));
+  const problem = signInProblem(await resolveGitHubEnv(db())) ?? (await instanceConfigProblem());
 
   async function signInWithGitHub() {
     "use server";

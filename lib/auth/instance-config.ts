@@ -1,4 +1,5 @@
 import { loadInstanceConfig, type InstanceConfig } from "../config/roster";
+import { AtelierError } from "../errors";
 
 const TTL_MS = 30_000;
 let cached: { at: number; value: Promise<InstanceConfig> } | undefined;
@@ -24,4 +25,19 @@ export function instanceConfig(): Promise<InstanceConfig> {
 export function setInstanceConfigForTests(config: InstanceConfig | undefined): void {
   // an entry from the far future never expires
   cached = config ? { at: Number.POSITIVE_INFINITY, value: Promise.resolve(config) } : undefined;
+}
+
+/**
+ * What is wrong with the instance config, when it does not load: its own message (the file, each
+ * offending key and its line: `instance_config_invalid`, `instance_config_missing`); null when it
+ * loads. The sign-in page shows it, and the sign-in refuses with it in the log, rather than
+ * "GitHub did not let you in".
+ */
+export async function instanceConfigProblem(): Promise<string | null> {
+  try {
+    await instanceConfig();
+    return null;
+  } catch (err) {
+    return err instanceof AtelierError ? err.message : `The instance config could not be read: ${String(err)}`;
+  }
 }

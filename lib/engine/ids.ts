@@ -5,6 +5,16 @@ export function itemKey(repo: string, number: number): string {
   return JSON.stringify(["github", repo.toLowerCase(), number]);
 }
 
+/** The repository of an Item key (or a Tick's), lower-cased; null for text that is no Item key. */
+export function repoOfItemKey(key: string): string | null {
+  try {
+    const parsed: unknown = JSON.parse(key);
+    return Array.isArray(parsed) && parsed[0] === "github" && typeof parsed[1] === "string" ? parsed[1] : null;
+  } catch {
+    return null;
+  }
+}
+
 /** The Item key of a schedule Loop's Tick: the repository itself. */
 export function tickItemKey(repo: string): string {
   return JSON.stringify(["github", repo.toLowerCase()]);

@@ -133,6 +133,7 @@ export type LoopConfigErrorToken =
   | "config_bad_timezone"
   | "config_foreign_repository"
   | "config_agent_not_allowed"
+  | "config_extends_forbidden"
   | "config_invalid";
 
 export interface LoopConfigError {

@@ -96,7 +96,7 @@ function face(s: RunSnapshot, runPage: string): Face {
             conclusion: "action_required",
             output: {
               title: "Waiting for approval",
-              summary: `${approvalSentence(s.loop, s.approvalReason)} Someone with write access can press Approve here or on ${page}.\n\n**${pushSentence(s.reviewReason)}**\n\n${promptBlock(s.prompt)}`,
+              summary: `${approvalSentence(s.loop, s.approvalReason)} Someone who reaches the Loop's trigger_permission (write at least) can press Approve here or on ${page}.\n\n**${pushSentence(s.reviewReason)}**\n\n${promptBlock(s.prompt)}`,
             },
             actions: [CHECK_ACTIONS.approve, CHECK_ACTIONS.cancel],
           }

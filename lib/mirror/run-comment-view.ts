@@ -25,7 +25,7 @@ function statusLine(s: RunSnapshot, runPage: string): string {
     }
     case "Waiting":
       return present.isAwaitingApproval(s)
-        ? `**Waiting for approval** — someone with write access can approve it on [the Run page](${runPage}).`
+        ? `**Waiting for approval** — someone who reaches the Loop's trigger_permission (write at least) can approve it on [the Run page](${runPage}).`
         : `**Held** — ${present.heldReason(s)}`;
     case "Running": {
       const held = present.heldReason(s);

@@ -23,6 +23,10 @@ interface ConfigFile {
  * owner's `.github` repository; `_extends` merges another file under it) and validates it
  * with the roster. Problems never throw: they come back as errors, each on its Loop (or on the
  * file), with the line of the file that holds the offending key.
+ *
+ * `_extends` may name only the owner's `.github` repository: a writer of one repository cannot
+ * merge another repository's config (whose Loops would run here), and nothing of a file it
+ * names elsewhere — a key, a line, a parse error — reaches the errors (`config_extends_forbidden`).
  */
 export async function readRepositoryConfig(
   octokit: Octokit,
@@ -44,6 +48,8 @@ export async function readRepositoryConfig(
     // the loader refuses YAML that does not parse: read the text to say where
     return unreadableConfig(octokit, owner, repo, err, checks, now);
   }
+  const foreign = files.filter((f) => !configHomeOf(owner, repo, f));
+  if (foreign.length) return stored({ labels: [], loops: [], errors: [extendsForbidden(owner)] }, now, []);
   const found = files.filter((f) => f.config !== null);
   let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, checks);
   if (parsed.errors.length) {
@@ -143,6 +149,32 @@ function scheduleSignature(config: StoredConfig | null): string {
   return JSON.stringify(loops.sort((a, b) => (String(a[0]) < String(b[0]) ? -1 : 1)));
 }
 
+/** Whether a config file is the repository's own or its owner's `.github` repository's. */
+function configHomeOf(owner: string, repo: string, file: Pick<ConfigFile, "owner" | "repo">): boolean {
+  if (file.owner.toLowerCase() !== owner.toLowerCase()) return false;
+  return file.repo.toLowerCase() === repo.toLowerCase() || file.repo.toLowerCase() === ".github";
+}
+
+/** Whether a config's `_extends` (Probot's `repo`, `owner/repo`, either with `:path`) names another repository than the owner's `.github`. */
+function extendsElsewhere(owner: string, config: unknown): boolean {
+  const target = isRecord(config) ? config._extends : undefined;
+  if (typeof target !== "string") return false;
+  const [where = ""] = target.split(":");
+  const [o = "", r = ""] = where.includes("/") ? where.split("/") : [owner, where];
+  return o.toLowerCase() !== owner.toLowerCase() || r.toLowerCase() !== ".github";
+}
+
+/** The error of a config whose `_extends` names another repository than the owner's `.github`: it names nothing of that repository. */
+function extendsForbidden(owner: string): LoopConfigError {
+  return {
+    loop: null,
+    token: "config_extends_forbidden",
+    line: null,
+    message: `${CONFIG_PATH} extends (\`_extends\`) another repository's config: only ${owner}/.github may be extended. No Loop of this file runs until it says \`_extends: .github\` or nothing.`,
+    path: "_extends",
+  };
+}
+
 async function unreadableConfig(
   octokit: Octokit,
   owner: string,
@@ -154,6 +186,8 @@ async function unreadableConfig(
   for (const [o, r] of [[owner, repo], [owner, ".github"]] as const) {
     const text = await rawFile(octokit, o, r, CONFIG_PATH);
     if (text === "") continue;
+    // a file extended from elsewhere failed to parse: what the loader says of it is that file's text
+    if (extendsElsewhere(owner, parseYamlWithLines(text).value)) return stored({ labels: [], loops: [], errors: [extendsForbidden(owner)] }, now, []);
     const parsed = parseRepositoryConfig(text, checks);
     if (parsed.errors.length) return stored(parsed, now, [`${o}/${r}:${CONFIG_PATH}`]);
   }

@@ -9,9 +9,14 @@ import type { Db } from "../../lib/store/kernel/db";
 import { projectionFromRest } from "../../lib/loops/projection";
 import { announceRunsChanged } from "../../lib/store/runs/run-changed";
 import { observation, storeObservations } from "../../lib/triggers/observe-item";
-import { testDb, uniqueRepo } from "../support/db";
+import { testDb } from "../support/db";
 import { ORIGIN } from "./support/api-client";
-import { cookieFor, seedUser } from "./support/seed";
+import { FakeGitHub } from "./support/fake-github";
+import { cookieFor, seedRepo, seedRun, seedUser, uniqueInstallationId } from "./support/seed";
+import { forgetAccess } from "../../lib/auth/authorize";
+import { itemKey } from "../../lib/engine/ids";
+import { concernsViewer } from "../../lib/dashboard/live-changes";
+import type { Viewer } from "../../lib/auth/viewer";
 
 // The live views' stream, called as Next.js calls the route: a signed-in viewer hears
 // `changed` soon after a Run or an Item changes, and nothing that names it; a signed-out one is 401.
@@ -20,14 +25,29 @@ process.env.AUTH_SECRET = "live-changes-test-secret-0123456789abcdef";
 
 const route = await import("../../app/api/v1/changes/route");
 const tag = randomBytes(3).toString("hex");
+// the viewer reads REPO on GitHub; OTHER is another tenant's, registered on the same instance
+const REPO = `live-${tag}/app`;
+const OTHER = `other-${tag}/secret`;
+const github = new FakeGitHub();
+const user = { id: 900_000_000 + Math.floor(Math.random() * 1e8), login: `live-${tag}`, token: `tok-${tag}` };
 let db: Db;
 let cookie: string;
 
 beforeAll(async () => {
   db = testDb(2);
-  cookie = cookieFor(await seedUser(db, { id: 900_000_000 + Math.floor(Math.random() * 1e8), login: `live-${tag}`, token: `tok-${tag}` }, process.env.AUTH_SECRET!));
+  await github.start();
+  process.env.GITHUB_API_URL = github.url;
+  const mine = uniqueInstallationId();
+  const theirs = uniqueInstallationId();
+  github.users.push(user);
+  github.repos.push({ fullName: REPO, installationId: mine, roles: { [user.login]: "read" } }, { fullName: OTHER, installationId: theirs, roles: {} });
+  await seedRepo(db, REPO, mine);
+  await seedRepo(db, OTHER, theirs);
+  forgetAccess();
+  cookie = cookieFor(await seedUser(db, user, process.env.AUTH_SECRET!));
 });
 afterAll(async () => {
+  await github.stop();
   await db.close();
 });
 
@@ -68,14 +88,14 @@ async function untilChanged(poke: () => void): Promise<string> {
 }
 
 it("a signed-in viewer hears `changed` after a Run changes, and not which Run", async () => {
-  const runId = `run-live-${tag}`;
+  const runId = await seedRun(db, { repo: REPO, number: 1, state: "Pending" });
   const text = await untilChanged(() => announceRunsChanged(db.pool, [runId]));
   expect(text).toContain("event: changed\ndata: {}\n\n");
   expect(text).not.toContain(runId);
 });
 
 it("a signed-in viewer hears `changed` after an Item changes with no Run (a label no Loop matches), and not which Item", async () => {
-  const repo = uniqueRepo("live");
+  const repo = REPO;
   let n = 0;
   const issue = () => ({
     number: 7,
@@ -143,4 +163,15 @@ it("one person holds at most MAX_STREAMS_PER_PERSON streams; closing one frees i
     for (const a of aborts) a.abort();
     await Promise.all(held.map((r) => r.body?.cancel().catch(() => undefined)));
   }
+});
+
+it("another tenant's Run or Item moving tells a viewer nothing: only changes of repositories they see concern them (attack 33)", async () => {
+  const viewer: Viewer = { id: String(user.id), login: user.login, name: null, avatarUrl: null, admin: false };
+  const concerns = concernsViewer(db, viewer);
+  const theirRun = await seedRun(db, { repo: OTHER, number: 1, state: "Pending" });
+  const myRun = await seedRun(db, { repo: REPO, number: 2, state: "Pending" });
+  expect(await concerns({ runs: [theirRun], items: [itemKey(OTHER, 3)] })).toBe(false);
+  expect(await concerns({ runs: ["no-such-run"], items: ["not a key"] })).toBe(false);
+  expect(await concerns({ runs: [theirRun, myRun], items: [] })).toBe(true);
+  expect(await concerns({ runs: [], items: [itemKey(REPO, 3)] })).toBe(true);
 });

@@ -106,6 +106,22 @@ describe("repository config", () => {
     expect(childLoops[1]).toMatchObject({ errorLine: 5, error: expect.stringContaining('"nobody"') });
   });
 
+  it("_extends names only the owner's .github: another repository's config is not merged, and nothing of it shows in the errors", async () => {
+    const secretConfig = `loops:\n  leaky-loop-name:\n    on: issues\n    agent: demo\n    secret_key_name: hunter2\n    prompt: Deploy with \${{ item.number }}\n`;
+    await installRepository(fx, { owner: "cfg-x", name: "secret", config: secretConfig });
+    await installRepository(fx, { owner: "cfg-x", name: "broken", config: "loops:\n  a: [unclosed-secret-text\n" });
+    await installRepository(fx, { owner: "cfg-y", name: "elsewhere", config: secretConfig });
+    for (const target of ["secret", "cfg-x/secret", "cfg-y/elsewhere:.github/atelier.yml", "broken"]) {
+      const { fullName } = await installRepository(fx, { owner: "cfg-x", name: `child-${target.replace(/[^a-z]/g, "")}`, config: `_extends: ${target}\nloops:\n  mine:\n    on: issues\n    agent: demo\n    prompt: Mine\n` });
+      await pollRepository(fx.deps, fullName);
+      expect(await listLoops(fx.db, fullName)).toEqual([]);
+      const { rows } = await fx.db.pool.query(`SELECT config_error, config FROM repositories WHERE full_name = $1`, [fullName]);
+      expect(rows[0].config_error).toContain("only cfg-x/.github may be extended");
+      expect(rows[0].config.errors).toEqual([expect.objectContaining({ token: "config_extends_forbidden" })]);
+      for (const leak of ["leaky-loop-name", "secret_key_name", "hunter2", "Deploy", "unclosed-secret-text"]) expect(JSON.stringify(rows[0])).not.toContain(leak);
+    }
+  });
+
   it("a paused Loop neither submits nor revokes; pausing and unpausing restart from an empty cursor", async () => {
     const { fullName } = await installRepository(fx, { owner: "cfg-d", name: "app" });
     await pollRepository(fx.deps, fullName);

@@ -109,6 +109,12 @@ export async function readRunSummary(db: Db, runId: string): Promise<{ id: strin
   return first(db.pool, sql`SELECT id, state::text AS state, pull_request_number FROM runs WHERE id = ${runId}`);
 }
 
+/** The repositories of these Runs (those that exist). */
+export async function reposOfRuns(db: Db, runIds: readonly string[]): Promise<string[]> {
+  if (!runIds.length) return [];
+  return (await rows<{ repo: string }>(db.pool, sql`SELECT DISTINCT repo FROM runs WHERE id = ANY(${runIds}::text[])`)).map((r) => r.repo);
+}
+
 /** The repository of a Run (what its authorization asks), undefined when there is no such Run. */
 export async function repoOfRun(db: Db, runId: string): Promise<string | undefined> {
   return (await first<{ repo: string }>(db.pool, sql`SELECT repo FROM runs WHERE id = ${runId}`))?.repo;

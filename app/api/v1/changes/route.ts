@@ -1,6 +1,6 @@
 import { requireViewer } from "../../../../lib/auth/authorize";
 import { viewerFromApiRequest } from "../../../../lib/auth/current-viewer";
-import { streamChanges } from "../../../../lib/dashboard/live-changes";
+import { concernsViewer, streamChanges } from "../../../../lib/dashboard/live-changes";
 import { api, eventStream } from "../../../_server/api";
 import { streamSignal } from "../../../_server/stopping";
 
@@ -13,5 +13,5 @@ export const dynamic = "force-dynamic";
 export const GET = api(async ({ request, viewer, ctx }) => {
   const who = requireViewer(viewer);
   const stillAllowed = async () => (await viewerFromApiRequest(ctx.db, request.headers)).viewer?.id === who.id;
-  return eventStream(streamChanges(ctx.db, { signal: streamSignal(request), person: who.id, stillAllowed }));
+  return eventStream(streamChanges(ctx.db, { signal: streamSignal(request), person: who.id, stillAllowed, concerns: concernsViewer(ctx.db, who) }));
 });
