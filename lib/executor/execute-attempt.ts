@@ -261,24 +261,24 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         : `starting from ${ws.base.ref} at ${ws.base.sha.slice(0, 12)}`,
     );
 
-    if (input.environment?.setup) {
-      if (!sandboxed && input.sandbox !== "off") {
-        throw new AttemptFailureError(agentFailure("configuration", `setup_failed: the environment's setup runs only in a sandbox, and this host cannot make one; ${SANDBOX_INSTALL_HINT}.`));
-      }
-      const prepared = await prepareEnvironment({
-        spec: input.environment,
-        box: ws.box,
+    // the environment, prepared in a box (the agent's, and verify's fresh one): the snapshot
+    // restored, else setup run there; only the agent's box of a trusted Attempt writes a snapshot
+    const environment = input.environment;
+    const prepareIn = (box: AttemptBox, name: string, mayWrite: boolean) =>
+      prepareEnvironment({
+        spec: environment!,
+        box,
         repositoryId: input.repositoryId ?? null,
-        mayWrite: (input.trusted ?? false) && ws.base.kind !== "branch",
+        mayWrite,
         store: input.snapshots ?? null,
         registries: input.registries ?? [],
         sandbox: sandboxed
           ? {
-              name: `${ws.name}.setup`,
-              box: ws.box,
+              name,
+              box,
               limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
               readOnlyPaths: input.agent.read_only_paths ?? [],
-              objects: cacheObjects(ws.cacheDir),
+              objects: cacheObjects(ws!.cacheDir),
               onNote: system,
             }
           : null,
@@ -290,6 +290,11 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         timeoutMs: (input.agent.max_attempt_minutes ?? 60) * 60_000,
         killGraceMs: input.killGraceMs ?? 5_000,
       });
+    if (environment?.setup) {
+      if (!sandboxed && input.sandbox !== "off") {
+        throw new AttemptFailureError(agentFailure("configuration", `setup_failed: the environment's setup runs only in a sandbox, and this host cannot make one; ${SANDBOX_INSTALL_HINT}.`));
+      }
+      const prepared = await prepareIn(ws.box, `${ws.name}.setup`, (input.trusted ?? false) && ws.base.kind !== "branch");
       if (prepared.tag === "Canceled") return canceledOrLost() ?? { tag: "Canceled", usage: usage() };
       if (prepared.tag === "Failed") throw new AttemptFailureError(prepared.failure);
     }
@@ -399,6 +404,16 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
             limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
             readOnlyPaths: input.agent.read_only_paths ?? [],
             timeoutMs: input.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
+            env: environment?.env ?? {},
+            // verify starts from the environment the agent had (the snapshot, or setup again)
+            ...(environment?.setup
+              ? {
+                  restoreEnvironment: async (box: AttemptBox) => {
+                    const prepared = await prepareIn(box, `${ws!.name}.verify-setup-${round}`, false);
+                    if (prepared.tag === "Failed") throw new Error(`the environment for verify was not prepared: ${prepared.failure.message}`);
+                  },
+                }
+              : {}),
             redactor,
             onOutput: emit,
             signal: stopSignal,

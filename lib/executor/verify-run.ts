@@ -136,7 +136,12 @@ export async function runVerify(req: VerifyRequest): Promise<VerifyCheck> {
   try {
     await makeBox(box);
     await checkoutInBox({ box, cache: req.cacheDir, sha: req.sha, branch: req.branch, sandboxed: req.sandboxed, from: req.source, signal: req.signal });
-    await req.restoreEnvironment?.(box);
+    // an environment that could not be prepared fails verify with its reason (the work is unchecked)
+    const unprepared = await (req.restoreEnvironment?.(box) ?? Promise.resolve()).then(
+      () => null,
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    if (unprepared !== null) return { passed: false, exitCode: null, timedOut: false, durationMs: Date.now() - started, tail: redactor.redact(unprepared) };
     const env = { LANG: "C.UTF-8", CI: "true", ATELIER_VERIFY: "1", ...req.env };
     const proc = await start(req, box, env);
     const watch = watchChild(proc.child);

@@ -8,6 +8,7 @@ import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec"
 import { SETUP_STREAM, type EnvironmentSpec } from "../../lib/executor/environment/environment-spec";
 import { listSnapshots, saveSnapshot, type SnapshotStore } from "../../lib/executor/environment/snapshot-store";
 import { executeAttempt, type AttemptInput, type AttemptOutcome } from "../../lib/executor/execute-attempt";
+import { verifySpecOf } from "../../lib/executor/verify-spec";
 import { startNpmRegistry, type LocalNpmRegistry } from "../support/npm-registry";
 import { attemptOn, makeRemote, sh, type RemoteFixture } from "./git-fixture";
 
@@ -133,6 +134,18 @@ describe("setup from the local registry, then a warm start", () => {
   }, 120_000);
 });
 
+
+describe("verify starts from the environment the agent had", () => {
+  it("a verify that needs the installed packages passes in its fresh checkout, the snapshot restored there too", async () => {
+    const spec = env({ verify: `node -e "require('@atelier-fixture/greet-lite')"` });
+    const run = await attempt("verify-env/agent/1", { environment: spec, verify: verifySpecOf(spec) });
+    expect(run.outcome.tag, run.text).toBe("Succeeded");
+    const verify = run.outcome.tag === "Succeeded" ? run.outcome.verify : null;
+    expect(verify?.passed, run.text).toBe(true);
+    // twice: once into the agent's box, once into verify's
+    expect(run.text.match(/environment restored from snapshot/g)?.length, run.text).toBe(2);
+  }, 180_000);
+});
 describe("who may write a snapshot, and whose is restored", () => {
   it("an untrusted Attempt runs setup but keeps no snapshot, and the next one runs setup again", async () => {
     const untrusted = await attempt("untrusted/agent/1", { repositoryId: "202", trusted: false });
