@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { lchown, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
 
 /**
@@ -25,11 +25,14 @@ export interface SnapshotStore {
 
 export const DEFAULT_ENV_CACHE_GB = 20;
 
-/** The store of a worker: ATELIER_ENV_CACHE_DIR (default <workspace>/environments) capped at ATELIER_ENV_CACHE_GB. */
-export function snapshotStoreFromEnv(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): SnapshotStore {
+/**
+ * The instance's store: ATELIER_ENV_CACHE_DIR (default <ATELIER_WORKSPACE>/environments)
+ * capped at ATELIER_ENV_CACHE_GB. The worker writes it; the dashboard lists and removes.
+ */
+export function snapshotStoreFromEnv(env: NodeJS.ProcessEnv = process.env): SnapshotStore {
   const gb = Number(env.ATELIER_ENV_CACHE_GB ?? DEFAULT_ENV_CACHE_GB);
   return {
-    dir: env.ATELIER_ENV_CACHE_DIR || join(workspaceRoot, "environments"),
+    dir: resolve(env.ATELIER_ENV_CACHE_DIR || join(env.ATELIER_WORKSPACE ?? ".atelier/workspaces", "environments")),
     capBytes: Math.round((Number.isFinite(gb) && gb >= 0 ? gb : DEFAULT_ENV_CACHE_GB) * 1024 ** 3),
   };
 }
