@@ -9,6 +9,7 @@ import { snapshotsOfRepositories } from "../../lib/dashboard/environment-snapsho
 import { findSnapshot, saveSnapshot, type SnapshotStore } from "../../lib/executor/environment/snapshot-store";
 import { installRepository, startFixture, type Fixture } from "../github/support/fixture";
 import { call } from "./support/api-client";
+import { pointRoutesAt } from "./support/route-env";
 import { cookieFor, seedUser } from "./support/seed";
 
 /**
@@ -39,10 +40,7 @@ async function snapshotOf(repo: string, key: string): Promise<void> {
 
 beforeAll(async () => {
   fx = await startFixture();
-  const url = new URL(process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test");
-  url.searchParams.set("options", `-c search_path=${(fx.db as unknown as { schema: string }).schema}`);
-  process.env.DATABASE_URL = url.toString();
-  process.env.GITHUB_API_URL = fx.sim.url;
+  pointRoutesAt(fx);
   dir = mkdtempSync(join(tmpdir(), "atelier-rebuild-"));
   store = { dir: join(dir, "environments"), capBytes: 1024 ** 3 };
   process.env.ATELIER_ENV_CACHE_DIR = store.dir;
