@@ -233,6 +233,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         : `starting from ${ws.base.ref} at ${ws.base.sha.slice(0, 12)}`,
     );
 
+    let checkoutCache: string[] = [];
     if (input.environment?.setup) {
       if (!sandboxed && input.sandbox !== "off") {
         throw new AttemptFailureError(agentFailure("configuration", `setup_failed: the environment's setup runs only in a sandbox, and this host cannot make one; ${SANDBOX_INSTALL_HINT}.`));
@@ -264,6 +265,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       });
       if (prepared.tag === "Canceled") return canceledOrLost() ?? { tag: "Canceled", usage: usage() };
       if (prepared.tag === "Failed") throw new AttemptFailureError(prepared.failure);
+      checkoutCache = prepared.checkoutCache;
     }
 
     phase("running");
@@ -337,6 +339,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       sandboxed,
       redactor,
       signal: stopSignal,
+      exclude: checkoutCache,
     });
     if (harvested.problem) system(`${harvested.problem}; its files were taken as they are`);
     if (harvested.committedLeftovers) system("committed the changes the agent left uncommitted");

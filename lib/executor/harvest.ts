@@ -1,4 +1,4 @@
-import { rm } from "node:fs/promises";
+import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AttemptBox } from "./agent-sandbox/box";
 import { AttemptFailureError, BranchMovedError } from "./attempt-failure-error";
@@ -57,6 +57,14 @@ export interface HarvestInput {
   signal?: AbortSignal;
   /** Subject of the commit made from uncommitted changes. */
   leftoverMessage?: string;
+  /** Paths of the checkout never committed from what the agent left (the environment's cache paths). */
+  exclude?: readonly string[];
+}
+
+/** A path of the checkout as an anchored gitignore pattern, its special characters escaped. */
+export function excludePattern(path: string): string {
+  const clean = path.split("/").filter((p) => p && p !== ".").join("/");
+  return `/${clean.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`;
 }
 
 /** Commits from `baseSha` (excluded) to `head`, oldest first. */
@@ -72,8 +80,12 @@ async function commitsBetween(repo: string, baseSha: string, head: string, signa
 }
 
 /** The files of the agent's clone, committed on `head` when they differ from it; the new head. */
-async function commitLeftovers(repo: string, worktree: string, head: string, message: string, signal?: AbortSignal): Promise<string> {
+async function commitLeftovers(repo: string, worktree: string, head: string, message: string, exclude: readonly string[], signal?: AbortSignal): Promise<string> {
   const env = { GIT_INDEX_FILE: join(repo, "harvest.index"), ...AGENT_IDENTITY };
+  if (exclude.length) {
+    await mkdir(join(repo, "info"), { recursive: true });
+    await writeFile(join(repo, "info", "exclude"), `${exclude.map(excludePattern).join("\n")}\n`);
+  }
   const tree = ["--git-dir", repo, "--work-tree", worktree];
   await git([...tree, "read-tree", head], { cwd: repo, env, signal });
   await git([...tree, "add", "--all", "--", "."], { cwd: worktree, env, signal });
@@ -117,6 +129,7 @@ export async function harvest(input: HarvestInput): Promise<Harvest> {
     input.box.worktree,
     agentHead,
     input.leftoverMessage ?? `Atelier: uncommitted changes from ${input.attemptId}`,
+    input.exclude ?? [],
     input.signal,
   );
   const committedLeftovers = headSha !== agentHead;

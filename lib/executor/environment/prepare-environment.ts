@@ -41,7 +41,8 @@ export interface PrepareRequest {
 }
 
 export type PrepareOutcome =
-  | { tag: "Ready"; restored: boolean; setupMs: number | null }
+  /** `checkoutCache`: the cache paths inside the checkout (the harvest never commits them). */
+  | { tag: "Ready"; checkoutCache: string[] }
   | { tag: "Failed"; failure: Failure }
   | { tag: "Canceled" };
 
@@ -63,9 +64,10 @@ async function keyFileContent(worktree: string, rel: string): Promise<Buffer | n
 
 export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOutcome> {
   const spec = withDetectedPaths(req.spec, req.box.worktree);
-  if (!spec.setup) return { tag: "Ready", restored: false, setupMs: null };
+  if (!spec.setup) return { tag: "Ready", checkoutCache: [] };
   if (spec.ecosystems.length) req.system(`environment: detected ${spec.ecosystems.join(", ")}; cache ${spec.cache?.join(", ") || "nothing"}`);
   const cache = spec.cache ?? [];
+  const checkoutCache = cache.filter((p) => !p.startsWith("~/"));
   const roots = { worktree: req.box.worktree, home: req.box.home };
   const keyFiles = await Promise.all((spec.key ?? []).map(async (path) => ({ path, content: await keyFileContent(req.box.worktree, path) })));
   const key =
@@ -81,7 +83,7 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
       const { skipped } = await restoreSnapshot(req.store, snapshot, roots, { link, owner: req.box.switchUser ? req.box.uid : null });
       for (const s of skipped) req.system(`environment: ${s} was not restored`);
       req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${link ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
-      return { tag: "Ready", restored: true, setupMs: null };
+      return { tag: "Ready", checkoutCache };
     }
   }
 
@@ -109,11 +111,11 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
 
   if (!key || !req.store || !req.repositoryId) {
     if (cache.length === 0) req.system("environment: no cache paths (cache: or a detected ecosystem), so no snapshot is kept");
-    return { tag: "Ready", restored: false, setupMs: run.durationMs };
+    return { tag: "Ready", checkoutCache };
   }
   if (!req.mayWrite) {
     req.system("environment: this Attempt does not keep a snapshot (only an Attempt of the default branch whose trigger was trusted writes one)");
-    return { tag: "Ready", restored: false, setupMs: run.durationMs };
+    return { tag: "Ready", checkoutCache };
   }
   const saved = await saveSnapshot(req.store, req.repositoryId, key, cache, roots);
   if (saved.tag === "Refused") req.system(`environment: ${saved.sentence}`);
@@ -121,5 +123,5 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     if (saved.tally.droppedLinks) req.system(`environment: ${saved.tally.droppedLinks} symbolic link(s) pointing out of the box were not kept`);
     req.system(`environment: kept snapshot ${key.slice(0, 12)} (${saved.snapshot.files} files, ${mb(saved.snapshot.bytes)})${saved.evicted ? `; evicted ${saved.evicted} least recently used` : ""}`);
   }
-  return { tag: "Ready", restored: false, setupMs: run.durationMs };
+  return { tag: "Ready", checkoutCache };
 }
