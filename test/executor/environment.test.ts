@@ -236,6 +236,21 @@ describe("links and the cap", () => {
   });
 });
 
+describe("a snapshot folder on another filesystem", () => {
+  it.runIf(existsSync("/dev/shm"))("is restored by copies (a hard link cannot cross filesystems), and setup is skipped", async () => {
+    const elsewhere: SnapshotStore = { dir: mkdtempSync("/dev/shm/atelier-env-"), capBytes: 1024 ** 3 };
+    try {
+      const first = await attempt("shm1/agent/1", { repositoryId: "1101", snapshots: elsewhere });
+      expect(first.text).toMatch(/kept snapshot/);
+      const second = await attempt("shm2/agent/1", { repositoryId: "1101", snapshots: elsewhere });
+      expect(second.text).toMatch(/environment restored from snapshot [0-9a-f]{12} \(\d+ files, [\d.]+ MB, copies\)/);
+      expect(second.text).toContain("ENV-AGENT greet: HELLO, ATELIER!");
+    } finally {
+      rmSync(elsewhere.dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
+
 describe("the harvest", () => {
   it("never commits a cache path the agent left, even when the repository does not ignore it", async () => {
     const plain = makeRemote();

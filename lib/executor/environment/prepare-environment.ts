@@ -79,11 +79,15 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     const snapshot = await findSnapshot(req.store, req.repositoryId, key);
     if (snapshot) {
       const started = Date.now();
-      const link = req.box.switchUser;
-      const { skipped } = await restoreSnapshot(req.store, snapshot, roots, { link, owner: req.box.switchUser ? req.box.uid : null });
-      for (const s of skipped) req.system(`environment: ${s} was not restored`);
-      req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${link ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
-      return { tag: "Ready", checkoutCache };
+      const restored = await restoreSnapshot(req.store, snapshot, roots, { link: req.box.switchUser, owner: req.box.switchUser ? req.box.uid : null }).catch((err: unknown) => {
+        req.system(`environment: snapshot ${key.slice(0, 12)} could not be restored (${err instanceof Error ? err.message.split("\n")[0] : String(err)}); setup runs`);
+        return null;
+      });
+      if (restored) {
+        for (const s of restored.skipped) req.system(`environment: ${s} was not restored`);
+        req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${restored.linked ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
+        return { tag: "Ready", checkoutCache };
+      }
     }
   }
 

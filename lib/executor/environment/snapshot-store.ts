@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
-import { lchown, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { join, resolve } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
@@ -185,31 +185,44 @@ export async function restoreSnapshot(
   snapshot: EnvironmentSnapshot,
   roots: { worktree: string; home: string },
   opts: { link: boolean; owner: number | null },
-): Promise<{ skipped: string[] }> {
+): Promise<{ skipped: string[]; linked: boolean }> {
   const dir = snapshotDir(store, snapshot.repositoryId, snapshot.key);
   const skipped: string[] = [];
-  for (const [i, path] of snapshot.cache.entries()) {
-    if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
-    const { root, rel } = cacheRoot(path, roots);
-    const { problem, missing } = await pathProblem(root, rel);
-    if (problem || !missing) {
-      skipped.push(`${path} (${problem ?? "it exists in the checkout"})`);
-      continue;
+  const made: string[] = [];
+  const device = (await stat(dir)).dev;
+  let linked = opts.link;
+  try {
+    for (const [i, path] of snapshot.cache.entries()) {
+      if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
+      const { root, rel } = cacheRoot(path, roots);
+      const { problem, missing } = await pathProblem(root, rel);
+      if (problem || !missing) {
+        skipped.push(`${path} (${problem ?? "it exists in the checkout"})`);
+        continue;
+      }
+      const dest = join(root, rel);
+      let at = root;
+      for (const part of rel.split("/").filter((p) => p && p !== ".").slice(0, -1)) {
+        at = join(at, part);
+        await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
+        if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
+      }
+      made.push(dest);
+      // a hard link cannot cross filesystems: a snapshot folder elsewhere is copied from
+      const link = opts.link && (await stat(root)).dev === device;
+      linked &&= link;
+      await run("cp", ["-a", link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
+      // the folders are the agent's (it may add and remove), the linked files stay the snapshot's
+      if (opts.owner !== null) await run("find", [dest, "-type", "d", "-exec", "chown", `${opts.owner}:${opts.owner}`, "{}", "+"]);
     }
-    const dest = join(root, rel);
-    let at = root;
-    for (const part of rel.split("/").filter((p) => p && p !== ".").slice(0, -1)) {
-      at = join(at, part);
-      await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
-      if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
-    }
-    await run("cp", ["-a", opts.link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
-    // the folders are the agent's (it may add and remove), the linked files stay the snapshot's
-    if (opts.owner !== null) await run("find", [dest, "-type", "d", "-exec", "chown", `${opts.owner}:${opts.owner}`, "{}", "+"]);
+  } catch (err) {
+    // evicted or rebuilt meanwhile: no half of it stays in the box
+    for (const dest of made) await rm(dest, { recursive: true, force: true });
+    throw err;
   }
   const usage = (await readJson<SnapshotUsage>(join(dir, "usage.json"))) ?? { hits: 0, lastUsedAt: snapshot.createdAt };
   await writeWhole(join(dir, "usage.json"), JSON.stringify({ hits: usage.hits + 1, lastUsedAt: new Date().toISOString() } satisfies SnapshotUsage)).catch(() => undefined);
-  return { skipped };
+  return { skipped, linked };
 }
 
 /** Every whole snapshot of the store (or of one repository), newest use first. */
