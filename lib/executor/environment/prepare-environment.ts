@@ -47,6 +47,7 @@ export type PrepareOutcome =
   | { tag: "Canceled" };
 
 const mb = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0];
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** A key file's content, read without following a link; null when missing or a link. */
@@ -80,7 +81,7 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     if (snapshot) {
       const started = Date.now();
       const restored = await restoreSnapshot(req.store, snapshot, roots, { link: req.box.switchUser, owner: req.box.switchUser ? req.box.uid : null }).catch((err: unknown) => {
-        req.system(`environment: snapshot ${key.slice(0, 12)} could not be restored (${err instanceof Error ? err.message.split("\n")[0] : String(err)}); setup runs`);
+        req.system(`environment: snapshot ${key.slice(0, 12)} could not be restored (${firstLine(err)}); setup runs`);
         return null;
       });
       if (restored) {
@@ -121,9 +122,13 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     req.system("environment: this Attempt does not keep a snapshot (only an Attempt of the default branch whose trigger was trusted writes one)");
     return { tag: "Ready", checkoutCache };
   }
-  const saved = await saveSnapshot(req.store, req.repositoryId, key, cache, roots);
-  if (saved.tag === "Refused") req.system(`environment: ${saved.sentence}`);
-  else if (saved.tag === "Saved") {
+  // a snapshot that cannot be written costs the next Attempt a setup, not this one its work
+  const saved = await saveSnapshot(req.store, req.repositoryId, key, cache, roots).catch((err: unknown) => {
+    req.system(`environment: no snapshot is kept (${firstLine(err)})`);
+    return null;
+  });
+  if (saved?.tag === "Refused") req.system(`environment: ${saved.sentence}`);
+  else if (saved?.tag === "Saved") {
     if (saved.tally.droppedLinks) req.system(`environment: ${saved.tally.droppedLinks} symbolic link(s) pointing out of the box were not kept`);
     req.system(`environment: kept snapshot ${key.slice(0, 12)} (${saved.snapshot.files} files, ${mb(saved.snapshot.bytes)})${saved.evicted ? `; evicted ${saved.evicted} least recently used` : ""}`);
   }

@@ -32,7 +32,7 @@ export const DEFAULT_ENV_CACHE_GB = 20;
 export function snapshotStoreFromEnv(env: NodeJS.ProcessEnv = process.env): SnapshotStore {
   const gb = Number(env.ATELIER_ENV_CACHE_GB ?? DEFAULT_ENV_CACHE_GB);
   return {
-    dir: resolve(env.ATELIER_ENV_CACHE_DIR || join(env.ATELIER_WORKSPACE ?? ".atelier/workspaces", "environments")),
+    dir: resolve(/* turbopackIgnore: true */ env.ATELIER_ENV_CACHE_DIR || join(env.ATELIER_WORKSPACE ?? ".atelier/workspaces", "environments")),
     capBytes: Math.round((Number.isFinite(gb) && gb >= 0 ? gb : DEFAULT_ENV_CACHE_GB) * 1024 ** 3),
   };
 }
