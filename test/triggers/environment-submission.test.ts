@@ -22,12 +22,14 @@ describe("the Event's submission", () => {
   it("carries the Loop's environment, for an Item and for a Tick", () => {
     expect(errors).toEqual([]);
     const item = { key: "acme/api#3", repo: "acme/api", number: 3, hash: "h", readAt: new Date() } as unknown as Observation;
-    expect(itemEvent(repo, loops[0]!, item, 0, "go").submission.environment).toEqual({ setup: "npm ci", cache: null, key: null, verify: "npm test", env: {} });
+    expect(itemEvent(repo, loops[0]!, item, 0, "go").submission.environment).toEqual({ setup: "npm ci", cache: null, key: null, verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: {} });
     expect(tickEvent(loops[1]!, repo, new Date("2026-12-06T06:00:00Z"), "go").submission.environment).toEqual({
       setup: "npm ci",
       cache: null,
       key: null,
       verify: "npm test",
+      onVerifyFailure: null,
+      maxVerifyRounds: null,
       env: { CI_SHARD: "2" },
     });
   });
