@@ -80,7 +80,7 @@ function groupsBelow(pid: number): Set<number> {
   return new Set(found.map((p) => p.pgrp));
 }
 
-test("the README's first hour: npm start in a fresh clone, sign in, label, the card live on the Board, approve, the transcript, the PR on the card", async ({ page }) => {
+test("the README's first hour: npm start in a fresh clone, sign in, label, the card live on the Board, approve, the transcript, the PR on the card", async ({ page }, info) => {
   test.setTimeout(25 * 60_000);
   const dir = mkdtempSync(join(tmpdir(), "atelier-newcomer-"));
   let start: ChildProcess | null = null;
@@ -150,6 +150,7 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
     await expect(page.getByTestId("transcript")).toContainText(/agent demo finished in \d+\.\d s/);
     await expect(page.getByTestId("run-verify")).toHaveText("· the agent succeeded and verify passed");
     await expect(page.getByTestId("attempt-verify")).toContainText(/Verify npm test passed in \d+\.\d s/);
+    await page.screenshot({ path: info.outputPath("newcomer-run.png"), fullPage: true });
 
     // the pull request is on the card, open, and is no card of its own
     await page.getByRole("link", { name: "Board" }).first().click();
