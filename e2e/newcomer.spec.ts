@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -151,6 +151,7 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
     await expect(page.getByTestId("run-verify")).toHaveText("· the agent succeeded and verify passed");
     await expect(page.getByTestId("attempt-verify")).toContainText(/Verify npm test passed in \d+\.\d s/);
     await page.screenshot({ path: info.outputPath("newcomer-run.png"), fullPage: true });
+    writeFileSync(info.outputPath("newcomer-transcript.txt"), await page.getByTestId("transcript").innerText());
 
     // the pull request is on the card, open, and is no card of its own
     await page.getByRole("link", { name: "Board" }).first().click();
