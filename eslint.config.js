@@ -1,7 +1,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".next/", "lib/store/generated/", "next-env.d.ts"] },
+  { ignores: ["node_modules/", ".next/", "lib/store/generated/", "next-env.d.ts", "test/support/npm-packages/"] }, // npm-packages: CommonJS packages the local registry serves
   ...tseslint.configs.recommended,
   {
     rules: {

@@ -56,7 +56,7 @@ const workspaceRoot = resolve(process.env.ATELIER_WORKSPACE ?? ".atelier/workspa
 const runnerGitHub = appRunnerGitHub(github, db);
 const host = createRunnerHost(
   { db, redis, workQueue, github: runnerGitHub, recheckCondition, admission: gate, log },
-  { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes }, snapshots: snapshotStoreFromEnv(workspaceRoot) },
+  { workspaceRoot, roster: instance, keyPrefix, transcript: { maxBytes: instance.maxTranscriptBytes }, snapshots: snapshotStoreFromEnv() },
 );
 const maintenanceDeps = { db, redis, workQueue, recheckCondition, admission: gate, keyPrefix, leaseTtlMs: DEFAULT_LEASE_TTL_MS, staleAfterMs: WORKER_STALE_AFTER_MS, log };
 

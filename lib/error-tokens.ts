@@ -85,6 +85,7 @@ export const ERROR_STATUS = {
   // 404: no such thing
   api_token_not_found: 404,
   budget_not_found: 404,
+  environment_snapshot_not_found: 404,
   delivery_not_found: 404,
   installation_not_found: 404,
   installation_token_refused: 404,

@@ -40,6 +40,8 @@ export const pauseLoopBody = z.strictObject({
 
 export const checkConfigBody = z.strictObject({ repo });
 
+export const rebuildEnvironmentBody = z.strictObject({ repo, key: z.string().regex(/^[0-9a-f]{64}$/, "key is a snapshot's key: 64 hex digits") });
+
 export const dispatchBody = z.strictObject({
   repo,
   loop: loopName,

@@ -1,3 +1,4 @@
+import type { SnapshotStore } from "../executor/environment/snapshot-store";
 import type { Db } from "../store/kernel/db";
 import type { BoardMoveInput } from "../triggers/board-move";
 import type { ConfigCheck } from "../triggers/check-config";
@@ -49,4 +50,6 @@ export type DashboardServices = OperatorServices & LoopServices & BoardServices;
 export interface DashboardContext {
   db: Db;
   services: DashboardServices;
+  /** Where environment snapshots are kept; absent: the instance's (snapshotStoreFromEnv). */
+  snapshots?: SnapshotStore;
 }

@@ -264,6 +264,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     // the environment, prepared in a box (the agent's, and verify's fresh one): the snapshot
     // restored, else setup run there; only the agent's box of a trusted Attempt writes a snapshot
     const environment = input.environment;
+    // the cache paths inside the checkout: never committed from what the agent left
+    let checkoutCache: string[] = [];
     const prepareIn = (box: AttemptBox, name: string, mayWrite: boolean) =>
       prepareEnvironment({
         spec: environment!,
@@ -297,6 +299,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       const prepared = await prepareIn(ws.box, `${ws.name}.setup`, (input.trusted ?? false) && ws.base.kind !== "branch");
       if (prepared.tag === "Canceled") return canceledOrLost() ?? { tag: "Canceled", usage: usage() };
       if (prepared.tag === "Failed") throw new AttemptFailureError(prepared.failure);
+      checkoutCache = prepared.checkoutCache;
     }
 
     phase("running");
@@ -377,6 +380,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       sandboxed,
       redactor,
       signal: stopSignal,
+      exclude: checkoutCache,
     };
     const collect = async () => {
       const collected = await collectHarvest({ ...harvestInput, redactor });

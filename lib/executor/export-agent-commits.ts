@@ -64,15 +64,18 @@ const SCRIPT = [
   'h=$(git rev-parse --verify --quiet "HEAD^{commit}")',
   'c=$h; why=""',
   `export GIT_INDEX_FILE="$OUT/${INDEX_FILE}"`,
+  // the environment's cache paths are never committed from what the agent left (gitignore patterns)
+  'printf \'%s\\n\' "$ATELIER_EXCLUDE" > "$GIT_INDEX_FILE.exclude"',
+  'gx() { git -c core.excludesFile="$GIT_INDEX_FILE.exclude" "$@"; }',
   'if [ -n "$(find . -path ./.git -prune -o -name .git -print | head -n 1)" ]; then why=nested-git',
   "else",
   '  git read-tree "$h"',
-  '  git ls-files -z --others --modified --exclude-standard > "$GIT_INDEX_FILE.list"',
+  '  gx ls-files -z --others --modified --exclude-standard > "$GIT_INDEX_FILE.list"',
   `  n=$(tr -cd '\\000' < "$GIT_INDEX_FILE.list" | wc -c)`,
   '  if [ "$n" -gt "$ATELIER_MAX_ENTRIES" ]; then why=too-many-files',
   `  elif xargs -0 -r stat -c %s -- < "$GIT_INDEX_FILE.list" 2>/dev/null | awk -v max="$ATELIER_MAX_FILE_BYTES" '$1 > max { found = 1 } END { exit !found }'; then why=file-too-large`,
   "  else",
-  "    git add --all -- .",
+  "    gx add --all -- .",
   "    t=$(git write-tree)",
   '    if [ "$t" != "$(git rev-parse "$h^{tree}")" ]; then c=$(git commit-tree "$t" -p "$h" -m "$ATELIER_LEFTOVER_MESSAGE"); fi',
   "  fi",
@@ -90,6 +93,8 @@ export interface ExportRequest {
   sandboxed: boolean;
   /** Subject of the commit made from uncommitted changes. */
   leftoverMessage: string;
+  /** gitignore patterns of paths never committed from what the agent left (the environment's cache paths). */
+  exclude: readonly string[];
   limits: HarvestLimits;
   signal?: AbortSignal;
 }
@@ -125,7 +130,7 @@ const failed = (problem: string): ExportedCommits => ({ head: null, leftovers: n
 export async function exportAgentCommits(req: ExportRequest): Promise<ExportedCommits> {
   const headFile = join(req.box.out, HEAD_FILE);
   const bundleFile = join(req.box.out, BUNDLE_FILE);
-  for (const file of [headFile, bundleFile, join(req.box.out, INDEX_FILE), join(req.box.out, `${INDEX_FILE}.list`)]) await rm(file, { force: true });
+  for (const file of [headFile, bundleFile, join(req.box.out, INDEX_FILE), join(req.box.out, `${INDEX_FILE}.list`), join(req.box.out, `${INDEX_FILE}.exclude`)]) await rm(file, { force: true });
   const env = {
     ...baseGitEnv(),
     ...AGENT_IDENTITY,
@@ -134,6 +139,7 @@ export async function exportAgentCommits(req: ExportRequest): Promise<ExportedCo
     ATELIER_MAX_ENTRIES: String(req.limits.maxEntries),
     ATELIER_MAX_FILE_BYTES: String(req.limits.maxFileBytes),
     ATELIER_LEFTOVER_MESSAGE: req.leftoverMessage,
+    ATELIER_EXCLUDE: req.exclude.join("\n"),
     ...hardenedGitConfigEnv(),
   };
   let result: Exit;

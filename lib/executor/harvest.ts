@@ -72,6 +72,14 @@ export interface HarvestInput {
   leftoverMessage?: string;
   /** What is taken of the agent's work at most (DEFAULT_HARVEST_LIMITS). */
   limits?: HarvestLimits;
+  /** Paths of the checkout never committed from what the agent left (the environment's cache paths). */
+  exclude?: readonly string[];
+}
+
+/** A path of the checkout as an anchored gitignore pattern, its special characters escaped. */
+export function excludePattern(path: string): string {
+  const clean = path.split("/").filter((p) => p && p !== ".").join("/");
+  return `/${clean.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`;
 }
 
 /** Commits from `baseSha` (excluded) to `head`, oldest first. */
@@ -151,6 +159,7 @@ export async function collectHarvest(input: HarvestInput): Promise<Harvest> {
     baseSha: input.baseSha,
     sandboxed: input.sandboxed,
     leftoverMessage: input.leftoverMessage ?? `Atelier: uncommitted changes from ${input.attemptId}`,
+    exclude: (input.exclude ?? []).map(excludePattern),
     limits,
     signal: input.signal,
   });

@@ -1,5 +1,4 @@
 import { z } from "zod";
-import type { EnvironmentSpec } from "./environment/environment-spec";
 
 /**
  * How a repository asks Atelier to check the agent's work: the `verify`, `on_verify_failure`
@@ -32,7 +31,9 @@ export interface VerifySpec {
 }
 
 /** The verify of a Loop's environment, defaults filled in; null when it declares no `verify:`. */
-export function verifySpecOf(environment: Pick<EnvironmentSpec, "verify" | "onVerifyFailure" | "maxVerifyRounds"> | null | undefined): VerifySpec | null {
+export function verifySpecOf(
+  environment: { verify: string | null; onVerifyFailure: VerifyFailureAction | null; maxVerifyRounds: number | null } | null | undefined,
+): VerifySpec | null {
   if (!environment?.verify) return null;
   return {
     command: environment.verify,

@@ -12,6 +12,7 @@ import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
 import { beginAttempt } from "../support/attempts";
 import { call } from "./support/api-client";
+import { pointRoutesAt } from "./support/route-env";
 import { cookieFor, seedUser } from "./support/seed";
 
 /**
@@ -43,11 +44,7 @@ const unused = async () => {
 
 beforeAll(async () => {
   fx = await startFixture();
-  // the route handlers' pool opens on first use, on this file's own schema
-  const url = new URL(process.env.TEST_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_test");
-  url.searchParams.set("options", `-c search_path=${(fx.db as unknown as { schema: string }).schema}`);
-  process.env.DATABASE_URL = url.toString();
-  process.env.GITHUB_API_URL = fx.sim.url;
+  pointRoutesAt(fx);
   ({ fullName: repo, installationId } = await installRepository(fx, { owner: "ops", name: "site" }));
   for (const login of ["writer", "reader"]) {
     const { id } = fx.sim.createUser({ login });

@@ -67,6 +67,7 @@ describe("Run actions shown", () => {
       Waiting: ["approve", "cancel"],
       Queued: ["cancel"],
       Running: ["intervene", "cancel"],
+      Reviewing: ["push", "discard"],
       Succeeded: [],
       Failed: ["retry", "edit-and-retry", "resolve-failure"],
       Canceled: [],

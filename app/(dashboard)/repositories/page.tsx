@@ -1,6 +1,8 @@
 import type { Metadata } from "next";
+import { snapshotsOfRepositories, type SnapshotView } from "../../../lib/dashboard/environment-snapshots";
 import { getInstallations } from "../../../lib/dashboard/queries";
 import { repositoryUrl } from "../../../lib/dashboard/links";
+import { ActionButton } from "../../_components/action-button";
 import { Empty, ExternalLink, PageHeader, Problem, Time } from "../../_components/ui";
 import { load } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
@@ -8,9 +10,39 @@ import { requirePageViewer } from "../../_server/viewer";
 
 export const metadata: Metadata = { title: "Repositories" };
 
+const megabytes = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+
+/** A repository's environment snapshots: size, key, age and hits, each with Rebuild. */
+function Snapshots({ repo, snapshots }: { repo: string; snapshots: readonly SnapshotView[] }) {
+  return (
+    <ul className="w-full space-y-1 text-xs text-stone-600" data-testid="environment-snapshots">
+      {snapshots.map((s) => (
+        <li key={s.key} data-testid="environment-snapshot" className="flex flex-wrap items-center gap-x-2">
+          <span>Environment snapshot</span>
+          <code title={s.key}>{s.key.slice(0, 12)}</code>
+          <span>
+            · {megabytes(s.bytes)} · {s.files.toLocaleString("en-US")} files · {s.hits} hit{s.hits === 1 ? "" : "s"} · made <Time iso={s.createdAt} /> · used <Time iso={s.lastUsedAt} />
+          </span>
+          <ActionButton
+            url="/api/v1/repositories/environment/rebuild"
+            body={{ repo, key: s.key }}
+            label="Rebuild"
+            confirm="Remove this snapshot? The next trusted Attempt runs setup and keeps a new one."
+            testId="environment-rebuild"
+          />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 export default async function RepositoriesPage() {
   const viewer = await requirePageViewer("/repositories");
-  const result = await load(() => getInstallations(dashboardContext(), viewer));
+  const result = await load(async () => {
+    const { installations } = await getInstallations(dashboardContext(), viewer);
+    const registered = installations.flatMap((i) => i.repositories.filter((r) => r.registered).map((r) => r.fullName));
+    return { installations, snapshots: await snapshotsOfRepositories(dashboardContext(), registered) };
+  });
   if (!result.ok) {
     return (
       <>
@@ -19,7 +51,7 @@ export default async function RepositoriesPage() {
       </>
     );
   }
-  const { installations } = result.data;
+  const { installations, snapshots } = result.data;
   return (
     <>
       <PageHeader
@@ -54,6 +86,7 @@ export default async function RepositoriesPage() {
                       )}
                       {r.configError ? <span className="w-full text-xs text-fuchsia-800">Config: {r.configError}</span> : null}
                       {r.pollError ? <span className="w-full text-xs text-sky-800">Polling: {r.pollError}</span> : null}
+                      {snapshots.get(r.fullName.toLowerCase())?.length ? <Snapshots repo={r.fullName} snapshots={snapshots.get(r.fullName.toLowerCase())!} /> : null}
                     </li>
                   ))}
                 </ul>

@@ -41,11 +41,13 @@ export interface PrepareRequest {
 }
 
 export type PrepareOutcome =
-  | { tag: "Ready"; restored: boolean; setupMs: number | null }
+  /** `checkoutCache`: the cache paths inside the checkout (the harvest never commits them). */
+  | { tag: "Ready"; checkoutCache: string[] }
   | { tag: "Failed"; failure: Failure }
   | { tag: "Canceled" };
 
 const mb = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(1)} MB`;
+const firstLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).split("\n")[0];
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** A key file's content, read without following a link; null when missing or a link. */
@@ -63,9 +65,10 @@ async function keyFileContent(worktree: string, rel: string): Promise<Buffer | n
 
 export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOutcome> {
   const spec = withDetectedPaths(req.spec, req.box.worktree);
-  if (!spec.setup) return { tag: "Ready", restored: false, setupMs: null };
+  if (!spec.setup) return { tag: "Ready", checkoutCache: [] };
   if (spec.ecosystems.length) req.system(`environment: detected ${spec.ecosystems.join(", ")}; cache ${spec.cache?.join(", ") || "nothing"}`);
   const cache = spec.cache ?? [];
+  const checkoutCache = cache.filter((p) => !p.startsWith("~/"));
   const roots = { worktree: req.box.worktree, home: req.box.home };
   const keyFiles = await Promise.all((spec.key ?? []).map(async (path) => ({ path, content: await keyFileContent(req.box.worktree, path) })));
   const key =
@@ -77,11 +80,15 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     const snapshot = await findSnapshot(req.store, req.repositoryId, key);
     if (snapshot) {
       const started = Date.now();
-      const link = req.box.switchUser;
-      const { skipped, linked } = await restoreSnapshot(req.store, snapshot, roots, { link, owner: req.box.switchUser ? req.box.uid : null });
-      for (const s of skipped) req.system(`environment: ${s} was not restored`);
-      req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${linked ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
-      return { tag: "Ready", restored: true, setupMs: null };
+      const restored = await restoreSnapshot(req.store, snapshot, roots, { link: req.box.switchUser, owner: req.box.switchUser ? req.box.uid : null }).catch((err: unknown) => {
+        req.system(`environment: snapshot ${key.slice(0, 12)} could not be restored (${firstLine(err)}); setup runs`);
+        return null;
+      });
+      if (restored) {
+        for (const s of restored.skipped) req.system(`environment: ${s} was not restored`);
+        req.system(`environment restored from snapshot ${key.slice(0, 12)} (${snapshot.files} files, ${mb(snapshot.bytes)}, ${restored.linked ? "hard links" : "copies"}) in ${secs(Date.now() - started)}; setup skipped`);
+        return { tag: "Ready", checkoutCache };
+      }
     }
   }
 
@@ -109,17 +116,21 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
 
   if (!key || !req.store || !req.repositoryId) {
     if (cache.length === 0) req.system("environment: no cache paths (cache: or a detected ecosystem), so no snapshot is kept");
-    return { tag: "Ready", restored: false, setupMs: run.durationMs };
+    return { tag: "Ready", checkoutCache };
   }
   if (!req.mayWrite) {
     req.system("environment: this Attempt does not keep a snapshot (only an Attempt of the default branch whose trigger was trusted writes one)");
-    return { tag: "Ready", restored: false, setupMs: run.durationMs };
+    return { tag: "Ready", checkoutCache };
   }
-  const saved = await saveSnapshot(req.store, req.repositoryId, key, cache, roots);
-  if (saved.tag === "Refused") req.system(`environment: ${saved.sentence}`);
-  else if (saved.tag === "Saved") {
+  // a snapshot that cannot be written costs the next Attempt a setup, not this one its work
+  const saved = await saveSnapshot(req.store, req.repositoryId, key, cache, roots).catch((err: unknown) => {
+    req.system(`environment: no snapshot is kept (${firstLine(err)})`);
+    return null;
+  });
+  if (saved?.tag === "Refused") req.system(`environment: ${saved.sentence}`);
+  else if (saved?.tag === "Saved") {
     if (saved.tally.droppedLinks) req.system(`environment: ${saved.tally.droppedLinks} symbolic link(s) pointing out of the box were not kept`);
     req.system(`environment: kept snapshot ${key.slice(0, 12)} (${saved.snapshot.files} files, ${mb(saved.snapshot.bytes)})${saved.evicted ? `; evicted ${saved.evicted} least recently used` : ""}`);
   }
-  return { tag: "Ready", restored: false, setupMs: run.durationMs };
+  return { tag: "Ready", checkoutCache };
 }

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { execFile } from "node:child_process";
 import { lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { promisify } from "node:util";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
 
 /**
@@ -25,11 +25,14 @@ export interface SnapshotStore {
 
 export const DEFAULT_ENV_CACHE_GB = 20;
 
-/** The store of a worker: ATELIER_ENV_CACHE_DIR (default <workspace>/environments) capped at ATELIER_ENV_CACHE_GB. */
-export function snapshotStoreFromEnv(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env): SnapshotStore {
+/**
+ * The instance's store: ATELIER_ENV_CACHE_DIR (default <ATELIER_WORKSPACE>/environments)
+ * capped at ATELIER_ENV_CACHE_GB. The worker writes it; the dashboard lists and removes.
+ */
+export function snapshotStoreFromEnv(env: NodeJS.ProcessEnv = process.env): SnapshotStore {
   const gb = Number(env.ATELIER_ENV_CACHE_GB ?? DEFAULT_ENV_CACHE_GB);
   return {
-    dir: env.ATELIER_ENV_CACHE_DIR || join(workspaceRoot, "environments"),
+    dir: resolve(/* turbopackIgnore: true */ env.ATELIER_ENV_CACHE_DIR || join(env.ATELIER_WORKSPACE ?? ".atelier/workspaces", "environments")),
     capBytes: Math.round((Number.isFinite(gb) && gb >= 0 ? gb : DEFAULT_ENV_CACHE_GB) * 1024 ** 3),
   };
 }
@@ -186,30 +189,42 @@ export async function restoreSnapshot(
 ): Promise<{ skipped: string[]; linked: boolean }> {
   const dir = snapshotDir(store, snapshot.repositoryId, snapshot.key);
   const skipped: string[] = [];
-  const link = opts.link && (await stat(dir)).dev === (await stat(roots.worktree)).dev;
-  for (const [i, path] of snapshot.cache.entries()) {
-    if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
-    const { root, rel } = cacheRoot(path, roots);
-    const { problem, missing } = await pathProblem(root, rel);
-    if (problem || !missing) {
-      skipped.push(`${path} (${problem ?? "it exists in the checkout"})`);
-      continue;
+  const made: string[] = [];
+  const device = (await stat(dir)).dev;
+  let linked = opts.link;
+  try {
+    for (const [i, path] of snapshot.cache.entries()) {
+      if ((await pathProblem(dir, `paths/${i}`)).missing) continue; // setup did not make it
+      const { root, rel } = cacheRoot(path, roots);
+      const { problem, missing } = await pathProblem(root, rel);
+      if (problem || !missing) {
+        skipped.push(`${path} (${problem ?? "it exists in the checkout"})`);
+        continue;
+      }
+      const dest = join(root, rel);
+      let at = root;
+      for (const part of rel.split("/").filter((p) => p && p !== ".").slice(0, -1)) {
+        at = join(at, part);
+        await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
+        if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
+      }
+      made.push(dest);
+      // a hard link cannot cross filesystems: a snapshot folder elsewhere is copied from
+      const link = opts.link && (await stat(root)).dev === device;
+      linked &&= link;
+      await run("cp", ["-a", link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
+      // the folders are the agent's (it may add and remove), linked files stay the snapshot's,
+      // copies are the agent's; chown -h: a link is changed itself, never what it points to
+      if (opts.owner !== null) await run("find", [dest, ...(link ? ["-type", "d"] : []), "-exec", "chown", "-h", `${opts.owner}:${opts.owner}`, "{}", "+"]);
     }
-    const dest = join(root, rel);
-    let at = root;
-    for (const part of rel.split("/").filter((p) => p && p !== ".").slice(0, -1)) {
-      at = join(at, part);
-      await mkdir(at).catch((err: NodeJS.ErrnoException) => (err.code === "EEXIST" ? undefined : Promise.reject(err)));
-      if (opts.owner !== null) await lchown(at, opts.owner, opts.owner);
-    }
-    await run("cp", ["-a", link ? "--link" : "--reflink=auto", "--no-target-directory", join(dir, "paths", String(i)), dest]);
-    // the folders are the agent's (it may add and remove), linked files stay the snapshot's,
-    // copies are the agent's; chown -h: a link is changed itself, never what it points to
-    if (opts.owner !== null) await run("find", [dest, ...(link ? ["-type", "d"] : []), "-exec", "chown", "-h", `${opts.owner}:${opts.owner}`, "{}", "+"]);
+  } catch (err) {
+    // evicted or rebuilt meanwhile: no half of it stays in the box
+    for (const dest of made) await rm(dest, { recursive: true, force: true });
+    throw err;
   }
   const usage = (await readJson<SnapshotUsage>(join(dir, "usage.json"))) ?? { hits: 0, lastUsedAt: snapshot.createdAt };
   await writeWhole(join(dir, "usage.json"), JSON.stringify({ hits: usage.hits + 1, lastUsedAt: new Date().toISOString() } satisfies SnapshotUsage)).catch(() => undefined);
-  return { skipped, linked: link };
+  return { skipped, linked };
 }
 
 /** Every whole snapshot of the store (or of one repository), newest use first. */

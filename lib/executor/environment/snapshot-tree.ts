@@ -16,11 +16,9 @@ export interface TreeTally {
   bytes: number;
   /** Links dropped because they point out of the box. */
   droppedLinks: number;
-  /** Sockets, pipes and devices, never kept. */
-  skippedSpecial: number;
 }
 
-export const emptyTally = (): TreeTally => ({ files: 0, bytes: 0, droppedLinks: 0, skippedSpecial: 0 });
+export const emptyTally = (): TreeTally => ({ files: 0, bytes: 0, droppedLinks: 0 });
 
 /** Whether `target`, the text of a link at `linkPath` inside `box`, stays inside the box (or is the system's). */
 export function linkStaysInside(box: string, linkPath: string, target: string): boolean {
@@ -75,10 +73,7 @@ export async function copyTree(src: string, dest: string, o: CopyTreeOptions): P
     else o.tally.droppedLinks++;
     return;
   }
-  if (!st.isFile()) {
-    o.tally.skippedSpecial++;
-    return;
-  }
+  if (!st.isFile()) return; // sockets, pipes and devices are never kept
   o.tally.files++;
   o.tally.bytes += st.size;
   if (o.tally.bytes > o.maxBytes) throw new OverCapError();

@@ -75,3 +75,12 @@ export async function repositoryPolls(db: Db, repos: string[]): Promise<Reposito
          FROM repositories WHERE full_name = ANY(${repos}) ORDER BY full_name`,
   );
 }
+
+/** The GitHub ids of the registered repositories among `names` (owner/name, lower-cased), by name. */
+export async function repositoryIdsByName(db: Db, names: readonly string[]): Promise<Map<string, string>> {
+  const found = await rows<{ full_name: string; id: string }>(
+    db.pool,
+    sql`SELECT full_name, id::text AS id FROM repositories WHERE removed_at IS NULL AND full_name = ANY(${names.map((n) => n.toLowerCase())})`,
+  );
+  return new Map(found.map((r) => [r.full_name, r.id]));
+}
