@@ -43,7 +43,7 @@ test("label → approve → the real claude CLI commits in its sandbox → the P
   await sim("setUserPermission", { repo: REPO, login: "octo-admin", permission: "admin" });
   await sim("createLabel", { repo: REPO, name: "ready-for-agent", color: "0e8a16" });
   await sim("addRepository", { repo: REPO });
-  const issue = await sim<{ number: number }>("createIssue", { repo: REPO, title: "Add hello.txt", body: "A greeting in hello.txt, please." });
+  const issue = await sim<{ number: number }>("createIssue", { repo: REPO, title: "Add hello.txt", body: "A greeting in hello.txt, please.", login: "octo-admin" });
 
   await signIn(page, "octo-admin");
   await sim("addLabels", { repo: REPO, number: issue.number, labels: ["ready-for-agent"], login: "octo-admin" });

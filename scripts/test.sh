@@ -12,26 +12,36 @@ bash scripts/ensure-services.sh
 bash scripts/ensure-sandbox.sh
 bash scripts/ensure-chromium.sh
 
-# Typecheck, lint and the dashboard's build need no service and use one core each at most of
-# their time: run side by side, each one's output printed whole when all are done.
+# Two stages, each of jobs side by side, each job's output printed whole when its stage ends:
+# first what needs no service (typecheck, lint, the dashboard's build; one core each at most of
+# their time), then the browser specs beside the test files — both mostly wait on processes they
+# started, and they share nothing: the specs have their own databases and Redis database
+# (e2e/global-setup.ts), the files theirs (test/support/global-setup.ts).
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 side_by_side() {
   local name="$1"; shift
   ( start=$SECONDS; if "$@" >"$logs/$name.log" 2>&1; then echo "ok $((SECONDS - start))" >"$logs/$name.rc"; else echo "failed $((SECONDS - start))" >"$logs/$name.rc"; fi ) &
 }
+stage() {
+  wait
+  local failed=0 name verdict seconds
+  for name in "$@"; do
+    read -r verdict seconds <"$logs/$name.rc"
+    echo "== $name: $verdict in ${seconds} s"
+    if [ "$verdict" != ok ] || [ "$name" = "unit and integration" ] || [ "$name" = browser ]; then cat "$logs/$name.log"; fi
+    [ "$verdict" = ok ] || failed=1
+  done
+  [ "$failed" = 0 ]
+}
 side_by_side typecheck npx tsc --noEmit
 side_by_side lint npx eslint . --max-warnings=0
 side_by_side build npx tsx scripts/build-dashboard.ts
-wait
-failed=0
-for name in typecheck lint build; do
-  read -r verdict seconds <"$logs/$name.rc"
-  echo "== $name: $verdict in ${seconds} s"
-  if [ "$verdict" != ok ]; then cat "$logs/$name.log"; failed=1; fi
-done
-[ "$failed" = 0 ]
-echo "== unit and integration" && ATELIER_TEST_SKIP_BUILD=1 npx vitest run
+stage typecheck lint build
+jobs=("unit and integration")
+side_by_side "unit and integration" env ATELIER_TEST_SKIP_BUILD=1 npx vitest run
 if [ -f playwright.config.ts ] && ls e2e/*.spec.ts >/dev/null 2>&1; then
-  echo "== browser" && npx playwright test
+  side_by_side browser npx playwright test
+  jobs+=(browser)
 fi
+stage "${jobs[@]}"
