@@ -8,7 +8,8 @@ import { needsBuild } from "../lib/supervisor/needs-build";
 import { CLAUDE_BIN } from "../test/executor/adapters/real-cli";
 import { startFakeAnthropic } from "../test/support/fake-anthropic";
 import { freePort } from "../test/support/free-port";
-import { CLAUDE_SCRIPT } from "./real-agent-script";
+import { startNpmRegistry } from "../test/support/npm-registry";
+import { CLAUDE_ENV_SCRIPT, CLAUDE_SCRIPT } from "./real-agent-script";
 
 /**
  * The stack the browser tests run against, started once:
@@ -21,7 +22,10 @@ import { CLAUDE_SCRIPT } from "./real-agent-script";
  *    on a free port, browsed as http://localhost:PORT (next-auth 5 redirects by request host);
  *  - the worker (jobs/worker.ts), when it exists, with the instance config e2e/atelier.e2e.yml
  *    plus a `claude` agent: the real Claude Code CLI, in its sandbox, against a scripted
- *    Messages API on a loopback port (e2e/real-agent-script.ts);
+ *    Messages API on a loopback port (e2e/real-agent-script.ts), and `claude-env`, the same CLI
+ *    against a second script of its own (e2e/environment.spec.ts);
+ *  - a local npm registry (verdaccio, test/support/npm-registry.ts), the instance's only
+ *    `registries:` entry, its URL in E2E_NPM_REGISTRY_URL: nothing installs from the internet;
  *  - for the setup page, a second dashboard with no App yet (its own database, E2E_SETUP_URL)
  *    and a simulator of its own (E2E_SETUP_SIM_URL).
  * Specs read E2E_BASE_URL, E2E_SIM_URL and E2E_DATABASE_URL. Logs: test-results/e2e-stack/.
@@ -47,11 +51,10 @@ export function start(name: string, args: string[], env: NodeJS.ProcessEnv): { c
   return { child, log };
 }
 
-/** e2e/atelier.e2e.yml with the real Claude Code CLI as agent `claude`, its model API the fake one. */
-function instanceConfig(modelApiUrl: string): string {
-  const config = parse(readFileSync(join(ROOT, "e2e", "atelier.e2e.yml"), "utf8")) as { agents: Record<string, unknown> };
+/** The real Claude Code CLI as a roster entry, its model API the fake one at `modelApiUrl`. */
+function claudeAgent(modelApiUrl: string): Record<string, unknown> {
   const claude = realpathSync(CLAUDE_BIN);
-  config.agents.claude = {
+  return {
     kind: "claude",
     command: [claude],
     model: "claude-sonnet-4-5",
@@ -62,6 +65,17 @@ function instanceConfig(modelApiUrl: string): string {
     read_only_paths: [dirname(dirname(claude))],
     max_attempt_minutes: 3,
   };
+}
+
+/**
+ * e2e/atelier.e2e.yml with the real Claude Code CLI as agents `claude` and `claude-env` (each its
+ * own scripted model API), and the local npm registry as the instance's only registry.
+ */
+function instanceConfig(modelApiUrl: string, envModelApiUrl: string, registryPort: number): string {
+  const config = parse(readFileSync(join(ROOT, "e2e", "atelier.e2e.yml"), "utf8")) as { agents: Record<string, unknown>; registries?: string[] };
+  config.agents.claude = claudeAgent(modelApiUrl);
+  config.agents["claude-env"] = claudeAgent(envModelApiUrl);
+  config.registries = [`127.0.0.1:${registryPort}`];
   const file = join(LOGS, "atelier.e2e.yml");
   writeFileSync(file, stringify(config));
   return file;
@@ -163,10 +177,12 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   await redis.quit();
 
   const modelApi = await startFakeAnthropic(CLAUDE_SCRIPT);
+  const envModelApi = await startFakeAnthropic(CLAUDE_ENV_SCRIPT);
+  const registry = await startNpmRegistry();
   const [webPort, simPort] = [await freePort(), await freePort()];
   const appFile = join(LOGS, "sandbox-app.json");
   const env: NodeJS.ProcessEnv = {
-    ...stackEnv({ databaseUrl, redisUrl, webPort, appFile, config: instanceConfig(modelApi.url) }),
+    ...stackEnv({ databaseUrl, redisUrl, webPort, appFile, config: instanceConfig(modelApi.url, envModelApi.url, registry.port) }),
     ANTHROPIC_API_KEY: "sk-ant-api03-e2e-test-key-0123456789",
   };
 
@@ -174,6 +190,8 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
   const stop = async () => {
     await stopChildren(children);
     await modelApi.close();
+    await envModelApi.close();
+    await registry.stop();
   };
 
   try {
@@ -216,6 +234,7 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     process.env.E2E_SETUP_SIM_URL = setupSimUrl;
     process.env.E2E_DATABASE_URL = databaseUrl;
     process.env.E2E_WORKER = worker ? "1" : "0";
+    process.env.E2E_NPM_REGISTRY_URL = registry.url;
   } catch (err) {
     await stop();
     throw err;

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -11,7 +11,8 @@ import { expect, test } from "./support";
  * The README's walkthrough, as a newcomer runs it: a fresh clone of this repository, `npm start`
  * with no `.env` and none of Atelier's settings, then in Chromium: sign in → label an issue in
  * the simulator → its card appears on the Board without a reload → approve → the transcript
- * streams → the pull request is on the card, in review, and is no card of its own → merged in
+ * streams (setup of webapp's environment, the agent, verify passing its tests) → the pull
+ * request is on the card, in review, and is no card of its own → merged in
  * the simulator, the card reaches Done, still without a reload (a merge changes no Run: the
  * Item change is what the live Board hears). Then Ctrl-C leaves no process.
  *
@@ -79,7 +80,7 @@ function groupsBelow(pid: number): Set<number> {
   return new Set(found.map((p) => p.pgrp));
 }
 
-test("the README's first hour: npm start in a fresh clone, sign in, label, the card live on the Board, approve, the transcript, the PR on the card", async ({ page }) => {
+test("the README's first hour: npm start in a fresh clone, sign in, label, the card live on the Board, approve, the transcript, the PR on the card", async ({ page }, info) => {
   test.setTimeout(25 * 60_000);
   const dir = mkdtempSync(join(tmpdir(), "atelier-newcomer-"));
   let start: ChildProcess | null = null;
@@ -141,6 +142,16 @@ test("the README's first hour: npm start in a fresh clone, sign in, label, the c
     await expect(page.getByTestId("transcript-entry").first()).toBeVisible({ timeout: 120_000 });
     await expect(page.getByTestId("run-pr-link")).toBeVisible({ timeout: 120_000 });
     await expect(page.getByTestId("run-state")).toHaveText("Succeeded", { timeout: 120_000 });
+    // webapp's environment: setup installed its dependency in a group of its own, then the
+    // agent, then verify ran its tests on the agent's work — each with its duration
+    await page.reload();
+    await expect(page.getByTestId("transcript-setup")).toContainText("added 1 package");
+    await expect(page.getByTestId("transcript")).toContainText(/setup passed in \d+\.\d s/);
+    await expect(page.getByTestId("transcript")).toContainText(/agent demo finished in \d+\.\d s/);
+    await expect(page.getByTestId("run-verify")).toHaveText("· the agent succeeded and verify passed");
+    await expect(page.getByTestId("attempt-verify")).toContainText(/Verify npm test passed in \d+\.\d s/);
+    await page.screenshot({ path: info.outputPath("newcomer-run.png"), fullPage: true });
+    writeFileSync(info.outputPath("newcomer-transcript.txt"), await page.getByTestId("transcript").innerText());
 
     // the pull request is on the card, open, and is no card of its own
     await page.getByRole("link", { name: "Board" }).first().click();

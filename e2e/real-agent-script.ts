@@ -13,3 +13,17 @@ export const CLAUDE_SCRIPT: AnthropicTurn[] = [
   { text: CLAUDE_FIRST_TEXT, tools: [{ name: "Bash", input: { command: COMMIT_HELLO, description: "Write and commit hello.txt" } }] },
   { text: CLAUDE_ANSWER },
 ];
+
+/**
+ * The script of agent `claude-env` (e2e/environment.spec.ts): two Attempts, each a Bash tool
+ * call that runs the repository's tests (their dependencies installed by setup, or restored
+ * from the snapshot) and commits a note when they pass, then the final answer.
+ */
+export const ENV_TEST_COMMAND = "npm test && printf 'The tests pass.\\n' > TESTED.md && git add TESTED.md && git commit -q -m 'Run the tests' && echo committed";
+export const CLAUDE_ENV_ANSWER = "The tests pass with the installed dependencies; I noted it in TESTED.md.";
+
+const envAttempt: AnthropicTurn[] = [
+  { text: "I will run the tests.", tools: [{ name: "Bash", input: { command: ENV_TEST_COMMAND, description: "Run the tests and note the result" } }] },
+  { text: CLAUDE_ENV_ANSWER },
+];
+export const CLAUDE_ENV_SCRIPT: AnthropicTurn[] = [...envAttempt, ...envAttempt];

@@ -8,6 +8,8 @@ export const stack = {
   simUrl: process.env.E2E_SIM_URL ?? "",
   databaseUrl: process.env.E2E_DATABASE_URL ?? "",
   worker: process.env.E2E_WORKER === "1",
+  /** The local npm registry (verdaccio) the instance's `registries:` allows. */
+  npmRegistryUrl: process.env.E2E_NPM_REGISTRY_URL ?? "",
 };
 
 export const test = base.extend<{ db: pg.Pool }>({

@@ -81,7 +81,11 @@ test("a repository that declares verify: the demo agent breaks its test, the Run
   const runId = (await runOf())!;
 
   await signIn(page, "octo-admin");
-  await page.goto(`/runs/${runId}`);
+  // the viewer's visible repositories are cached for 30 s: a page opened just after the repository was added may say Not found
+  await expect(async () => {
+    await page.goto(`/runs/${runId}`);
+    await expect(page.getByTestId("action-approve")).toBeVisible({ timeout: 1_000 });
+  }).toPass({ timeout: 60_000, intervals: [1_000, 2_000] });
   await page.getByTestId("action-approve").click();
   await expect(page.getByTestId("run-state")).toHaveText("Succeeded", { timeout: 90_000 });
   await expect(page.getByTestId("run-verify")).toHaveText("· the agent succeeded and verify failed");

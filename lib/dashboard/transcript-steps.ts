@@ -98,23 +98,38 @@ export function groupTranscript(entries: readonly StoredEntry[]): DisplayStep[] 
   const out: DisplayStep[] = [];
   const openTools = new Map<string, Extract<DisplayStep, { kind: "tool" }>>();
   let lines: Extract<DisplayStep, { kind: "lines" }> | null = null;
+  // setup's group lasts from the line before its first (Atelier's "setup: running …") to the
+  // line after its last (setup's ending): a setup that printed one line still took its time
+  let setupGroup: { step: Extract<DisplayStep, { kind: "lines" }>; from: string } | null = null;
+  let previousAt: string | null = null;
+  let beforeAt: string | null = null;
 
   const pushLine = (e: StoredEntry, stream: string, text: string) => {
     // setup's output is a group of its own, with its duration
     const setup = stream === SETUP_STREAM;
     if (!lines || (lines.group === "setup") !== setup) {
       lines = { kind: "lines", id: `${e.id}${setup ? "-setup" : ""}`, at: e.at, endedAt: e.at, durationMs: 0, lines: [], ...(setup ? { group: "setup" as const } : {}) };
+      if (setup) setupGroup = { step: lines, from: beforeAt ?? e.at };
       out.push(lines);
     }
     lines.lines.push({ stream, text });
     lines.endedAt = e.at;
-    lines.durationMs = ms(lines.at, e.at);
+    lines.durationMs = ms(setup && setupGroup ? setupGroup.from : lines.at, e.at);
+  };
+  const endSetupGroup = (e: StoredEntry) => {
+    if (!setupGroup) return;
+    setupGroup.step.endedAt = e.at;
+    setupGroup.step.durationMs = ms(setupGroup.from, e.at);
+    setupGroup = null;
   };
 
   // an Attempt whose output was parsed into steps keeps its raw stdout/stderr for download only
   // (the steps hold the same, readable); Atelier's own lines are always shown
   const parsed = new Set(entries.filter((e) => e.stream === STEP_STREAM).map((e) => e.attemptId ?? ""));
   for (const e of entries) {
+    if (e.stream !== SETUP_STREAM) endSetupGroup(e);
+    beforeAt = previousAt;
+    previousAt = e.at;
     const step: TranscriptStep | null = decodeStep(e);
     if (!step) {
       if (e.stream === STEP_STREAM) continue; // malformed

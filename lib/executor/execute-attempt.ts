@@ -19,7 +19,7 @@ import { runAgent, type AgentControl, type AgentRunResult, type AgentSandbox } f
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { harvestDir, SANDBOX_RESULT_FILE } from "./workspace-paths";
 import { DEFAULT_VERIFY_TIMEOUT_MS, runVerify } from "./verify-run";
-import { addMetered, addReports, verifyWithRounds } from "./verify-rounds";
+import { addMetered, addReports, seconds, verifyWithRounds } from "./verify-rounds";
 import type { VerifyResult, VerifySpec } from "./verify-spec";
 
 import type { EnvironmentSpec } from "./environment/environment-spec";
@@ -342,6 +342,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         killGraceMs: input.killGraceMs,
       });
       agentMs += run.durationMs;
+      if (run.tag === "Exited") system(`agent ${input.agent.name} finished in ${seconds(run.durationMs)}`);
       redactor = run.redactor;
       report = addReports(report, run.report);
       metered = addMetered(metered, run.metered);

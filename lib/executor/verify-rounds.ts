@@ -24,7 +24,8 @@ export interface VerifyRoundSteps<H> {
 
 export type VerifyRounds<H> = { tag: "Verified"; collected: H; result: VerifyResult } | { tag: "Stopped" };
 
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+/** A duration as the transcript says it: `1.2 s`. */
+export const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
 /** How a check ended, in a few words. */
 export function verifyEnding(check: VerifyCheck): string {

@@ -1,4 +1,5 @@
 import type { SimControl } from "./control";
+import { DEMO_ENVIRONMENT, DEMO_PROJECT_FILES } from "./demo-project";
 
 export const DEMO_CONFIG = `# Atelier loops for this repository (sandbox demo)
 labels:
@@ -22,7 +23,8 @@ const LABELS = [
 ];
 
 /**
- * The demo world: org `demo-org` with `webapp` and `api` (both with `.github/atelier.yml`),
+ * The demo world: org `demo-org` with `webapp` and `api` (both with `.github/atelier.yml`;
+ * `webapp` also carries a small Node project with tests and an `environment:`, demo-project.ts),
  * users octo-admin (admin), octo-writer (write), octo-reader (read), the App installed on the
  * org for both repositories, labels, and a few issues. octo-admin is the default user.
  */
@@ -32,7 +34,8 @@ export async function seedDemo(sim: SimControl): Promise<void> {
   sim.setDefaultUser({ login: "octo-admin" });
   for (const name of ["webapp", "api"]) {
     const repo = `demo-org/${name}`;
-    await sim.createRepo({ owner: "demo-org", name, files: { ".github/atelier.yml": DEMO_CONFIG }, description: `The demo ${name}` });
+    const files = name === "webapp" ? { ...DEMO_PROJECT_FILES, ".github/atelier.yml": `${DEMO_CONFIG}${DEMO_ENVIRONMENT}` } : { ".github/atelier.yml": DEMO_CONFIG };
+    await sim.createRepo({ owner: "demo-org", name, files, description: `The demo ${name}` });
     sim.setUserPermission({ repo, login: "octo-admin", permission: "admin" });
     sim.setUserPermission({ repo, login: "octo-writer", permission: "write" });
     sim.setUserPermission({ repo, login: "octo-reader", permission: "read" });

@@ -1,6 +1,7 @@
 import { burstBench } from "./burst";
 import { engineBench } from "./engine";
 import { environmentBench } from "./environment";
+import { labelLatencyBench } from "./label-latency";
 import { pollBench } from "./poll";
 import { scaleBench } from "./scale";
 
@@ -11,6 +12,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   scale: scaleBench,
   poll: pollBench,
   environment: environmentBench,
+  latency: labelLatencyBench,
 };
 
 /** Names that select several benchmarks: `claim` is every line the claim's speed decides. */

@@ -87,8 +87,19 @@ describe("setup's output", () => {
     ]);
     expect(steps.map((s) => (s.kind === "lines" ? [s.group ?? null, s.lines.map((l) => l.text), s.durationMs] : s.kind))).toEqual([
       [null, ["setup: running in the sandbox"], 0],
-      ["setup", ["added 2 packages", "done"], 3_500],
+      ["setup", ["added 2 packages", "done"], 4_600],
       [null, ["setup passed in 3.5 s"], 0],
     ]);
+  });
+
+  it("lasts from Atelier's line before it to the line after it, however few lines setup printed", () => {
+    const steps = groupTranscript([
+      { id: "1", stream: "system", text: "setup: running in the sandbox", at: "2026-12-06T10:00:00.000Z" },
+      { id: "2", stream: "setup", text: "added 1 package in 697ms\n", at: "2026-12-06T10:00:02.000Z" },
+      { id: "3", stream: "system", text: "setup passed in 2.3 s", at: "2026-12-06T10:00:02.300Z" },
+      { id: "4", stream: "system", text: "running agent demo", at: "2026-12-06T10:00:09.000Z" },
+    ]);
+    const group = steps.find((s) => s.kind === "lines" && s.group === "setup");
+    expect(group?.kind === "lines" ? [group.durationMs, group.endedAt] : null).toEqual([2_300, "2026-12-06T10:00:02.300Z"]);
   });
 });
