@@ -77,6 +77,8 @@ export const RECONCILE_EVERY_MS = 60 * 60_000;
 
 /** Jobs that leave Redis once done, so the same id can be added again later. */
 const TRANSIENT: JobsOptions = { removeOnComplete: true, removeOnFail: true };
+/** A job in one of these states has not started: a Hint merged into it is read when it runs. */
+const WAITING_STATES = new Set(["waiting", "prioritized", "delayed", "waiting-children"]);
 
 export interface BullWorkQueueOptions {
   connection: ConnectionOptions;
@@ -103,17 +105,22 @@ export class BullWorkQueue implements WorkQueue {
   }
 
   /**
-   * Adds a Hint; one already pending for the Item absorbs it. Its sender is kept first in a set
-   * the job reads when it runs (takeHintSenders): every sender of a merged Hint counts.
+   * Adds a Hint; one still waiting for the Item absorbs it. Its sender is kept first in a set the
+   * job reads when it runs (takeHintSenders): every sender of a merged Hint counts. A job that
+   * has already started may have read the Item before this Hint's change: the Hint then waits
+   * as a job of its own (one id, so later Hints merge into it), and reads the Item again.
    */
   async hint(hint: Hint): Promise<void> {
     const queue = this.queue(QUEUE_NAMES.hints);
-    const jobId = hintJobId(hint);
-    if (hint.sender) {
-      const key = hintSendersKey(this.options.prefix, jobId);
-      await (await queue.getBackend().client).multi().runCommand("sadd", [key, hint.sender]).runCommand("expire", [key, HINT_SENDERS_TTL_S]).exec();
-    }
-    await queue.add("hint", hint, { ...TRANSIENT, jobId });
+    const add = async (jobId: string) => {
+      if (hint.sender) {
+        const key = hintSendersKey(this.options.prefix, jobId);
+        await (await queue.getBackend().client).multi().runCommand("sadd", [key, hint.sender]).runCommand("expire", [key, HINT_SENDERS_TTL_S]).exec();
+      }
+      return queue.add("hint", hint, { ...TRANSIENT, jobId });
+    };
+    const job = await add(hintJobId(hint));
+    if (!WAITING_STATES.has(await job.getState())) await add(`${hintJobId(hint)}~again`);
   }
 
   async moveRun(runId: string, opts: Parameters<WorkQueue["moveRun"]>[1] = {}): Promise<void> {
