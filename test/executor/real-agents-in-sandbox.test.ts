@@ -5,7 +5,7 @@ import { decodeStep } from "../../lib/executor/adapters";
 import { PLACEHOLDER_KEY } from "../../lib/executor/agent-sandbox/api-broker";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt, type AttemptInput } from "../../lib/executor/execute-attempt";
-import { pidsWithArgument } from "../support/processes";
+import { attemptPidsWithArgument } from "../support/processes";
 import { DEFAULT_TURN_USAGE, startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../support/fake-anthropic";
 import { DEFAULT_OPENAI_USAGE, startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
 import { agent, CLAUDE_BIN, CODEX_BIN, COMMIT_HELLO } from "./adapters/real-cli";
@@ -155,7 +155,7 @@ describe("the real claude CLI in its sandbox", () => {
   it("a model that never answers ends as a timeout at the agent's limit, with no process left", async () => {
     const { outcome } = await claudeAttempt([{ hang: true }, { hang: true }, { hang: true }], "claudehang/agent/1", { minutes: 0.1 });
     expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "RunawayFailure", category: "timeout" });
-    expect(pidsWithArgument(CLAUDE)).toEqual([]);
+    expect(attemptPidsWithArgument(CLAUDE, "claudehang/agent/1")).toEqual([]);
   }, 120_000);
 
   it("holds no model key: a steered agent that commits its whole environment and files, encoded, leaks only the placeholder", async () => {

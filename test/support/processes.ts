@@ -26,6 +26,21 @@ export function pidsWithArgument(marker: string): number[] {
     .map((p) => p.pid);
 }
 
+/**
+ * The live processes of one Attempt whose command line holds `marker`: those whose environment
+ * says the Attempt's id (agent-env.ts sets ATELIER_ATTEMPT_ID), so the same CLI run by another
+ * test at the same time (the browser specs, beside these files) is not counted.
+ */
+export function attemptPidsWithArgument(marker: string, attemptId: string): number[] {
+  return pidsWithArgument(marker).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`ATELIER_ATTEMPT_ID=${attemptId}`);
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
 /** The arguments of live processes that start with `prefix` (one scan of /proc). */
 export function argumentsStartingWith(prefix: string): string[] {
   return liveArgvs().flatMap((p) => p.argv.filter((arg) => arg.startsWith(prefix)));
