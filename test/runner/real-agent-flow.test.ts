@@ -1,13 +1,13 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { approveRun, type OperatorDeps } from "../../lib/runner/operator";
 import { startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic";
 import { testDb } from "../support/db";
-import { CLAUDE_BIN, COMMIT_HELLO } from "../executor/adapters/real-cli";
+import { COMMIT_HELLO } from "../executor/adapters/real-cli";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { agents, AGENT_ENV, attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
+import { agents, realClaudeAgent, AGENT_ENV, attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 
 /**
  * The real Claude Code CLI through the whole runner: an approved Run in the GitHub simulator,
@@ -16,7 +16,6 @@ import { agents, AGENT_ENV, attemptsOf, issueEvent, openRun, runState, startRunn
  * and tokens the ones it reported.
  */
 
-const CLAUDE = realpathSync(CLAUDE_BIN);
 const db = testDb();
 const prefix = uniquePrefix("real-agent");
 let world: SimWorld;
@@ -37,19 +36,7 @@ beforeAll(async () => {
     prefix,
     github: world.github,
     workspaceRoot,
-    roster: agents({
-      claude: {
-        kind: "claude",
-        command: [CLAUDE],
-        model: "claude-sonnet-4-5",
-        // the egress gateway holds the key and brokers the (plain-HTTP, loopback) fake model API
-        modelApi: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
-        pricePerMillionInputUsd: 3,
-        pricePerMillionOutputUsd: 15,
-        readOnlyPaths: [dirname(dirname(CLAUDE))],
-        maxAttemptMinutes: 3,
-      },
-    }),
+    roster: agents({ claude: realClaudeAgent(fake.url) }),
     agentEnv: { ...AGENT_ENV, ANTHROPIC_API_KEY: "sk-ant-api03-flow-test-key-0123456789" },
   });
   ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };

@@ -1,6 +1,6 @@
-import { mkdtempSync, realpathSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
 import type { VerifySpec } from "../../lib/executor/verify-spec";
@@ -11,9 +11,8 @@ import { syncRunMirror, type MirrorDeps } from "../../lib/mirror/sync-run";
 import { commentsOn, latestCheckRun } from "../mirror/support";
 import { startFakeAnthropic, type FakeAnthropic } from "../support/fake-anthropic";
 import { testDb } from "../support/db";
-import { CLAUDE_BIN } from "../executor/adapters/real-cli";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
-import { agents, AGENT_ENV, attemptsOf, issueEvent, openRun, settledState, startRunner, uniquePrefix, type RunnerUnderTest } from "./support/runner-fixture";
+import { agents, realClaudeAgent, AGENT_ENV, attemptsOf, issueEvent, openRun, settledState, startRunner, uniquePrefix, type RunnerUnderTest } from "./support/runner-fixture";
 
 /** A Loop's environment that declares only `verify`. */
 const environmentOf = (v: VerifySpec): EnvironmentSpec => ({ ...NO_ENVIRONMENT, verify: v.command, onVerifyFailure: v.onFailure, maxVerifyRounds: v.maxRounds });
@@ -26,7 +25,6 @@ const environmentOf = (v: VerifySpec): EnvironmentSpec => ({ ...NO_ENVIRONMENT, 
  * second round passes.
  */
 
-const CLAUDE = realpathSync(CLAUDE_BIN);
 const db = testDb();
 const prefix = uniquePrefix("verify-flow");
 let world: SimWorld;
@@ -60,18 +58,7 @@ beforeAll(async () => {
     prefix,
     github: world.github,
     workspaceRoot,
-    roster: agents({
-      claude: {
-        kind: "claude",
-        command: [CLAUDE],
-        model: "claude-sonnet-4-5",
-        modelApi: { url: fake.url, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
-        pricePerMillionInputUsd: 3,
-        pricePerMillionOutputUsd: 15,
-        readOnlyPaths: [dirname(dirname(CLAUDE))],
-        maxAttemptMinutes: 3,
-      },
-    }),
+    roster: agents({ claude: realClaudeAgent(fake.url) }),
     agentEnv: { ...AGENT_ENV, ANTHROPIC_API_KEY: "sk-ant-api03-verify-flow-key-0123456789" },
   });
   mirror = { db, github: async (id) => world.app.installationOctokit(id), publicUrl: "http://atelier.test" };

@@ -4,8 +4,6 @@ import { join } from "node:path";
 import type { Failure } from "../../engine/failure";
 import type { AttemptBox } from "../agent-sandbox/box";
 import { parseEgressRule, type EgressRule } from "../agent-sandbox/policy";
-import type { OutputEntry } from "../agent-spec";
-import type { Redactor } from "../../secrets/redact";
 import { withDetectedPaths } from "./detect-ecosystem";
 import type { EnvironmentSpec } from "./environment-spec";
 import { runSetup, type SetupRequest } from "./run-setup";
@@ -19,7 +17,8 @@ import { pathProblem } from "./snapshot-tree";
  * as the snapshot the next Attempts restore.
  */
 
-export interface PrepareRequest {
+/** What setup is run with, as run-setup.ts takes it (its own sandbox, output, limits). */
+export interface PrepareRequest extends Pick<SetupRequest, "sandbox" | "emit" | "redactor" | "signal" | "timeoutMs" | "killGraceMs"> {
   spec: EnvironmentSpec;
   box: AttemptBox;
   /** The repository's GitHub id; null: not registered, no snapshot. */
@@ -29,15 +28,8 @@ export interface PrepareRequest {
   store: SnapshotStore | null;
   /** The instance's registry allowlist (`registries:`). */
   registries: readonly string[];
-  /** The sandbox setup runs in (the agent's, without its egress); null: unconfined. */
-  sandbox: SetupRequest["sandbox"];
   readOnlyPaths: readonly string[];
-  emit: (entry: OutputEntry) => void;
   system: (text: string) => void;
-  redactor: Redactor;
-  signal?: AbortSignal;
-  timeoutMs: number;
-  killGraceMs: number;
 }
 
 export type PrepareOutcome =

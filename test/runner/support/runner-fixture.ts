@@ -1,6 +1,9 @@
 import { randomBytes } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { dirname } from "node:path";
 import { Redis } from "ioredis";
 import type { Worker } from "bullmq";
+import { CLAUDE_BIN } from "../../executor/adapters/real-cli";
 import { DEMO_AGENT, type AgentSpec } from "../../../lib/config/roster";
 import { itemEventKey, itemKey } from "../../../lib/engine/ids";
 import type { MoveOutcome } from "../../../lib/runner/move-run";
@@ -22,6 +25,24 @@ export function agents(extra: Record<string, Partial<AgentSpec>> = {}): Record<s
   const out: Record<string, AgentSpec> = { demo: { ...DEMO_AGENT, command: [...DEMO_AGENT.command], secrets: [], maxAttemptMinutes: 1 } };
   for (const [name, spec] of Object.entries(extra)) out[name] = { ...out.demo!, ...spec, name };
   return out;
+}
+
+/**
+ * The real Claude Code CLI as a roster entry, talking to a (fake) Messages API at `modelApiUrl`
+ * that the egress gateway brokers: the gateway holds the key, the sandbox a placeholder.
+ */
+export function realClaudeAgent(modelApiUrl: string): Partial<AgentSpec> {
+  const cli = realpathSync(CLAUDE_BIN);
+  return {
+    kind: "claude",
+    command: [cli],
+    model: "claude-sonnet-4-5",
+    modelApi: { url: modelApiUrl, secret: "ANTHROPIC_API_KEY", protocol: "anthropic" },
+    pricePerMillionInputUsd: 3,
+    pricePerMillionOutputUsd: 15,
+    readOnlyPaths: [dirname(dirname(cli))],
+    maxAttemptMinutes: 3,
+  };
 }
 
 /** The agent's environment: the demo agent prints fast. */
