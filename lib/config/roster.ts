@@ -10,6 +10,7 @@ import type { ApiProtocol } from "../executor/agent-sandbox/usage-meter";
 import type { ModelApiSpec, ToolApiSpec } from "../executor/agent-spec";
 import { MODEL_API_PROTOCOLS, MODEL_KEY_NAMES } from "../executor/brokered-apis";
 import { DEFAULT_REGISTRIES, DEFAULT_REGISTRIES_WORD, expandRegistries } from "../executor/environment/registries";
+import { DEFAULT_TOOLCHAIN_ROOTS, locateToolchain, TOOLCHAIN_NAME, toolchainRootProblem, type Toolchain } from "../executor/environment/toolchains";
 import { parseYamlWithLines } from "./yaml-lines";
 
 /**
@@ -109,6 +110,11 @@ export interface InstanceConfig {
    * absent: the public registries (DEFAULT_REGISTRIES). A repository never adds one.
    */
   registries?: string[];
+  /**
+   * Toolchains a repository's environment may pick by name (`toolchain: node-22`): folders under
+   * the config's toolchain roots, mounted read-only with their bin on PATH. Absent: none.
+   */
+  toolchains?: Record<string, Toolchain>;
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
@@ -288,6 +294,15 @@ const instanceSchema = z.strictObject({
       { error: "registries is a list of hosts, e.g. [default, npm.internal.example.com]" },
     )
     .optional(),
+  toolchain_roots: z
+    .array(z.string().min(1), { error: "toolchain_roots is a list of folders, e.g. [/opt/atelier/toolchains]" })
+    .min(1, "toolchain_roots lists at least one folder")
+    .optional(),
+  toolchains: z
+    .record(z.string().regex(TOOLCHAIN_NAME), z.string({ error: "a toolchain is the path of its folder, e.g. node-22: /opt/atelier/toolchains/node-22" }), {
+      error: "toolchains is a map of name: folder, e.g. { node-22: /opt/atelier/toolchains/node-22 }",
+    })
+    .optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -335,7 +350,9 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
             issue.code === "unrecognized_keys"
               ? `unknown key (allowed here: ${allowedKeys(issue.path as (string | number)[]).join(", ")})`
               : issue.code === "invalid_key"
-                ? path.length <= 2
+                ? path[0] === "toolchains"
+                  ? "a toolchain name is letters, digits, ., - and _, starting with a letter or digit (at most 63)"
+                  : path.length <= 2
                   ? "an agent name is letters, digits, - and _, starting with a letter or digit (at most 63)"
                   : "an env name is the NAME of a variable (A-Z, 0-9, _), e.g. ANTHROPIC_BASE_URL"
                 : issue.message;
@@ -417,6 +434,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     };
     problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
+  const toolchains = cfg.toolchains ? parseToolchains(cfg.toolchains, cfg.toolchain_roots, yaml.lineOf, problems) : null;
   if (problems.length) fail(problems);
   return {
     agents: cfg.agents ? agents : defaults.agents,
@@ -429,8 +447,36 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     maxTranscriptBytes: Math.round((cfg.max_transcript_mb ?? DEFAULT_TRANSCRIPT_MB) * 1024 * 1024),
     ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
     ...(cfg.registries ? { registries: expandRegistries(cfg.registries) } : {}),
+    ...(toolchains ? { toolchains } : {}),
     source,
   };
+}
+
+/** `toolchains:` under `toolchain_roots:` (default DEFAULT_TOOLCHAIN_ROOTS): each path inside a root, no link out of it. */
+function parseToolchains(
+  raw: Record<string, string>,
+  rawRoots: string[] | undefined,
+  lineOf: (path: (string | number)[]) => number | null | undefined,
+  problems: string[],
+): Record<string, Toolchain> {
+  const at = (path: (string | number)[]) => {
+    const line = lineOf(path);
+    return `${path.join(".")}${line ? ` (line ${line})` : ""}`;
+  };
+  const roots = rawRoots ?? DEFAULT_TOOLCHAIN_ROOTS;
+  const before = problems.length;
+  (rawRoots ?? []).forEach((root, i) => {
+    const problem = toolchainRootProblem(root);
+    if (problem) problems.push(`${at(["toolchain_roots", i])}: the toolchain root ${root} ${problem}`);
+  });
+  const out: Record<string, Toolchain> = {};
+  if (problems.length > before) return out;
+  for (const [name, path] of Object.entries(raw)) {
+    const found = locateToolchain(path, roots);
+    if ("problem" in found) problems.push(`${at(["toolchains", name])}: the toolchain ${name} (${path}) ${found.problem}`);
+    else out[name] = { name, path: resolve(path), root: found.root };
+  }
+  return out;
 }
 
 /**

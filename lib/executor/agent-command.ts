@@ -11,6 +11,8 @@ export const DEMO_AGENT_SCRIPT = fileURLToPath(new URL("./demo-agent.mjs", impor
 
 /** The system directories every sandbox holds (read-only): where a roster's tools are looked up. */
 export const SANDBOX_PATH_DIRS = ["/usr/local/bin", "/usr/bin", "/bin"];
+/** The sandbox's PATH: the system's (a repository's toolchains go before it: environment/toolchains.ts). */
+export const SANDBOX_PATH = SANDBOX_PATH_DIRS.join(":");
 
 export interface ResolvedCommand {
   /** argv on the host (an unconfined agent). */

@@ -25,6 +25,7 @@ import type { VerifyResult, VerifySpec } from "./verify-spec";
 import type { EnvironmentSpec } from "./environment/environment-spec";
 import { prepareEnvironment } from "./environment/prepare-environment";
 import type { SnapshotStore } from "./environment/snapshot-store";
+import { mountToolchains, ToolchainRefusedError, toolchainsNote, type MountedToolchain, type Toolchain } from "./environment/toolchains";
 
 /**
  * One Attempt, from checkout to harvest: fetch the repository's cache and make the Attempt's
@@ -86,6 +87,8 @@ export interface AttemptInput {
   registries?: readonly string[];
   /** Where environment snapshots are kept; null: none kept or restored. */
   snapshots?: SnapshotStore | null;
+  /** The roster's toolchains the Loop's environment picked (`toolchain:`), in its order. */
+  toolchains?: readonly Toolchain[];
   /** Push the commits to this ref, off every branch, for a writer's review (ADR 0058); absent: to the branch. */
   holdRef?: string;
 }
@@ -166,6 +169,16 @@ async function restoreSession(input: AttemptInput, kind: AgentKind, box: Attempt
   return session;
 }
 
+/** The Attempt's toolchains, checked on this worker now; a refusal fails the Attempt (configuration). */
+function attemptToolchains(input: AttemptInput): MountedToolchain[] {
+  try {
+    return mountToolchains(input.toolchains ?? [], [input.workspaceRoot, ...(input.snapshots ? [input.snapshots.dir] : [])]);
+  } catch (err) {
+    if (err instanceof ToolchainRefusedError) throw new AttemptFailureError(agentFailure("configuration", `toolchain_unavailable: ${err.message}; the instance's admin fixes toolchains: in atelier.config.yml.`));
+    throw err;
+  }
+}
+
 /** The longest summary kept: the pull request's body must hold it and a footer (GitHub's 65,536). */
 export const MAX_SUMMARY_CHARS = 60_000;
 
@@ -239,6 +252,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const sandboxed = await decideSandbox(input, resolved.builtin, deps.probeSandbox ?? probeSandbox, system);
     const problem = sandboxed && !resolved.builtin ? sandboxCommandProblem(resolved.sandboxFile, input.agent.read_only_paths ?? []) : null;
     if (problem) throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${problem}.`));
+    const toolchains = attemptToolchains(input);
+    if (toolchains.length) system(toolchainsNote(toolchains));
 
     phase("preparing");
     ws = await prepareWorkspace({
@@ -285,6 +300,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
             }
           : null,
         readOnlyPaths: input.agent.read_only_paths ?? [],
+        toolchains,
         emit,
         system,
         redactor,
@@ -329,6 +345,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         cwd: workspace.worktree,
         context: { ...context(sandboxed ? SANDBOX_RESULT_FILE : workspace.resultFile), prompt },
         sandbox,
+        toolchains,
         home: box.home,
         onOutput: emit,
         redactor,
@@ -408,6 +425,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
             egress: egressRules(input.verifyEgress),
             limits: { ...DEFAULT_SANDBOX_LIMITS, ...input.agent.limits },
             readOnlyPaths: input.agent.read_only_paths ?? [],
+            toolchains,
             timeoutMs: input.verifyTimeoutMs ?? DEFAULT_VERIFY_TIMEOUT_MS,
             env: environment?.env ?? {},
             // verify starts from the environment the agent had (the snapshot, or setup again)

@@ -4,7 +4,8 @@ import { agentFailure, infraFailure, runawayFailure, type Failure } from "../eng
 import { BadInputError, ConflictError } from "../errors";
 import { adapterFor, encodeStep } from "./adapters";
 import type { AgentInvocation, AgentReport, StreamParser, TranscriptStep } from "./adapters/types";
-import { resolveAgentCommand, type ResolvedCommand } from "./agent-command";
+import { resolveAgentCommand, SANDBOX_PATH, type ResolvedCommand } from "./agent-command";
+import { toolchainPath, type MountedToolchain } from "./environment/toolchains";
 import { buildAgentEnv, type AgentContext, type AgentEnv } from "./agent-env";
 import type { NamedAgentSpec, OutputEntry, OutputSink } from "./agent-spec";
 import { AttemptFailureError } from "./attempt-failure-error";
@@ -49,6 +50,8 @@ export interface RunAgentInput {
   killGraceMs?: number;
   /** The sandbox to run in (its box holds `cwd`); absent: unconfined. */
   sandbox?: AgentSandbox;
+  /** The repository's toolchains: mounted in the sandbox, their bin first on PATH. */
+  toolchains?: readonly MountedToolchain[];
   /** A $HOME made for this Attempt (default: the worker's). */
   home?: string;
   partialLineFlushMs?: number;
@@ -82,7 +85,7 @@ export type AgentRunResult =
 type StopReason = "timeout" | "canceled" | "lease_lost";
 
 /** What runAgent needs to start the agent in a sandbox: all of SandboxSpawn but its command, env and APIs. */
-export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs" | "apis">;
+export type AgentSandbox = Omit<SandboxSpawn, "command" | "env" | "programs" | "apis" | "toolchains">;
 
 /** The agent's process as runAgent drives it, sandboxed or not. */
 interface AgentProcess extends ChildWatch {
@@ -91,9 +94,6 @@ interface AgentProcess extends ChildWatch {
   dispose(): Promise<void>;
   metered(): MeteredUsage | null;
 }
-
-/** The sandbox's PATH: the system's, where every roster tool must live (or be bound). */
-const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 /**
  * The local base URL of each brokered API: a port of the sandbox's own loopback, bridged to the
@@ -119,12 +119,14 @@ async function startAgentProcess(
       ...input.sandbox,
       command: [resolved.sandboxFile, ...resolved.sandboxArgs],
       env: { ...env, PATH: SANDBOX_PATH },
+      toolchains: input.toolchains ?? [],
       programs: resolved.programs,
       apis,
     });
     return { child: boxed.child, ...boxed.watch, terminate: (grace) => boxed.terminate(grace), dispose: () => boxed.dispose(), metered: () => boxed.metered() };
   }
-  const child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
+  const path = toolchainPath(input.toolchains ?? [], env.PATH ?? SANDBOX_PATH);
+  const child = spawn(resolved.file, resolved.args, { cwd: input.cwd, env: { ...env, PATH: path }, detached: true, stdio: ["pipe", "pipe", "pipe"] });
   const pid = child.pid;
   return {
     child,

@@ -12,6 +12,8 @@ import { terminateProcessGroup } from "./process-group";
 import { Redactor } from "../secrets/redact";
 import { VERIFY_TAIL_CHARS, VERIFY_TAIL_LINES, type VerifyCheck } from "./verify-spec";
 import { cacheObjects, checkoutInBox } from "./workspace";
+import { SANDBOX_PATH } from "./agent-command";
+import { toolchainPath, type MountedToolchain } from "./environment/toolchains";
 
 /**
  * Runs a repository's `verify:` on the commit the harvest made (the one that will be pushed),
@@ -27,8 +29,6 @@ export const DEFAULT_VERIFY_TIMEOUT_MS = 15 * 60_000;
 const VERIFY_KILL_GRACE_MS = 2_000;
 /** setTimeout's ceiling. */
 const MAX_TIMER_MS = 2_147_483_647;
-/** The PATH verify's shell gets in the sandbox: the system's (and a restored toolchain's, later). */
-const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 export interface VerifyRequest {
   /** The Attempt's directory: verify's box is made beside the agent's. */
@@ -50,6 +50,8 @@ export interface VerifyRequest {
   limits: SandboxLimits;
   /** Host paths bound read-only (the roster's tools outside /usr). */
   readOnlyPaths: readonly string[];
+  /** The repository's toolchains, as the agent had them: mounted, their bin first on PATH. */
+  toolchains?: readonly MountedToolchain[];
   timeoutMs: number;
   /** Values that are not secrets, for verify's shell. */
   env?: Readonly<Record<string, string>>;
@@ -100,6 +102,7 @@ async function start(req: VerifyRequest, box: AttemptBox, env: Record<string, st
       egress: req.egress,
       limits: req.limits,
       readOnlyPaths: req.readOnlyPaths,
+      toolchains: req.toolchains ?? [],
       objects: cacheObjects(req.cacheDir),
       onNote: req.onNote,
       onRefused: (r) => req.onNote?.(`verify: egress refused: ${r.host}:${r.port} (${r.reason})`),
@@ -110,7 +113,7 @@ async function start(req: VerifyRequest, box: AttemptBox, env: Record<string, st
   req.onNote?.("verify runs unconfined in its fresh checkout, as the agent did (no sandbox)");
   const child = spawn(command[0]!, command.slice(1), {
     cwd: box.worktree,
-    env: { ...env, PATH: process.env.PATH ?? SANDBOX_PATH, HOME: box.home, TMPDIR: box.tmp },
+    env: { ...env, PATH: toolchainPath(req.toolchains ?? [], process.env.PATH ?? SANDBOX_PATH), HOME: box.home, TMPDIR: box.tmp },
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -129,6 +129,7 @@ export type LoopConfigErrorToken =
   | "config_bad_expression"
   | "config_unknown_agent"
   | "config_unknown_model"
+  | "config_unknown_toolchain"
   | "config_bad_cron"
   | "config_bad_timezone"
   | "config_foreign_repository"

@@ -14,8 +14,8 @@ export type { ConfigTenant } from "./validate/shared";
  */
 
 export interface ValidateRepositoryConfigOptions {
-  /** The instance's roster: a Loop may only name one of its agents. */
-  roster: Pick<InstanceConfig, "agents">;
+  /** The instance's roster: a Loop may only name one of its agents, an environment one of its toolchains. */
+  roster: Pick<InstanceConfig, "agents" | "toolchains">;
   /** The 1-based line of the value at a path of the config, when the source is known. */
   lineOf?: (path: Path) => number | null;
   /**
@@ -88,7 +88,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   // every Loop takes the file's environment: a wrong one stops them all
   let environment: Awaited<ReturnType<typeof validateEnvironment>> = null;
   if (config.environment !== undefined && config.environment !== null) {
-    environment = validateEnvironment(config.environment, "environment:", (token, path, message) => report(null, token, ["environment", ...path], message));
+    environment = validateEnvironment(config.environment, "environment:", (token, path, message) => report(null, token, ["environment", ...path], message), Object.keys(options.roster.toolchains ?? {}));
     if (!environment) return result;
   }
 

@@ -118,6 +118,12 @@ async function produceOutcome(
   const base = await hold(() => pullRequestBase(ctx.deps.db, run.repo, access));
   const branch = workBranchOfRun(run);
   const environment = await hold(() => runEnvironment(ctx.deps.db, run.id));
+  const picked = environment.environment?.toolchains ?? [];
+  const offered = ctx.config.roster.toolchains ?? {};
+  const missing = picked.filter((name) => !Object.hasOwn(offered, name));
+  if (missing.length) {
+    return failed(agentFailure("configuration", `toolchain_unavailable: the roster no longer offers the toolchain ${missing.join(", ")} the Loop's environment picks (toolchains: in atelier.config.yml); fix the repository's toolchain: or the roster, then retry.`));
+  }
   const execute = ctx.deps.execute ?? executeAttempt;
   try {
     const outcome = await execute(
@@ -144,6 +150,7 @@ async function produceOutcome(
         trusted: environment.trusted,
         registries: registryAllowlist(ctx.config.roster),
         snapshots: ctx.config.snapshots ?? null,
+        toolchains: picked.map((name) => offered[name]!),
         // a Run a non-writer may have steered (or whose Loop says push: after_review) pushes no branch
         ...(run.review_reason ? { holdRef: heldRefOf(run.id) } : {}),
         signal: local.canceled.signal,

@@ -18,8 +18,8 @@ export interface TriggerDeps {
   /** People's roles by GraphQL, batched per installation (REST when GraphQL cannot tell). */
   roles: RepositoryRoleReader;
   workQueue: WorkQueue;
-  /** The instance's roster: a Loop may only name one of its agents. */
-  roster: Pick<InstanceConfig, "agents">;
+  /** The instance's roster: a Loop may only name one of its agents, an environment one of its toolchains. */
+  roster: Pick<InstanceConfig, "agents" | "toolchains">;
   /** Schedules read the time from here (tests move it); defaults to the system clock. */
   clock: Clock;
   log: Log;

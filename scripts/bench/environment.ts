@@ -94,6 +94,7 @@ async function coldSetup(dir: string): Promise<void> {
         env: { npm_config_registry: registry.url, npm_config_update_notifier: "false" },
         sandbox: probe.ok ? { name: `bench-setup-${i}`, box, limits: DEFAULT_SANDBOX_LIMITS } : null,
         registries,
+        toolchains: [],
         cwd: box.worktree,
         home: box.home,
         emit: () => undefined,

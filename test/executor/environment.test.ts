@@ -38,6 +38,7 @@ const env = (over: Partial<EnvironmentSpec> = {}): EnvironmentSpec => ({
   onVerifyFailure: null,
   maxVerifyRounds: null,
   env: { npm_config_registry: registry.url, npm_config_update_notifier: "false" },
+  toolchains: [],
   ...over,
 });
 

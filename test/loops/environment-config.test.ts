@@ -30,8 +30,8 @@ ${loop()}  nightly:
       env: { RETRIES: 1 }
 `);
     expect(cfg.errors).toEqual([]);
-    expect(cfg.loops[0]!.environment).toEqual({ setup: "npm ci", cache: ["node_modules"], key: ["package-lock.json"], verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test", RETRIES: "3" } });
-    expect(cfg.loops[1]!.environment).toEqual({ setup: "npm ci", cache: ["node_modules"], key: ["package-lock.json"], verify: "npm run test:unit", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test", RETRIES: "1" } });
+    expect(cfg.loops[0]!.environment).toEqual({ setup: "npm ci", cache: ["node_modules"], key: ["package-lock.json"], verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test", RETRIES: "3" }, toolchains: [] });
+    expect(cfg.loops[1]!.environment).toEqual({ setup: "npm ci", cache: ["node_modules"], key: ["package-lock.json"], verify: "npm run test:unit", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test", RETRIES: "1" }, toolchains: [] });
   });
 
   it("a Loop without any environment has none", () => {

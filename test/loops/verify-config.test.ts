@@ -66,7 +66,7 @@ describe("environment: verify, on_verify_failure, max_verify_rounds", () => {
     expect(c.errors[1]!.message).toBe("environment: max_verify_rounds: is a whole number from 1 to 5.");
     const notMap = parse(`environment: npm test\n${loop()}`);
     expect(notMap.errors.map((e) => [e.token, e.path, e.message])).toEqual([
-      ["config_invalid", "environment", "environment: must be a map with setup:, cache:, key:, verify:, on_verify_failure:, max_verify_rounds: and env: (e.g. environment: { setup: npm ci })."],
+      ["config_invalid", "environment", "environment: must be a map with setup:, cache:, key:, verify:, on_verify_failure:, max_verify_rounds:, env: and toolchain: (e.g. environment: { setup: npm ci })."],
     ]);
   });
 });

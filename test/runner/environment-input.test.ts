@@ -30,7 +30,7 @@ async function execute(input: AttemptInput): Promise<AttemptOutcome> {
   return { tag: "Failed", failure: agentFailure("configuration", "setup_failed: test"), usage };
 }
 
-const ENVIRONMENT: EnvironmentSpec = { setup: "npm ci", cache: null, key: null, verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test" } };
+const ENVIRONMENT: EnvironmentSpec = { setup: "npm ci", cache: null, key: null, verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: { NODE_ENV: "test" }, toolchains: [] };
 
 beforeAll(async () => {
   world = await startSimWorld(db);

@@ -22,7 +22,7 @@ describe("the Event's submission", () => {
   it("carries the Loop's environment, for an Item and for a Tick", () => {
     expect(errors).toEqual([]);
     const item = { key: "acme/api#3", repo: "acme/api", number: 3, hash: "h", readAt: new Date() } as unknown as Observation;
-    expect(itemEvent(repo, loops[0]!, item, 0, "go").submission.environment).toEqual({ setup: "npm ci", cache: null, key: null, verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: {} });
+    expect(itemEvent(repo, loops[0]!, item, 0, "go").submission.environment).toEqual({ setup: "npm ci", cache: null, key: null, verify: "npm test", onVerifyFailure: null, maxVerifyRounds: null, env: {}, toolchains: [] });
     expect(tickEvent(loops[1]!, repo, new Date("2026-12-06T06:00:00Z"), "go").submission.environment).toEqual({
       setup: "npm ci",
       cache: null,
@@ -31,6 +31,7 @@ describe("the Event's submission", () => {
       onVerifyFailure: null,
       maxVerifyRounds: null,
       env: { CI_SHARD: "2" },
+      toolchains: [],
     });
   });
 });

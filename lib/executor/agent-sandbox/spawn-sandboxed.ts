@@ -11,6 +11,8 @@ import { watchChild, type ChildWatch } from "../child-watch";
 import type { BrokeredApi } from "./api-broker";
 import { isLoopbackRule, type EgressRule, type SandboxLimits } from "./policy";
 import type { MeteredUsage } from "./usage-meter";
+import { SANDBOX_PATH } from "../agent-command";
+import { toolchainPath, type MountedToolchain } from "../environment/toolchains";
 
 /**
  * Starts a command inside an Attempt's sandbox (see bwrap-args.ts for what it holds), joined
@@ -47,6 +49,8 @@ export interface SandboxSpawn {
   limits: SandboxLimits;
   /** Host paths bound read-only at the same path (a roster's tools outside /usr). */
   readOnlyPaths?: readonly string[];
+  /** The repository's toolchains: each bound read-only at its path, its bin first on PATH. */
+  toolchains?: readonly MountedToolchain[];
   /** Host files bound read-only into /atelier/bin, by their name there. */
   programs?: Readonly<Record<string, string>>;
   /** The cache's objects, bound read-only at SANDBOX_OBJECTS (the private clone's alternates). */
@@ -136,6 +140,7 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
     const prefix = nodePrefix();
     if (prefix) mounts.push({ kind: "ro-bind-try", src: prefix, dest: prefix, over: true });
     for (const path of req.readOnlyPaths ?? []) mounts.push({ kind: "ro-bind-try", src: path, dest: path, over: true });
+    for (const t of req.toolchains ?? []) mounts.push({ kind: "ro-bind-try", src: t.source, dest: t.path, over: true });
     if (req.objects) bindFd(req.objects, SANDBOX_OBJECTS, false);
     for (const name of ["passwd", "group", "hosts"]) bindFd(join(req.box.etc, name), `/etc/${name}`, false);
     bindFd(req.box.worktree, SANDBOX_WORKSPACE, true);
@@ -144,7 +149,7 @@ export async function spawnSandboxed(req: SandboxSpawn): Promise<SandboxedProces
     bindFd(req.box.out, SANDBOX_OUT, true);
     const programs: Record<string, string> = { ...req.programs };
     let command = req.command;
-    const env: Record<string, string> = { ...req.env, HOME: SANDBOX_HOME, TMPDIR: "/tmp", USER: "agent", LOGNAME: "agent" };
+    const env: Record<string, string> = { ...req.env, PATH: toolchainPath(req.toolchains ?? [], req.env.PATH ?? SANDBOX_PATH), HOME: SANDBOX_HOME, TMPDIR: "/tmp", USER: "agent", LOGNAME: "agent" };
     const apis = req.apis ?? [];
     if (req.egress.length > 0 || apis.length > 0) {
       gateway = await startEgressGateway(req.box.run, req.egress, { onRefused: req.onRefused, onUnreachable: req.onUnreachable, apis });

@@ -14,6 +14,7 @@ import type { VerifyFailureAction } from "../verify-spec";
  *   on_verify_failure: retry        # retry (resume the agent with the failure) | draft (default)
  *   max_verify_rounds: 1            # with retry: how many times at most (default 1)
  *   env: { NODE_ENV: test }         # values that are not secrets
+ *   toolchain: node-22              # the instance's toolchains to mount (a name or a list; toolchains.ts)
  * ```
  */
 export interface EnvironmentSpec {
@@ -31,13 +32,15 @@ export interface EnvironmentSpec {
   maxVerifyRounds: number | null;
   /** Non-secret values given to setup (and verify). */
   env: Record<string, string>;
+  /** Names of the roster's toolchains, mounted for setup, the agent and verify, first on PATH first. */
+  toolchains: string[];
 }
 
 /** The keys `environment:` takes, in the order the docs give them. */
-export const ENVIRONMENT_KEYS = ["setup", "cache", "key", "verify", "on_verify_failure", "max_verify_rounds", "env"] as const;
+export const ENVIRONMENT_KEYS = ["setup", "cache", "key", "verify", "on_verify_failure", "max_verify_rounds", "env", "toolchain"] as const;
 
 /** The spec a Loop has when neither it nor the file says anything. */
-export const NO_ENVIRONMENT: Readonly<EnvironmentSpec> = Object.freeze({ setup: null, cache: null, key: null, verify: null, onVerifyFailure: null, maxVerifyRounds: null, env: {} });
+export const NO_ENVIRONMENT: Readonly<EnvironmentSpec> = Object.freeze({ setup: null, cache: null, key: null, verify: null, onVerifyFailure: null, maxVerifyRounds: null, env: {}, toolchains: [] });
 
 /**
  * A Loop's environment: the file's `environment:` with the Loop's own over it, key by key (env:

@@ -18,7 +18,7 @@ import { pathProblem } from "./snapshot-tree";
  */
 
 /** What setup is run with, as run-setup.ts takes it (its own sandbox, output, limits). */
-export interface PrepareRequest extends Pick<SetupRequest, "sandbox" | "emit" | "redactor" | "signal" | "timeoutMs" | "killGraceMs"> {
+export interface PrepareRequest extends Pick<SetupRequest, "sandbox" | "toolchains" | "emit" | "redactor" | "signal" | "timeoutMs" | "killGraceMs"> {
   spec: EnvironmentSpec;
   box: AttemptBox;
   /** The repository's GitHub id; null: not registered, no snapshot. */
@@ -65,7 +65,7 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
   const keyFiles = await Promise.all((spec.key ?? []).map(async (path) => ({ path, content: await keyFileContent(req.box.worktree, path) })));
   const key =
     req.store && req.repositoryId && cache.length > 0
-      ? snapshotKey({ setup: spec.setup, cache, env: spec.env, keyFiles, toolchain: toolchainIdentity(req.readOnlyPaths) })
+      ? snapshotKey({ setup: spec.setup, cache, env: spec.env, keyFiles, toolchain: toolchainIdentity(req.readOnlyPaths, req.toolchains) })
       : null;
 
   if (key && req.store && req.repositoryId) {
@@ -91,6 +91,7 @@ export async function prepareEnvironment(req: PrepareRequest): Promise<PrepareOu
     env: spec.env,
     sandbox: req.sandbox,
     registries,
+    toolchains: req.toolchains,
     cwd: req.box.worktree,
     home: req.box.home,
     emit: req.emit,

@@ -8,7 +8,9 @@ import { watchChild } from "../child-watch";
 import { LineBuffer, PARTIAL_LINE_FLUSH_MS } from "../line-buffer";
 import { terminateProcessGroup } from "../process-group";
 import type { Redactor } from "../../secrets/redact";
+import { SANDBOX_PATH } from "../agent-command";
 import { SETUP_STREAM } from "./environment-spec";
+import { toolchainPath, type MountedToolchain } from "./toolchains";
 
 /**
  * Runs an environment's `setup:` as `/bin/sh -ec <setup>` from the checkout, in a sandbox made
@@ -21,14 +23,15 @@ import { SETUP_STREAM } from "./environment-spec";
 
 /** How many of setup's last lines a failure quotes. */
 export const SETUP_TAIL_LINES = 20;
-const SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin";
 
 export interface SetupRequest {
   setup: string;
   env: Record<string, string>;
   /** The sandbox to run in, its egress the registries; null: unconfined (sandbox: off), in `cwd`. */
-  sandbox: Omit<SandboxSpawn, "command" | "env" | "egress" | "apis" | "programs"> | null;
+  sandbox: Omit<SandboxSpawn, "command" | "env" | "egress" | "apis" | "programs" | "toolchains"> | null;
   registries: readonly EgressRule[];
+  /** The repository's toolchains: mounted in the sandbox, their bin first on PATH. */
+  toolchains: readonly MountedToolchain[];
   cwd: string;
   home: string;
   emit: (entry: OutputEntry) => void;
@@ -61,12 +64,13 @@ export async function runSetup(req: SetupRequest): Promise<SetupOutcome> {
         ...req.sandbox,
         command,
         env,
+        toolchains: req.toolchains,
         egress: req.registries,
         onRefused: (r) => req.emit({ stream: SETUP_STREAM, text: `egress refused: ${r.host}:${r.port} (${r.reason}; setup reaches only the instance's registries)` }),
         onUnreachable: (r) => unreachable.push(r),
       })
     : null;
-  const child = boxed ? boxed.child : spawn(command[0]!, command.slice(1), { cwd: req.cwd, env: { ...env, HOME: req.home }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = boxed ? boxed.child : spawn(command[0]!, command.slice(1), { cwd: req.cwd, env: { ...env, PATH: toolchainPath(req.toolchains, SANDBOX_PATH), HOME: req.home }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   const watch = boxed ? boxed.watch : watchChild(child);
   child.stdin?.end();
   const pipes = (["stdout", "stderr"] as const).map((name) => {

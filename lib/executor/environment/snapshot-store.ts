@@ -5,6 +5,7 @@ import { lchown, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "n
 import { promisify } from "node:util";
 import { join, resolve } from "node:path";
 import { copyTree, emptyTally, OverCapError, pathProblem, type TreeTally } from "./snapshot-tree";
+import { toolchainsIdentity, type MountedToolchain } from "./toolchains";
 
 /**
  * Environment snapshots: the cache paths a good setup filled, kept per repository (by its
@@ -59,15 +60,15 @@ export function cacheRoot(path: string, roots: { worktree: string; home: string 
   return path.startsWith("~/") ? { root: roots.home, rel: path.slice(2) } : { root: roots.worktree, rel: path };
 }
 
-/** What the worker's toolchain is: the system and node it runs, and the tools the agent is given. */
-export function toolchainIdentity(readOnlyPaths: readonly string[] = []): string {
+/** What the worker's toolchain is: the system and node it runs, the tools the agent is given, and the repository's toolchains. */
+export function toolchainIdentity(readOnlyPaths: readonly string[] = [], toolchains: readonly MountedToolchain[] = []): string {
   let os = "";
   try {
     os = readFileSync("/etc/os-release", "utf8");
   } catch {
     // no os-release: the platform says enough
   }
-  return JSON.stringify([process.platform, process.arch, process.version, createHash("sha256").update(os).digest("hex"), [...readOnlyPaths].sort()]);
+  return JSON.stringify([process.platform, process.arch, process.version, createHash("sha256").update(os).digest("hex"), [...readOnlyPaths].sort(), ...(toolchains.length ? [toolchainsIdentity(toolchains)] : [])]);
 }
 
 /** The snapshot's key: sha256 of everything that decides what setup produces. */

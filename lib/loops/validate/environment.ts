@@ -20,6 +20,7 @@ export const environmentSchema = z.strictObject({
   key: z.array(z.string().min(1)).optional(),
   ...verifyFieldsShape,
   env: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
+  toolchain: z.union([z.string().min(1), z.array(z.string().min(1)).min(1)]).optional(),
 });
 
 const FIELD_HELP: Record<string, string> = {
@@ -30,6 +31,7 @@ const FIELD_HELP: Record<string, string> = {
   on_verify_failure: "on_verify_failure: is draft or retry",
   max_verify_rounds: `max_verify_rounds: is a whole number from 1 to ${MAX_MAX_VERIFY_ROUNDS}`,
   env: "env: is a map of NAME: value, e.g. env: { NODE_ENV: test }",
+  toolchain: "toolchain: is the name of one of the instance's toolchains, or a list of them, e.g. toolchain: node-22",
 };
 
 /** Why a path of cache: or key: is not one; null when it is. */
@@ -54,10 +56,23 @@ function unknownKeyMessage(where: string, key: string): string {
   return `${where} has an unknown key "${key}"${suggest(key, ENVIRONMENT_KEYS)}: the keys are ${ENVIRONMENT_KEYS.join(", ")}.`;
 }
 
-/** Validates `raw` (the value of an `environment:` key at `at`); `where` names it in sentences. */
-export function validateEnvironment(raw: unknown, where: string, problem: Problem): Partial<EnvironmentSpec> | null {
+/** Why `name` (of `toolchain:`) is not one of the instance's `offered` toolchains; null when it is. */
+function toolchainProblem(name: string, offered: readonly string[]): { token: "config_invalid" | "config_unknown_toolchain"; why: string } | null {
+  if (offered.includes(name)) return null;
+  const list = offered.length ? `it offers ${offered.join(", ")}` : "it offers none";
+  if (/[/\\~]|^\./.test(name)) {
+    return { token: "config_invalid", why: `"${name}" is a path, and a repository cannot name a folder of the host: it picks one of the instance's toolchains by name (toolchains: in atelier.config.yml; ${list})` };
+  }
+  return { token: "config_unknown_toolchain", why: `"${name}" is not a toolchain of this instance${suggest(name, offered)}: ${list} (toolchains: in atelier.config.yml)` };
+}
+
+/**
+ * Validates `raw` (the value of an `environment:` key at `at`); `where` names it in sentences;
+ * `toolchains` are the names the instance's roster offers.
+ */
+export function validateEnvironment(raw: unknown, where: string, problem: Problem, toolchains: readonly string[]): Partial<EnvironmentSpec> | null {
   if (!isRecord(raw)) {
-    problem("config_invalid", [], `${where} must be a map with setup:, cache:, key:, verify:, on_verify_failure:, max_verify_rounds: and env: (e.g. environment: { setup: npm ci }).`);
+    problem("config_invalid", [], `${where} must be a map with ${ENVIRONMENT_KEYS.slice(0, -1).join(":, ")}: and ${ENVIRONMENT_KEYS.at(-1)}: (e.g. environment: { setup: npm ci }).`);
     return null;
   }
   let ok = true;
@@ -91,6 +106,11 @@ export function validateEnvironment(raw: unknown, where: string, problem: Proble
     }
     env[name] = String(value);
   }
+  const picked = data.toolchain === undefined ? undefined : typeof data.toolchain === "string" ? [data.toolchain] : data.toolchain;
+  picked?.forEach((name, i) => {
+    const wrong = toolchainProblem(name, toolchains);
+    if (wrong) fail(wrong.token, typeof data.toolchain === "string" ? ["toolchain"] : ["toolchain", i], `${where} ${wrong.why}.`);
+  });
   if (!ok) return null;
   return {
     ...(data.setup !== undefined ? { setup: data.setup } : {}),
@@ -100,5 +120,6 @@ export function validateEnvironment(raw: unknown, where: string, problem: Proble
     ...(data.on_verify_failure !== undefined ? { onVerifyFailure: data.on_verify_failure } : {}),
     ...(data.max_verify_rounds !== undefined ? { maxVerifyRounds: data.max_verify_rounds } : {}),
     ...(data.env !== undefined ? { env } : {}),
+    ...(picked !== undefined ? { toolchains: [...new Set(picked)] } : {}),
   };
 }

@@ -28,13 +28,13 @@ const FIELD_HELP: Record<string, string> = {
   allow_bot_items: "allow_bot_items: must be true or false",
   max_chain_depth: "max_chain_depth: must be a whole number of at least 0",
   continue: "continue: must be new-branch or same-branch",
-  environment: "environment: must be a map with setup:, cache:, key:, verify: and env:",
+  environment: "environment: must be a map with setup:, cache:, key:, verify:, env: and toolchain:",
   push: "push: must be after_review (a writer sees every Run's commits before a branch has them) or immediately (CI runs them at once, even when a non-writer steered the agent)",
 };
 
 export interface LoopChecks {
   agents: string[];
-  roster: Pick<InstanceConfig, "agents">;
+  roster: Pick<InstanceConfig, "agents" | "toolchains">;
   tenant: ConfigTenant | null;
   /** The file's `environment:` (the keys it wrote), under the Loop's own; null: none. */
   environment?: Partial<EnvironmentSpec> | null;
@@ -90,7 +90,7 @@ export function validateLoop(
 
   let ownEnvironment: Partial<EnvironmentSpec> | null = null;
   if (raw.environment !== undefined && raw.environment !== null) {
-    ownEnvironment = validateEnvironment(raw.environment, `${L}, environment:`, (token, path, message) => problem(token, ["environment", ...path], message));
+    ownEnvironment = validateEnvironment(raw.environment, `${L}, environment:`, (token, path, message) => problem(token, ["environment", ...path], message), Object.keys(checks.roster.toolchains ?? {}));
   }
   const environment = mergeEnvironment(checks.environment ?? null, ownEnvironment);
 

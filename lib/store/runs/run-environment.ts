@@ -1,4 +1,4 @@
-import type { EnvironmentSpec } from "../../executor/environment/environment-spec";
+import { NO_ENVIRONMENT, type EnvironmentSpec } from "../../executor/environment/environment-spec";
 import type { Db } from "../kernel/db";
 import { first, sql } from "../kernel/sql";
 import type { Submission } from "./claim";
@@ -39,5 +39,7 @@ export async function runEnvironment(db: Db, runId: string): Promise<RunEnvironm
       WHERE r.id = ${runId}`,
   );
   if (!row) return { environment: null, repositoryId: null, trusted: false };
-  return { environment: row.submission.environment ?? null, repositoryId: row.repository_id, trusted: trustedTrigger(row.submission, row.kind) };
+  // an Event recorded before a key existed has none: its default
+  const environment = row.submission.environment ? { ...NO_ENVIRONMENT, ...row.submission.environment } : null;
+  return { environment, repositoryId: row.repository_id, trusted: trustedTrigger(row.submission, row.kind) };
 }
