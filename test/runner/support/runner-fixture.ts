@@ -4,7 +4,8 @@ import { dirname } from "node:path";
 import { Redis } from "ioredis";
 import type { Worker } from "bullmq";
 import { CLAUDE_BIN } from "../../executor/adapters/real-cli";
-import { DEMO_AGENT, type AgentSpec } from "../../../lib/config/roster";
+import { DEMO_AGENT, type AgentSpec, type InstanceConfig } from "../../../lib/config/roster";
+import type { SnapshotStore } from "../../../lib/executor/environment/snapshot-store";
 import { itemEventKey, itemKey } from "../../../lib/engine/ids";
 import type { MoveOutcome } from "../../../lib/runner/move-run";
 import type { ConditionSubject, Executor, RunnerGitHub, RunnerLog } from "../../../lib/runner/runner-deps";
@@ -173,6 +174,10 @@ export interface StartRunnerOptions {
   execute?: Executor;
   /** The transcript's cap (default: the roster's default). */
   transcriptMaxBytes?: number;
+  /** The roster's toolchains (default none). */
+  toolchains?: InstanceConfig["toolchains"];
+  /** Where environment snapshots are kept (default none). */
+  snapshots?: SnapshotStore;
 }
 
 /** A runner host with its BullMQ attempts worker and queue, as the worker process wires them. */
@@ -195,7 +200,8 @@ export async function startRunner(o: StartRunnerOptions): Promise<RunnerUnderTes
       keyPrefix: `${o.prefix}:`,
       leaseTtlMs: o.leaseTtlMs ?? 1_500,
       workspaceRoot: o.workspaceRoot,
-      roster: { agents: o.roster ?? agents(), maxConcurrentAttempts: o.slots ?? 2 },
+      roster: { agents: o.roster ?? agents(), maxConcurrentAttempts: o.slots ?? 2, ...(o.toolchains ? { toolchains: o.toolchains } : {}) },
+      ...(o.snapshots ? { snapshots: o.snapshots } : {}),
       agentEnv: o.agentEnv ?? AGENT_ENV,
       killGraceMs: 500,
       transcript: { flushMs: 50, ...(o.transcriptMaxBytes ? { maxBytes: o.transcriptMaxBytes } : {}) },
