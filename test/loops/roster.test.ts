@@ -212,7 +212,7 @@ describe("parseInstanceConfig", () => {
     ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries, toolchain_roots, toolchains)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
     ["admins: ['not a login!']\n", "admins.0 (line 1): an admin is a GitHub login"],
