@@ -2,12 +2,10 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
+import { freePort } from "../../test/support/free-port";
 import { startPrivateCluster, type PrivateCluster } from "../../test/support/private-cluster";
 import { startPrivateRedis, type PrivateRedis } from "../../test/support/private-redis";
 import { Child } from "./processes";
-
-const SIM_PORT = 39_101;
-const WEB_PORT = 39_102;
 
 /** The instance's config: the demo agent, 16 slots a worker, a short poll. */
 const INSTANCE_CONFIG = `poll_interval_seconds: 10
@@ -30,12 +28,13 @@ loops:
 
 /**
  * Everything a chaos run breaks, of its own: a Postgres cluster and a Redis on private ports,
- * the GitHub simulator, the web process (webhook receiver) and two worker processes.
+ * the GitHub simulator, the web process (webhook receiver) and two worker processes, on ports
+ * free when it starts (another chaos run on the machine has its own).
  */
 export class ChaosWorld {
   readonly dir = mkdtempSync(join(tmpdir(), "atelier-chaos-"));
-  readonly simUrl = `http://127.0.0.1:${SIM_PORT}`;
-  readonly webhookUrl = `http://127.0.0.1:${WEB_PORT}/api/github/webhooks`;
+  readonly simUrl: string;
+  readonly webhookUrl: string;
   readonly workers: Child[];
   readonly web: Child;
   readonly sim: Child;
@@ -44,7 +43,10 @@ export class ChaosWorld {
   private constructor(
     readonly postgres: PrivateCluster,
     readonly redis: PrivateRedis,
+    ports: { sim: number; web: number },
   ) {
+    this.simUrl = `http://127.0.0.1:${ports.sim}`;
+    this.webhookUrl = `http://127.0.0.1:${ports.web}/api/github/webhooks`;
     const appFile = join(this.dir, "sandbox-app.json");
     const configFile = join(this.dir, "atelier.config.yml");
     writeFileSync(configFile, INSTANCE_CONFIG);
@@ -56,12 +58,12 @@ export class ChaosWorld {
       REDIS_URL: this.redis.url,
       ATELIER_SANDBOX_APP_FILE: appFile,
       ATELIER_CONFIG: configFile,
-      ATELIER_PUBLIC_URL: `http://127.0.0.1:${WEB_PORT}`,
+      ATELIER_PUBLIC_URL: `http://127.0.0.1:${ports.web}`,
       ATELIER_DEMO_DELAY_MS: "200",
       ...extra,
     });
-    this.sim = new Child("simulator", "scripts/sim.ts", env({ SIM_PORT: String(SIM_PORT), SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: this.webhookUrl }), join(this.dir, "sim.log"), /App credentials written/);
-    this.web = new Child("web", "scripts/chaos/web-entry.ts", env({ CHAOS_WEB_PORT: String(WEB_PORT) }), join(this.dir, "web.log"), /web ready/);
+    this.sim = new Child("simulator", "scripts/sim.ts", env({ SIM_PORT: String(ports.sim), SIM_APP_FILE: appFile, SIM_WEBHOOK_URL: this.webhookUrl }), join(this.dir, "sim.log"), /App credentials written/);
+    this.web = new Child("web", "scripts/chaos/web-entry.ts", env({ CHAOS_WEB_PORT: String(ports.web) }), join(this.dir, "web.log"), /web ready/);
     this.workers = [1, 2].map((n) => {
       const workspace = join(this.dir, `workspace-${n}`);
       mkdirSync(workspace, { recursive: true });
@@ -77,7 +79,10 @@ export class ChaosWorld {
       if (redis.status === "fulfilled") await redis.value.stop().catch(() => undefined);
       throw postgres.status === "rejected" ? postgres.reason : (redis as PromiseRejectedResult).reason;
     }
-    const world = new ChaosWorld(postgres.value, redis.value);
+    const sim = await freePort();
+    let web = await freePort();
+    while (web === sim) web = await freePort();
+    const world = new ChaosWorld(postgres.value, redis.value, { sim, web });
     world.db = new pg.Pool({ connectionString: postgres.value.url, max: 2 });
     world.db.on("error", () => undefined); // the cluster is stopped on purpose
     try {
