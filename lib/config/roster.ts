@@ -434,7 +434,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     };
     problems.push(...agentProblems(agents[name]!, a, (path) => yaml.lineOf(["agents", name, ...path])));
   }
-  const toolchains = cfg.toolchains ? parseToolchains(cfg.toolchains, cfg.toolchain_roots, yaml.lineOf, problems) : null;
+  const toolchains = cfg.toolchains || cfg.toolchain_roots ? parseToolchains(cfg.toolchains ?? {}, cfg.toolchain_roots, yaml.lineOf, problems) : null;
   if (problems.length) fail(problems);
   return {
     agents: cfg.agents ? agents : defaults.agents,
