@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { finishAttempt } from "../../lib/store/runs/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { claimQueued, nextQueuedEvent } from "../../lib/store/runs/claim-queued";
 import { recordAndClaim, type Admission, type EventInput } from "../../lib/store/runs/claim";
 import { strandedQueues } from "../../lib/store/runs/runs-to-move";
 import { beginAttempt } from "../support/attempts";
@@ -47,7 +47,7 @@ async function strandedQueue(repo: string): Promise<EventInput> {
   if (begun.tag !== "Started") throw new Error("expected an Attempt");
   expect(await recordAndClaim(db, itemEvent(repo, 1, "h2"))).toEqual({ tag: "Queued", behind: first.runId });
   expect((await finishAttempt(db, begun.attempt, succeeded)).queuedBehind).toBe(true);
-  const read = await newestQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h2").itemKey);
+  const read = await nextQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h2").itemKey);
   expect(read?.contentHash).toBe("h2");
   return read!;
 }
@@ -58,7 +58,7 @@ async function expectOlderNeverOpens(repo: string, older: EventInput, newerRunId
   expect(rows[0]).toEqual({ status: "Ignored", reason: "superseded_by_newer" });
   await runToSuccess(newerRunId);
   // continueWithNewest after the newer Run, the worker back from its re-check, the reconcile
-  expect(await newestQueuedEvent(db, older.loop, older.itemKey)).toBeNull();
+  expect(await nextQueuedEvent(db, older.loop, older.itemKey)).toBeNull();
   expect(await claimQueued(db, older)).toBeNull();
   expect((await strandedQueues(db, 0)).filter((s) => s.item_key === older.itemKey)).toEqual([]);
   const runs = await db.pool.query(`SELECT prompt FROM runs WHERE repo = $1 ORDER BY received_at, id`, [repo]);
@@ -88,7 +88,7 @@ describe("a Run opened for a newer Event supersedes the older queued ones", () =
     for (const hash of ["h2", "h3"]) expect(await recordAndClaim(db, itemEvent(repo, 1, hash, once))).toMatchObject({ tag: "Queued" });
     await finishAttempt(db, begun.attempt, succeeded);
     // the one cycle is spent: the newest queued Event is blocked, and the older one goes with it
-    const newest = await newestQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h3").itemKey);
+    const newest = await nextQueuedEvent(db, "start-dev", itemEvent(repo, 1, "h3").itemKey);
     expect(await claimQueued(db, newest!)).toEqual({ tag: "Blocked", reason: "cycle_budget_exhausted", superseded: null });
     const { rows } = await db.pool.query(`SELECT content_hash, status, reason FROM events WHERE repo = $1 ORDER BY content_hash`, [repo]);
     expect(rows).toEqual([

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { claimQueued, nextQueuedEvent } from "../../lib/store/runs/claim-queued";
 import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import { cancelRun } from "../../lib/store/runs/operator-actions";
 import { recordAndClaim } from "../../lib/store/runs/claim";
@@ -57,7 +57,7 @@ describe("recordAndClaim", () => {
     expect(await claimQueued(db, itemEvent(repo, 1, "h3"))).toBeNull(); // still running
     const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
     expect(finished.queuedBehind).toBe(true); // the outcome says the queued Events wait for their turn
-    const newest = await newestQueuedEvent(db, "start-dev", itemKey(repo, 1));
+    const newest = await nextQueuedEvent(db, "start-dev", itemKey(repo, 1));
     expect(newest?.contentHash).toBe("h3");
     const opened = await claimQueued(db, newest!);
     expect(opened).toMatchObject({ tag: "Claimed", opened: true });
@@ -143,7 +143,7 @@ describe("recordAndClaim", () => {
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h5", { ...opts, loop: "review" }))).toMatchObject({ tag: "Blocked" });
 
     // the reset bumps the generation; the old generation's Events are ignored, new ones open
-    expect(await resetCycleBudget(db, itemKey(repo, 1), "octo")).toEqual({ generation: 1 });
+    expect(await resetCycleBudget(db, itemKey(repo, 1), "octo")).toMatchObject({ generation: 1 });
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h6", { ...opts, generation: 0 }))).toEqual({
       tag: "Ignored",
       reason: "old_generation",
