@@ -111,7 +111,7 @@ describe("recordAndClaim", () => {
     expect(await runState(first.runId)).toMatchObject({ state: "Canceled", cancel_reason: "Revoked", reserved_generation: null });
   });
 
-  it("blocks at the cycle budget, stores the ask, and the supersede still commits", async () => {
+  it("supersedes unstarted Runs within the budget, blocks at it and stores the ask, and the reset opens the next generation", async () => {
     const repo = uniqueRepo();
     const opts = { maxCycles: 2 };
     const done = async (hash: string) => {
@@ -170,7 +170,7 @@ describe("recordAndClaim", () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it("a budget block after a supersede leaves the older Run canceled and opens nothing", async () => {
+  it("a Loop whose budget is spent opens nothing and leaves no open Run", async () => {
     const repo = uniqueRepo();
     const opts = { maxCycles: 1 };
     const r1 = await recordAndClaim(db, itemEvent(repo, 1, "h1", opts));

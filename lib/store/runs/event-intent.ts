@@ -9,7 +9,7 @@ import { raw, sql, type Statement } from "../kernel/sql";
 
 /** SQL: whether a person asked for the Event's work (an operator's dispatch, a comment). */
 export const isRequestSql = (submission: string): string =>
-  `(${submission}->'actor'->>'source' = 'operator' OR jsonb_typeof(${submission}->'comment') = 'object')`;
+  `(COALESCE(${submission}->'actor'->>'source' = 'operator', false) OR COALESCE(jsonb_typeof(${submission}->'comment') = 'object', false))`;
 
 /** SQL: the Event's intent, as text (`state`, `dispatch`, `comment:<kind>:<id>`). */
 export const intentSql = (submission: string): string =>
