@@ -74,6 +74,37 @@ describe("recordAndClaim", () => {
     ]);
   });
 
+  it("two comments' asks queued behind a running Run each keep their turn, first come first served; an edit replaces only its own", async () => {
+    const repo = uniqueRepo();
+    const ask = (id: number, hash: string) => {
+      const e = itemEvent(repo, 3, hash, { loop: "answer" });
+      return { ...e, id: `${e.id}:comment:${id}`, submission: { ...e.submission, comment: { kind: "issue_comment", id, url: "u", author: `p${id}` } } };
+    };
+    const first = await recordAndClaim(db, ask(1, "a1"));
+    if (first.tag !== "Claimed") throw new Error("expected a Run");
+    // an unstarted request is not superseded by another person's comment: the comment waits
+    expect(await recordAndClaim(db, ask(2, "b1"))).toEqual({ tag: "Queued", behind: first.runId });
+    const begun = await beginAttempt(db, first.runId, lease);
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    expect(await recordAndClaim(db, ask(3, "c1"))).toEqual({ tag: "Queued", behind: first.runId });
+    expect(await recordAndClaim(db, ask(2, "b2"))).toEqual({ tag: "Queued", behind: first.runId }); // comment 2 edited
+    const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(finished.queuedBehind).toBe(true);
+    const next = await nextQueuedEvent(db, "answer", itemKey(repo, 3));
+    expect(next?.contentHash).toBe("c1"); // comment 3 came before comment 2's edit
+    const opened = await claimQueued(db, next!);
+    if (opened?.tag !== "Claimed") throw new Error("expected a Run");
+    // comment 2's ask still waits: the Run that opened hands over to it
+    expect((await db.pool.query(`SELECT queued_behind FROM runs WHERE id = $1`, [opened.runId])).rows[0].queued_behind).toBe(true);
+    const { rows } = await db.pool.query(`SELECT content_hash, status, reason FROM events WHERE repo = $1 ORDER BY content_hash`, [repo]);
+    expect(rows).toEqual([
+      { content_hash: "a1", status: "Claimed", reason: null },
+      { content_hash: "b1", status: "Ignored", reason: "superseded_by_newer" },
+      { content_hash: "b2", status: "Queued", reason: null },
+      { content_hash: "c1", status: "Claimed", reason: null },
+    ]);
+  });
+
   it("a queued Event that finds another Run open marks that Run, so its outcome hands over", async () => {
     const repo = uniqueRepo();
     const first = await recordAndClaim(db, itemEvent(repo, 2, "h1"));
