@@ -1,4 +1,4 @@
-import { resetCycleBudget, type BudgetReset } from "../store/runs/cycle-budget";
+import { resetCycleBudget } from "../store/runs/cycle-budget";
 import type { TriggerDeps } from "./deps";
 
 /**
@@ -8,11 +8,11 @@ import type { TriggerDeps } from "./deps";
  * blocked or that queued behind a Run — comments are not polled, and an ask kept for the
  * operator's answer would otherwise never be judged again (ADR 0073).
  */
-export async function answerBudgetAsk(deps: Pick<TriggerDeps, "db" | "workQueue">, itemKey: string, actor: string): Promise<BudgetReset> {
-  const reset = await resetCycleBudget(deps.db, itemKey, actor);
-  const { installationId, repo, number } = reset;
-  if (installationId === null || number === null) return reset;
-  await deps.workQueue.hint({ installationId, repo, number });
-  for (const comment of reset.comments) await deps.workQueue.hint({ installationId, repo, number, comment });
-  return reset;
+export async function answerBudgetAsk(deps: Pick<TriggerDeps, "db" | "workQueue">, itemKey: string, actor: string): Promise<{ generation: number }> {
+  const { generation, installationId, repo, number, comments } = await resetCycleBudget(deps.db, itemKey, actor);
+  if (installationId !== null && number !== null) {
+    await deps.workQueue.hint({ installationId, repo, number });
+    for (const comment of comments) await deps.workQueue.hint({ installationId, repo, number, comment });
+  }
+  return { generation };
 }
