@@ -74,15 +74,26 @@ export function claimQueued(db: Db, event: EventInput, admission?: Admission): P
           await ignoreQueuedEvents(tx, event.loop, event.itemKey, "old_generation", sql`generation < ${snap.generation}`);
           return { tag: "Ignored", reason: "old_generation" };
         }
-        return openOrBlock(tx, event, decideOpening({ ...facts, supersede: null }), admission);
+        const result = await openOrBlock(tx, event, decideOpening({ ...facts, supersede: null }), admission);
+        // requests still queued behind the Event (ADR 0073): the Run that opened hands over to them
+        if (result.tag === "Claimed" && result.opened) await markQueuedBehind(tx, event.loop, event.itemKey, true);
+        return result;
       }
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
 }
 
-/** Marks the open Run of a Loop on an Item as having Events queued behind it; false when none is open. */
-async function markQueuedBehind(tx: Sql, loop: string, itemKey: string): Promise<boolean> {
-  const marked = await rows(tx, sql`UPDATE runs SET queued_behind = true WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${OPEN}) RETURNING id`);
+/**
+ * Marks the open Run of a Loop on an Item as having Events queued behind it (`ifQueued`: only
+ * when some Event is still queued); false when none is open (or none is queued).
+ */
+async function markQueuedBehind(tx: Sql, loop: string, itemKey: string, ifQueued = false): Promise<boolean> {
+  const marked = await rows(
+    tx,
+    sql`UPDATE runs SET queued_behind = true WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${OPEN})
+         AND (NOT ${ifQueued}::boolean OR EXISTS (SELECT 1 FROM events WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued'))
+     RETURNING id`,
+  );
   return marked.length > 0;
 }

@@ -246,8 +246,7 @@ const supersedeQueuedSql = (event: EventInput, receivedAt: Statement): Statement
  * and records the Event with its status; the Event supersedes the Events queued before it that
  * it replaces (supersedeQueuedSql), whether it opens its Run, queues, or the budget or the gate
  * blocks it. The open-Run constraint is checked at COMMIT, so the order of the two Run writes
- * inside the statement does not matter. A Run that opens while requests are still queued is
- * marked, so its last outcome gives them their turn.
+ * inside the statement does not matter.
  */
 async function writeClaim(tx: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
   const s = event.submission;
@@ -284,13 +283,6 @@ WITH sup AS (
 )
 SELECT (SELECT hooked FROM sup) AS superseded_hooked, EXISTS (SELECT 1 FROM sup) AS superseded`,
   );
-  if (runId) {
-    await query(
-      tx,
-      sql`UPDATE runs SET queued_behind = true WHERE id = ${runId}
-           AND EXISTS (SELECT 1 FROM events WHERE loop = ${event.loop} AND item_key = ${event.itemKey} AND status = 'Queued')`,
-    );
-  }
   if (write.superseded && row?.superseded) {
     await markRunsChanged(tx, [write.superseded]);
     if (row.superseded_hooked) await recordTerminalDeliveries(tx, write.superseded);
