@@ -111,6 +111,7 @@ export const ERROR_STATUS = {
   no_budget_ask: 409,
   old_generation: 409,
   open_run_exists: 409,
+  run_parked_by_engine_failures: 409,
   run_state_conflict: 409,
   setup_unavailable_in_sandbox: 409,
   // 413: a body too large

@@ -3,9 +3,9 @@ import type { Wiring, OwnedWorkQueue } from "../../lib/instance/wiring";
 import * as operator from "../../lib/runner/operator";
 import * as review from "../../lib/runner/push-or-discard";
 import { appRunnerGitHub } from "../../lib/runner/app-github";
-import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import type { Db } from "../../lib/store/kernel/db";
 import { moveBoardCard } from "../../lib/triggers/board-move";
+import { answerBudgetAsk } from "../../lib/triggers/budget-reset";
 import { setLoopPaused } from "../../lib/triggers/loop-status";
 import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
@@ -17,7 +17,8 @@ import { createWebWiring, webWiring, type WebWiringOptions } from "./wiring";
  * takes the same), over the process's wiring (lib/instance/wiring.ts): the runner's operator
  * services (the guarded transition, then the Run's job enqueued or its running agent
  * stopped), the triggers' Loop pause and Board move (labels written on GitHub as the
- * installation, then a Hint), and the store's cycle budget reset. Their connections (Redis,
+ * installation, then a Hint), and the cycle budget reset (the Item and its waiting comments
+ * judged again at once). Their connections (Redis,
  * BullMQ, the App) open on the first action, never at build time or on a page render.
  */
 export function servicesOf(wiring: Wiring<OwnedWorkQueue>): DashboardServices {
@@ -31,7 +32,7 @@ export function servicesOf(wiring: Wiring<OwnedWorkQueue>): DashboardServices {
     pushReviewed: async (runId, actor) => review.pushReviewed(await reviewDeps(wiring), runId, actor),
     discardReviewed: async (runId, actor) => review.discardReviewed(await reviewDeps(wiring), runId, actor),
     intervene: async (runId, actor, input) => operator.intervene(await wiring.operator(), runId, actor, input),
-    resetCycleBudget: (itemKey, actor) => resetCycleBudget(database, itemKey, actor),
+    resetCycleBudget: async (itemKey, actor) => answerBudgetAsk({ db: database, workQueue: await wiring.workQueue() }, itemKey, actor),
     setLoopPaused: (repo, loop, paused, actor) => setLoopPaused(database, repo, loop, paused, actor),
     dispatchLoop: async (input) => dispatchLoop(await wiring.triggerDeps(), input),
     checkConfig: async (repo, actor) => checkConfigNow(await wiring.triggerDeps(), repo, actor),

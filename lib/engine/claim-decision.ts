@@ -7,6 +7,32 @@ export interface BlockingRun {
   state: RunStateName;
 }
 
+/**
+ * What an Event asks for, its intent (ADR 0073). `state`: the Item's content as read — successive reads of
+ * one Item are snapshots of one thing, and the newest replaces the older. A person's request is
+ * its own work, never replaced by anyone else's: `comment:<kind>:<id>`, one comment's ask (only
+ * an edit of that comment replaces it), and `dispatch`, an operator's "Run now".
+ */
+export type Intent = "state" | "dispatch" | `comment:${string}`;
+
+/** What the Event's submission asks for (lib/store/runs/claim.ts INTENT_SQL is its SQL twin). */
+export function intentOf(submission: { comment?: { kind: string; id: number } | null; actor?: { source: string } | null }): Intent {
+  if (submission.actor?.source === "operator") return "dispatch";
+  if (submission.comment) return `comment:${submission.comment.kind}:${submission.comment.id}`;
+  return "state";
+}
+
+/** Whether a person asked for this work (a comment, a dispatch): the Loop's `if:` neither revokes nor drops it. */
+export const isRequest = (intent: Intent): boolean => intent !== "state";
+
+/**
+ * Whether an Event asking `newer` replaces work asking `older` (an unstarted Run is superseded, a
+ * queued Event ignored): a read of the Item replaces an older read, and so does an operator's
+ * dispatch (it runs the Loop on the Item as it is now); an edit of a comment replaces that
+ * comment's ask. Nothing replaces a dispatch or another comment's ask: they wait their turn.
+ */
+export const replaces = (newer: Intent, older: Intent): boolean => older === "state" || (older !== "dispatch" && newer === older);
+
 /** Everything the claim decision reads: the Event as observed, and what the ledger holds for it and its Item. */
 export interface ClaimFacts {
   event: {
@@ -14,11 +40,13 @@ export interface ClaimFacts {
     generation: number;
     /** the Loop's cycle budget; null for schedule Loops, which have none */
     maxCycles: number | null;
+    /** what the Event asks for */
+    intent: Intent;
   };
   /** what the ledger recorded of this Event already: its Run, its being ignored, or a status with neither (Queued, Blocked) */
   recorded: { tag: "Run"; runId: string; state: RunStateName } | { tag: "Ignored" } | { tag: "Undecided" } | null;
-  /** the open Run of the same Loop on the Item */
-  blocking: (BlockingRun & { reservedGeneration: number | null }) | null;
+  /** the open Run of the same Loop on the Item, and what its Event asked for */
+  blocking: (BlockingRun & { reservedGeneration: number | null; intent: Intent }) | null;
   /** the Item's cycle generation, whether an operator is asked to reset it, and the Runs holding it */
   generation: number;
   ask: boolean;
@@ -36,7 +64,7 @@ export type ClaimDecision =
   | { tag: "Recorded"; runId: string; state: RunStateName }
   /** the Event was ignored before (`record`: false) or is older than the Item's generation (`record`: true) */
   | { tag: "Ignore"; reason: "ignored_event" | "old_generation"; record: boolean }
-  /** a started Attempt always finishes: the Event waits behind it */
+  /** a started Attempt always finishes, and a person's request is not replaced: the Event waits behind it */
   | { tag: "Queue"; behind: string }
   /** the cycle budget is spent: an operator is asked; `supersede` is canceled all the same */
   | { tag: "Block"; supersede: Superseded | null; generation: number; reserved: number }
@@ -51,12 +79,12 @@ export function decideClaim(f: ClaimFacts): ClaimDecision {
   if (f.recorded?.tag === "Run") return { tag: "Recorded", runId: f.recorded.runId, state: f.recorded.state };
   if (f.recorded?.tag === "Ignored") return { tag: "Ignore", reason: "ignored_event", record: false };
   if (isOlderThanItem(f)) return { tag: "Ignore", reason: "old_generation", record: true };
-  if (f.blocking && isStarted(f.blocking.state)) return { tag: "Queue", behind: f.blocking.id };
+  if (f.blocking && (isStarted(f.blocking.state) || !replaces(f.event.intent, f.blocking.intent))) return { tag: "Queue", behind: f.blocking.id };
   return decideOpening({ ...f, supersede: supersedeOf(f) });
 }
 
 /** The facts of an opening: no Run running on the Item, at most an unstarted one to supersede. */
-export type OpeningFacts = Pick<ClaimFacts, "event" | "generation" | "ask" | "reserved"> & { supersede: Superseded | null };
+export type OpeningFacts = Pick<ClaimFacts, "generation" | "ask" | "reserved"> & { event: Omit<ClaimFacts["event"], "intent">; supersede: Superseded | null };
 
 /** Whether the Event opens its Run (in place of `supersede`) or the cycle budget blocks it. */
 export function decideOpening(f: OpeningFacts): Extract<ClaimDecision, { tag: "Open" | "Block" }> {
@@ -71,7 +99,7 @@ const supersedeOf = (f: Pick<ClaimFacts, "blocking">): Superseded | null =>
   f.blocking && isUnstarted(f.blocking.state) ? { id: f.blocking.id, reservedGeneration: f.blocking.reservedGeneration } : null;
 
 /** An Item Event observed at an older generation than the Item's budget now is. */
-export const isOlderThanItem = (f: Pick<ClaimFacts, "event" | "generation">): boolean => f.event.kind === "item" && f.event.generation < f.generation;
+export const isOlderThanItem = (f: { event: Pick<ClaimFacts["event"], "kind" | "generation">; generation: number }): boolean => f.event.kind === "item" && f.event.generation < f.generation;
 
 /** The Runs holding the Item's current generation once `superseded` (unstarted) gave its reservation back. */
 export const reservedAfter = (f: Pick<ClaimFacts, "generation" | "reserved">, superseded: Superseded | null): number =>

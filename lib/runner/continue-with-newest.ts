@@ -1,19 +1,24 @@
 import type { Db } from "../store/kernel/db";
-import { claimQueued, newestQueuedEvent } from "../store/runs/claim-queued";
+import { intentOf, isRequest } from "../engine/claim-decision";
+import { claimQueued, nextQueuedEvent } from "../store/runs/claim-queued";
 import { loopItemLock } from "../store/kernel/locks";
 import type { Admission } from "../store/runs/claim";
-import { ignoreQueuedEvents } from "../store/runs/revoke";
+import { ignoreQueuedEvents, QUEUED_READS } from "../store/runs/revoke";
 import { runReceivedAt } from "../store/runs/runs-to-move";
 import { transaction } from "../store/kernel/transaction";
 import type { WorkQueue } from "../work/work-queue";
 import { SILENT_LOG, type ConditionSubject, type RecheckCondition, type RunnerLog } from "./runner-deps";
 
 /**
- * After a Run of a Loop closes on an Item, the newest Event queued behind it gets its turn:
- * the Loop's `if:` is evaluated again on a fresh read of the Item; when it holds, the Event
- * opens its Run (older queued Events are ignored) and that Run is moved; when it no longer
- * holds, every queued Event is marked ignored. A failing or slow check counts as true: the
- * worst case is a Run that the next poll revokes, never a lost one.
+ * After a Run of a Loop closes on an Item, the Event queued behind it first gets its turn (the
+ * queue holds the newest read of the Item and each person's request, in the order they came:
+ * ADR 0073). A read of the Item opens its Run only when the Loop's `if:` holds on a fresh read
+ * of the Item; when it no longer holds, the queued reads are marked ignored and the next Event
+ * gets the turn. A person's request (a comment's ask, an operator's dispatch) is not asked the
+ * `if:`. An Event that opens its Run ends the turn (that Run is moved; its outcome hands over to
+ * the next); one that is ignored (an older generation) or blocked (the cycle budget, a quota,
+ * which keep it for the operator's answer) hands the turn on. A failing or slow check counts as
+ * true: the worst case is a Run that the next poll revokes, never a lost one.
  */
 
 export const RECHECK_TIMEOUT_MS = 5_000;
@@ -53,20 +58,29 @@ export async function conditionHolds(deps: Pick<ContinueDeps, "recheckCondition"
   }
 }
 
+/** How many queued Events one turn looks at, at most, before it leaves the rest to the next one (reconcile's). */
+const TURNS = 50;
+
 export async function continueWithNewest(deps: ContinueDeps, scope: { loop: string; itemKey: string }): Promise<ContinueResult> {
-  const event = await newestQueuedEvent(deps.db, scope.loop, scope.itemKey);
-  if (!event) return { tag: "NothingQueued" };
-  const holds = await conditionHolds(deps, { loop: event.loop, repo: event.repo, itemKey: event.itemKey, number: event.number });
-  if (!holds) {
-    await transaction(deps.db, (sql) => ignoreQueuedEvents(sql, scope.loop, scope.itemKey, "revoked"), {
-      lockKey: loopItemLock(scope.loop, scope.itemKey),
-    });
-    return { tag: "Revoked", eventId: event.id };
+  let result: ContinueResult = { tag: "NothingQueued" };
+  for (let turn = 0; turn < TURNS; turn++) {
+    const event = await nextQueuedEvent(deps.db, scope.loop, scope.itemKey);
+    if (!event) return result;
+    if (!isRequest(intentOf(event.submission)) && !(await conditionHolds(deps, { loop: event.loop, repo: event.repo, itemKey: event.itemKey, number: event.number }))) {
+      await transaction(deps.db, (sql) => ignoreQueuedEvents(sql, scope.loop, scope.itemKey, "revoked", QUEUED_READS), {
+        lockKey: loopItemLock(scope.loop, scope.itemKey),
+      });
+      result = { tag: "Revoked", eventId: event.id };
+      continue;
+    }
+    const claim = await claimQueued(deps.db, event, deps.admission);
+    if (!claim) return { tag: "NotOpened", eventId: event.id, reason: "already_claimed_or_run_open" };
+    if (claim.tag === "Queued") return { tag: "NotOpened", eventId: event.id, reason: "queued_behind_running_run" };
+    if (claim.tag === "Claimed") {
+      await deps.workQueue.moveRun(claim.runId, { receivedAt: await runReceivedAt(deps.db, claim.runId) });
+      return { tag: "Opened", runId: claim.runId, eventId: event.id };
+    }
+    result = { tag: "NotOpened", eventId: event.id, reason: claim.reason };
   }
-  const claim = await claimQueued(deps.db, event, deps.admission);
-  if (!claim) return { tag: "NotOpened", eventId: event.id, reason: "already_claimed_or_run_open" };
-  if (claim.tag === "Queued") return { tag: "NotOpened", eventId: event.id, reason: "queued_behind_running_run" };
-  if (claim.tag !== "Claimed") return { tag: "NotOpened", eventId: event.id, reason: claim.reason };
-  await deps.workQueue.moveRun(claim.runId, { receivedAt: await runReceivedAt(deps.db, claim.runId) });
-  return { tag: "Opened", runId: claim.runId, eventId: event.id };
+  return result;
 }

@@ -18,7 +18,8 @@ export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">
  * is read from GitHub as it is now; its author — and whoever edited it, when that is someone
  * else — is the actor, the weaker of them (ADR 0009): a stranger's comment waits for a writer's
  * approval. The Event is the comment and its content hash: an edit is a new Event, a
- * redelivery is the same. A matching comment is acknowledged at once with a reaction; the
+ * redelivery is the same. Each comment's ask is its own request (ADR 0073): another person's
+ * comment waits behind it and never replaces it; only an edit of the same comment does. A matching comment is acknowledged at once with a reaction; the
  * Run's own comment on the Item (the mirror's) then tracks the Run. A newer read of the Item
  * (another Hint's) does not stop it: that read judges the Item, not this comment.
  */

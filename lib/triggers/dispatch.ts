@@ -34,7 +34,9 @@ export type DispatchOutcome = { tag: "Opened"; runId: string } | { tag: "Queued"
  * over the concurrency cap or the open rate, with Retry-After), then the claim — which also
  * asks the gate, inside its transaction — so a refusal costs no GitHub call and charges nothing.
  * Each ask is its own Event (audited with its Run); the Loop's approval and cycle budget apply.
- * A Loop already running on the Item queues the ask behind it.
+ * A Run of the Loop running on the Item, or another person's request open there, queues the ask
+ * behind it. The ask is a request (ADR 0073): no poll or Hint revokes it while it waits, and its
+ * turn does not ask the `if:` again.
  */
 export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Promise<DispatchOutcome> {
   const fullName = input.repo.toLowerCase();

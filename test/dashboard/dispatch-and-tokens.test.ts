@@ -7,6 +7,7 @@ import { admission } from "../../lib/metering/admission";
 import { setQuota } from "../../lib/metering/quota-settings";
 import { checkConfigNow } from "../../lib/triggers/check-config";
 import { dispatchLoop } from "../../lib/triggers/dispatch";
+import { handleHint } from "../../lib/triggers/handle-hint";
 import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
@@ -121,7 +122,7 @@ describe("API tokens", () => {
 });
 
 describe("work on demand over the API", () => {
-  it("an act token's dispatch is 201 with the Run, audited, whatever the Loop's if: says", async () => {
+  it("an act token's dispatch is 201 with the Run, audited, whatever the Loop's if: says — the next poll and a Hint of the Item leave it open", async () => {
     const token = await newToken("writer", "act");
     const issue = fx.sim.createIssue({ login: "writer", repo, title: "Run it now", body: "no label at all" });
     const res = await dispatch(token, issue.number);
@@ -135,6 +136,12 @@ describe("work on demand over the API", () => {
     expect(rows[0]).toEqual({ prompt: `Implement #${issue.number}: Run it now\nno label at all\n`, actor: { login: "writer", permission: "write", source: "operator" } });
     const { rows: audited } = await fx.db.pool.query(`SELECT actor, run_id FROM audit_log WHERE action = 'dispatch_loop'`);
     expect(audited).toEqual([{ actor: "writer", run_id: run.id }]);
+
+    // the Item's if: is false, and it is read again: the operator's ask is not withdrawn (ADR 0073)
+    await pollRepository(fx.deps, repo);
+    await handleHint(fx.deps, { installationId, repo, number: issue.number });
+    const { rows: after } = await fx.db.pool.query(`SELECT state::text AS state FROM runs WHERE id = $1`, [run.id]);
+    expect(after).toEqual([{ state: "Pending" }]);
   });
 
   it("a read token cannot dispatch (403), nor can a reader's act token; a bad body is a 400", async () => {

@@ -161,7 +161,7 @@ describe("one admission gate, in a fixed order", () => {
     expect((await counters(t)).installation!.runs).toBe(4);
   });
 
-  it("refuses through the API with the status, Retry-After and reset_at of each limit", async () => {
+  it("answers each limit's refusal as the API's edge maps it (toHttpError): status, Retry-After and reset_at; dispatch-and-tokens.test.ts calls the route", async () => {
     const t = await seedTenant(db);
     const a = await openRun(db, t.repo, 1, gate);
     await succeedWithCost(db, a, 3);

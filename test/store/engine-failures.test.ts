@@ -3,6 +3,7 @@ import { infraFailure } from "../../lib/engine/failure";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { ENGINE_FAILURES_BEFORE_PARKING, recordEngineFailure } from "../../lib/store/runs/engine-failures";
 import { retryRun } from "../../lib/store/runs/operator-actions";
+import { approve } from "../../lib/store/runs/approvals";
 import { recordAndClaim } from "../../lib/store/runs/claim";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
@@ -14,8 +15,8 @@ const db = testDb(4);
 afterAll(() => db.close());
 
 const usage = { durationMs: 5, tokensIn: null, tokensOut: null, costUsd: null, costEstimated: false };
-async function openRun(): Promise<string> {
-  const r = await recordAndClaim(db, itemEvent(uniqueRepo("engine"), 1, "h"));
+async function openRun(repo = uniqueRepo("engine")): Promise<string> {
+  const r = await recordAndClaim(db, itemEvent(repo, 1, "h"));
   if (r.tag !== "Claimed") throw new Error(r.tag);
   return r.runId;
 }
@@ -34,10 +35,20 @@ describe("recordEngineFailure", () => {
     expect((await row(runId)).state).toBe("Pending");
     expect(await recordEngineFailure(db, runId, "boom")).toEqual({ parked: true, failures: ENGINE_FAILURES_BEFORE_PARKING, state: "Waiting" });
     expect(await row(runId)).toMatchObject({ state: "Waiting", waiting_reason: "engine_failed" });
+    // it waits for a Retry, not an approval: Approve would start it with its count at the limit
+    await expect(approve(db, runId, "octocat")).rejects.toMatchObject({ token: "run_parked_by_engine_failures", status: 409 });
+    expect(await row(runId)).toMatchObject({ state: "Waiting", waiting_reason: "engine_failed", engine_failures: ENGINE_FAILURES_BEFORE_PARKING });
+    await retryRun(db, runId, "octocat");
+    expect(await row(runId)).toMatchObject({ state: "Queued", waiting_reason: null, engine_failures: 0 });
   });
 
-  it("never parks a Run while its Attempt is open; an outcome forgets the count; between Attempts it fails, and a retry resets the count", async () => {
-    const runId = await openRun();
+  it("never parks a Run while its Attempt is open; an outcome forgets the count; between Attempts it fails (run.failed tells Atelier's error), and a retry resets the count", async () => {
+    const repo = uniqueRepo("engine");
+    const { rows: hooks } = await db.pool.query<{ id: string }>(
+      `INSERT INTO outbound_hooks (repo, loop, url, secret) VALUES ($1, 'start-dev', 'http://127.0.0.1:9/hook', 's') RETURNING id`,
+      [repo],
+    );
+    const runId = await openRun(repo);
     const begun = await beginAttempt(db, runId, { token: "t1", workerId: "w" });
     if (begun.tag !== "Started") throw new Error(begun.tag);
     expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING + 1)).toMatchObject({ parked: false });
@@ -49,6 +60,11 @@ describe("recordEngineFailure", () => {
     expect(await failTimes(runId, ENGINE_FAILURES_BEFORE_PARKING - 1)).toEqual({ parked: false, failures: ENGINE_FAILURES_BEFORE_PARKING - 1 });
     expect(await recordEngineFailure(db, runId, "boom")).toMatchObject({ parked: true, state: "Failed" });
     expect((await row(runId)).state).toBe("Failed");
+    // the Run failed for the engine's error, not for its first Attempt's (retryable) 502
+    const { rows: sent } = await db.pool.query(`SELECT payload->'run'->'failure' AS failure FROM outbound_deliveries WHERE run_id = $1`, [runId]);
+    expect(sent).toEqual([{ failure: { kind: "DefectFailure", category: "internal", retryable: false, message: "boom" } }]);
+    await db.pool.query(`DELETE FROM outbound_deliveries WHERE run_id = $1`, [runId]);
+    await db.pool.query(`DELETE FROM outbound_hooks WHERE id = $1`, [hooks[0]!.id]);
     await retryRun(db, runId, "octocat");
     expect(await row(runId)).toMatchObject({ state: "Running", engine_failures: 0 });
   });

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { itemKey } from "../../lib/engine/ids";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { beginAttempt } from "../support/attempts";
-import { claimQueued, newestQueuedEvent } from "../../lib/store/runs/claim-queued";
+import { claimQueued, nextQueuedEvent } from "../../lib/store/runs/claim-queued";
 import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import { cancelRun } from "../../lib/store/runs/operator-actions";
 import { recordAndClaim } from "../../lib/store/runs/claim";
@@ -57,7 +57,7 @@ describe("recordAndClaim", () => {
     expect(await claimQueued(db, itemEvent(repo, 1, "h3"))).toBeNull(); // still running
     const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
     expect(finished.queuedBehind).toBe(true); // the outcome says the queued Events wait for their turn
-    const newest = await newestQueuedEvent(db, "start-dev", itemKey(repo, 1));
+    const newest = await nextQueuedEvent(db, "start-dev", itemKey(repo, 1));
     expect(newest?.contentHash).toBe("h3");
     const opened = await claimQueued(db, newest!);
     expect(opened).toMatchObject({ tag: "Claimed", opened: true });
@@ -71,6 +71,37 @@ describe("recordAndClaim", () => {
       { content_hash: "h1", status: "Claimed", reason: null },
       { content_hash: "h2", status: "Ignored", reason: "superseded_by_newer" },
       { content_hash: "h3", status: "Claimed", reason: null },
+    ]);
+  });
+
+  it("two comments' asks queued behind a running Run each keep their turn, first come first served; an edit replaces only its own", async () => {
+    const repo = uniqueRepo();
+    const ask = (id: number, hash: string) => {
+      const e = itemEvent(repo, 3, hash, { loop: "answer" });
+      return { ...e, id: `${e.id}:comment:${id}`, submission: { ...e.submission, comment: { kind: "issue_comment", id, url: "u", author: `p${id}` } } };
+    };
+    const first = await recordAndClaim(db, ask(1, "a1"));
+    if (first.tag !== "Claimed") throw new Error("expected a Run");
+    // an unstarted request is not superseded by another person's comment: the comment waits
+    expect(await recordAndClaim(db, ask(2, "b1"))).toEqual({ tag: "Queued", behind: first.runId });
+    const begun = await beginAttempt(db, first.runId, lease);
+    if (begun.tag !== "Started") throw new Error("expected an Attempt");
+    expect(await recordAndClaim(db, ask(3, "c1"))).toEqual({ tag: "Queued", behind: first.runId });
+    expect(await recordAndClaim(db, ask(2, "b2"))).toEqual({ tag: "Queued", behind: first.runId }); // comment 2 edited
+    const finished = await finishAttempt(db, begun.attempt, { tag: "Succeeded", summary: null, usage, branch: null, pullRequestNumber: null, headSha: null });
+    expect(finished.queuedBehind).toBe(true);
+    const next = await nextQueuedEvent(db, "answer", itemKey(repo, 3));
+    expect(next?.contentHash).toBe("c1"); // comment 3 came before comment 2's edit
+    const opened = await claimQueued(db, next!);
+    if (opened?.tag !== "Claimed") throw new Error("expected a Run");
+    // comment 2's ask still waits: the Run that opened hands over to it
+    expect((await db.pool.query(`SELECT queued_behind FROM runs WHERE id = $1`, [opened.runId])).rows[0].queued_behind).toBe(true);
+    const { rows } = await db.pool.query(`SELECT content_hash, status, reason FROM events WHERE repo = $1 ORDER BY content_hash`, [repo]);
+    expect(rows).toEqual([
+      { content_hash: "a1", status: "Claimed", reason: null },
+      { content_hash: "b1", status: "Ignored", reason: "superseded_by_newer" },
+      { content_hash: "b2", status: "Queued", reason: null },
+      { content_hash: "c1", status: "Claimed", reason: null },
     ]);
   });
 
@@ -111,7 +142,7 @@ describe("recordAndClaim", () => {
     expect(await runState(first.runId)).toMatchObject({ state: "Canceled", cancel_reason: "Revoked", reserved_generation: null });
   });
 
-  it("blocks at the cycle budget, stores the ask, and the supersede still commits", async () => {
+  it("supersedes unstarted Runs within the budget, blocks at it and stores the ask, and the reset opens the next generation", async () => {
     const repo = uniqueRepo();
     const opts = { maxCycles: 2 };
     const done = async (hash: string) => {
@@ -143,7 +174,7 @@ describe("recordAndClaim", () => {
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h5", { ...opts, loop: "review" }))).toMatchObject({ tag: "Blocked" });
 
     // the reset bumps the generation; the old generation's Events are ignored, new ones open
-    expect(await resetCycleBudget(db, itemKey(repo, 1), "octo")).toEqual({ generation: 1 });
+    expect(await resetCycleBudget(db, itemKey(repo, 1), "octo")).toMatchObject({ generation: 1 });
     expect(await recordAndClaim(db, itemEvent(repo, 1, "h6", { ...opts, generation: 0 }))).toEqual({
       tag: "Ignored",
       reason: "old_generation",
@@ -170,7 +201,7 @@ describe("recordAndClaim", () => {
     expect(rows[0].n).toBe(0);
   });
 
-  it("a budget block after a supersede leaves the older Run canceled and opens nothing", async () => {
+  it("a Loop whose budget is spent opens nothing and leaves no open Run", async () => {
     const repo = uniqueRepo();
     const opts = { maxCycles: 1 };
     const r1 = await recordAndClaim(db, itemEvent(repo, 1, "h1", opts));

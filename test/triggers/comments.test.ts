@@ -175,8 +175,15 @@ describe("a comment that mentions the App starts a comments Loop", () => {
     });
     expect(res.status).toBe(201);
     const data = (await res.json()) as { id: number };
-    const runs = await runsAfterSettling(pr.number, 2);
-    expect(runs[1]!.prompt).toContain(`in a review_comment:\n@${SLUG} use the current year here`);
+    await settled();
+    // another comment is another request: it waits behind the review's unstarted Run, which it does not replace (ADR 0073)
+    expect(await runsOn(pr.number)).toEqual([fromReview]);
+    const { rows } = await fx.db.pool.query(
+      `SELECT status::text AS status, submission->>'prompt' AS prompt FROM events WHERE repo = $1 AND number = $2 AND loop = 'answer' ORDER BY received_at, id`,
+      [repo, pr.number],
+    );
+    expect(rows.map((r) => r.status)).toEqual(["Claimed", "Queued"]);
+    expect(rows[1].prompt).toContain(`in a review_comment:\n@${SLUG} use the current year here`);
     expect(fx.sim.reactions({ id: Number(data.id) })).toEqual([`${SLUG}[bot]:eyes`]);
   });
 

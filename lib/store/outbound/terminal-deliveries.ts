@@ -33,9 +33,13 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM hooks) AS hook_ids,
        run.pull_request_number, run.branch, run.head_sha,
        ${raw(ISO("run.received_at"))} AS received_at, ${raw(ISO("run.started_at"))} AS started_at, ${raw(ISO("run.ended_at"))} AS ended_at,
        ${raw(ISO("now() AT TIME ZONE 'UTC'"))} AS now,
-       (SELECT json_build_object('kind', a.failure_kind, 'category', a.failure_category, 'retryable', a.retryable,
-                                 'message', a.failure_message)
-          FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS failure,
+       -- a Run failed by engine failures (between Attempts: lib/store/runs/engine-failures.ts) failed
+       -- for Atelier's error, not its last Attempt's (an outcome written forgets that error)
+       CASE WHEN run.state = 'Failed' AND run.engine_error IS NOT NULL
+            THEN json_build_object('kind', 'DefectFailure', 'category', 'internal', 'retryable', false, 'message', run.engine_error)
+            ELSE (SELECT json_build_object('kind', a.failure_kind, 'category', a.failure_category, 'retryable', a.retryable,
+                                           'message', a.failure_message)
+                    FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) END AS failure,
        (SELECT a.verify FROM attempts a WHERE a.run_id = run.id ORDER BY a.number DESC LIMIT 1) AS verify,
        (SELECT json_build_object('attempts', count(*)::int, 'duration_ms',
                                  COALESCE(sum(COALESCE(a.duration_ms, EXTRACT(EPOCH FROM now() - a.started_at) * 1000)), 0)::bigint,

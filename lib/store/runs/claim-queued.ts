@@ -7,14 +7,19 @@ import { ignoreQueuedEvents } from "./revoke";
 import { firstPrepared, rows, sql } from "../kernel/sql";
 import { transaction, type Sql } from "../kernel/transaction";
 
-/** The newest Event queued behind a Loop's Run on an Item, if any (asked after every Attempt: prepared). */
-export async function newestQueuedEvent(db: Db, loop: string, itemKey: string): Promise<EventInput | null> {
+/**
+ * The Event queued behind a Loop's Run on an Item whose turn is next: the first received (asked
+ * after every Attempt: prepared). Every Event that queued superseded the queued ones it replaces
+ * (claim.ts supersedeQueuedSql), so the queue holds at most one read of the Item — the newest —
+ * and each person's request, each in the order it came (ADR 0073).
+ */
+export async function nextQueuedEvent(db: Db, loop: string, itemKey: string): Promise<EventInput | null> {
   // the columns under EventInput's names, so the row is the Event as the claim takes it
   const event = await firstPrepared<EventInput>(
     db.pool,
-    "atelier-newest-queued-event",
+    "atelier-next-queued-event",
     sql`SELECT id, kind, loop, repo, item_key AS "itemKey", number, content_hash AS "contentHash", generation, submission FROM events
-         WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
+         WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' ORDER BY received_at, id LIMIT 1`,
   );
   return event ?? null;
 }
@@ -45,11 +50,12 @@ const readQueuedSnapshot = async (tx: Sql, event: EventInput): Promise<QueuedSna
 const OPEN_RUN_TRIES = 3;
 
 /**
- * After a Run closes, opens a Run for the newest Event queued behind it (the caller checked
- * that the Item still matches); older queued Events are marked ignored (by openOrBlock's
- * write, as for any Event that opens its Run or is blocked in its stead). Null when nothing
- * is queued any more, or another Run is open: that Run is marked so its last outcome hands
- * over to the queued Events in turn.
+ * After a Run closes, opens a Run for the next Event queued behind it (the caller checked that
+ * the Item still matches, when the Event is a read of it); the queued Events it replaces are
+ * marked ignored (by openOrBlock's write, as for any Event that opens its Run or is blocked in
+ * its stead). An Event of an older generation than the Item's is ignored alone: the requests
+ * queued after it keep their turn. Null when nothing is queued any more, or another Run is
+ * open: that Run is marked so its last outcome hands over to the queued Events in turn.
  */
 export function claimQueued(db: Db, event: EventInput, admission?: Admission): Promise<ClaimResult | null> {
   return transaction(
@@ -65,18 +71,29 @@ export function claimQueued(db: Db, event: EventInput, admission?: Admission): P
         }
         const facts = { event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles }, ...snap };
         if (isOlderThanItem(facts)) {
-          await ignoreQueuedEvents(tx, event.loop, event.itemKey, "old_generation");
+          await ignoreQueuedEvents(tx, event.loop, event.itemKey, "old_generation", sql`generation < ${snap.generation}`);
           return { tag: "Ignored", reason: "old_generation" };
         }
-        return openOrBlock(tx, event, decideOpening({ ...facts, supersede: null }), admission);
+        const result = await openOrBlock(tx, event, decideOpening({ ...facts, supersede: null }), admission);
+        // requests still queued behind the Event (ADR 0073): the Run that opened hands over to them
+        if (result.tag === "Claimed" && result.opened) await markQueuedBehind(tx, event.loop, event.itemKey, true);
+        return result;
       }
     },
     { lockKey: loopItemLock(event.loop, event.itemKey) },
   );
 }
 
-/** Marks the open Run of a Loop on an Item as having Events queued behind it; false when none is open. */
-async function markQueuedBehind(tx: Sql, loop: string, itemKey: string): Promise<boolean> {
-  const marked = await rows(tx, sql`UPDATE runs SET queued_behind = true WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${OPEN}) RETURNING id`);
+/**
+ * Marks the open Run of a Loop on an Item as having Events queued behind it (`ifQueued`: only
+ * when some Event is still queued); false when none is open (or none is queued).
+ */
+async function markQueuedBehind(tx: Sql, loop: string, itemKey: string, ifQueued = false): Promise<boolean> {
+  const marked = await rows(
+    tx,
+    sql`UPDATE runs SET queued_behind = true WHERE loop = ${loop} AND item_key = ${itemKey} AND state::text = ANY(${OPEN})
+         AND (NOT ${ifQueued}::boolean OR EXISTS (SELECT 1 FROM events WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued'))
+     RETURNING id`,
+  );
   return marked.length > 0;
 }

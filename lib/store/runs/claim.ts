@@ -1,6 +1,6 @@
 import { RUN_STATE_SQL } from "../../engine/run-predicates";
 import { countRunTransition } from "../../metrics/metrics";
-import { decideClaim, type BlockingRun, type ClaimFacts, type decideOpening } from "../../engine/claim-decision";
+import { decideClaim, intentOf, type BlockingRun, type ClaimFacts, type decideOpening, type Intent } from "../../engine/claim-decision";
 import { runId as runIdOf } from "../../engine/ids";
 import { TRANSITIONS, type RunStateName } from "../../engine/run-state";
 import { hasOutboundHooks, recordTerminalDeliveries } from "../outbound/terminal-deliveries";
@@ -9,6 +9,7 @@ import type { EnvironmentSpec } from "../../executor/environment/environment-spe
 import type { ReviewReason } from "../../loops/steering";
 import type { Db } from "../kernel/db";
 import { loopItemLock } from "../kernel/locks";
+import { intentSql, replacedBySql } from "./event-intent";
 import { ignoreQueuedSql } from "./revoke";
 import { markRunsChanged } from "./run-changed";
 import { first, literal, query, raw, sql, type Statement } from "../kernel/sql";
@@ -94,7 +95,7 @@ export type Admission = (sql: Sql, event: EventInput) => Promise<AdmissionRefusa
 export interface ClaimSnapshot {
   event: { status: string; ignored: boolean } | null;
   event_run: { id: string; state: RunStateName } | null;
-  blocking: (BlockingRun & { reserved_generation: number | null }) | null;
+  blocking: (BlockingRun & { reserved_generation: number | null; intent: Intent }) | null;
   generation: number;
   ask: boolean;
   reserved: number;
@@ -112,9 +113,10 @@ const readClaimSnapshot = async (tx: Sql, e: EventInput): Promise<ClaimSnapshot>
 WITH budget AS (
   SELECT generation, ask IS NOT NULL AS ask FROM cycle_budgets WHERE item_key = ${e.itemKey}
 ), blocking AS (
-  SELECT id, state, reserved_generation
-    FROM runs WHERE loop = ${e.loop} AND item_key = ${e.itemKey} AND ${raw(RUN_STATE_SQL.isOpen("runs.state"))} LIMIT 1
-     FOR UPDATE
+  SELECT runs.id, runs.state, runs.reserved_generation, ${raw(intentSql("be.submission"))} AS intent
+    FROM runs LEFT JOIN events be ON be.id = runs.event_id
+   WHERE runs.loop = ${e.loop} AND runs.item_key = ${e.itemKey} AND ${raw(RUN_STATE_SQL.isOpen("runs.state"))} LIMIT 1
+     FOR UPDATE OF runs
 )
 SELECT
   (SELECT json_build_object('status', status, 'ignored', ignored_at IS NOT NULL) FROM events WHERE id = ${e.id}) AS event,
@@ -130,7 +132,7 @@ SELECT
 export function claimFacts(event: EventInput, snap: ClaimSnapshot): ClaimFacts {
   const b = snap.blocking;
   return {
-    event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles },
+    event: { kind: event.kind, generation: event.generation, maxCycles: event.submission.maxCycles, intent: intentOf(event.submission) },
     recorded: snap.event_run
       ? { tag: "Run", runId: snap.event_run.id, state: snap.event_run.state }
       : snap.event?.ignored
@@ -138,7 +140,7 @@ export function claimFacts(event: EventInput, snap: ClaimSnapshot): ClaimFacts {
         : snap.event
           ? { tag: "Undecided" }
           : null,
-    blocking: b ? { id: b.id, state: b.state, reservedGeneration: b.reserved_generation } : null,
+    blocking: b ? { id: b.id, state: b.state, reservedGeneration: b.reserved_generation, intent: b.intent } : null,
     generation: snap.generation,
     ask: snap.ask,
     reserved: snap.reserved,
@@ -149,7 +151,9 @@ export function claimFacts(event: EventInput, snap: ClaimSnapshot): ClaimFacts {
  * Records an Event in the ledger and decides what it does (lib/engine/claim-decision.ts decideClaim):
  * Claimed (a Run exists for it, or a new one opens), Queued behind a Running Run, Ignored, or
  * Blocked by the cycle budget or a quota. An unstarted Run of the same Loop and Item is
- * superseded, and that supersede commits even when the budget then blocks.
+ * superseded when the Event replaces what it asked for (a newer read of the Item, an edit of its
+ * comment: lib/engine/claim-decision.ts `replaces`), and that supersede commits even when the
+ * budget then blocks; a person's request is never replaced by another's, the Event queues behind it.
  *
  * One transaction, serialized per (Loop, Item) by an advisory lock taken with BEGIN: lock,
  * read the facts, decide, one guarded write. Every path that opens a Run takes the same lock
@@ -225,25 +229,31 @@ interface ClaimWrite {
 /**
  * SQL: continue with newest. The claim's Event, received at `receivedAt` (an expression: its
  * received_at as recorded; NULL: nothing is superseded), supersedes the Events of its Loop and
- * Item queued before it (received no later; itself aside): they are ignored as
- * superseded_by_newer, so none of them opens a Run on stale input once the Run in front of
- * them closed. A Run opened for an Event, whatever path opens it, leaves no older Event queued.
+ * Item queued before it (received no later; itself aside) whose ask it replaces (an older read
+ * of the Item; an older version of its comment): they are ignored as superseded_by_newer, so
+ * none of them opens a Run on stale input once the Run in front of them closed. A person's
+ * request queued before it keeps its turn (ADR 0073).
  */
 const supersedeQueuedSql = (event: EventInput, receivedAt: Statement): Statement =>
-  ignoreQueuedSql({ loop: sql`${event.loop}`, itemKey: sql`${event.itemKey}` }, "superseded_by_newer", sql`id <> ${event.id} AND received_at <= ${receivedAt}`);
+  ignoreQueuedSql(
+    { loop: sql`${event.loop}`, itemKey: sql`${event.itemKey}` },
+    "superseded_by_newer",
+    sql`id <> ${event.id} AND received_at <= ${receivedAt} AND ${replacedBySql("events.submission", intentOf(event.submission))}`,
+  );
 
 /**
  * One statement: supersedes the unstarted Run (when the decision says so), opens the new Run,
- * and records the Event with its status; an Event that opens its Run, or that the budget or the
- * gate blocks in its stead, supersedes the Events queued before it (supersedeQueuedSql). The
- * open-Run constraint is checked at COMMIT, so the order of the two Run writes inside the
- * statement does not matter.
+ * and records the Event with its status; the Event supersedes the Events queued before it that
+ * it replaces (supersedeQueuedSql), whether it opens its Run, queues, or the budget or the gate
+ * blocks it. The open-Run constraint is checked at COMMIT, so the order of the two Run writes
+ * inside the statement does not matter.
  */
 async function writeClaim(tx: Sql, event: EventInput, write: ClaimWrite): Promise<void> {
   const s = event.submission;
   const submission = JSON.stringify(s);
   const runId = write.open?.runId ?? null;
-  const supersedesQueued = write.status === "Claimed" || write.status === "Blocked";
+  // an ignored Event replaces nothing
+  const supersedesQueued = write.status !== "Ignored";
   const row = await first<{ superseded: boolean; superseded_hooked: boolean | null }>(
     tx,
     sql`

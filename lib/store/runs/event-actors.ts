@@ -1,7 +1,8 @@
 import type { Db } from "../kernel/db";
 import type { EventActor } from "./claim";
 import type { ReviewReason } from "../../loops/steering";
-import { first, rows, sql } from "../kernel/sql";
+import { first, raw, rows, sql } from "../kernel/sql";
+import { isRequestSql } from "./event-intent";
 
 /** Who caused an Event, as its submission records it (actor null: recorded before actors were). */
 export interface EventCause {
@@ -27,12 +28,16 @@ export async function recordedActors(db: Db, ids: readonly string[]): Promise<Ma
   return new Map(found.map((r) => [r.id, { actor: r.actor, authorAssociation: r.association, chainDepth: r.depth, review: r.review }]));
 }
 
-/** Who caused the newest Event queued for the Loop on the Item, or null when none is queued. */
+/**
+ * Who caused the newest read of the Item queued for the Loop (a person's request aside: its
+ * turn asks no `if:`), or null when none is queued.
+ */
 export async function newestQueuedCause(db: Db, loop: string, itemKey: string): Promise<EventCause | null> {
   const row = await first<{ actor: EventActor | null; association: string | null }>(
     db.pool,
     sql`SELECT submission->'actor' AS actor, submission->>'authorAssociation' AS association FROM events
-      WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' ORDER BY received_at DESC, id DESC LIMIT 1`,
+      WHERE loop = ${loop} AND item_key = ${itemKey} AND status = 'Queued' AND NOT ${raw(isRequestSql("submission"))}
+      ORDER BY received_at DESC, id DESC LIMIT 1`,
   );
   return row ? { actor: row.actor, authorAssociation: row.association } : null;
 }

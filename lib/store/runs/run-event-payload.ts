@@ -24,7 +24,7 @@ export interface RunEventPayload {
     state: TerminalState;
     /** OperatorCanceled, Superseded or Revoked when Canceled */
     cancel_reason: string | null;
-    /** the last Attempt's failure when Failed */
+    /** the last Attempt's failure when Failed; Atelier's own (DefectFailure, internal) when engine failures failed the Run between Attempts */
     failure: { kind: string; category: string; retryable: boolean; message: string | null } | null;
     usage: {
       attempts: number;
