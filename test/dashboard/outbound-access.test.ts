@@ -58,7 +58,7 @@ beforeAll(async () => {
   await seedRepo(db, OPEN, installation);
   for (const k of Object.keys(users) as (keyof typeof users)[]) cookies[k] = cookieFor(await seedUser(db, users[k], process.env.AUTH_SECRET!));
   const made = (repo: string | null) =>
-    insertOutboundHook(db, { installationId: installation, repo, loop: repo ? "start-dev" : null, url: "https://hooks.example.com/in", secret: "s".repeat(32) });
+    insertOutboundHook(db, { installationId: installation, repo, loop: repo ? "start-dev" : null, url: "https://hooks.example.com/in", secret: "s".repeat(32), kind: "webhook", events: [] });
   ids.privateHook = Number((await made(PRIVATE)).id);
   ids.openHook = Number((await made(OPEN)).id);
   ids.installationHook = Number((await made(null)).id);

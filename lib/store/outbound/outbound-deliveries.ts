@@ -14,6 +14,8 @@ export interface ClaimedDelivery {
   payload: { event: string };
   url: string | null;
   secret: string | null;
+  /** the target's kind (null when it was deleted) */
+  kind: "webhook" | "slack" | null;
 }
 
 /**
@@ -28,7 +30,7 @@ export function claimDelivery(db: Db, deliveryId: number, claimSeconds: number):
           UPDATE outbound_deliveries SET attempts = attempts + 1, next_at = now() + make_interval(secs => ${claimSeconds})
            WHERE id = ${deliveryId} AND status = 'pending' AND next_at <= now()
           RETURNING id, hook_id, attempts, payload)
-        SELECT c.id, c.attempts, c.payload, h.url, h.secret FROM c LEFT JOIN outbound_hooks h ON h.id = c.hook_id`,
+        SELECT c.id, c.attempts, c.payload, h.url, h.secret, h.kind FROM c LEFT JOIN outbound_hooks h ON h.id = c.hook_id`,
   );
 }
 
@@ -79,10 +81,11 @@ export interface DeliveryView {
   installationId: number | null;
   hookRepo: string | null;
   hookLoop: string | null;
-  runId: string;
+  /** null for a notice about no Run (a budget ask, a config error, a test delivery) */
+  runId: string | null;
   event: string;
-  /** the Run's repository (from the payload) */
-  repo: string;
+  /** the repository (from the payload); null for a test delivery */
+  repo: string | null;
   status: "pending" | "delivered" | "failed";
   attempts: number;
   lastStatus: number | null;
@@ -99,9 +102,9 @@ interface Row {
   installation_id: number | null;
   hook_repo: string | null;
   hook_loop: string | null;
-  run_id: string;
+  run_id: string | null;
   event: string;
-  repo: string;
+  repo: string | null;
   status: DeliveryView["status"];
   attempts: number;
   last_status: number | null;
@@ -113,7 +116,7 @@ interface Row {
 
 const SELECT = raw(`
 SELECT d.id, d.hook_id, h.url, COALESCE(h.installation_id, (d.payload->'installation'->>'id')::bigint) AS installation_id,
-       h.repo AS hook_repo, h.loop AS hook_loop, d.run_id, d.payload->>'event' AS event, d.payload->'run'->>'repo' AS repo,
+       h.repo AS hook_repo, h.loop AS hook_loop, d.run_id, d.payload->>'event' AS event, COALESCE(d.payload->'run'->>'repo', d.payload->'notice'->>'repo') AS repo,
        d.status, d.attempts, d.last_status, d.last_error, d.next_at, d.created_at, d.delivered_at
   FROM outbound_deliveries d LEFT JOIN outbound_hooks h ON h.id = d.hook_id`);
 
