@@ -20,3 +20,14 @@ CREATE TABLE "dashboard_issues" (
     "updated_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
     CONSTRAINT "dashboard_issues_pkey" PRIMARY KEY ("repository_id")
 );
+
+-- A tick that acted, once per key (the repository, the issue, the item ticked, the body it was ticked in)
+CREATE TABLE "dashboard_issue_ticks" (
+    "key" TEXT NOT NULL,
+    "repository_id" BIGINT NOT NULL,
+    "subject" TEXT NOT NULL,
+    "actor" TEXT NOT NULL,
+    "delivery_id" TEXT,
+    "acted_at" TIMESTAMPTZ(3) NOT NULL DEFAULT now(),
+    CONSTRAINT "dashboard_issue_ticks_pkey" PRIMARY KEY ("key")
+);
