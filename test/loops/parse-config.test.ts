@@ -36,6 +36,7 @@ loops:
   it("gives the labels and two Loops with their defaults (golden)", () => {
     expect(parse(yaml)).toEqual({
       labels: [{ name: "ready-for-agent", color: "0e8a16", description: null }],
+      dashboardIssue: false,
       loops: [
         {
           name: "start-dev",
