@@ -14,6 +14,9 @@ import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
 import { beginAttempt } from "../support/attempts";
 import { testDb } from "../support/db";
 import { loopEvent, openIssue, startMirrorWorld, type MirrorWorld } from "../mirror/support";
+import { silentLog } from "../../lib/github/log";
+import type { Hint, WorkQueue } from "../../lib/work/work-queue";
+import { atelierApp } from "../../probot.config";
 
 const db = testDb();
 const redis = createRedis();
@@ -150,7 +153,38 @@ describe("the dashboard issue", () => {
     expect(dashboardIssues()).toHaveLength(1);
   });
 
-  it("is no Item for the triggers: its comments and other issues' edits go their own way", async () => {
+  it("is no Item for the triggers: the App's webhooks hand its edits and comments to the ticks, never a Hint", async () => {
+    const hints: Hint[] = [];
+    const outcomes: string[] = [];
+    const workQueue = { hint: async (h: Hint) => void hints.push(h) } as unknown as WorkQueue;
+    await world.app.probot.load(
+      atelierApp({
+        db,
+        workQueue,
+        log: silentLog,
+        onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }),
+        onDashboardIssue: async (event, payload, id) => {
+          const outcome = await onDashboardIssueEvent(deps(), event, payload, id);
+          outcomes.push(outcome?.tag ?? "not ours");
+          return outcome;
+        },
+      }),
+    );
+    world.sim.comment({ repo: world.repo, number, body: "@atelier run start-dev", login: "octo-writer" });
+    const comment = world.sim.deliveries({ event: "issue_comment", action: "created" }).at(-1)!.payload;
+    await world.app.probot.receive({ id: "d-comment", name: "issue_comment", payload: comment } as never);
+    world.sim.editIssue({ repo: world.repo, number, body: `${issueBody(number)}\nmore words`, login: "octo-writer" });
+    await world.app.probot.receive({ id: "d-words", name: "issues", payload: lastEdit() } as never);
+    expect(outcomes).toEqual(["Ignored", "Ignored"]);
+    expect(hints).toEqual([]);
+    // another issue of the repository is an Item as ever
+    const other = await openIssue(db, world, "Another one");
+    world.sim.editIssue({ repo: world.repo, number: other, body: "changed", login: "octo-writer" });
+    await world.app.probot.receive({ id: "d-other", name: "issues", payload: lastEdit() } as never);
+    expect(hints.map((h) => h.number)).toEqual([other]);
+  });
+
+  it("answers null for another issue and Ignored for the dashboard issue's comments", async () => {
     const other = await openIssue(db, world, "Another issue");
     const payload = { action: "edited", issue: { number: other, body: "x" }, changes: { body: { from: "" } }, repository: { full_name: world.repo }, sender: { login: "octo-writer" } };
     expect(await onDashboardIssueEvent(deps(), "issues", payload, "d-other")).toBeNull();
