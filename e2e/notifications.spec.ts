@@ -21,11 +21,11 @@ test("a Slack target's test delivery reaches it from the button, and the log sho
   await signIn(page, "octo-admin");
   await page.goto("/deliveries");
   const form = page.getByTestId("hook-form");
-  await form.getByLabel("For", { exact: true }).selectOption("loop");
-  await form.getByLabel("Repository", { exact: true }).fill("demo-org/webapp");
-  await form.getByLabel("Loop", { exact: true }).fill("start-dev");
-  await form.getByLabel("Kind", { exact: true }).selectOption("slack");
-  await form.getByLabel("URL", { exact: true }).fill(slack.url);
+  await form.getByRole("combobox", { name: /^For/ }).selectOption("loop");
+  await form.getByRole("textbox", { name: "Repository" }).fill("demo-org/webapp");
+  await form.getByRole("textbox", { name: "Loop" }).fill("start-dev");
+  await form.getByRole("combobox", { name: /^Kind/ }).selectOption("slack");
+  await form.getByRole("textbox", { name: "URL" }).fill(slack.url);
   await form.getByRole("button", { name: "Add target" }).click();
 
   const target = page.getByTestId("hook").filter({ hasText: "Slack" }).filter({ hasText: `127.0.0.1:${slack.port}` });

@@ -71,7 +71,7 @@ export default async function DeliveriesPage() {
       <section aria-label="Deliveries">
         <h2 className="mb-2 text-base font-semibold">Delivery log</h2>
         {deliveries.length === 0 ? (
-          <Empty title="No delivery yet">A delivery is written when a Run of a subscribed installation or Loop ends.</Empty>
+          <Empty title="No delivery yet">A delivery is written when a Run a webhook hears of ends, for each notice a target is subscribed to, and for each test.</Empty>
         ) : (
           <div className="overflow-x-auto rounded-lg border border-stone-200 bg-white">
             <table data-testid="deliveries" className="w-full min-w-[56rem] text-left text-sm">
