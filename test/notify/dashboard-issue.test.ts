@@ -7,7 +7,7 @@ import { DASHBOARD_ISSUE_TITLE } from "../../lib/notify/dashboard-issue-body";
 import { onDashboardIssueEvent, syncDashboardIssue, type IssueEventPayload, type TickActions } from "../../lib/notify/dashboard-issue";
 import type { OperatorDeps } from "../../lib/runner/operator";
 import { dashboardRepository, isDashboardIssue, type DashboardRepository } from "../../lib/store/github/dashboard-issues";
-import { parkForApproval } from "../../lib/store/runs/approvals";
+import { approve, parkForApproval } from "../../lib/store/runs/approvals";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { recordAndClaim } from "../../lib/store/runs/claim";
 import { resetCycleBudget } from "../../lib/store/runs/cycle-budget";
@@ -151,6 +151,16 @@ describe("the dashboard issue", () => {
     expect(await runState(failing)).not.toBe("Failed");
     expect(issueBody(number)).toContain("Nothing waits on people here.");
     expect(dashboardIssues()).toHaveLength(1);
+  });
+
+  it("an entry that leaves Needs you elsewhere (approved on the dashboard) leaves the issue", async () => {
+    const elsewhere = await waitingRun("Approved on the dashboard");
+    expect(await syncDashboardIssue(world.deps, repo)).toEqual({ tag: "Updated", number });
+    expect(issueBody(number)).toContain(`atelier:approve:${elsewhere} -->`);
+    await approve(db, elsewhere, "octo-admin");
+    expect(await syncDashboardIssue(world.deps, repo)).toEqual({ tag: "Updated", number });
+    expect(issueBody(number)).not.toContain(`atelier:approve:${elsewhere} -->`);
+    expect(issueBody(number)).toContain("Nothing waits on people here.");
   });
 
   it("is no Item for the triggers: the App's webhooks hand its edits and comments to the ticks, never a Hint", async () => {
