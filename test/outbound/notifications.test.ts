@@ -11,17 +11,24 @@ import { sendTestDelivery } from "../../lib/outbound/test-delivery";
 import { parkForApproval } from "../../lib/store/runs/approvals";
 import { finishAttempt } from "../../lib/store/runs/attempts";
 import { openRun, seedTenant, startAttempt, usage, type Tenant } from "../metering/support";
-import { testDb } from "../support/db";
+import { createPrivateDb, type PrivateDb } from "../support/private-db";
+import type { Db } from "../../lib/store/kernel/db";
 import { startReceiver, until, type Receiver } from "./receiver";
 import { slackMessageProblems } from "./slack-limits";
 
-const db = testDb();
+// a database of its own: an instance's target hears of every Run, the other files' too
+let pdb: PrivateDb;
+let db: Db;
 const gate = admission();
 const open = { allowPrivate: true };
 const fast = (tries: number) => (tries < 9 ? 40 : null);
 const PUBLIC_URL = "http://atelier.test";
 
-afterAll(() => db.close());
+beforeAll(async () => {
+  pdb = await createPrivateDb("notices");
+  db = pdb.db;
+});
+afterAll(() => pdb?.drop());
 
 const deliveriesOfHook = async (hookId: number) =>
   (await db.pool.query(`SELECT id, run_id, subject, status, attempts, last_status, payload FROM outbound_deliveries WHERE hook_id = $1 ORDER BY id`, [hookId])).rows;
@@ -144,6 +151,8 @@ describe("notifications: a Slack target and notices", () => {
     const { delivery, outcome } = await sendTestDelivery({ db, policy: open }, hook, PUBLIC_URL);
     expect(outcome).toMatchObject({ tag: "Delivered", status: 200 });
     expect(delivery).toMatchObject({ hookId: hook.id, event: "notice.test", status: "delivered", runId: null });
+    expect(delivery.url).toBe(hook.url); // the log masks a Slack URL too
+    expect(delivery.url).not.toContain("/hooks/atelier");
     const message = JSON.parse(slack.received[0]!.body) as { blocks: { text?: { text: string } }[] };
     expect(slackMessageProblems(message)).toEqual([]);
     expect(message.blocks[0]!.text!.text).toBe("Test delivery");

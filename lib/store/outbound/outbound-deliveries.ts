@@ -78,6 +78,8 @@ export interface DeliveryView {
   hookId: number;
   /** null when the hook was deleted since */
   url: string | null;
+  /** the target's kind (null when it was deleted since) */
+  kind: "webhook" | "slack" | null;
   installationId: number | null;
   hookRepo: string | null;
   hookLoop: string | null;
@@ -99,6 +101,7 @@ interface Row {
   id: number;
   hook_id: number;
   url: string | null;
+  kind: "webhook" | "slack" | null;
   installation_id: number | null;
   hook_repo: string | null;
   hook_loop: string | null;
@@ -115,7 +118,7 @@ interface Row {
 }
 
 const SELECT = raw(`
-SELECT d.id, d.hook_id, h.url, COALESCE(h.installation_id, (d.payload->'installation'->>'id')::bigint) AS installation_id,
+SELECT d.id, d.hook_id, h.url, h.kind, COALESCE(h.installation_id, (d.payload->'installation'->>'id')::bigint) AS installation_id,
        h.repo AS hook_repo, h.loop AS hook_loop, d.run_id, d.payload->>'event' AS event, COALESCE(d.payload->'run'->>'repo', d.payload->'notice'->>'repo') AS repo,
        d.status, d.attempts, d.last_status, d.last_error, d.next_at, d.created_at, d.delivered_at
   FROM outbound_deliveries d LEFT JOIN outbound_hooks h ON h.id = d.hook_id`);
@@ -124,6 +127,7 @@ const toView = (r: Row): DeliveryView => ({
   id: r.id,
   hookId: r.hook_id,
   url: r.url,
+  kind: r.kind,
   installationId: r.installation_id,
   hookRepo: r.hook_repo,
   hookLoop: r.hook_loop,
