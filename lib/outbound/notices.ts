@@ -76,7 +76,7 @@ export function noticePayload(n: Notice, publicUrl: string): NoticePayload {
       number: n.number,
       title: n.title,
       run_id: n.runId,
-      links: { run, approve: n.kind === "needs_approval" && run ? `${run}#approve` : null, needs_you: `${base(publicUrl)}/needs-you` },
+      links: { run, approve: n.kind === "needs_approval" && run ? `${run}#actions` : null, needs_you: `${base(publicUrl)}/needs-you` },
     },
   };
 }

@@ -5,7 +5,7 @@ import { createOutboundWorker, type OutboundWorker } from "../../jobs/processors
 import { agentFailure } from "../../lib/engine/failure";
 import { itemKey } from "../../lib/engine/ids";
 import { admission } from "../../lib/metering/admission";
-import { createHook } from "../../lib/outbound/hooks";
+import { createHook, updateHook } from "../../lib/outbound/hooks";
 import type { NoticePayload } from "../../lib/outbound/notices";
 import { sendTestDelivery } from "../../lib/outbound/test-delivery";
 import { parkForApproval } from "../../lib/store/runs/approvals";
@@ -92,7 +92,7 @@ describe("notifications: a Slack target and notices", () => {
     const buttons = message.blocks[3]!.elements!;
     expect(buttons.map((b) => [b.text.text, b.url, b.style ?? null])).toEqual([
       ["Open the Run", `${PUBLIC_URL}/runs/${runId}`, null],
-      ["Approve", `${PUBLIC_URL}/runs/${runId}#approve`, "primary"],
+      ["Approve", `${PUBLIC_URL}/runs/${runId}#actions`, "primary"],
     ]);
 
     // the sweep finds the same notice again: it is delivered once per target and subject
@@ -165,5 +165,7 @@ describe("notifications: a Slack target and notices", () => {
     expect(slack.received).toHaveLength(1);
     // a Slack target takes no secret
     await expect(createHook(db, { installation_id: t.installationId, url: slack.url, kind: "slack", secret: "s".repeat(20) }, open)).rejects.toMatchObject({ token: "slack_target_secret" });
+    await expect(updateHook(db, hook.id, { rotate_secret: true }, open)).rejects.toMatchObject({ token: "slack_target_secret" });
+    expect((await updateHook(db, hook.id, { events: ["failed", "failed", "verify_failed"] }, open)).hook.events).toEqual(["failed", "verify_failed"]);
   });
 });
