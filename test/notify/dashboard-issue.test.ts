@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis } from "../../lib/config/redis";
 import { agentFailure } from "../../lib/engine/failure";
+import { itemKey } from "../../lib/engine/ids";
 import { runnerOperatorServices } from "../../lib/mirror/runner-operator";
 import { DASHBOARD_ISSUE_TITLE } from "../../lib/notify/dashboard-issue-body";
 import { onDashboardIssueEvent, syncDashboardIssue, type IssueEventPayload, type TickActions } from "../../lib/notify/dashboard-issue";
@@ -151,6 +152,25 @@ describe("the dashboard issue", () => {
     expect(await runState(failing)).not.toBe("Failed");
     expect(issueBody(number)).toContain("Nothing waits on people here.");
     expect(dashboardIssues()).toHaveLength(1);
+  });
+
+  it("a writer's tick on a budget ask resets the Item's cycle budget", async () => {
+    const item = await openIssue(db, world, "Used its budget");
+    const key = itemKey(world.repo, item);
+    await db.pool.query(`INSERT INTO cycle_budgets (item_key, repo, ask, asked_at) VALUES ($1, $2, $3, now())`, [
+      key,
+      world.repo,
+      JSON.stringify({ askId: `ask-${randomBytes(4).toString("hex")}`, loop: LOOP, maxCycles: 3, used: 3 }),
+    ]);
+    await syncDashboardIssue(world.deps, repo);
+    const marker = `<!-- atelier:reset_budget:${encodeURIComponent(key)} -->`;
+    const body = issueBody(number);
+    expect(body).toContain(`- [ ] ${marker}`);
+    world.sim.editIssue({ repo: world.repo, number, body: body.replace(`- [ ] ${marker}`, `- [x] ${marker}`), login: "octo-writer" });
+    const outcome = await onDashboardIssueEvent(deps(), "issues", lastEdit(), "d-budget");
+    expect(outcome).toMatchObject({ tag: "Acted", done: [{ action: "reset_budget", target: key }] });
+    expect((await db.pool.query(`SELECT ask, generation FROM cycle_budgets WHERE item_key = $1`, [key])).rows[0]).toEqual({ ask: null, generation: 1 });
+    expect(issueBody(number)).not.toContain(marker);
   });
 
   it("an entry that leaves Needs you elsewhere (approved on the dashboard) leaves the issue", async () => {
