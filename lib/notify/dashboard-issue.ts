@@ -159,6 +159,9 @@ export async function onDashboardIssueEvent(
       refused.push({ tick, token: err.token });
     }
   }
+  if (refused.length) {
+    await auditDashboardTick(deps.db, { actor: login, action: "dashboard_issue_tick_refused", repo: repo.full_name, detail: { issue: row.number, refused, role, delivery: deliveryId } });
+  }
   // what acted leaves the list; what did not comes back unticked
   await syncDashboardIssue(deps, repo, { force: true });
   return { tag: "Acted", done, refused };
