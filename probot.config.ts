@@ -3,6 +3,7 @@
 // nor of BullMQ (the WorkQueue it is given is).
 import type { ApplicationFunction, Probot } from "probot";
 import type { CheckRunEventOutcome, CheckRunEventPayload } from "./lib/mirror/check-run-actions";
+import type { IssueEventPayload, TickOutcome } from "./lib/notify/dashboard-issue";
 import type { WebhookDeps } from "./lib/triggers/webhook-events";
 import { onInstallationWebhook, onItemWebhook, onLabelWebhook, onPushWebhook } from "./lib/triggers/webhook-events";
 import { onCheckWebhook } from "./lib/triggers/check-webhooks";
@@ -15,6 +16,11 @@ export interface AtelierAppDeps extends WebhookDeps {
    * checked, once per (check run, action, identifier, sender) whatever the delivery id.
    */
   onCheckRunAction(payload: CheckRunEventPayload, deliveryId: string): Promise<CheckRunEventOutcome>;
+  /**
+   * An `issues` or `issue_comment` delivery, first offered to the dashboard issue: null when it
+   * is about another issue; otherwise a tick's outcome, and the triggers never hear of it.
+   */
+  onDashboardIssue(event: string, payload: IssueEventPayload, deliveryId: string): Promise<TickOutcome | null>;
 }
 
 export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
@@ -24,11 +30,17 @@ export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
       await onInstallationWebhook(deps, context.name, context.payload as unknown as Payload);
     });
     // an Item changed → a Hint (re-read it now); the poll remains the source of truth
-    app.on(["issues", "pull_request"], async (context) => {
+    // (the dashboard issue is no Item: its edits are ticks, read by lib/notify/dashboard-issue.ts)
+    app.on(["issues", "issue_comment"], async (context) => {
+      const tick = await deps.onDashboardIssue(context.name, context.payload as unknown as IssueEventPayload, context.id);
+      if (tick) deps.log.info({ event: context.name, action: context.payload.action, outcome: tick.tag }, "dashboard issue");
+      else await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
+    });
+    app.on("pull_request", async (context) => {
       await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
     });
     // a comment, a review comment or a review written or edited → a Hint naming it (comments Loops)
-    app.on(["issue_comment", "pull_request_review", "pull_request_review_comment"], async (context) => {
+    app.on(["pull_request_review", "pull_request_review_comment"], async (context) => {
       await onItemWebhook(deps, context.name, context.payload as unknown as Payload);
     });
     // a review thread resolved or unresolved → a Hint (item.review_threads)

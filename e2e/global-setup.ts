@@ -138,6 +138,8 @@ export function stackEnv(opts: { databaseUrl: string; redisUrl: string; webPort:
     ATELIER_SANDBOX_APP_FILE: opts.appFile,
     ATELIER_PUBLIC_URL: `http://localhost:${opts.webPort}`,
     ATELIER_WORKSPACE: join(LOGS, "workspaces"),
+    // the notifications spec's Slack receiver listens on loopback
+    ATELIER_ALLOW_PRIVATE_WEBHOOKS: "1",
     PORT: String(opts.webPort),
   };
   for (const key of ["GITHUB_APP_ID", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET", "GITHUB_API_URL", "GITHUB_WEB_URL", "AUTH_URL", "NEXTAUTH_URL"]) delete env[key];

@@ -10,7 +10,9 @@ import { healthPortFrom, startHealthServer } from "../lib/health/health-server";
 import { snapshotStoreFromEnv } from "../lib/executor/environment/snapshot-store";
 import { createWiring } from "../lib/instance/wiring";
 import { quotaBlockedItems } from "../lib/metering/quota-refusals";
+import { keepDashboardIssues } from "../lib/notify/dashboard-issue-keeper";
 import { targetPolicyFor } from "../lib/outbound/target-policy";
+import { publicUrl } from "../lib/setup/public-url";
 import { appRunnerGitHub } from "../lib/runner/app-github";
 import { DEFAULT_LEASE_TTL_MS } from "../lib/runner/lease";
 import { watchOwnHost } from "../lib/runner/own-host-recovery";
@@ -77,7 +79,9 @@ const health = healthPort === null ? null : await startHealthServer({ port: heal
 const attempts = createAttemptWorker(connection, host);
 const maintenance = await createMaintenanceWorker(connection, maintenanceDeps);
 const mirror = await createMirrorWorker(connection, wiring.mirror, { log });
-const outbound = await createOutboundWorker(connection, { db, policy: targetPolicyFor(instance) }, { log });
+// the repositories' dashboard issues (`dashboard_issue: true`), kept in step with Needs you
+const dashboardIssues = await keepDashboardIssues(wiring.mirror, log);
+const outbound = await createOutboundWorker(connection, { db, policy: targetPolicyFor(instance), publicUrl: publicUrl() }, { log });
 const others = [
   createPollWorker(connection, triggers),
   createHintWorker(connection, triggers),
@@ -110,6 +114,7 @@ installShutdownSignals({
   log,
   cleanup: async () => {
     clearInterval(quotaRecheck);
+    dashboardIssues.close();
     ownHost.stop();
     await heartbeat.stop();
     await health?.close();

@@ -50,6 +50,7 @@ export const ERROR_STATUS = {
   redis_prefix_invalid: 400,
   repository_name_invalid: 400,
   setup_state_mismatch: 400,
+  slack_target_secret: 400,
   unknown_agent: 400,
   unknown_lane: 400,
   unsupported_content_type: 400,

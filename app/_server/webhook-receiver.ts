@@ -1,7 +1,8 @@
 import { createLog } from "../../lib/github/log";
 import { receiveWebhook, type WebhookReceiverDeps, type WebhookRequest } from "../../lib/github/receive-webhook";
 import { handleCheckRunEvent, type CheckRunEventPayload } from "../../lib/mirror/check-run-actions";
-import { atelierApp } from "../../probot.config";
+import { onDashboardIssueEvent } from "../../lib/notify/dashboard-issue";
+import { atelierApp, type AtelierAppDeps } from "../../probot.config";
 import { dashboardContext } from "./services";
 import { webWiring } from "./wiring";
 
@@ -20,7 +21,10 @@ async function createReceiver(): Promise<Receiver> {
   // admission gate, the `if:` re-check, the roster's allow:)
   const operator = dashboardContext().services;
   const onCheckRunAction = (payload: CheckRunEventPayload, deliveryId: string) => handleCheckRunEvent({ ...wiring.mirror, operator }, payload, deliveryId);
-  await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction }));
+  // a tick on a dashboard issue acts through the same operator
+  const onDashboardIssue: AtelierAppDeps["onDashboardIssue"] = (event, payload, deliveryId) =>
+    onDashboardIssueEvent({ ...wiring.mirror, actions: operator }, event, payload, deliveryId);
+  await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction, onDashboardIssue }));
   const secret = github.settings.webhookSecret;
   return { receive: (request) => receiveWebhook({ db, probot: github.probot, secret, log }, request), secret };
 }

@@ -4,10 +4,12 @@ import { bullPrefix, type DeliverJob, QUEUE_NAMES } from "../queues";
 import { notificationsOf, type Subscription } from "../../lib/store/kernel/notifications";
 import { RUN_CHANGED_CHANNEL } from "../../lib/store/runs/run-changed";
 import { SILENT_LOG, type WorkerLog } from "./worker-log";
+import { recordRunNotices, recordSweptNotices } from "../../lib/notify/notice-scan";
 
 /**
- * The outbound webhook worker, on the "deliveries" queue. A delivery row is written in the
- * transaction of the Run's terminal state; that change's `atelier_run_changed` notification
+ * The outbound worker, on the "deliveries" queue. A webhook's delivery row is written in the
+ * transaction of the Run's terminal state; a notice's (lib/notify/notice-scan.ts) by this worker
+ * when a Run's `atelier_run_changed` notification comes, or by its sweep. The notification
  * makes this worker queue the Run's due deliveries at once. Each job is one try
  * (lib/outbound/attempt-delivery.ts); a failed try is queued again after its backoff. A local
  * sweep (no Redis needed) tries every due pending row itself, so a lost notification, a lost
@@ -17,7 +19,10 @@ import { SILENT_LOG, type WorkerLog } from "./worker-log";
 export const OUTBOUND_SWEEP_EVERY_MS = 15_000;
 const DELIVER_JOB = "deliver";
 
-export type OutboundDeps = DeliveryDeps;
+export type OutboundDeps = DeliveryDeps & {
+  /** where the Run pages are, for the notices' links (ATELIER_PUBLIC_URL) */
+  publicUrl: string;
+};
 
 export interface OutboundWorkerOptions {
   /** BullMQ key prefix (default the instance's); tests use one per file. */
@@ -91,6 +96,7 @@ export async function createOutboundWorker(
   const sweep = (): Promise<DeliveryOutcome[]> => {
     sweeping ??= (async () => {
       const outcomes: DeliveryOutcome[] = [];
+      await recordSweptNotices(deps).catch((err: unknown) => log.error({ err }, "could not look for notices"));
       for (const id of await dueDeliveries(deps.db)) outcomes.push(await tryOne(id));
       return outcomes;
     })().finally(() => {
@@ -105,7 +111,8 @@ export async function createOutboundWorker(
   let listener: Subscription | null = null;
   if (options.listen ?? true) {
     const onRunId = (runId: string): void => {
-      dueDeliveriesOfRun(deps.db, runId)
+      recordRunNotices(deps, [runId])
+        .then(() => dueDeliveriesOfRun(deps.db, runId))
         .then((ids) => Promise.all(ids.map((id) => enqueue(id))))
         .catch((err: unknown) => log.error({ err, run_id: runId }, "could not queue the Run's webhook deliveries"));
     };

@@ -151,13 +151,15 @@ export interface LoopConfigError {
 
 export interface RepositoryConfig {
   labels: LabelSpec[];
+  /** `dashboard_issue: true`: the App keeps one issue listing what waits on people here (docs/notifications.md) */
+  dashboardIssue: boolean;
   /** Only the valid Loops: a broken Loop never prevents the others. */
   loops: LoopDefinition[];
   errors: LoopConfigError[];
 }
 
 /** Top-level keys. `_extends` is Probot's config inheritance, resolved before validation. */
-export const TOP_LEVEL_KEYS = ["labels", "loops", "environment", "_extends"] as const;
+export const TOP_LEVEL_KEYS = ["labels", "loops", "environment", "dashboard_issue", "_extends"] as const;
 
 export const labelSchema = z.strictObject({
   name: z.string(),

@@ -40,6 +40,7 @@ export function parseRepositoryConfig(
     return {
       labels: [],
       loops: [],
+      dashboardIssue: false,
       errors: yaml.errors.map((e) => ({
         loop: null,
         token: "config_invalid_yaml",
@@ -72,7 +73,7 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   const report: Report = (loop, token, path, message) => {
     errors.push({ loop, token, line: lineOf(path), message, path: path.map(String).join(".") });
   };
-  const result: RepositoryConfig = { labels: [], loops: [], errors };
+  const result: RepositoryConfig = { labels: [], loops: [], dashboardIssue: false, errors };
   if (config === null || config === undefined) return result;
   if (!isRecord(config)) {
     report(null, "config_invalid", [], `${CONFIG_PATH} must be a map with the keys labels: and loops:.`);
@@ -85,6 +86,10 @@ export function validateRepositoryConfig(config: unknown, options: ValidateRepos
   }
 
   result.labels = validateLabels(config.labels, report);
+  if (config.dashboard_issue !== undefined && config.dashboard_issue !== null) {
+    if (typeof config.dashboard_issue === "boolean") result.dashboardIssue = config.dashboard_issue;
+    else report(null, "config_invalid", ["dashboard_issue"], `dashboard_issue: is true or false (true: the App keeps one issue listing what waits on people in this repository).`);
+  }
   // every Loop takes the file's environment: a wrong one stops them all
   let environment: Awaited<ReturnType<typeof validateEnvironment>> = null;
   if (config.environment !== undefined && config.environment !== null) {
@@ -125,6 +130,6 @@ function unknownTopLevelKey(key: string): string {
   if (/^agents?$/i.test(key)) {
     return `Agents are defined by the instance's roster (atelier.config.yml), never by a repository: remove "${key}" and pick an agent by name in each Loop with agent:.`;
   }
-  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops", "environment"])}: the keys are labels, loops and environment.`;
+  return `Unknown key "${key}" at the top of ${CONFIG_PATH}${suggest(key, ["labels", "loops", "environment", "dashboard_issue"])}: the keys are labels, loops, environment and dashboard_issue.`;
 }
 

@@ -5,6 +5,8 @@ export interface StoredConfig {
   readAt: string;
   labels: LabelSpec[];
   loops: LoopDefinition[];
+  /** `dashboard_issue: true` (absent in a config stored before it existed) */
+  dashboardIssue?: boolean;
   errors: LoopConfigError[];
   /** Where it came from: the repository's file, the owner's `.github` repository, `_extends`. */
   files: string[];

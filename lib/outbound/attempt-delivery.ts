@@ -2,6 +2,8 @@ import { metrics } from "../metrics/metrics";
 import type { Db } from "../store/kernel/db";
 import { claimDelivery, recordDeliveryTry, type ClaimedDelivery, type DeliveryTry } from "../store/outbound/outbound-deliveries";
 import { retryDelayMs } from "./backoff";
+import { isNoticePayload } from "./notices";
+import { slackMessage } from "./slack-message";
 import { postWebhook, DELIVERY_TIMEOUT_MS } from "./post-webhook";
 import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, signatureHeader } from "./signature";
 import type { TargetPolicy } from "../http/resolver";
@@ -41,18 +43,12 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): P
     await record(deps.db, claimed, { status: "failed", lastStatus: null, error: "the webhook was deleted", delayMs: null });
     return { tag: "GaveUp", tries: claimed.attempts, error: "the webhook was deleted" };
   }
-  const body = JSON.stringify(claimed.payload);
-  const result = await postWebhook(
-    claimed.url,
-    body,
-    {
-      [SIGNATURE_HEADER]: signatureHeader(claimed.secret, body),
-      [DELIVERY_HEADER]: String(claimed.id),
-      [EVENT_HEADER]: claimed.payload.event,
-    },
-    deps.policy,
-    deps.timeoutMs,
-  );
+  const request = requestOf(claimed, claimed.secret);
+  if (!request) {
+    await record(deps.db, claimed, { status: "failed", lastStatus: null, error: NOT_A_NOTICE, delayMs: null });
+    return { tag: "GaveUp", tries: claimed.attempts, error: NOT_A_NOTICE };
+  }
+  const result = await postWebhook(claimed.url, request.body, request.headers, deps.policy, deps.timeoutMs);
   if (result.ok) {
     await record(deps.db, claimed, { status: "delivered", lastStatus: result.status, error: null, delayMs: null });
     return { tag: "Delivered", status: result.status!, tries: claimed.attempts };
@@ -65,6 +61,27 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): P
   }
   await record(deps.db, claimed, { status: "pending", lastStatus: result.status, error, delayMs });
   return { tag: "Retry", delayMs, tries: claimed.attempts, error };
+}
+
+const NOT_A_NOTICE = "a Slack target is sent notices only";
+
+/**
+ * What a try sends: a webhook gets the payload signed; a Slack target the notice as a Block Kit
+ * message (its URL is its credential; Slack reads no signature). Null: nothing a Slack target can show.
+ */
+function requestOf(claimed: ClaimedDelivery, secret: string): { body: string; headers: Record<string, string> } | null {
+  if (claimed.kind === "slack") {
+    return isNoticePayload(claimed.payload) ? { body: JSON.stringify(slackMessage(claimed.payload)), headers: {} } : null;
+  }
+  const body = JSON.stringify(claimed.payload);
+  return {
+    body,
+    headers: {
+      [SIGNATURE_HEADER]: signatureHeader(secret, body),
+      [DELIVERY_HEADER]: String(claimed.id),
+      [EVENT_HEADER]: claimed.payload.event,
+    },
+  };
 }
 
 async function record(db: Db, claimed: ClaimedDelivery, o: DeliveryTry): Promise<void> {

@@ -3,6 +3,7 @@ import { NotFoundError } from "../errors";
 import type { Db } from "../store/kernel/db";
 import { findDeliveryView, listDeliveryViews, resetDeliveryForRetry, type DeliveryView } from "../store/outbound/outbound-deliveries";
 import { attemptDelivery, type DeliveryDeps, type DeliveryOutcome } from "./attempt-delivery";
+import { maskedSlackUrl } from "./hooks";
 
 /** The delivery log: every delivery with its tries and last answer, and the redeliver action. */
 
@@ -23,14 +24,18 @@ export async function listDeliveries(
   db: Db,
   opts: { installationIds?: number[] | null; repos?: string[] | null; hookId?: number; runId?: string; limit?: number } = {},
 ): Promise<DeliveryView[]> {
-  return listDeliveryViews(db, {
+  const found = await listDeliveryViews(db, {
     installationIds: opts.installationIds ?? null,
     repos: opts.repos ? opts.repos.map((r) => r.toLowerCase()) : null,
     hookId: opts.hookId ?? null,
     runId: opts.runId ?? null,
     limit: opts.limit ?? 100,
   });
+  return found.map(masked);
 }
+
+/** A delivery as the log shows it: a Slack target's URL masked (its path is its credential). */
+const masked = (d: DeliveryView): DeliveryView => (d.kind === "slack" && d.url ? { ...d, url: maskedSlackUrl(d.url) } : d);
 
 /** What a delivery that does not exist, or that the viewer may not know of, answers. */
 export const deliveryNotFound = (id: number): NotFoundError => new NotFoundError("delivery_not_found", `No delivery ${id}.`);
@@ -38,7 +43,7 @@ export const deliveryNotFound = (id: number): NotFoundError => new NotFoundError
 export async function getDelivery(db: Db, id: number): Promise<DeliveryView> {
   const delivery = await findDeliveryView(db, id);
   if (!delivery) throw deliveryNotFound(id);
-  return delivery;
+  return masked(delivery);
 }
 
 /**

@@ -19,7 +19,7 @@ import type { HookInput, HookOwner } from "./hooks";
 export async function requireHookManager(viewer: Viewer | null, owner: HookOwner, options: { write?: boolean; unseen: NotFoundError }): Promise<Viewer> {
   const who = requireViewer(viewer);
   if (who.admin) return who;
-  if (owner.kind === "installation") throw options.unseen;
+  if (owner.kind !== "loop") throw options.unseen;
   return requireRepoAdmin(who, owner.repo, options.write ?? false, options.unseen);
 }
 
@@ -30,6 +30,7 @@ export async function requireHookManager(viewer: Viewer | null, owner: HookOwner
 export async function requireHookCreator(viewer: Viewer | null, input: HookInput): Promise<Viewer> {
   const who = requireViewer(viewer);
   if (who.admin) return who;
+  if ("instance" in input) throw new ForbiddenError("admin_only", "Only the instance's admins (atelier.config.yml `admins`) manage the instance's targets.");
   if ("installation_id" in input) {
     throw new ForbiddenError("admin_only", "Only the instance's admins (atelier.config.yml `admins`) manage an installation's webhooks.", { installation_id: input.installation_id });
   }

@@ -7,6 +7,7 @@ import { deliveryNotFound, getDelivery, listDeliveries, redeliverNow, type Deliv
 import { createHook, deleteHook, getHook, listHooks, updateHook, webhookNotFound, type HookInput, type HookUpdate, type HookView } from "./hooks";
 import type { TargetPolicy } from "../http/resolver";
 import { targetPolicyFor } from "./target-policy";
+import { sendTestDelivery } from "./test-delivery";
 
 /**
  * The outbound API's services, each authorized for the viewer (lib/outbound/hook-managers.ts) and
@@ -63,9 +64,16 @@ export async function redeliverFor(db: Db, viewer: Viewer | null, id: number) {
   return redeliverNow({ db, policy: await instanceTargetPolicy() }, id);
 }
 
+/** The test-delivery button: a test notice sent now (the web process makes the try), kept in the log. */
+export async function testDeliveryFor(db: Db, viewer: Viewer | null, id: number, publicUrl: string) {
+  const hook = await getHook(db, id);
+  await requireHookManager(viewer, hook.owner, { write: true, unseen: webhookNotFound(id) });
+  return sendTestDelivery({ db, policy: await instanceTargetPolicy() }, hook, publicUrl);
+}
+
 /** The delivery log page's read: the viewer's hooks, their deliveries, and where an admin may add one. */
 export async function deliveryLogFor(db: Db, viewer: Viewer | null) {
   const [{ hooks }, { deliveries }] = await Promise.all([listHooksFor(db, viewer), listDeliveriesFor(db, viewer, { limit: 200 })]);
   const installations = viewer?.admin ? await liveInstallations(db) : [];
-  return { hooks, deliveries, installations };
+  return { hooks, deliveries, installations, admin: viewer?.admin === true };
 }

@@ -17,6 +17,7 @@ import { reviewReasonFor, type ReviewReason } from "../loops/steering";
 import { steeringCheck } from "./steering-check";
 import type { TriggerDeps } from "./deps";
 import { appBotLogin, chainDepth, continuationsOf, type PullRequestOrigin } from "./own-items";
+import { isDashboardIssue } from "../store/github/dashboard-issues";
 import type { ItemChanges, Observation } from "./observe-item";
 import type { RegisteredRepository } from "../store/github/repository-rows";
 
@@ -89,6 +90,8 @@ export async function evaluateItem(
   if (watching.length === 0) return outcome;
   const botLogin = await appBotLogin(deps.github);
   const own = isOwnItem(item.projection, botLogin);
+  // the App's dashboard issue is no Item for any Loop, allow_bot_items or not (ADR 0088)
+  if (own && item.projection.kind === "issue" && (await isDashboardIssue(deps.db, repo.fullName, item.number))) return outcome;
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);

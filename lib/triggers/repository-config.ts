@@ -49,7 +49,7 @@ export async function readRepositoryConfig(
     return unreadableConfig(octokit, owner, repo, err, checks, now);
   }
   const foreign = files.filter((f) => !configHomeOf(owner, repo, f));
-  if (foreign.length) return stored({ labels: [], loops: [], errors: [extendsForbidden(owner)] }, now, []);
+  if (foreign.length) return stored({ labels: [], loops: [], dashboardIssue: false, errors: [extendsForbidden(owner)] }, now, []);
   const found = files.filter((f) => f.config !== null);
   let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, checks);
   if (parsed.errors.length) {
@@ -187,7 +187,7 @@ async function unreadableConfig(
     const text = await rawFile(octokit, o, r, CONFIG_PATH);
     if (text === "") continue;
     // a file extended from elsewhere failed to parse: what the loader says of it is that file's text
-    if (extendsElsewhere(owner, parseYamlWithLines(text).value)) return stored({ labels: [], loops: [], errors: [extendsForbidden(owner)] }, now, []);
+    if (extendsElsewhere(owner, parseYamlWithLines(text).value)) return stored({ labels: [], loops: [], dashboardIssue: false, errors: [extendsForbidden(owner)] }, now, []);
     const parsed = parseRepositoryConfig(text, checks);
     if (parsed.errors.length) return stored(parsed, now, [`${o}/${r}:${CONFIG_PATH}`]);
   }
@@ -195,6 +195,7 @@ async function unreadableConfig(
     {
       labels: [],
       loops: [],
+      dashboardIssue: false,
       errors: [{ loop: null, token: "config_invalid", line: null, message: `${CONFIG_PATH} could not be read: ${describeError(err)}`, path: "" }],
     },
     now,
@@ -240,7 +241,7 @@ function hasPath(value: unknown, path: readonly (string | number)[]): boolean {
 }
 
 function stored(config: RepositoryConfig, now: Date, files: string[]): StoredConfig {
-  return { readAt: now.toISOString(), labels: config.labels, loops: config.loops, errors: config.errors, files };
+  return { readAt: now.toISOString(), labels: config.labels, loops: config.loops, dashboardIssue: config.dashboardIssue, errors: config.errors, files };
 }
 
 function labelName(label: unknown): string {

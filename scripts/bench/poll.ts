@@ -135,7 +135,7 @@ export async function pollBench(url: string): Promise<void> {
   ratio("poll_calls_vs_reference", calls / reference);
 
   // Hint latency: a label put on an issue → webhook → Hint → Run in Postgres
-  await github.probot.load(atelierApp({ db, workQueue, log: silentLog , onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }) }));
+  await github.probot.load(atelierApp({ db, workQueue, log: silentLog , onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }), onDashboardIssue: async () => null }));
   const received = new Map<number, number>();
   const server = createServer(
     nodeWebhookHandler(async (request) => {

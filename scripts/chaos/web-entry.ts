@@ -20,6 +20,6 @@ const wiring = createWiring({
 });
 const { db } = wiring;
 const [github, workQueue] = await Promise.all([wiring.github(), wiring.workQueue()]);
-await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }) }));
+await github.probot.load(atelierApp({ db, workQueue, log, onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }), onDashboardIssue: async () => null }));
 const server = createServer(nodeWebhookHandler((request) => receiveWebhook({ db, probot: github.probot, secret: github.settings.webhookSecret, log }, request), log));
 server.listen(Number(process.env.CHAOS_WEB_PORT), "127.0.0.1", () => process.stdout.write("web ready\n"));

@@ -27,6 +27,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["metering", "outbound"], // the admission gate; webhooks Atelier sends
   ["setup", "runner", "triggers"], // registering the App; moving Runs; polling, Hints and schedules
   ["mirror", "dashboard", "health", "supervisor", "sandbox"], // what people and processes see; the simulator
+  ["notify"], // notices for the targets, the dashboard issue on GitHub
   ["instance"], // one wiring of every process
 ];
 

@@ -6,6 +6,8 @@ import { defaultInstanceConfig } from "../../lib/config/roster";
 import type { Db } from "../../lib/store/kernel/db";
 import { insertOutboundHook } from "../../lib/store/outbound/outbound-hooks";
 import { testDb } from "../support/db";
+import { startReceiver } from "../outbound/receiver";
+import { slackMessageProblems } from "../outbound/slack-limits";
 import { call } from "./support/api-client";
 import { FakeGitHub } from "./support/fake-github";
 import { cookieFor, seedItem, seedRepo, seedRun, seedUser, uniqueInstallationId } from "./support/seed";
@@ -24,6 +26,7 @@ process.env.AUTH_SECRET = "outbound-access-test-secret-0123456789";
 const hooks = await import("../../app/api/v1/outbound/hooks/route");
 const hook = await import("../../app/api/v1/outbound/hooks/[id]/route");
 const redeliver = await import("../../app/api/v1/outbound/deliveries/[id]/redeliver/route");
+const testDelivery = await import("../../app/api/v1/outbound/hooks/[id]/test/route");
 
 const tag = randomBytes(3).toString("hex");
 const PRIVATE = `oa-${tag}/private`;
@@ -58,7 +61,7 @@ beforeAll(async () => {
   await seedRepo(db, OPEN, installation);
   for (const k of Object.keys(users) as (keyof typeof users)[]) cookies[k] = cookieFor(await seedUser(db, users[k], process.env.AUTH_SECRET!));
   const made = (repo: string | null) =>
-    insertOutboundHook(db, { installationId: installation, repo, loop: repo ? "start-dev" : null, url: "https://hooks.example.com/in", secret: "s".repeat(32) });
+    insertOutboundHook(db, { installationId: installation, repo, loop: repo ? "start-dev" : null, url: "https://hooks.example.com/in", secret: "s".repeat(32), kind: "webhook", events: [] });
   ids.privateHook = Number((await made(PRIVATE)).id);
   ids.openHook = Number((await made(OPEN)).id);
   ids.installationHook = Number((await made(null)).id);
@@ -131,5 +134,33 @@ describe("outbound webhooks, to those who may not manage them", () => {
     const unregistered = await add(uniqueInstallationId());
     expect([registered.status, registered.body.error]).toEqual([403, "admin_only"]);
     expect([unregistered.status, unregistered.body.error]).toEqual([403, "admin_only"]);
+    const instance = await call(hooks.POST, "POST", "/api/v1/outbound/hooks", { body: { instance: true, kind: "slack", url: "https://hooks.example.com/in" }, ...as("owner") });
+    expect([instance.status, instance.body.error]).toEqual([403, "admin_only"]);
+  });
+
+  it("the test-delivery button: a repository's admin sends one to a Slack target now; a reader may not; a stranger finds no target", async () => {
+    const slack = await startReceiver(() => "", [200]);
+    process.env.ATELIER_ALLOW_PRIVATE_WEBHOOKS = "1";
+    try {
+      const made = await insertOutboundHook(db, { installationId: installation, repo: OPEN, loop: "start-dev", url: slack.url, secret: "", kind: "slack", events: ["needs_approval"] });
+      const press = (id: number, who: keyof typeof users) => call(testDelivery.POST, "POST", `/api/v1/outbound/hooks/${id}/test`, { params: { id: String(id) }, ...as(who) });
+      const read = await press(made.id, "reader");
+      expect([read.status, read.body.error]).toEqual([403, "repo_admin_only"]);
+      const theirs = await press(ids.privateHook, "stranger");
+      const none = await press(ids.missing, "stranger");
+      expect([theirs.status, withoutId(ids.privateHook)(theirs.body)]).toEqual([404, withoutId(ids.missing)(none.body)]);
+      expect(slack.received).toHaveLength(0);
+
+      const sent = await press(made.id, "owner");
+      expect(sent.status).toBe(200);
+      expect(sent.body).toMatchObject({ outcome: { tag: "Delivered", status: 200 }, delivery: { hookId: made.id, event: "notice.test", status: "delivered" } });
+      expect(slack.received).toHaveLength(1);
+      expect(slackMessageProblems(JSON.parse(slack.received[0]!.body))).toEqual([]);
+      await db.pool.query(`DELETE FROM outbound_deliveries WHERE hook_id = $1`, [made.id]);
+      await db.pool.query(`DELETE FROM outbound_hooks WHERE id = $1`, [made.id]);
+    } finally {
+      delete process.env.ATELIER_ALLOW_PRIVATE_WEBHOOKS;
+      await slack.close();
+    }
   });
 });

@@ -36,6 +36,7 @@ loops:
   it("gives the labels and two Loops with their defaults (golden)", () => {
     expect(parse(yaml)).toEqual({
       labels: [{ name: "ready-for-agent", color: "0e8a16", description: null }],
+      dashboardIssue: false,
       loops: [
         {
           name: "start-dev",
@@ -408,8 +409,8 @@ describe("file-level errors", () => {
   });
 
   it("an empty file is an empty config", () => {
-    expect(parse("")).toEqual({ labels: [], loops: [], errors: [] });
-    expect(parse("# nothing yet\n")).toEqual({ labels: [], loops: [], errors: [] });
+    expect(parse("")).toEqual({ labels: [], loops: [], dashboardIssue: false, errors: [] });
+    expect(parse("# nothing yet\n")).toEqual({ labels: [], loops: [], dashboardIssue: false, errors: [] });
   });
 
   it("a file that is not a map", () => {
@@ -433,7 +434,15 @@ loops:
     ]);
     expect(config.errors[0]!.message).toContain("poll_interval_seconds in atelier.config.yml");
     expect(config.errors[1]!.message).toContain("Agents are defined by the instance's roster");
-    expect(config.errors[2]!.message).toBe('Unknown key "loop" at the top of .github/atelier.yml (did you mean loops?): the keys are labels, loops and environment.');
+    expect(config.errors[2]!.message).toBe('Unknown key "loop" at the top of .github/atelier.yml (did you mean loops?): the keys are labels, loops, environment and dashboard_issue.');
+  });
+
+  it("dashboard_issue: true or false, validated with the rest", () => {
+    expect(parse("dashboard_issue: true\n")).toEqual({ labels: [], loops: [], dashboardIssue: true, errors: [] });
+    expect(parse("dashboard_issue: false\n").dashboardIssue).toBe(false);
+    const wrong = parse("dashboard_issue: yes please\n");
+    expect(wrong.dashboardIssue).toBe(false);
+    expect(wrong.errors).toEqual([expect.objectContaining({ loop: null, token: "config_invalid", line: 1, path: "dashboard_issue" })]);
   });
 
   it("loops: that is not a map", () => {
@@ -519,8 +528,8 @@ describe("validateRepositoryConfig: an object already parsed (Probot's config lo
   });
 
   it("null or undefined is an empty config", () => {
-    expect(validateRepositoryConfig(null, { roster })).toEqual({ labels: [], loops: [], errors: [] });
-    expect(validateRepositoryConfig(undefined, { roster })).toEqual({ labels: [], loops: [], errors: [] });
+    expect(validateRepositoryConfig(null, { roster })).toEqual({ labels: [], loops: [], dashboardIssue: false, errors: [] });
+    expect(validateRepositoryConfig(undefined, { roster })).toEqual({ labels: [], loops: [], dashboardIssue: false, errors: [] });
   });
 
   it("with the default roster only the demo agent exists", () => {

@@ -63,7 +63,7 @@ beforeAll(async () => {
   process.env.GITHUB_WEBHOOK_SECRET = fx.settings.webhookSecret;
   log = createLog("atelier.test", { destination: capture, secrets: [AGENT_SECRET] });
   fx.deps = createTriggerDeps({ db: fx.db, github: fx.github, workQueue: fx.workQueue, roster: defaultInstanceConfig(), log });
-  await fx.github.probot.load(atelierApp({ db: fx.db, workQueue: fx.workQueue, log, onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }) }));
+  await fx.github.probot.load(atelierApp({ db: fx.db, workQueue: fx.workQueue, log, onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }), onDashboardIssue: async () => null }));
   server = createServer(nodeWebhookHandler((request) => receiveWebhook({ db: fx.db, probot: fx.github.probot, secret: fx.settings.webhookSecret, log }, request)));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
   fx.sim.setWebhookUrl({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks` });

@@ -44,7 +44,7 @@ async function failedRun(t: Tenant, number: number, loop = "start-dev"): Promise
 describe("outbound webhooks, with the worker", () => {
   let worker: OutboundWorker;
   beforeAll(async () => {
-    worker = await createOutboundWorker(bullConnection(), { db, policy: open, delayFor: fast }, {
+    worker = await createOutboundWorker(bullConnection(), { db, policy: open, delayFor: fast, publicUrl: "http://atelier.test" }, {
       prefix: `test-outbound-${randomBytes(4).toString("hex")}`,
       sweepEveryMs: 0,
     });

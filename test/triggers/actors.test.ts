@@ -11,6 +11,8 @@ import { moveBoardCard } from "../../lib/triggers/board-move";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
+import { syncDashboardIssue } from "../../lib/notify/dashboard-issue";
+import { dashboardRepository } from "../../lib/store/github/dashboard-issues";
 import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
 
 /**
@@ -306,5 +308,31 @@ describe("the App's own work starts no chain of agents (attack 12)", () => {
     expect(review.error).toContain(`a Run's work led to it 2 Runs deep, past max_chain_depth 1`);
     const loopNeed = (await loadNeedsYou(fx.db, [fullName])).needs.find((n) => n.kind === "loop_error" && n.loop === "review");
     expect(loopNeed?.detail).toContain("max_chain_depth");
+  });
+});
+
+describe("the dashboard issue is no Item (ADR 0088)", () => {
+  it("starts no Loop, even one that takes the App's own Items; the App's other issues still may", async () => {
+    const config = `dashboard_issue: true
+loops:
+  triage:
+    on: issues
+    if: item.state == 'open'
+    agent: demo
+    allow_bot_items: true
+    prompt: Triage #\${{ item.number }}
+`;
+    const { fullName } = await installRepository(fx, { owner: "actors", name: "dashboard", config });
+    await pollRepository(fx.deps, fullName); // reads the config: dashboard_issue: true
+    const repository = (await dashboardRepository(fx.db, fullName))!;
+    expect(repository).toBeDefined();
+    const made = await syncDashboardIssue({ db: fx.db, github: async (id) => fx.github.installationOctokit(id), publicUrl: "http://atelier.test" }, repository);
+    expect(made.tag).toBe("Created");
+    const dashboard = made.tag === "Created" ? made.number : 0;
+    const other = fx.sim.createIssue({ login: fx.sim.state.botUser.login, repo: fullName, title: "The App's other issue" });
+    for (let i = 0; i < 2; i++) await pollRepository(fx.deps, fullName);
+    const { rows } = await fx.db.pool.query<{ number: number }>(`SELECT number FROM runs WHERE repo = $1 ORDER BY number`, [fullName]);
+    expect(rows.map((r) => r.number)).toEqual([other.number]);
+    expect(dashboard).not.toBe(other.number);
   });
 });

@@ -14,6 +14,8 @@ export interface ClaimedDelivery {
   payload: { event: string };
   url: string | null;
   secret: string | null;
+  /** the target's kind (null when it was deleted) */
+  kind: "webhook" | "slack" | null;
 }
 
 /**
@@ -28,7 +30,7 @@ export function claimDelivery(db: Db, deliveryId: number, claimSeconds: number):
           UPDATE outbound_deliveries SET attempts = attempts + 1, next_at = now() + make_interval(secs => ${claimSeconds})
            WHERE id = ${deliveryId} AND status = 'pending' AND next_at <= now()
           RETURNING id, hook_id, attempts, payload)
-        SELECT c.id, c.attempts, c.payload, h.url, h.secret FROM c LEFT JOIN outbound_hooks h ON h.id = c.hook_id`,
+        SELECT c.id, c.attempts, c.payload, h.url, h.secret, h.kind FROM c LEFT JOIN outbound_hooks h ON h.id = c.hook_id`,
   );
 }
 
@@ -76,13 +78,16 @@ export interface DeliveryView {
   hookId: number;
   /** null when the hook was deleted since */
   url: string | null;
+  /** the target's kind (null when it was deleted since) */
+  kind: "webhook" | "slack" | null;
   installationId: number | null;
   hookRepo: string | null;
   hookLoop: string | null;
-  runId: string;
+  /** null for a notice about no Run (a budget ask, a config error, a test delivery) */
+  runId: string | null;
   event: string;
-  /** the Run's repository (from the payload) */
-  repo: string;
+  /** the repository (from the payload); null for a test delivery */
+  repo: string | null;
   status: "pending" | "delivered" | "failed";
   attempts: number;
   lastStatus: number | null;
@@ -96,12 +101,13 @@ interface Row {
   id: number;
   hook_id: number;
   url: string | null;
+  kind: "webhook" | "slack" | null;
   installation_id: number | null;
   hook_repo: string | null;
   hook_loop: string | null;
-  run_id: string;
+  run_id: string | null;
   event: string;
-  repo: string;
+  repo: string | null;
   status: DeliveryView["status"];
   attempts: number;
   last_status: number | null;
@@ -112,8 +118,8 @@ interface Row {
 }
 
 const SELECT = raw(`
-SELECT d.id, d.hook_id, h.url, COALESCE(h.installation_id, (d.payload->'installation'->>'id')::bigint) AS installation_id,
-       h.repo AS hook_repo, h.loop AS hook_loop, d.run_id, d.payload->>'event' AS event, d.payload->'run'->>'repo' AS repo,
+SELECT d.id, d.hook_id, h.url, h.kind, COALESCE(h.installation_id, (d.payload->'installation'->>'id')::bigint) AS installation_id,
+       h.repo AS hook_repo, h.loop AS hook_loop, d.run_id, d.payload->>'event' AS event, COALESCE(d.payload->'run'->>'repo', d.payload->'notice'->>'repo') AS repo,
        d.status, d.attempts, d.last_status, d.last_error, d.next_at, d.created_at, d.delivered_at
   FROM outbound_deliveries d LEFT JOIN outbound_hooks h ON h.id = d.hook_id`);
 
@@ -121,6 +127,7 @@ const toView = (r: Row): DeliveryView => ({
   id: r.id,
   hookId: r.hook_id,
   url: r.url,
+  kind: r.kind,
   installationId: r.installation_id,
   hookRepo: r.hook_repo,
   hookLoop: r.hook_loop,

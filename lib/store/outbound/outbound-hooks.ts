@@ -2,8 +2,9 @@ import type { Db } from "../kernel/db";
 import type { OutboundHook } from "../generated/client";
 
 /**
- * Outbound webhook subscriptions (`outbound_hooks`): per installation (repo and loop null) or
- * per Loop of one repository. Which hooks a terminal state is delivered to is decided in the
+ * Outbound targets (`outbound_hooks`): a signed webhook or a Slack incoming webhook, per
+ * instance (installation, repo and loop null), per installation (repo and loop null) or per
+ * Loop of one repository. Which hooks a terminal state is delivered to is decided in the
  * state's own transaction (terminal-deliveries.ts).
  */
 export interface OutboundHookRecord {
@@ -13,6 +14,9 @@ export interface OutboundHookRecord {
   loop: string | null;
   url: string;
   secret: string;
+  kind: "webhook" | "slack";
+  /** the notices it is subscribed to (lib/outbound/notices.ts) */
+  events: string[];
   createdAt: Date;
 }
 
@@ -23,10 +27,12 @@ const recordOf = (h: OutboundHook): OutboundHookRecord => ({
   loop: h.loop,
   url: h.url,
   secret: h.secret,
+  kind: h.kind === "slack" ? "slack" : "webhook",
+  events: h.events,
   createdAt: h.createdAt,
 });
 
-export async function insertOutboundHook(db: Db, hook: Pick<OutboundHookRecord, "installationId" | "repo" | "loop" | "url" | "secret">): Promise<OutboundHookRecord> {
+export async function insertOutboundHook(db: Db, hook: Pick<OutboundHookRecord, "installationId" | "repo" | "loop" | "url" | "secret" | "kind" | "events">): Promise<OutboundHookRecord> {
   return recordOf(await db.prisma.outboundHook.create({ data: hook }));
 }
 
@@ -48,11 +54,11 @@ export async function listOutboundHooks(db: Db, scope: { installationIds: number
   return hooks.map(recordOf);
 }
 
-/** Sets a hook's URL and secret, each when given (null keeps it); null when there is no such hook. */
-export async function updateOutboundHook(db: Db, id: number, change: { url: string | null; secret: string | null }): Promise<OutboundHookRecord | null> {
+/** Sets a hook's URL, secret and notices, each when given (null keeps it); null when there is no such hook. */
+export async function updateOutboundHook(db: Db, id: number, change: { url: string | null; secret: string | null; events: string[] | null }): Promise<OutboundHookRecord | null> {
   const [hook] = await db.prisma.outboundHook.updateManyAndReturn({
     where: { id },
-    data: { url: change.url ?? undefined, secret: change.secret ?? undefined },
+    data: { url: change.url ?? undefined, secret: change.secret ?? undefined, events: change.events ?? undefined },
   });
   return hook ? recordOf(hook) : null;
 }

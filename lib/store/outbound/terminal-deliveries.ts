@@ -4,9 +4,13 @@ import { isTerminalState, runEventPayload, type TerminalRunRow } from "../runs/r
 
 const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** SQL: hook `h` is subscribed to the Run `run` (an alias with its repo and loop) of installation `installationId`. */
+/**
+ * SQL: webhook `h` hears of the terminal states of the Run `run` (an alias with its repo and
+ * loop) of installation `installationId`: the instance's webhooks, its installation's, its
+ * Loop's. A Slack target hears only of the notices it is subscribed to (ADR 0087).
+ */
 const LISTENS = (run: string, installationId: string) =>
-  `(h.repo IS NULL AND h.installation_id = ${installationId}) OR (h.repo = ${run}.repo AND h.loop = ${run}.loop)`;
+  `h.kind = 'webhook' AND ((h.repo IS NULL AND (h.installation_id IS NULL OR h.installation_id = ${installationId})) OR (h.repo = ${run}.repo AND h.loop = ${run}.loop))`;
 
 /** The outbound hooks subscribed to a Run (`run` has the Run's repo, loop and installation_id). */
 const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run WHERE ${LISTENS("run", "run.installation_id")}`;

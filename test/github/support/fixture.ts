@@ -102,7 +102,7 @@ export async function installRepository(
 
 /** An HTTP endpoint that receives the simulator's webhooks the way the Next route does. */
 export async function startWebhookEndpoint(fx: Fixture): Promise<{ url: string; close(): Promise<void> }> {
-  await fx.github.probot.load(atelierApp({ db: fx.db, workQueue: fx.workQueue, log: silentLog , onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }) }));
+  await fx.github.probot.load(atelierApp({ db: fx.db, workQueue: fx.workQueue, log: silentLog , onCheckRunAction: async () => ({ tag: "Ignored", reason: "not_an_action" }), onDashboardIssue: async () => null }));
   const server: Server = createServer(
     nodeWebhookHandler((request) => receiveWebhook({ db: fx.db, probot: fx.github.probot, secret: fx.settings.webhookSecret, log: silentLog }, request)),
   );

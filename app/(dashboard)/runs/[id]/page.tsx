@@ -87,7 +87,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
       </PageHeader>
 
       {actions.length ? (
-        <div data-testid="run-actions" className="flex flex-wrap items-start gap-2">
+        <div id="actions" data-testid="run-actions" className="flex flex-wrap items-start gap-2">
           {actions.map((a) => {
             const b = BUTTONS[a];
             return b ? (

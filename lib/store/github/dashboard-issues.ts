@@ -1,0 +1,87 @@
+import type { Db } from "../kernel/db";
+import { first, query, rows, sql } from "../kernel/sql";
+import { transaction } from "../kernel/transaction";
+import { audit } from "../people/audit-log";
+
+/**
+ * Dashboard issues (`dashboard_issues`, ADR 0088): per repository (by its GitHub id) the issue
+ * the App keeps and the body it last wrote; and the ticks that acted (`dashboard_issue_ticks`).
+ */
+
+/** A repository whose `.github/atelier.yml` says `dashboard_issue: true`. */
+export interface DashboardRepository {
+  id: number;
+  full_name: string;
+  installation_id: number;
+}
+
+export function dashboardRepositories(db: Db): Promise<DashboardRepository[]> {
+  return rows<DashboardRepository>(
+    db.pool,
+    sql`SELECT id, full_name, installation_id FROM repositories
+         WHERE removed_at IS NULL AND (config->>'dashboardIssue')::boolean IS TRUE ORDER BY id`,
+  );
+}
+
+export async function dashboardRepository(db: Db, fullName: string): Promise<DashboardRepository | undefined> {
+  return first<DashboardRepository>(
+    db.pool,
+    sql`SELECT id, full_name, installation_id FROM repositories
+         WHERE full_name = ${fullName.toLowerCase()} AND removed_at IS NULL AND (config->>'dashboardIssue')::boolean IS TRUE`,
+  );
+}
+
+export interface DashboardIssueRow {
+  number: number;
+  body: string;
+}
+
+/** The repository's dashboard issue; number 0 while its creation is under way. */
+export function findDashboardIssue(db: Db, repositoryId: number): Promise<DashboardIssueRow | undefined> {
+  return first<DashboardIssueRow>(db.pool, sql`SELECT number, body FROM dashboard_issues WHERE repository_id = ${repositoryId}`);
+}
+
+/** Claims the creation of the repository's issue: false when someone else has it (or made it). */
+export async function claimDashboardIssue(db: Db, repositoryId: number): Promise<boolean> {
+  const { rowCount } = await query(db.pool, sql`INSERT INTO dashboard_issues (repository_id, number, body) VALUES (${repositoryId}, 0, '') ON CONFLICT DO NOTHING`);
+  return rowCount === 1;
+}
+
+/** Gives back a creation claim that did not make the issue. */
+export async function releaseDashboardIssue(db: Db, repositoryId: number): Promise<void> {
+  await query(db.pool, sql`DELETE FROM dashboard_issues WHERE repository_id = ${repositoryId} AND number = 0`);
+}
+
+export async function saveDashboardIssue(db: Db, repositoryId: number, number: number, body: string): Promise<void> {
+  await query(db.pool, sql`UPDATE dashboard_issues SET number = ${number}, body = ${body}, updated_at = now() WHERE repository_id = ${repositoryId}`);
+}
+
+/** Whether `repo#number` is a repository's dashboard issue (the triggers leave it alone). */
+export async function isDashboardIssue(db: Db, fullName: string, number: number): Promise<boolean> {
+  const row = await first<{ one: number }>(
+    db.pool,
+    sql`SELECT 1 AS one FROM dashboard_issues d JOIN repositories p ON p.id = d.repository_id
+         WHERE p.full_name = ${fullName.toLowerCase()} AND d.number = ${number}`,
+  );
+  return row !== undefined;
+}
+
+/** Claims a tick's key: false when it acted already. */
+export async function claimDashboardTick(db: Db, tick: { key: string; repositoryId: number; subject: string; actor: string; deliveryId: string | null }): Promise<boolean> {
+  const { rowCount } = await query(
+    db.pool,
+    sql`INSERT INTO dashboard_issue_ticks (key, repository_id, subject, actor, delivery_id)
+        VALUES (${tick.key}, ${tick.repositoryId}, ${tick.subject}, ${tick.actor}, ${tick.deliveryId}) ON CONFLICT (key) DO NOTHING`,
+  );
+  return rowCount === 1;
+}
+
+/** Gives a tick's key back (its action was refused, so a later tick may act). */
+export async function releaseDashboardTick(db: Db, key: string): Promise<void> {
+  await query(db.pool, sql`DELETE FROM dashboard_issue_ticks WHERE key = ${key}`);
+}
+
+/** Records what a tick did (or why it did nothing) in the audit log. */
+export async function auditDashboardTick(db: Db, entry: { actor: string; action: "dashboard_issue_tick" | "dashboard_issue_tick_refused"; repo: string; detail: unknown }): Promise<void> {
+  await transaction(db, (tx) => audit(tx, entry));
+}
