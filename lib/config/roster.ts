@@ -43,6 +43,8 @@ export interface AgentSpec {
   models: string[];
   /** Claude Code's --max-turns; null: its default. */
   maxTurns: number | null;
+  /** Claude Code's --max-budget-usd: what one Attempt may spend, its child sessions included; null: no budget. */
+  maxBudgetUsd: number | null;
   /**
    * Claude Code's --allowedTools: tools approved without asking. Under
    * --dangerously-skip-permissions every tool is approved already (the real CLI still offers
@@ -131,6 +133,7 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   env: Object.freeze({}) as Record<string, string>,
   models: Object.freeze([]) as unknown as string[],
   maxTurns: null,
+  maxBudgetUsd: null,
   allowedTools: Object.freeze([]) as unknown as string[],
   disallowedTools: Object.freeze([]) as unknown as string[],
   mcpConfig: null,
@@ -221,6 +224,7 @@ const agentSchema = z.strictObject({
     .optional(),
   models: z.array(z.string().min(1, "a model name is empty"), { error: "models is a list of model names" }).optional(),
   max_turns: z.number().int("max_turns must be a whole number").min(1, "max_turns must be at least 1").optional(),
+  max_budget_usd: z.number().positive("max_budget_usd must be above 0").optional(),
   allowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "allowed_tools is a list of tool names, e.g. [Bash, Edit]" }).optional(),
   disallowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "disallowed_tools is a list of tool names, e.g. [WebFetch]" }).optional(),
   mcp_config: z
@@ -398,6 +402,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       env: a.env ?? {},
       models: a.models ?? [],
       maxTurns: a.max_turns ?? null,
+      maxBudgetUsd: a.max_budget_usd ?? null,
       allowedTools: a.allowed_tools ?? [],
       disallowedTools: a.disallowed_tools ?? [],
       mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
