@@ -1,4 +1,5 @@
-import type { FailureCategory } from "../engine/failure";
+import { isRetryableCategory, type FailureCategory } from "../engine/failure";
+import { MAX_AUTO_ATTEMPTS } from "../engine/retry";
 import { describeQuotaWaitingReason } from "../metering/waiting-reason";
 import { ENGINE_FAILED_REASON } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
@@ -134,4 +135,11 @@ export function capitalize(s: string): string {
 
 export function failureSentence(category: FailureCategory): string {
   return CATEGORY_SENTENCES[category];
+}
+
+/** What the category's `retryable` meant for this Run, in the words the API's flag stands for. */
+export function retrySentence(category: FailureCategory): string {
+  return isRetryableCategory(category)
+    ? `retryable: Atelier retried it by itself, up to ${MAX_AUTO_ATTEMPTS} Attempts`
+    : "not retryable: Atelier does not retry it by itself";
 }

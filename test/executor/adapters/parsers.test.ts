@@ -183,9 +183,9 @@ describe("failures from the report", () => {
   it.each([
     [{ api_error_status: 403, result: "API Error: 403 Forbidden" }, "AgentFailure", "authentication"],
     [{ api_error_status: 429, result: "API Error: Request rejected (429) · rate limited" }, "InfraFailure", "gateway_rate_limit"],
-    [{ api_error_status: 500, result: "API Error: 500 Internal server error" }, "InfraFailure", "transport"],
+    [{ api_error_status: 500, result: "API Error: 500 Internal server error" }, "InfraFailure", "gateway_error"],
     [{ api_error_status: null, result: "API Error: 529 Overloaded" }, "InfraFailure", "gateway_rate_limit"],
-    [{ api_error_status: null, result: "API Error: Connection error." }, "InfraFailure", "transport"],
+    [{ api_error_status: null, result: "API Error: Connection error." }, "InfraFailure", "gateway_error"],
     [{ api_error_status: null, result: "Something else went wrong" }, "AgentFailure", "agent_exit"],
   ])("claude %j → %s %s", (extra, kind, category) => {
     const f = claudeResult(extra);
