@@ -1,3 +1,4 @@
+import { offersModel } from "../../config/roster";
 import { agentFailure } from "../../engine/failure";
 import { AttemptFailureError } from "../attempt-failure-error";
 import { isSessionId } from "./session-id";
@@ -38,7 +39,7 @@ export function refuseManagedFlags(agent: AdapterAgent, args: readonly string[],
 /** The model to pass: the Loop's pick when the agent allows it, else the roster's default. */
 export function pickModel(agent: AdapterAgent, requested: string | null | undefined): string | null {
   if (requested === undefined || requested === null || requested === "") return agent.model;
-  if (requested === agent.model || agent.models.includes(requested)) return requested;
+  if (offersModel(agent, requested)) return requested;
   const allowed = [agent.model, ...agent.models].filter((m): m is string => !!m);
   throw configurationError(
     agent,
