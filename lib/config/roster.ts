@@ -23,8 +23,8 @@ export interface AgentSpec {
   /** argv; never run through a shell. */
   command: string[];
   model: string | null;
-  /** The wall-clock limit of one Attempt (default 60). */
-  maxAttemptMinutes: number;
+  /** The wall-clock limit of one Attempt (default 60); null: unlimited (`max_attempt_minutes: unlimited`). */
+  maxAttemptMinutes: number | null;
   /** Used to estimate cost when the agent reports none; null when unknown. */
   pricePerMinuteUsd: number | null;
   /** Names of environment variables passed from Atelier's environment to the agent (never a model key). */
@@ -93,6 +93,17 @@ export interface InstanceConfig {
   agents: Record<string, AgentSpec>;
   pollIntervalSeconds: number;
   maxConcurrentAttempts: number;
+  /**
+   * Slots held back from every concurrency cap an admin sets (an installation's or a
+   * repository's max_concurrent) for other workloads: a cap of N lets N − reserve Runs run, and
+   * never less than one. 0 (the default): none.
+   */
+  concurrencyReserve: number;
+  /**
+   * How long a worker's drain (SIGTERM) waits for its admitted Attempts: null, the longest
+   * max_attempt_minutes of the roster — or 60 when an agent's is unlimited.
+   */
+  drainMinutes: number | null;
   /** GitHub logins, lower-cased. */
   admins: string[];
   board: { lanes: BoardLane[] };
@@ -193,7 +204,11 @@ const agentSchema = z.strictObject({
     })
     .min(1, "command must name a program, e.g. [claude, -p]"),
   model: z.string().min(1).optional(),
-  max_attempt_minutes: z.number().positive("max_attempt_minutes must be above 0").optional(),
+  max_attempt_minutes: z
+    .union([z.number().positive("max_attempt_minutes must be above 0"), z.literal("unlimited")], {
+      error: "max_attempt_minutes is a number of minutes above 0, or unlimited",
+    })
+    .optional(),
   price_per_minute_usd: z.number().nonnegative("price_per_minute_usd cannot be negative").optional(),
   secrets: z.array(secretName).optional(),
   model_api: z
@@ -278,6 +293,12 @@ const instanceSchema = z.strictObject({
     .optional(),
   poll_interval_seconds: z.number().int("poll_interval_seconds must be a whole number").min(1).optional(),
   max_concurrent_attempts: z.number().int("max_concurrent_attempts must be a whole number").min(1).optional(),
+  drain_minutes: z.number().positive("drain_minutes must be above 0").optional(),
+  concurrency_reserve: z
+    .number({ error: "concurrency_reserve is a number of Runs, e.g. 1" })
+    .int("concurrency_reserve must be a whole number")
+    .min(0, "concurrency_reserve cannot be negative")
+    .optional(),
   admins: z.array(z.string().regex(GITHUB_LOGIN, "an admin is a GitHub login")).optional(),
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
@@ -300,6 +321,8 @@ export function defaultInstanceConfig(): InstanceConfig {
     agents: { demo: { ...DEMO_AGENT, command: [...DEMO_AGENT.command], secrets: [] } },
     pollIntervalSeconds: 60,
     maxConcurrentAttempts: 2,
+    concurrencyReserve: 0,
+    drainMinutes: null,
     admins: [],
     board: { lanes: DEFAULT_BOARD_LANES.map((l) => ({ ...l })) },
     allowPrivateWebhookTargets: false,
@@ -386,7 +409,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       name,
       command: a.command,
       model: a.model ?? null,
-      maxAttemptMinutes: a.max_attempt_minutes ?? DEFAULT_MAX_ATTEMPT_MINUTES,
+      maxAttemptMinutes: a.max_attempt_minutes === "unlimited" ? null : (a.max_attempt_minutes ?? DEFAULT_MAX_ATTEMPT_MINUTES),
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
       modelApi: a.model_api && protocol ? { url: a.model_api.url, secret: a.model_api.secret, protocol } : null,
@@ -427,6 +450,8 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     agents: cfg.agents ? agents : defaults.agents,
     pollIntervalSeconds: cfg.poll_interval_seconds ?? defaults.pollIntervalSeconds,
     maxConcurrentAttempts: cfg.max_concurrent_attempts ?? defaults.maxConcurrentAttempts,
+    concurrencyReserve: cfg.concurrency_reserve ?? defaults.concurrencyReserve,
+    drainMinutes: cfg.drain_minutes ?? defaults.drainMinutes,
     admins: (cfg.admins ?? []).map((a) => a.toLowerCase()),
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,

@@ -85,7 +85,7 @@ export interface RunnerLog {
 
 export const SILENT_LOG: RunnerLog = { info() {}, warn() {}, error() {} };
 
-export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox" | "registries">>;
+export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox" | "registries" | "concurrencyReserve" | "drainMinutes">>;
 
 export interface RunnerConfig {
   /** Names this worker in the Attempt rows (host:pid by default). */

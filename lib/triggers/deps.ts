@@ -19,7 +19,7 @@ export interface TriggerDeps {
   roles: RepositoryRoleReader;
   workQueue: WorkQueue;
   /** The instance's roster: a Loop may only name one of its agents. */
-  roster: Pick<InstanceConfig, "agents">;
+  roster: Pick<InstanceConfig, "agents"> & Partial<Pick<InstanceConfig, "concurrencyReserve">>;
   /** Schedules read the time from here (tests move it); defaults to the system clock. */
   clock: Clock;
   log: Log;
