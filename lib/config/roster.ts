@@ -517,11 +517,6 @@ export function agentSecretEnv(
   return { env: out, missing };
 }
 
-/** Whether the agent offers the model: its `model`, or one of its `models`. */
-export function offersModel(agent: { model: string | null; models: readonly string[] }, model: string): boolean {
-  return model === agent.model || agent.models.includes(model);
-}
-
 /**
  * Whether the roster lets `repo` (owner/name) use the agent: no `allow:` lets every
  * installation; otherwise the repository's installation account (its owner) or the repository

@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import { agentAllows, agentNotAllowedMessage, offersModel, type AgentSpec } from "../config/roster";
+import { agentAllows, agentNotAllowedMessage, type AgentSpec } from "../config/roster";
+import { offersModel } from "../executor/adapters/argv";
 import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { approve } from "../store/runs/approvals";
 import { audit } from "../store/people/audit-log";

@@ -1,4 +1,3 @@
-import { offersModel } from "../../config/roster";
 import { agentFailure } from "../../engine/failure";
 import { AttemptFailureError } from "../attempt-failure-error";
 import { isSessionId } from "./session-id";
@@ -37,6 +36,11 @@ export function refuseManagedFlags(agent: AdapterAgent, args: readonly string[],
 }
 
 /** The model to pass: the Loop's pick when the agent allows it, else the roster's default. */
+/** Whether the agent offers the model: its `model`, or one of its `models`. */
+export function offersModel(agent: { model: string | null; models: readonly string[] }, model: string): boolean {
+  return model === agent.model || agent.models.includes(model);
+}
+
 export function pickModel(agent: AdapterAgent, requested: string | null | undefined): string | null {
   if (requested === undefined || requested === null || requested === "") return agent.model;
   if (offersModel(agent, requested)) return requested;
