@@ -255,6 +255,9 @@ describe("run actions", () => {
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ error: "model_not_offered", agent: "demo", models: [] });
     expect((await edit({ agent: "modeler", model: "m-nope" })).body).toMatchObject({ error: "model_not_offered", models: ["m-default", "m-big"] });
+    // a writer cannot smuggle a flag into the CLI's argv as a model: only the roster's models pass
+    expect((await edit({ agent: "modeler", model: "--dangerously-skip-permissions" })).body).toMatchObject({ error: "model_not_offered" });
+    expect((await edit({ model: "" })).body).toMatchObject({ error: "invalid_body" });
     expect(await stateOf(id)).toBe("Failed");
     const ok = await edit({ agent: "modeler", model: "m-big", prompt: "Bigger" });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
