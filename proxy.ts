@@ -7,12 +7,16 @@
 // failed with the database would have the web restarted through every outage), /readyz and
 // /metrics say what is away in their own format. A path whose percent-encoding is broken
 // (`/runs/%E0%A4%A`) is a 400 `invalid_path` here: Next.js fails on it with a 500 before any
-// page or route could refuse it.
+// page or route could refuse it. While the process stops (SIGTERM), every page and API call is
+// a 503 `server_draining` with Retry-After (lib/http/draining.ts); /healthz still lives and
+// /readyz says not ready.
 import { NextResponse, type NextRequest } from "next/server";
 import { decoded } from "./lib/http/url-ids";
 import { databaseOutagePage } from "./lib/http/outage-page";
 import { newNonce, securityHeaders, servedOverHttps } from "./lib/http/security-headers";
 import { databaseReachable } from "./lib/store/kernel/database-reachable";
+import { drainingError, isDraining } from "./lib/http/draining";
+import { toHttpError } from "./lib/errors";
 
 const PROBES = new Set(["/healthz", "/readyz", "/metrics"]);
 
@@ -22,7 +26,10 @@ export async function proxy(request: NextRequest): Promise<NextResponse> {
   const nonce = newNonce();
   const headers = securityHeaders({ nonce, https: servedOverHttps(request.url, request.headers), dev: process.env.NODE_ENV === "development" });
   let response: NextResponse;
-  if (decoded(request.nextUrl.pathname) === null) {
+  if (isDraining() && request.nextUrl.pathname !== "/healthz") {
+    const answer = toHttpError(drainingError());
+    response = NextResponse.json(answer.body, { status: answer.status, headers: answer.headers });
+  } else if (decoded(request.nextUrl.pathname) === null) {
     response = NextResponse.json({ error: "invalid_path", message: "The path is not valid: its percent-encoding is broken." }, { status: 400 });
   } else if (isPage(request.nextUrl.pathname) && !(await databaseReachable())) {
     const outage = databaseOutagePage();

@@ -43,6 +43,7 @@ export const ERROR_STATUS = {
   loop_not_schedule: 400,
   loop_wrong_kind: 400,
   manifest_code_invalid: 400,
+  model_not_offered: 400,
   organization_invalid: 400,
   projection_needs_pull_request: 400,
   prompt_empty: 400,
@@ -136,6 +137,7 @@ export const ERROR_STATUS = {
   database_unavailable: 503,
   queue_unavailable: 503,
   worker_draining: 503,
+  server_draining: 503,
 } as const satisfies Record<string, number>;
 
 /** A stable error token (the `error` of every refusal body). */

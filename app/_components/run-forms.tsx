@@ -16,17 +16,27 @@ function useSubmit(url: string) {
   return { error, busy, submit };
 }
 
-/** Edit and retry: a new task text and/or Agent, then Attempt n+1. */
-export function EditAndRetryForm({ runId, prompt, agent, agents }: { runId: string; prompt: string; agent: string; agents: string[] }) {
+/** Edit and retry: a new task text, Agent and/or model (among those the agent offers), then Attempt n+1. */
+export function EditAndRetryForm(props: { runId: string; prompt: string; agent: string; model: string | null; agents: string[]; models: Record<string, string[]> }) {
+  const { runId, prompt, agent, model, agents, models } = props;
   const { error, busy, submit } = useSubmit(`/api/v1/runs/${runId}/edit-and-retry`);
   const [text, setText] = useState(prompt);
   const [who, setWho] = useState(agent);
+  // "" is the agent's default model
+  const [which, setWhich] = useState(model ?? "");
+  const offered = models[who] ?? [];
+  function pickAgent(next: string) {
+    setWho(next);
+    // the model shown stays when the other agent offers it; else the form shows its default
+    if (which && !(models[next] ?? []).includes(which)) setWhich("");
+  }
   function onSubmit(e: FormEvent) {
     e.preventDefault();
-    const body: { prompt?: string; agent?: string } = {};
+    const body: { prompt?: string; agent?: string; model?: string | null } = {};
     if (text !== prompt) body.prompt = text;
     if (who !== agent) body.agent = who;
-    if (!body.prompt && !body.agent) body.prompt = text;
+    if (who !== agent || which !== (model ?? "")) body.model = which || null;
+    if (!body.prompt && !body.agent && body.model === undefined) body.prompt = text;
     void submit(body);
   }
   return (
@@ -45,10 +55,21 @@ export function EditAndRetryForm({ runId, prompt, agent, agents }: { runId: stri
         <label className="text-sm" htmlFor="edit-agent">
           Agent
         </label>
-        <select id="edit-agent" value={who} onChange={(e) => setWho(e.target.value)} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
+        <select id="edit-agent" value={who} onChange={(e) => pickAgent(e.target.value)} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
           {[...new Set([agent, ...agents])].map((a) => (
             <option key={a} value={a}>
               {a}
+            </option>
+          ))}
+        </select>
+        <label className="text-sm" htmlFor="edit-model">
+          Model
+        </label>
+        <select id="edit-model" value={which} onChange={(e) => setWhich(e.target.value)} className="rounded border border-stone-300 bg-white px-2 py-1 text-sm">
+          <option value="">the agent&apos;s default</option>
+          {[...new Set([...(which ? [which] : []), ...offered])].map((m) => (
+            <option key={m} value={m}>
+              {m}
             </option>
           ))}
         </select>

@@ -1,20 +1,11 @@
+import { processStopping } from "../../lib/http/draining";
+
 /**
  * The web process is stopping (SIGTERM, SIGINT): its live streams end, so that Next.js's own
  * shutdown, which waits for every open response before the process exits, can finish. A
  * dashboard left open kept a server-sent events stream, and with it the web process, alive
  * until it was killed. The browser's EventSource reconnects by itself, to the next process.
  */
-let stopped: AbortController | undefined;
-
-/** Aborted once the process is told to stop. */
-function processStopping(): AbortSignal {
-  if (!stopped) {
-    const controller = (stopped = new AbortController());
-    for (const signal of ["SIGTERM", "SIGINT"] as const) process.once(signal, () => controller.abort());
-  }
-  return stopped.signal;
-}
-
 /**
  * The signal a live stream ends on: its reader went away, or the process is stopping. (Not
  * AbortSignal.any: the process's signal lives as long as the process, and each stream's

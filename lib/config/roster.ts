@@ -24,8 +24,8 @@ export interface AgentSpec {
   /** argv; never run through a shell. */
   command: string[];
   model: string | null;
-  /** The wall-clock limit of one Attempt (default 60). */
-  maxAttemptMinutes: number;
+  /** The wall-clock limit of one Attempt (default 60); null: unlimited (`max_attempt_minutes: unlimited`). */
+  maxAttemptMinutes: number | null;
   /** Used to estimate cost when the agent reports none; null when unknown. */
   pricePerMinuteUsd: number | null;
   /** Names of environment variables passed from Atelier's environment to the agent (never a model key). */
@@ -44,6 +44,8 @@ export interface AgentSpec {
   models: string[];
   /** Claude Code's --max-turns; null: its default. */
   maxTurns: number | null;
+  /** Claude Code's --max-budget-usd: what one Attempt may spend, its child sessions included; null: no budget. */
+  maxBudgetUsd: number | null;
   /**
    * Claude Code's --allowedTools: tools approved without asking. Under
    * --dangerously-skip-permissions every tool is approved already (the real CLI still offers
@@ -92,6 +94,17 @@ export interface InstanceConfig {
   agents: Record<string, AgentSpec>;
   pollIntervalSeconds: number;
   maxConcurrentAttempts: number;
+  /**
+   * Slots held back from every concurrency cap an admin sets (an installation's or a
+   * repository's max_concurrent) for other workloads: a cap of N lets N − reserve Runs run, and
+   * never less than one. 0 (the default): none.
+   */
+  concurrencyReserve: number;
+  /**
+   * How long a worker's drain (SIGTERM) waits for its admitted Attempts: null, the longest
+   * max_attempt_minutes of the roster — or 60 when an agent's is unlimited.
+   */
+  drainMinutes: number | null;
   /** GitHub logins, lower-cased. */
   admins: string[];
   board: { lanes: BoardLane[] };
@@ -137,6 +150,7 @@ export const DEMO_AGENT: AgentSpec = Object.freeze({
   env: Object.freeze({}) as Record<string, string>,
   models: Object.freeze([]) as unknown as string[],
   maxTurns: null,
+  maxBudgetUsd: null,
   allowedTools: Object.freeze([]) as unknown as string[],
   disallowedTools: Object.freeze([]) as unknown as string[],
   mcpConfig: null,
@@ -196,7 +210,11 @@ const agentSchema = z.strictObject({
     })
     .min(1, "command must name a program, e.g. [claude, -p]"),
   model: z.string().min(1).optional(),
-  max_attempt_minutes: z.number().positive("max_attempt_minutes must be above 0").optional(),
+  max_attempt_minutes: z
+    .union([z.number().positive("max_attempt_minutes must be above 0"), z.literal("unlimited")], {
+      error: "max_attempt_minutes is a number of minutes above 0, or unlimited",
+    })
+    .optional(),
   price_per_minute_usd: z.number().nonnegative("price_per_minute_usd cannot be negative").optional(),
   secrets: z.array(secretName).optional(),
   model_api: z
@@ -227,6 +245,7 @@ const agentSchema = z.strictObject({
     .optional(),
   models: z.array(z.string().min(1, "a model name is empty"), { error: "models is a list of model names" }).optional(),
   max_turns: z.number().int("max_turns must be a whole number").min(1, "max_turns must be at least 1").optional(),
+  max_budget_usd: z.number().positive("max_budget_usd must be above 0").optional(),
   allowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "allowed_tools is a list of tool names, e.g. [Bash, Edit]" }).optional(),
   disallowed_tools: z.array(z.string().min(1, "a tool name is empty"), { error: "disallowed_tools is a list of tool names, e.g. [WebFetch]" }).optional(),
   mcp_config: z
@@ -280,6 +299,12 @@ const instanceSchema = z.strictObject({
     .optional(),
   poll_interval_seconds: z.number().int("poll_interval_seconds must be a whole number").min(1).optional(),
   max_concurrent_attempts: z.number().int("max_concurrent_attempts must be a whole number").min(1).optional(),
+  drain_minutes: z.number().positive("drain_minutes must be above 0").optional(),
+  concurrency_reserve: z
+    .number({ error: "concurrency_reserve is a number of Runs, e.g. 1" })
+    .int("concurrency_reserve must be a whole number")
+    .min(0, "concurrency_reserve cannot be negative")
+    .optional(),
   admins: z.array(z.string().regex(GITHUB_LOGIN, "an admin is a GitHub login")).optional(),
   board: z.strictObject({ lanes: z.array(laneSchema).min(1, "the board needs at least one lane") }).optional(),
   allow_private_webhook_targets: z.boolean().optional(),
@@ -311,6 +336,8 @@ export function defaultInstanceConfig(): InstanceConfig {
     agents: { demo: { ...DEMO_AGENT, command: [...DEMO_AGENT.command], secrets: [] } },
     pollIntervalSeconds: 60,
     maxConcurrentAttempts: 2,
+    concurrencyReserve: 0,
+    drainMinutes: null,
     admins: [],
     board: { lanes: DEFAULT_BOARD_LANES.map((l) => ({ ...l })) },
     allowPrivateWebhookTargets: false,
@@ -399,7 +426,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       name,
       command: a.command,
       model: a.model ?? null,
-      maxAttemptMinutes: a.max_attempt_minutes ?? DEFAULT_MAX_ATTEMPT_MINUTES,
+      maxAttemptMinutes: a.max_attempt_minutes === "unlimited" ? null : (a.max_attempt_minutes ?? DEFAULT_MAX_ATTEMPT_MINUTES),
       pricePerMinuteUsd: a.price_per_minute_usd ?? null,
       secrets: a.secrets ?? [],
       modelApi: a.model_api && protocol ? { url: a.model_api.url, secret: a.model_api.secret, protocol } : null,
@@ -415,6 +442,7 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
       env: a.env ?? {},
       models: a.models ?? [],
       maxTurns: a.max_turns ?? null,
+      maxBudgetUsd: a.max_budget_usd ?? null,
       allowedTools: a.allowed_tools ?? [],
       disallowedTools: a.disallowed_tools ?? [],
       mcpConfig: a.mcp_config === undefined ? null : typeof a.mcp_config === "string" ? a.mcp_config : JSON.stringify(a.mcp_config),
@@ -440,6 +468,8 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     agents: cfg.agents ? agents : defaults.agents,
     pollIntervalSeconds: cfg.poll_interval_seconds ?? defaults.pollIntervalSeconds,
     maxConcurrentAttempts: cfg.max_concurrent_attempts ?? defaults.maxConcurrentAttempts,
+    concurrencyReserve: cfg.concurrency_reserve ?? defaults.concurrencyReserve,
+    drainMinutes: cfg.drain_minutes ?? defaults.drainMinutes,
     admins: (cfg.admins ?? []).map((a) => a.toLowerCase()),
     board: { lanes },
     allowPrivateWebhookTargets: cfg.allow_private_webhook_targets ?? false,

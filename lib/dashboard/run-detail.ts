@@ -1,4 +1,6 @@
 import type { RunStateName } from "../engine/run-state";
+import { isClosed } from "../engine/run-predicates";
+import { runEnding } from "../engine/run-ending";
 import { NotFoundError } from "../errors";
 import { auditOfRun, type AuditRow } from "../store/reads/audit-page";
 import type { Db } from "../store/kernel/db";
@@ -21,6 +23,14 @@ export interface RunDetail {
   itemKey: string;
   number: number | null;
   state: RunStateName;
+  /**
+   * How it ended (lib/engine/run-ending.ts): `closed` is the terminal set (Succeeded, Failed,
+   * Canceled); `category` why a closed Run did not succeed (its last failure's, or `canceled`)
+   * and `retryable` whether Atelier retries that by itself; both null while open or when Succeeded.
+   */
+  closed: boolean;
+  category: string | null;
+  retryable: boolean | null;
   cancelReason: string | null;
   supersededBy: string | null;
   waitsFor: string | null;
@@ -162,6 +172,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     itemKey: r.item_key,
     number: r.number,
     state: facts.state,
+    ...runEnding(r.state, latestFailed ? { category: latestFailed.failureCategory, retryable: latestFailed.retryable } : null),
     cancelReason: r.cancel_reason,
     supersededBy: r.superseded_by,
     waitsFor: waitsFor(facts),
@@ -218,8 +229,8 @@ export function toAuditView(a: AuditRow): AuditView {
 }
 
 /** The Run's state and PR after an action, for the API's answer. */
-export async function runSummary(db: Db, runId: string): Promise<{ id: string; state: RunStateName; pullRequestNumber: number | null }> {
+export async function runSummary(db: Db, runId: string): Promise<{ id: string; state: RunStateName; closed: boolean; pullRequestNumber: number | null }> {
   const run = await readRunSummary(db, runId);
   if (!run) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
-  return { id: run.id, state: run.state, pullRequestNumber: run.pull_request_number };
+  return { id: run.id, state: run.state, closed: isClosed(run.state), pullRequestNumber: run.pull_request_number };
 }

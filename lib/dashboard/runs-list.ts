@@ -1,3 +1,4 @@
+import { isClosed } from "../engine/run-predicates";
 import type { RunStateName } from "../engine/run-state";
 import { BadInputError } from "../errors";
 import type { Db } from "../store/kernel/db";
@@ -28,6 +29,8 @@ export interface RunRow {
   number: number | null;
   title: string | null;
   state: RunStateName;
+  /** In the terminal set (Succeeded, Failed, Canceled): no Attempt will happen without an operator. */
+  closed: boolean;
   receivedAt: string;
   endedAt: string | null;
   pullRequestNumber: number | null;
@@ -111,6 +114,7 @@ export async function loadRunPage(db: Db, repos: string[], filter: RunListFilter
     number: r.number,
     title: r.title,
     state: r.state,
+    closed: isClosed(r.state),
     receivedAt: r.received_at,
     endedAt: r.ended_at?.toISOString() ?? null,
     pullRequestNumber: r.pull_request_number,

@@ -24,8 +24,10 @@ export const editAndRetryBody = z
   .strictObject({
     prompt: z.string().min(1, "the prompt cannot be empty").max(100_000).optional(),
     agent: agentName.optional(),
+    /** a model of the agent's roster `model`/`models`; null: the agent's default */
+    model: z.string().min(1, "the model cannot be empty: give null for the agent's default").max(200).nullable().optional(),
   })
-  .refine((b) => b.prompt !== undefined || b.agent !== undefined, { message: "give a new prompt, a new agent, or both" });
+  .refine((b) => b.prompt !== undefined || b.agent !== undefined || b.model !== undefined, { message: "give a new prompt, a new agent or a new model" });
 
 export const interveneBody = z.strictObject({
   attemptId: z.string().min(1).max(400),

@@ -493,7 +493,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     if (stopped) return stopped;
     let failure: Failure;
     if (err instanceof AttemptFailureError) failure = err.failure;
-    else if (err instanceof GitCommandError) failure = infraFailure("tool_error", redactor.redact(err.message));
+    else if (err instanceof GitCommandError) failure = infraFailure("git_error", redactor.redact(err.message));
     else failure = defectFailure(redactor.redact(`executor: ${err instanceof Error ? err.message : String(err)}`));
     system(failure.message);
     return { tag: "Failed", failure, usage: usage() };

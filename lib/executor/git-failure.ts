@@ -3,15 +3,16 @@ import { classifyGitError, git, GitCommandError, type GitErrorClass, type GitOpt
 import type { Redactor } from "../secrets/redact";
 
 /**
- * Typed failures for git talking to the remote. Fetching is Atelier's own business: a refused
- * credential or a broken network is an InfraFailure. Pushing carries the agent's work: a
- * refusal of that work (a credential that may not touch workflows, a declined hook, a protected
- * branch) is an AgentFailure, a broken network an InfraFailure, and a branch that moved under
- * us an InfraFailure too (the retry starts from the moved branch).
+ * Typed failures for git talking to the remote. A refused credential waits for an operator (an
+ * AgentFailure, not retried: the App must be given the repository again); a broken network is a
+ * transport InfraFailure and git failing in a way it does not name a git_error one (both retried,
+ * and reported retryable). Pushing carries the agent's work: a refusal of that work (a credential
+ * that may not touch workflows, a declined hook, a protected branch) is an AgentFailure, and a
+ * branch that moved under us an InfraFailure (the retry starts from the moved branch).
  */
 
 export function fetchFailure(err: unknown, redactor: Redactor, what: string): Failure {
-  return remoteFailure(err, redactor, what, (kind, message) => (kind === "authentication" || kind === "not_found" ? infraFailure("authentication", message) : null));
+  return remoteFailure(err, redactor, what, (kind, message) => (kind === "authentication" || kind === "not_found" ? agentFailure("authentication", message) : null));
 }
 
 export function pushFailure(err: unknown, redactor: Redactor, branch: string): Failure {
@@ -32,7 +33,7 @@ export function pushFailure(err: unknown, redactor: Redactor, branch: string): F
 
 /**
  * A failure of git talking to the remote: `byKind` decides the kinds of git error it knows
- * (given the redacted message); a broken network is a transport InfraFailure, the rest a tool_error.
+ * (given the redacted message); a broken network is a transport InfraFailure, the rest a git_error one.
  */
 function remoteFailure(
   err: unknown,
@@ -40,10 +41,10 @@ function remoteFailure(
   what: string,
   byKind: (kind: GitErrorClass, message: string, gitError: GitCommandError) => Failure | null,
 ): Failure {
-  if (!(err instanceof GitCommandError)) return infraFailure("tool_error", redactor.redact(`${what}: ${String(err)}`));
+  if (!(err instanceof GitCommandError)) return infraFailure("git_error", redactor.redact(`${what}: ${String(err)}`));
   const message = redactor.redact(`${what}: ${err.message}`);
   const kind = classifyGitError(err.stderr);
-  return byKind(kind, message, err) ?? infraFailure(kind === "transport" ? "transport" : "tool_error", message);
+  return byKind(kind, message, err) ?? infraFailure(kind === "transport" ? "transport" : "git_error", message);
 }
 
 /**

@@ -9,7 +9,7 @@ import {
 } from "../store/metering/admission-rows";
 import type { Queryable } from "../store/kernel/sql";
 import type { AdmissionFacts, Phase, ScopeFacts } from "./gate";
-import type { Limits } from "./limits";
+import { lowerByReserve, type Limits } from "./limits";
 import { monthKey, resetAt } from "./month";
 import { refill } from "./rate-bucket";
 import { installationScope, repoScope } from "./scopes";
@@ -25,6 +25,8 @@ export interface AdmissionTarget {
   repo: string;
   /** The Run asking to start an Attempt; it does not count against its own concurrency. */
   runId?: string | null;
+  /** Slots held back from every set concurrency cap for other workloads (the instance's concurrency_reserve). */
+  concurrencyReserve?: number;
 }
 
 export interface LoadedFacts {
@@ -50,7 +52,7 @@ export async function loadAdmissionFacts(
   const limits = (p: "i" | "r"): Limits => ({
     monthlyRuns: t[`${p}_runs`],
     monthlyCostUsd: t[`${p}_cost`],
-    maxConcurrent: t[`${p}_conc`],
+    maxConcurrent: lowerByReserve(t[`${p}_conc`], target.concurrencyReserve ?? 0),
     openRatePerMinute: t[`${p}_rate`],
   });
   const installation: ScopeFacts = {

@@ -51,9 +51,9 @@ const isDb = (on: Db | Sql): on is Db => "pool" in on && "prisma" in on;
  * installation's concurrency lock there, so called inside startAttempt's transaction two starts
  * cannot both take the last slot.
  */
-export async function admitAttempt(on: Db | Sql, runId: string, known?: KnownRun): Promise<Refusal | null> {
-  if (isDb(on)) return transaction(on, (sql) => admitAttemptIn(sql, runId, known));
-  return admitAttemptIn(on, runId, known);
+export async function admitAttempt(on: Db | Sql, runId: string, known?: KnownRun, concurrencyReserve = 0): Promise<Refusal | null> {
+  if (isDb(on)) return transaction(on, (sql) => admitAttemptIn(sql, runId, known, concurrencyReserve));
+  return admitAttemptIn(on, runId, known, concurrencyReserve);
 }
 
 /** What the caller already read of the Run (startAttempt has it locked): saves the reads. */
@@ -62,9 +62,9 @@ export interface KnownRun {
   waitingReason: string | null;
 }
 
-async function admitAttemptIn(sql: Sql, runId: string, known?: KnownRun): Promise<Refusal | null> {
+async function admitAttemptIn(sql: Sql, runId: string, known: KnownRun | undefined, concurrencyReserve: number): Promise<Refusal | null> {
   const run = known ?? (await readRun(sql, runId));
-  const loaded = await loadAdmissionFacts(sql, { repo: run.repo, runId }, ["attempt"], "lock");
+  const loaded = await loadAdmissionFacts(sql, { repo: run.repo, runId, concurrencyReserve }, ["attempt"], "lock");
   const refusal = loaded ? decideAdmission(loaded.facts, ["attempt"]) : null;
   const reason = refusal ? quotaWaitingReason(refusal.token) : null;
   // nothing to write when the Run already says it (most starts: no quota reason before, none now)

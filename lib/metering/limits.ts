@@ -8,6 +8,13 @@ export interface Limits {
 
 export const UNLIMITED: Limits = Object.freeze({ monthlyRuns: 0, monthlyCostUsd: 0, maxConcurrent: 0, openRatePerMinute: 0 });
 
+/**
+ * A concurrency cap lowered by the reserve held for other workloads (the instance's
+ * concurrency_reserve): a set cap of N lets N − reserve run, never fewer than one; an unset cap
+ * (0, unlimited) stays unset.
+ */
+export const lowerByReserve = (cap: number, reserve: number): number => (cap > 0 ? Math.max(1, cap - reserve) : 0);
+
 /** Whether a limit is set and `used` has reached it. */
 export const reached = (limit: number, used: number): boolean => limit > 0 && used >= limit;
 

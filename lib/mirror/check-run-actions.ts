@@ -135,7 +135,7 @@ export async function handleCheckRunEvent(
   if (!canOperateRuns(role)) {
     const message = `${login} asked to ${asked} but needs write permission on ${run.repo}.`;
     await explainOnCheckRun(client, deps, run, payload.check_run.id, message);
-    return { tag: "Refused", runId: run.id, action, token: "needs_write_permission", message };
+    return { tag: "Refused", runId: run.id, action, token: "permission_denied", message };
   }
   // approving takes the Loop's trigger_permission, not only write
   const needs = action === "approve" ? await approverNeeds(deps.db, run.id) : "write";

@@ -8,6 +8,7 @@ import {
   clip,
   currentAttemptNumber,
   failureSentence,
+  retrySentence,
   heldReason,
   isAwaitingApproval,
   isRevoked,
@@ -149,7 +150,7 @@ function face(s: RunSnapshot, runPage: string): Face {
       const attempt = s.latestAttempt;
       const failure = attempt?.failure;
       const what = failure ? `${failure.kind} (${failure.category})` : "Failed";
-      const why = failure ? ` ${capitalize(failureSentence(failure.category))}; the details are on the Run page.` : "";
+      const why = failure ? ` ${capitalize(failureSentence(failure.category))} (${retrySentence(failure.category)}); the details are on the Run page.` : "";
       const usage = usageLine(s);
       return {
         status: "completed",

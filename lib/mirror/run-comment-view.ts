@@ -43,7 +43,7 @@ function statusLine(s: RunSnapshot, runPage: string): string {
       const failure = attempt?.failure;
       const what = failure ? ` with ${failure.kind} (${failure.category})` : "";
       const usage = present.usageLine(s);
-      const why = failure ? ` ${present.capitalize(present.failureSentence(failure.category))}; the details are on [the Run page](${runPage}).` : "";
+      const why = failure ? ` ${present.capitalize(present.failureSentence(failure.category))} (${present.retrySentence(failure.category)}); the details are on [the Run page](${runPage}).` : "";
       return `**Failed** — Attempt ${attempt?.number ?? 1} failed${what}${usage ? ` · ${usage}` : ""}.${why}`;
     }
     case "Canceled":

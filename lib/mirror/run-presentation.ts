@@ -1,4 +1,5 @@
-import type { FailureCategory } from "../engine/failure";
+import { isRetryableCategory, type FailureCategory } from "../engine/failure";
+import { MAX_AUTO_ATTEMPTS } from "../engine/retry";
 import { describeQuotaWaitingReason } from "../metering/waiting-reason";
 import { ENGINE_FAILED_REASON } from "../store/runs/engine-failures";
 import type { RunSnapshot } from "./run-snapshot";
@@ -110,14 +111,21 @@ export function clip(text: string, max: number): string {
 const CATEGORY_SENTENCES: Record<FailureCategory, string> = {
   authentication: "a credential was refused",
   configuration: "the agent or the Loop is not configured right",
-  timeout: "it ran past its time limit",
-  rate_limit: "a rate limit stopped it",
-  transport: "the network failed it",
-  lease_lost: "its worker lost it",
-  tool_error: "a tool Atelier runs (git) failed",
-  agent_exit: "the agent exited with an error",
+  invalid_model: "the model API does not know the model asked for",
+  gateway_rate_limit: "the model API rate limited it or was overloaded",
+  gateway_timeout: "the model API did not answer in time",
+  gateway_error: "the model API failed or could not be reached",
+  mcp_discovery: "an MCP server of the agent did not start",
+  mcp_transport: "an MCP server of the agent went away mid-run",
+  tool_denied: "the agent asked for a tool it is not permitted",
   step_limit: "the agent used all the turns it is allowed",
-  quota: "a budget or quota stopped it",
+  timeout: "it ran past its time limit",
+  transport: "the network failed it",
+  git_error: "git failed",
+  lease_lost: "its worker lost it",
+  agent_exit: "the agent exited with an error",
+  budget: "the agent spent its budget",
+  canceled: "it was canceled",
   internal: "Atelier itself failed",
 };
 
@@ -127,4 +135,11 @@ export function capitalize(s: string): string {
 
 export function failureSentence(category: FailureCategory): string {
   return CATEGORY_SENTENCES[category];
+}
+
+/** What the category's `retryable` meant for this Run, in the words the API's flag stands for. */
+export function retrySentence(category: FailureCategory): string {
+  return isRetryableCategory(category)
+    ? `retryable: Atelier retried it by itself, up to ${MAX_AUTO_ATTEMPTS} Attempts`
+    : "not retryable: Atelier does not retry it by itself";
 }

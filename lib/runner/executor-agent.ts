@@ -6,7 +6,8 @@ export function executorAgent(agent: AgentSpec): NamedAgentSpec {
   return {
     name: agent.name,
     command: agent.command,
-    max_attempt_minutes: agent.maxAttemptMinutes,
+    // unlimited (null): no limit is passed, so the executor sets no timer
+    ...(agent.maxAttemptMinutes !== null ? { max_attempt_minutes: agent.maxAttemptMinutes } : {}),
     secrets: agent.secrets,
     ...(agent.modelApi ? { model_api: agent.modelApi } : {}),
     apis: agent.apis,

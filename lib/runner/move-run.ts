@@ -156,13 +156,15 @@ const START_TRIES = 5;
  */
 async function startUnderLease(ctx: RunnerContext, snap: StartBasis, lease: Lease): Promise<Exclude<StartResult, { tag: "Changed" }> | MoveOutcome> {
   const holder = { token: lease.token, workerId: ctx.config.workerId };
-  let begun = await startAttempt(ctx.deps.db, snap, holder, admitAttempt);
+  const reserve = ctx.config.roster.concurrencyReserve ?? 0;
+  const admit: typeof admitAttempt = (on, runId, known) => admitAttempt(on, runId, known, reserve);
+  let begun = await startAttempt(ctx.deps.db, snap, holder, admit);
   for (let tries = 1; ; tries++) {
     if (begun.tag !== "Changed") return begun;
     if (tries === START_TRIES) return { tag: "Again", reason: "changed", delayMs: RECHECK_DELAY_MS };
     const decision = decideMove(begun.snapshot);
     if (decision.tag !== "Start") return withoutAttempt(ctx, snap.run.id, decision);
-    begun = await startAttempt(ctx.deps.db, decision.snap, holder, admitAttempt);
+    begun = await startAttempt(ctx.deps.db, decision.snap, holder, admit);
   }
 }
 

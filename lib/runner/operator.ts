@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import { agentAllows, agentNotAllowedMessage } from "../config/roster";
+import { agentAllows, agentNotAllowedMessage, type AgentSpec } from "../config/roster";
+import { offersModel } from "../executor/adapters/argv";
 import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { approve } from "../store/runs/approvals";
 import { audit } from "../store/people/audit-log";
@@ -44,17 +45,25 @@ export async function retryRun(deps: OperatorDeps, runId: string, actor: string)
   return run;
 }
 
-/** Replaces the task text and/or the Agent of a Failed Run, then retries it. */
+/**
+ * Replaces the task text, the Agent and/or the model of a Failed Run, then retries it. The model
+ * must be one the (new) agent offers in the roster; another agent keeps the Run's model only
+ * when it offers it too — else the amendment must name one (never a silent reset to a default).
+ */
 export async function editAndRetryRun(deps: OperatorDeps, runId: string, actor: string, amendment: store.RunAmendment): Promise<RunRow> {
   if (amendment.agent !== undefined && deps.roster && !rosterAgent(deps.roster, amendment.agent)) {
     throw new BadInputError("unknown_agent", `The roster has no agent "${amendment.agent}"; pick one of: ${Object.keys(deps.roster.agents).join(", ")}.`);
   }
-  if (amendment.agent !== undefined && deps.roster) {
+  if ((amendment.agent !== undefined || amendment.model !== undefined) && deps.roster) {
     const snap = await readRunSnapshot(deps.db, runId);
     if (!snap) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
-    if (!agentAllows(rosterAgent(deps.roster, amendment.agent)!, snap.run.repo)) {
+    const name = amendment.agent ?? snap.run.agent;
+    const agent = rosterAgent(deps.roster, name);
+    if (amendment.agent !== undefined && !agentAllows(agent!, snap.run.repo)) {
       throw new ForbiddenError("agent_not_allowed", agentNotAllowedMessage(amendment.agent, snap.run.repo), { agent: amendment.agent, repo: snap.run.repo });
     }
+    const model = amendment.model === undefined ? snap.run.model : amendment.model;
+    if (agent && model !== null && !offersModel(agent, model)) throw modelNotOffered(agent, model);
   }
   if (amendment.prompt !== undefined && amendment.prompt.trim() === "") {
     throw new BadInputError("prompt_empty", "The new task text is empty; write what the agent should do.");
@@ -126,4 +135,15 @@ export async function intervene(
     throw new ConflictError("agent_not_reachable", "No worker is listening: the agent cannot be reached. Is the worker running?");
   }
   return { notified };
+}
+
+/** The amendment's model (or the Run's, kept for another agent) is not one the agent offers. */
+function modelNotOffered(agent: AgentSpec, model: string): BadInputError {
+  const offered = [...new Set([agent.model, ...agent.models].filter((m): m is string => !!m))];
+  const choice = offered.length ? `pick one of ${offered.join(", ")}` : "it lists no models";
+  return new BadInputError("model_not_offered", `Agent ${agent.name} does not offer the model ${model}: ${choice}, or null for its default.`, {
+    agent: agent.name,
+    model,
+    models: offered,
+  });
 }

@@ -85,7 +85,7 @@ export interface RunnerLog {
 
 export const SILENT_LOG: RunnerLog = { info() {}, warn() {}, error() {} };
 
-export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox" | "registries" | "toolchains">>;
+export type Roster = Pick<InstanceConfig, "agents" | "maxConcurrentAttempts"> & Partial<Pick<InstanceConfig, "sandbox" | "registries" | "toolchains" | "concurrencyReserve" | "drainMinutes">>;
 
 export interface RunnerConfig {
   /** Names this worker in the Attempt rows (host:pid by default). */

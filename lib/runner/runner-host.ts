@@ -53,10 +53,19 @@ export type RunnerHostConfig = Partial<RunnerConfig> & Pick<RunnerConfig, "works
 
 export const defaultWorkerId = (): string => `${hostname()}:${process.pid}`;
 
-/** The longest max_attempt_minutes of the roster, in ms (what drain waits at most). */
+/** What a drain waits when an agent's max_attempt_minutes is unlimited and drain_minutes is not set. */
+export const UNLIMITED_DRAIN_MINUTES = 60;
+
+/**
+ * What drain waits at most, in ms: the longest max_attempt_minutes of the roster, bounded by
+ * the instance's drain_minutes — or by UNLIMITED_DRAIN_MINUTES when an agent's is unlimited.
+ */
 export function longestAttemptMs(roster: RunnerConfig["roster"]): number {
-  const minutes = Object.values(roster.agents).map((a) => a.maxAttemptMinutes);
-  return Math.max(1, ...minutes) * 60_000;
+  const limits = Object.values(roster.agents).map((a) => a.maxAttemptMinutes);
+  const unlimited = limits.includes(null);
+  const longest = unlimited ? Number.POSITIVE_INFINITY : Math.max(1, ...limits.filter((m): m is number => m !== null));
+  const bound = roster.drainMinutes ?? (unlimited ? UNLIMITED_DRAIN_MINUTES : Number.POSITIVE_INFINITY);
+  return Math.min(longest, bound) * 60_000;
 }
 
 export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): RunnerHost {

@@ -19,7 +19,7 @@ export interface TriggerDeps {
   roles: RepositoryRoleReader;
   workQueue: WorkQueue;
   /** The instance's roster: a Loop may only name one of its agents, an environment one of its toolchains. */
-  roster: Pick<InstanceConfig, "agents" | "toolchains">;
+  roster: Pick<InstanceConfig, "agents" | "toolchains"> & Partial<Pick<InstanceConfig, "concurrencyReserve">>;
   /** Schedules read the time from here (tests move it); defaults to the system clock. */
   clock: Clock;
   log: Log;

@@ -40,7 +40,7 @@ export type DispatchOutcome = { tag: "Opened"; runId: string } | { tag: "Queued"
  */
 export async function dispatchLoop(deps: TriggerDeps, input: DispatchInput): Promise<DispatchOutcome> {
   const fullName = input.repo.toLowerCase();
-  await assertAdmitted(deps.db, { repo: fullName }, ["open", "attempt"]);
+  await assertAdmitted(deps.db, { repo: fullName, concurrencyReserve: deps.roster.concurrencyReserve }, ["open", "attempt"]);
   const repo = await polledRepository(deps.db, fullName);
   if (!repo) throw new NotFoundError("repository_not_found", `${fullName} is not a repository Atelier works on.`);
   const loop = (await storedConfig(deps.db, fullName))?.loops.find((l) => l.name === input.loop);

@@ -31,6 +31,8 @@ export interface ItemOutcome {
   claims: { loop: string; result: ClaimResult }[];
   /** Loop → why its `if:` or prompt failed on this Item. */
   failures: Map<string, string>;
+  /** Loops whose `if:` failed to evaluate on this Item: a poll cycle keeps its cursor for them (the Item is read again). */
+  conditionFailed: string[];
   /** true when a newer read of the Item judged it instead. */
   stale: boolean;
 }
@@ -84,7 +86,7 @@ export async function evaluateItem(
   roles?: ActorLookup["roles"],
 ): Promise<ItemOutcome> {
   const { repo, loops, paused, item, generation } = judging;
-  const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), stale: false };
+  const outcome: ItemOutcome = { key: item.key, opened: [], revoked: [], claims: [], failures: new Map(), conditionFailed: [], stale: false };
   const kind = triggerKindFor(item.projection.kind);
   const watching = loops.filter((l) => l.trigger.kind === kind && !paused.has(l.name));
   if (watching.length === 0) return outcome;
@@ -143,6 +145,7 @@ export async function evaluateItem(
     if (decision.outcome === "skip") continue;
     if (decision.outcome === "error") {
       outcome.failures.set(decision.loop.name, decision.message);
+      if (decision.where === "if") outcome.conditionFailed.push(decision.loop.name);
       continue;
     }
     if (decision.outcome === "revoke" && !hasOpenWork(decision.loop.name, item.key)) continue;

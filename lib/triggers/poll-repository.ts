@@ -6,7 +6,7 @@ import { isListedPullRequest, listChangedItems, type ListedItem } from "../githu
 import { ensureLabels, labelsEtagCovers } from "../github/ensure-labels";
 import { changesFromGraphql } from "../loops/timeline-events";
 import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
-import { AtelierError } from "../errors";
+import { AtelierError, BadInputError } from "../errors";
 import type { StoredConfig } from "../loops/stored-config";
 import { alreadyJudged, itemGenerations } from "../store/items/stored-items";
 import { pausedLoops, recordLoopEvaluations } from "../store/items/loop-runtimes";
@@ -46,7 +46,9 @@ export type PollOutcome =
  * One poll cycle of a repository: label preflight, change detection (a conditional issues
  * listing since the watermark), every known open pull request read again, payload slices by
  * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
- * Any failure keeps the old cursor and is recorded as the repository's poll error. After a
+ * Any failure keeps the old cursor and is recorded as the repository's poll error — a Loop's
+ * `if:` that fails to evaluate on an Item too (a prompt that fails to render fails only its
+ * Loop: the cursor moves on). After a
  * change probe (`probe`), only the open pull requests whose mark changed or that the listing
  * names are read again.
  */
@@ -119,7 +121,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const unknown = readPulls(deps, repo, others.map((i) => i.number).filter((n) => !judgedBefore.has(n)), marks);
 
   const hasOpenWork = await openWork(deps.db, repo.fullName);
-  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map(), roles: new Map() };
+  const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map(), conditionFailed: [], roles: new Map() };
   const judge = (items: Observation[]) => judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
   const failures: unknown[] = [];
   const openPulls: number[] = [];
@@ -147,6 +149,16 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   await judgeBatches([...unknown, ...readPulls(deps, repo, reread, marks)], null);
   // every Item finished; only now may a failure decide that the cursor stays
   if (failures.length) throw failures[0];
+  if (judged.conditionFailed.length) {
+    // an `if:` that failed to evaluate fails the cycle: the cursor stays, so the next cycle reads those Items again
+    await recordLoopEvaluations(deps.db, repo.fullName, active, judged.failures, new Date());
+    const where = judged.conditionFailed;
+    const more = where.length > 5 ? ` and ${where.length - 5} more` : "";
+    throw new BadInputError(
+      "expression_evaluation_failed",
+      `The if: of ${where.slice(0, 5).join(", ")}${more} failed to evaluate; the cursor stays, so the next poll reads those Items again.`,
+    );
+  }
 
   // the open pull requests not read again keep their marks
   for (const n of base.openPulls) if (!marks.asked.has(n) && base.pullMarks[n] !== undefined) openPulls.push(n);
@@ -227,6 +239,8 @@ interface JudgeTotals {
   opened: string[];
   revoked: string[];
   failures: Map<string, string>;
+  /** Items on which a Loop's `if:` failed to evaluate, as `loop on item` */
+  conditionFailed: string[];
   /** the roles this cycle asked GitHub for, by repository and login */
   roles: NonNullable<ActorLookup["roles"]>;
 }
@@ -253,6 +267,7 @@ async function judgeItems(
       totals.opened.push(...outcome.opened);
       totals.revoked.push(...outcome.revoked);
       for (const [loop, message] of outcome.failures) if (!totals.failures.has(loop)) totals.failures.set(loop, message);
+      totals.conditionFailed.push(...outcome.conditionFailed.map((loop) => `${loop} on #${item.number}`));
     },
   );
 }

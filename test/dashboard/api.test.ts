@@ -73,7 +73,12 @@ beforeAll(async () => {
   for (const u of Object.values(users)) u.id = ++n;
   github.users.push(...Object.values(users));
   const config = defaultInstanceConfig();
-  setInstanceConfigForTests({ ...config, admins: [users.admin.login], agents: { ...config.agents, talker: { ...DEMO_AGENT, name: "talker", intervene: true } } });
+  setInstanceConfigForTests({ ...config, admins: [users.admin.login], agents: {
+      ...config.agents,
+      talker: { ...DEMO_AGENT, name: "talker", intervene: true },
+      modeler: { ...DEMO_AGENT, name: "modeler", model: "m-default", models: ["m-big"] },
+    },
+  });
   forgetAccess();
   await seedRepo(db, REPO, installation);
   await seedRepo(db, OTHER, installation);
@@ -238,6 +243,28 @@ describe("run actions", () => {
     const ok = await post(routes.editAndRetry.POST, `/api/v1/runs/${id}/edit-and-retry`, { params: { id }, body: { prompt: "New task" }, cookie: cookies.writer });
     expect(ok.status).toBe(200);
     expect((await db.pool.query(`SELECT prompt FROM runs WHERE id = $1`, [id])).rows[0].prompt).toBe("New task");
+  });
+
+  it("edit-and-retry with a model: the agent must offer it; the agent and the model are stored; the Run API says how it ended", async () => {
+    const id = await runIn("Failed", [{ state: "Failed", failureKind: "AgentFailure", failureCategory: "agent_exit" }]);
+    const seen = await get(routes.run.GET, `/api/v1/runs/${id}`, { params: { id }, cookie: cookies.writer });
+    expect(seen.body).toMatchObject({ state: "Failed", closed: true, category: "agent_exit", retryable: false });
+    const edit = (body: unknown) => post(routes.editAndRetry.POST, `/api/v1/runs/${id}/edit-and-retry`, { params: { id }, body, cookie: cookies.writer });
+    // the demo agent offers no m-big; modeler does
+    const refused = await edit({ model: "m-big" });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: "model_not_offered", agent: "demo", models: [] });
+    expect((await edit({ agent: "modeler", model: "m-nope" })).body).toMatchObject({ error: "model_not_offered", models: ["m-default", "m-big"] });
+    // a writer cannot smuggle a flag into the CLI's argv as a model: only the roster's models pass
+    expect((await edit({ agent: "modeler", model: "--dangerously-skip-permissions" })).body).toMatchObject({ error: "model_not_offered" });
+    expect((await edit({ model: "" })).body).toMatchObject({ error: "invalid_body" });
+    expect(await stateOf(id)).toBe("Failed");
+    const ok = await edit({ agent: "modeler", model: "m-big", prompt: "Bigger" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body).toMatchObject({ ok: true, run: { id, state: "Running", closed: false } });
+    expect((await db.pool.query(`SELECT agent, model, prompt FROM runs WHERE id = $1`, [id])).rows[0]).toEqual({ agent: "modeler", model: "m-big", prompt: "Bigger" });
+    const open = await get(routes.run.GET, `/api/v1/runs/${id}`, { params: { id }, cookie: cookies.writer });
+    expect(open.body).toMatchObject({ state: "Running", closed: false, category: null, retryable: null, model: "m-big" });
   });
 
   it("resolve-failure takes the Run out of Needs you", async () => {

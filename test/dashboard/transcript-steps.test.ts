@@ -13,7 +13,7 @@ function stored(items: { stream: string; text: string }[], attemptId = "a1"): St
 
 describe("groupTranscript", () => {
   it("shows a recorded Claude run as steps: each tool with its input, result and duration; the raw lines are for download", () => {
-    const p = new ClaudeStreamParser({ name: "claude", maxTurns: null });
+    const p = new ClaudeStreamParser({ name: "claude", maxTurns: null, maxBudgetUsd: null });
     const steps = [...p.feed(recorded), ...p.end({ code: 0, signal: null }).steps];
     const entries = stored([
       { stream: "system", text: "starting agent claude" },

@@ -16,9 +16,20 @@ describe("retry decision", () => {
     }
   });
   it("gives every failure a category and retryable flag", () => {
-    expect(runawayFailure("x")).toEqual({ kind: "RunawayFailure", category: "timeout", retryable: true, message: "x" });
+    expect(runawayFailure("x")).toEqual({ kind: "RunawayFailure", category: "timeout", retryable: false, message: "x" });
     expect(agentFailure("authentication", "x").retryable).toBe(false);
-    expect(infraFailure("rate_limit", "x").retryable).toBe(true);
+    expect(infraFailure("gateway_rate_limit", "x").retryable).toBe(true);
     expect(Object.keys(CATEGORY_RETRYABLE)).toContain("internal");
+  });
+  it("retries exactly what it reports retryable: one predicate, for every category", () => {
+    for (const [category, retryable] of Object.entries(CATEGORY_RETRYABLE)) {
+      const f = { kind: "InfraFailure" as const, category: category as keyof typeof CATEGORY_RETRYABLE, retryable, message: category };
+      expect(canAutoRetry(f, 1), category).toBe(retryable);
+    }
+    // only an InfraFailure carries a retryable category; the reference's flags for its categories
+    expect(Object.entries(CATEGORY_RETRYABLE).filter(([, r]) => r).map(([c]) => c).sort()).toEqual(
+      ["gateway_error", "gateway_rate_limit", "gateway_timeout", "git_error", "lease_lost", "mcp_transport", "transport"].sort(),
+    );
+    for (const c of ["invalid_model", "mcp_discovery", "tool_denied", "canceled", "budget", "authentication"] as const) expect(CATEGORY_RETRYABLE[c]).toBe(false);
   });
 });

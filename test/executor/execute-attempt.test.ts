@@ -216,9 +216,9 @@ describe("executeAttempt", () => {
     expect(rec.text("stdout")).toContain("the secret is *** (printed on purpose)");
   });
 
-  it("a remote that cannot be fetched is an InfraFailure and leaves nothing behind", async () => {
+  it("a remote that is not found fails for an operator to act (not retryable, so not retried) and leaves nothing behind", async () => {
     const outcome = await executeAttempt(input({ cloneUrl: `${fx.url}-missing` }), recorder().deps);
-    expect(outcome.tag === "Failed" && outcome.failure.kind).toBe("InfraFailure");
+    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "AgentFailure", category: "authentication", retryable: false });
     expect(existsSync(join(fx.root, "worktrees"))).toBe(false);
   });
 

@@ -58,9 +58,9 @@ describe("git over HTTP with the installation token", () => {
     expect(JSON.stringify(out)).not.toContain(TOKEN);
   });
 
-  it("a token the remote refuses fails the fetch as InfraFailure(authentication)", async () => {
+  it("a token the remote refuses fails the fetch as authentication, not retryable and so not retried", async () => {
     const outcome = await executeAttempt(input({ token: "ghs_wrongToken0123456789abcdefghijklmnop" }), deps());
-    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "InfraFailure", category: "authentication" });
+    expect(outcome.tag === "Failed" && outcome.failure).toMatchObject({ kind: "AgentFailure", category: "authentication", retryable: false });
     expect(outcome.tag === "Failed" && outcome.failure.message).not.toContain("wrongToken");
   });
 

@@ -133,7 +133,7 @@ describe("runAgent with the demo agent", () => {
     const childPid = Number((await r.waitFor(/child pid (\d+)/))[1]);
     const pid = r.control()!.pid;
     const result = await r.promise;
-    expect(result.tag === "Failed" && result.failure).toMatchObject({ kind: "RunawayFailure", category: "timeout", retryable: true });
+    expect(result.tag === "Failed" && result.failure).toMatchObject({ kind: "RunawayFailure", category: "timeout", retryable: false });
     expect(Date.now() - started).toBeLessThan(8_000);
     expect(isProcessGroupAlive(pid)).toBe(false);
     expect(isProcessAlive(childPid)).toBe(false);

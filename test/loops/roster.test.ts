@@ -1,3 +1,5 @@
+import { executorAgent } from "../../lib/runner/executor-agent";
+import { longestAttemptMs, UNLIMITED_DRAIN_MINUTES } from "../../lib/runner/runner-host";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +23,7 @@ const NO_ADAPTER_SETTINGS = {
   env: {},
   models: [],
   maxTurns: null,
+  maxBudgetUsd: null,
   allowedTools: [],
   disallowedTools: [],
   mcpConfig: null,
@@ -62,6 +65,8 @@ describe("the built-in default", () => {
       },
       pollIntervalSeconds: 60,
       maxConcurrentAttempts: 2,
+      concurrencyReserve: 0,
+      drainMinutes: null,
       admins: [],
       board: {
         lanes: [
@@ -114,6 +119,7 @@ describe("parseInstanceConfig", () => {
       env: {},
       models: ["claude-sonnet-4-5", "claude-haiku-4-5"],
       maxTurns: 80,
+      maxBudgetUsd: null,
       allowedTools: [],
       disallowedTools: [],
       mcpConfig: null,
@@ -178,6 +184,20 @@ describe("parseInstanceConfig", () => {
     });
   });
 
+  it("max_attempt_minutes: unlimited has no limit (the executor sets no timer); the drain is bounded apart: drain_minutes, else 60", () => {
+    const cfg = parseInstanceConfig("agents:\n  long:\n    command: [claude]\n    max_attempt_minutes: unlimited\n  short:\n    command: [claude]\n    max_attempt_minutes: 10\n");
+    expect(cfg.agents.long!.maxAttemptMinutes).toBeNull();
+    expect(executorAgent(cfg.agents.long!)).not.toHaveProperty("max_attempt_minutes");
+    expect(executorAgent(cfg.agents.short!).max_attempt_minutes).toBe(10);
+    expect(longestAttemptMs(cfg)).toBe(UNLIMITED_DRAIN_MINUTES * 60_000);
+    expect(longestAttemptMs({ ...cfg, drainMinutes: 15 })).toBe(15 * 60_000);
+    // bounded agents only: the longest of them, within drain_minutes when set
+    const bounded = parseInstanceConfig("agents:\n  short:\n    command: [claude]\n    max_attempt_minutes: 90\n");
+    expect(longestAttemptMs(bounded)).toBe(90 * 60_000);
+    expect(longestAttemptMs({ ...bounded, drainMinutes: 30 })).toBe(30 * 60_000);
+    expect(parseInstanceConfig("concurrency_reserve: 2\n").concurrencyReserve).toBe(2);
+  });
+
   it("an empty file is the default", () => {
     const cfg = parseInstanceConfig("", "x.yml");
     expect({ ...cfg, source: null }).toEqual(defaultInstanceConfig());
@@ -205,16 +225,21 @@ describe("parseInstanceConfig", () => {
     ["agents:\n  claude:\n    command: claude -p\n", "agents.claude.command (line 3): command must be a list of arguments (argv), e.g. [claude, -p]"],
     ["agents:\n  claude:\n    command: []\n", "agents.claude.command (line 3): command must name a program"],
     ["agents:\n  claude:\n    command: [claude]\n    secrets: [sk-ant-123]\n", "agents.claude.secrets.0 (line 4): a secret is the NAME of an environment variable"],
-    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, model_api, apis, intervene, kind, env, models, max_turns, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, price_per_million_cache_read_usd, price_per_million_cache_write_usd, egress, limits, read_only_paths, allow)"],
+    ["agents:\n  claude:\n    command: [claude]\n    shell: true\n", "agents.claude.shell (line 4): unknown key (allowed here: command, model, max_attempt_minutes, price_per_minute_usd, secrets, model_api, apis, intervene, kind, env, models, max_turns, max_budget_usd, allowed_tools, disallowed_tools, mcp_config, price_per_million_input_usd, price_per_million_output_usd, price_per_million_cache_read_usd, price_per_million_cache_write_usd, egress, limits, read_only_paths, allow)"],
     ["agents:\n  claude:\n    command: [claude]\n    egress: ['https://api.anthropic.com/v1']\n", "agents.claude.egress.0 (line 4): an egress entry is a host, host:port or *.domain"],
     ["agents:\n  claude:\n    command: [claude]\n    limits: { memory: 1 }\n", "agents.claude.limits.memory (line 4): unknown key (allowed here: memory_mb, pids, cpus, disk_mb)"],
     ["agents:\n  claude:\n    command: [claude]\n    read_only_paths: [opt/tools]\n", "agents.claude.read_only_paths.0 (line 4): a read-only path is an absolute path"],
     ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries, toolchain_roots, toolchains)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, drain_minutes, concurrency_reserve, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries, toolchain_roots, toolchains)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
+    ["concurrency_reserve: -1\n", "concurrency_reserve (line 1): concurrency_reserve cannot be negative"],
+    ["concurrency_reserve: 1.5\n", "concurrency_reserve (line 1): concurrency_reserve must be a whole number"],
+    ["drain_minutes: 0\n", "drain_minutes (line 1): drain_minutes must be above 0"],
+    ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: forever\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes is a number of minutes above 0, or unlimited"],
+    ["agents:\n  claude:\n    command: [claude]\n    max_budget_usd: 0\n", "agents.claude.max_budget_usd (line 4): max_budget_usd must be above 0"],
     ["admins: ['not a login!']\n", "admins.0 (line 1): an admin is a GitHub login"],
     ["allow_private_webhook_targets: 'yes'\n", "allow_private_webhook_targets (line 1):"],
     ["board:\n  lanes: []\n", "board.lanes (line 2): the board needs at least one lane"],

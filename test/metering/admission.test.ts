@@ -183,6 +183,27 @@ describe("one admission gate, in a fixed order", () => {
     await expect(admitAttempt(db, b)).resolves.toBeNull();
   });
 
+  it("the instance's concurrency_reserve lowers every set cap (never below one) and leaves an unset one unlimited", async () => {
+    const t = await seedTenant(db);
+    await setLimits(db, { installationId: t.installationId }, { max_concurrent: 3 });
+    const runs = [];
+    for (let n = 1; n <= 4; n++) runs.push(await openRun(db, t.repo, n, gate));
+    await startAttempt(db, runs[0]!);
+    await startAttempt(db, runs[1]!);
+    // a cap of 3 with 1 held back for other workloads: 2 run
+    expect(await admitAttempt(db, runs[2]!)).toBeNull();
+    const refused = await admitAttempt(db, runs[2]!, undefined, 1);
+    expect(refused).toMatchObject({ token: "concurrency_cap_exceeded", details: { limit: 2, used: 2 } });
+    expect(await waitingReason(runs[2]!)).toBe("quota:concurrency_cap_exceeded");
+    const busy = await assertAdmitted(db, { repo: t.repo, runId: runs[2]!, concurrencyReserve: 1 }, ["attempt"]).catch((e: unknown) => toHttpError(e));
+    expect(busy).toMatchObject({ status: 429, headers: { "retry-after": "30" }, body: { error: "concurrency_cap_exceeded", limit: 2 } });
+    // a reserve as large as the cap still lets one run: here two already do
+    expect(await admitAttempt(db, runs[2]!, undefined, 5)).toMatchObject({ details: { limit: 1 } });
+    // no cap set: nothing to lower
+    await setLimits(db, { installationId: t.installationId }, { max_concurrent: 0 });
+    expect(await admitAttempt(db, runs[2]!, undefined, 1)).toBeNull();
+  });
+
   it("admits freely when a repository is not registered (no limits are known for it)", async () => {
     const r = await recordAndClaim(db, itemEvent(`unregistered-${Date.now()}/x`, 1, "h"), gate);
     expect(r.tag).toBe("Claimed");

@@ -72,7 +72,7 @@ describe("check run buttons act on the Run for people with write access", () => 
     const check = latestCheckRun(world.sim, sha, NAME);
 
     const refused = await handleCheckRunEvent(deps, click(check.id, "approve", "octo-reader"));
-    expect(refused).toMatchObject({ tag: "Refused", token: "needs_write_permission" });
+    expect(refused).toMatchObject({ tag: "Refused", token: "permission_denied" });
     expect(await runState(runId)).toBe("Waiting");
     const explained = latestCheckRun(world.sim, sha, NAME);
     expect(explained.output.summary).toContain("octo-reader asked to approve but needs write permission");

@@ -73,7 +73,7 @@ describe("a Run on a pull request shows as the check run `atelier / <loop>` on i
     expect(check).toMatchObject({ status: "completed", conclusion: "failure" });
     expect(check.output.title).toBe("Failed: AgentFailure (agent_exit)");
     // the agent's own words stay on the Run page: GitHub gets the category in Atelier's words
-    expect(check.output.summary).toContain("The agent exited with an error; the details are on the Run page.");
+    expect(check.output.summary).toContain("The agent exited with an error (not retryable: Atelier does not retry it by itself); the details are on the Run page.");
     expect(check.output.summary).not.toContain("The agent exited with code 2.");
     expect(check.actions.map((a) => a.identifier)).toEqual(["retry"]);
 

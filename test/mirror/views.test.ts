@@ -121,7 +121,7 @@ describe("checkRunView maps a Run to its check run", () => {
     const view = checkRunView(failed(infraFailure("transport", "push refused: 502")), URL_);
     expect(view.output.title).toBe("Failed: InfraFailure (transport)");
     expect(view.output.summary).toContain("Attempt 2 failed with InfraFailure (transport).");
-    expect(view.output.summary).toContain("The network failed it; the details are on the Run page.");
+    expect(view.output.summary).toContain("The network failed it (retryable: Atelier retried it by itself, up to 3 Attempts); the details are on the Run page.");
     expect(view.output.summary).not.toContain("push refused: 502"); // a message may quote the agent: never on GitHub
     expect(view.actions).toEqual([CHECK_ACTIONS.retry]);
   });

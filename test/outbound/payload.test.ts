@@ -26,10 +26,24 @@ describe("the run.<state> payload", () => {
     expect(runEventPayload(row())).toMatchObject({
       event: "run.failed",
       installation: { id: 42 },
-      run: { state: "Failed", failure: { kind: "InfraFailure", category: "transport", retryable: true }, pull_request: { number: 12 } },
+      run: {
+        state: "Failed",
+        closed: true,
+        category: "transport",
+        retryable: true,
+        failure: { kind: "InfraFailure", category: "transport", retryable: true },
+        pull_request: { number: 12 },
+      },
     });
-    expect(runEventPayload(row({ state: "Canceled", cancel_reason: "Superseded" })).run).toMatchObject({ cancel_reason: "Superseded", failure: null });
-    expect(runEventPayload(row({ state: "Succeeded" })).run).toMatchObject({ state: "Succeeded", failure: null, cancel_reason: null });
+    // every non-success ending carries a category: a Canceled Run `canceled`, not retried
+    expect(runEventPayload(row({ state: "Canceled", cancel_reason: "Superseded" })).run).toMatchObject({
+      closed: true,
+      category: "canceled",
+      retryable: false,
+      cancel_reason: "Superseded",
+      failure: null,
+    });
+    expect(runEventPayload(row({ state: "Succeeded" })).run).toMatchObject({ state: "Succeeded", closed: true, category: null, retryable: null, failure: null, cancel_reason: null });
     expect(() => runEventPayload(row({ state: "Running" }))).toThrow(/not in a terminal state/);
   });
 

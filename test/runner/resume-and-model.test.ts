@@ -34,7 +34,7 @@ async function execute(input: AttemptInput): Promise<AttemptOutcome> {
 beforeAll(async () => {
   world = await startSimWorld(db);
   workspaceRoot = mkdtempSync(join(tmpdir(), "atelier-resume-ws-"));
-  runner = await startRunner({ db, prefix, github: world.github, workspaceRoot, roster: agents({ other: {} }), execute });
+  runner = await startRunner({ db, prefix, github: world.github, workspaceRoot, roster: agents({ other: { model: "other-default", models: ["claude-opus-4-5"] } }), execute });
   ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => true, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };
 });
 afterAll(async () => {
@@ -66,14 +66,26 @@ describe("the runner passes the Run's model and resumed session to the executor"
     await attemptsDone(run.runId, 2);
     await editAndRetryRun(ops, run.runId, "octo-admin", { prompt: "Add a changelog, with dates" });
     await attemptsDone(run.runId, 3);
-    await editAndRetryRun(ops, run.runId, "octo-admin", { agent: "other" });
+    // another agent does not reset the model silently: it does not offer claude-haiku-4-5, so the amendment must name one
+    await expect(editAndRetryRun(ops, run.runId, "octo-admin", { agent: "other" })).rejects.toMatchObject({
+      token: "model_not_offered",
+      details: { agent: "other", model: "claude-haiku-4-5", models: ["other-default", "claude-opus-4-5"] },
+    });
+    await expect(editAndRetryRun(ops, run.runId, "octo-admin", { agent: "other", model: "claude-nope" })).rejects.toMatchObject({ token: "model_not_offered" });
+    expect(await runState(db, run.runId)).toBe("Failed");
+    await editAndRetryRun(ops, run.runId, "octo-admin", { agent: "other", model: "claude-opus-4-5" });
     await attemptsDone(run.runId, 4);
+    // the model alone, back to the agent's default (null)
+    await editAndRetryRun(ops, run.runId, "octo-admin", { model: null });
+    await attemptsDone(run.runId, 5);
     expect(mine().map((c) => [c.agent.name, c.model, c.resumeSession, c.prompt])).toEqual([
       ["demo", "claude-haiku-4-5", null, event.submission.prompt],
       ["demo", "claude-haiku-4-5", "s-1", event.submission.prompt],
       ["demo", "claude-haiku-4-5", "s-2", "Add a changelog, with dates"],
-      // another agent: its own default model, a new conversation
-      ["other", null, null, "Add a changelog, with dates"],
+      // another agent, with the model the amendment picked from its roster models: a new conversation
+      ["other", "claude-opus-4-5", null, "Add a changelog, with dates"],
+      // the same agent, another model: its session goes on
+      ["other", null, "s-4", "Add a changelog, with dates"],
     ]);
   });
 });

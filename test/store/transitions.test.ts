@@ -105,7 +105,7 @@ describe("attempts", () => {
     expect(await editAndRetryRun(db, id, "octo", { agent: other })).toMatchObject({ resume_session: null, agent: other });
   });
 
-  it("a Run keeps the model its Loop picked, whichever way it opened; another agent at edit-and-retry takes its own default", async () => {
+  it("a Run keeps the model its Loop picked, whichever way it opened; edit-and-retry changes it only when it names one", async () => {
     const repo = uniqueRepo();
     const withModel = (hash: string, model: string) => {
       const e = itemEvent(repo, 1, hash);
@@ -126,7 +126,12 @@ describe("attempts", () => {
     await finishAttempt(db, a, { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
     expect(await editAndRetryRun(db, second.runId, "octo", { prompt: "Again" })).toMatchObject({ model: "claude-haiku-4-5" });
     await finishAttempt(db, await start(second.runId, "t2"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
-    expect(await editAndRetryRun(db, second.runId, "octo", { agent: "codex" })).toMatchObject({ model: null, agent: "codex" });
+    // the store changes the model only when the amendment names one (the operator checked the agent offers it)
+    expect(await editAndRetryRun(db, second.runId, "octo", { agent: "codex" })).toMatchObject({ model: "claude-haiku-4-5", agent: "codex" });
+    await finishAttempt(db, await start(second.runId, "t3"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await editAndRetryRun(db, second.runId, "octo", { model: "gpt-5.5" })).toMatchObject({ model: "gpt-5.5", agent: "codex" });
+    await finishAttempt(db, await start(second.runId, "t4"), { tag: "Failed", failure: agentFailure("agent_exit", "exit 1"), usage });
+    expect(await editAndRetryRun(db, second.runId, "octo", { model: null })).toMatchObject({ model: null });
   });
 
   it("fences a late write from a worker that lost its lease", async () => {

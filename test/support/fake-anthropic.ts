@@ -56,6 +56,7 @@ export const DEFAULT_TURN_USAGE: AnthropicUsage = {
 const ERROR_TYPES: Record<number, [string, string]> = {
   400: ["invalid_request_error", "Invalid request"],
   401: ["authentication_error", "invalid x-api-key"],
+  404: ["not_found_error", "Not found"],
   403: ["permission_error", "Your API key does not have permission to use the specified resource."],
   429: ["rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit"],
   500: ["api_error", "Internal server error"],
@@ -121,7 +122,11 @@ function streamMessage(res: ServerResponse, model: string, turn: { text?: string
   res.end();
 }
 
-export async function startFakeAnthropic(script: AnthropicTurn[], opts: { model?: string } = {}): Promise<FakeAnthropic> {
+/**
+ * `knownModels`: the models the API serves; a request for another is answered 404
+ * not_found_error "model: …", as the real API answers an unknown model.
+ */
+export async function startFakeAnthropic(script: AnthropicTurn[], opts: { model?: string; knownModels?: readonly string[] } = {}): Promise<FakeAnthropic> {
   const turns = [...script];
   const server = await startScriptedServer(({ recorded, path, res, notExpected, hang }) => {
     if (recorded.method === "HEAD" && path === "/") {
@@ -133,6 +138,11 @@ export async function startFakeAnthropic(script: AnthropicTurn[], opts: { model?
       return;
     }
     const b = (recorded.body ?? {}) as { model?: string; tools?: unknown[] };
+    if (opts.knownModels && !opts.knownModels.includes(b.model ?? "")) {
+      res.writeHead(404, { "content-type": "application/json", "request-id": "req_fake_model" });
+      res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: `model: ${b.model ?? ""}` } }));
+      return;
+    }
     const model = opts.model ?? b.model ?? "claude-sonnet-4-5";
     if (!isLoopRequest(recorded)) {
       streamMessage(res, model, { text: "Fake side answer", usage: { input_tokens: 10, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 } });

@@ -119,7 +119,8 @@ const ERRORS: Record<number, { type: string; code: string | null; message: strin
   529: { type: "server_error", code: null, message: "Overloaded." },
 };
 
-export async function startFakeOpenAi(script: OpenAiTurn[]): Promise<FakeOpenAi> {
+/** `knownModels`: the models the API serves; another is answered 404 model_not_found, as the real API does. */
+export async function startFakeOpenAi(script: OpenAiTurn[], opts: { knownModels?: readonly string[] } = {}): Promise<FakeOpenAi> {
   const turns = [...script];
   const server = await startScriptedServer(({ recorded, path, res, notExpected, hang }) => {
     if (recorded.method !== "POST" || !path.endsWith("/responses")) {
@@ -127,6 +128,12 @@ export async function startFakeOpenAi(script: OpenAiTurn[]): Promise<FakeOpenAi>
       return;
     }
     const b = (recorded.body ?? {}) as Parameters<typeof execShape>[0] & { model?: string };
+    if (opts.knownModels && !opts.knownModels.includes(b.model ?? "")) {
+      res.writeHead(404, { "content-type": "application/json" });
+      const message = `The model \`${b.model ?? ""}\` does not exist or you do not have access to it.`;
+      res.end(JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code: "model_not_found" } }));
+      return;
+    }
     const turn = turns.shift() ?? { text: "The script has no more turns." };
     if ("hang" in turn) return hang();
     if ("error" in turn) {

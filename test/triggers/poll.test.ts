@@ -167,4 +167,49 @@ loops:
     expect(new Set(runs.map((r) => `${r.loop}#${r.number}`)).size).toBe(11);
     expect((await cursor(fullName)).poll_error).toBeNull();
   });
+
+  it("an if: that fails to evaluate fails the cycle and keeps the cursor: the next cycle reads the Item again; a prompt that fails to render does not", async () => {
+    const config = `loops:
+  start-dev:
+    on: issues
+    agent: demo
+    prompt: Implement \${{ item.number }}
+  parsed:
+    on: issues
+    if: fromJSON(item.body)
+    agent: demo
+    prompt: Parsed \${{ item.number }}
+`;
+    const { fullName } = await installRepository(fx, { owner: "poll-if", name: "app", config });
+    await pollRepository(fx.deps, fullName);
+    const before = await cursor(fullName);
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Not JSON yet", body: "{ not json" });
+    const failed = await pollRepository(fx.deps, fullName);
+    expect(failed).toMatchObject({ status: "failed", token: "expression_evaluation_failed", error: expect.stringContaining(`parsed on #${issue.number}`) });
+    expect(await cursor(fullName)).toMatchObject({ cursor_since: before.cursor_since, poll_error: expect.stringContaining("cursor stays") });
+    // the other Loops still judged the Item
+    expect((await runsOf(fx.db, fullName)).map((r) => r.loop)).toEqual(["start-dev"]);
+
+    // the body is fixed: the kept cursor lists the Item again, the if: holds, the cursor moves on
+    fx.sim.editIssue({ repo: fullName, number: issue.number, body: "true" });
+    expect(await pollRepository(fx.deps, fullName)).toMatchObject({ status: "polled" });
+    const after = await cursor(fullName);
+    expect(after.poll_error).toBeNull();
+    expect(after.cursor_since).not.toEqual(before.cursor_since);
+    expect((await runsOf(fx.db, fullName)).filter((r) => r.state === "Pending").map((r) => r.loop).sort()).toEqual(["parsed", "start-dev"]);
+
+    // a prompt that fails to render fails only its Loop: the cycle polls and the cursor moves
+    const promptConfig = `loops:
+  rendered:
+    on: issues
+    agent: demo
+    prompt: "\${{ fromJSON(item.body) }}"
+`;
+    const other = await installRepository(fx, { owner: "poll-if", name: "prompt", config: promptConfig });
+    await pollRepository(fx.deps, other.fullName);
+    const promptBefore = await cursor(other.fullName);
+    fx.sim.createIssue({ repo: other.fullName, title: "Not JSON", body: "{ not json" });
+    expect(await pollRepository(fx.deps, other.fullName)).toMatchObject({ status: "polled" });
+    expect((await cursor(other.fullName)).cursor_since).not.toEqual(promptBefore.cursor_since);
+  });
 });

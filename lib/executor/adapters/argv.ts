@@ -36,9 +36,14 @@ export function refuseManagedFlags(agent: AdapterAgent, args: readonly string[],
 }
 
 /** The model to pass: the Loop's pick when the agent allows it, else the roster's default. */
+/** Whether the agent offers the model: its `model`, or one of its `models`. */
+export function offersModel(agent: { model: string | null; models: readonly string[] }, model: string): boolean {
+  return model === agent.model || agent.models.includes(model);
+}
+
 export function pickModel(agent: AdapterAgent, requested: string | null | undefined): string | null {
   if (requested === undefined || requested === null || requested === "") return agent.model;
-  if (requested === agent.model || agent.models.includes(requested)) return requested;
+  if (offersModel(agent, requested)) return requested;
   const allowed = [agent.model, ...agent.models].filter((m): m is string => !!m);
   throw configurationError(
     agent,

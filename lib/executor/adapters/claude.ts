@@ -1,4 +1,4 @@
-import { agentFailure, type Failure } from "../../engine/failure";
+import { agentFailure, budgetFailure, infraFailure, type Failure } from "../../engine/failure";
 import { configurationError, findFlag, pickModel, refuseManagedFlags, resumeSessionOf, rosterEnv } from "./argv";
 import { boundInput, boundText } from "./bound";
 import { apiFailure, reason } from "./classify";
@@ -31,6 +31,7 @@ export const CLAUDE_ENV: Readonly<Record<string, string>> = Object.freeze({
 const MANAGED = [
   { names: ["--model"], instead: "set model: (or models: for a Loop to pick from) in the roster" },
   { names: ["--max-turns"], instead: "set max_turns: in the roster" },
+  { names: ["--max-budget-usd"], instead: "set max_budget_usd: in the roster" },
   { names: ["--allowedTools", "--allowed-tools"], instead: "set allowed_tools: in the roster" },
   { names: ["--disallowedTools", "--disallowed-tools"], instead: "set disallowed_tools: in the roster" },
   { names: ["--mcp-config"], instead: "set mcp_config: in the roster" },
@@ -60,6 +61,7 @@ export function claudeInvocation(agent: AdapterAgent, options: InvocationOptions
   const model = pickModel(agent, options.model);
   if (model) args.push("--model", model);
   if (agent.maxTurns !== null) args.push("--max-turns", String(agent.maxTurns));
+  if (agent.maxBudgetUsd !== null) args.push("--max-budget-usd", String(agent.maxBudgetUsd));
   if (agent.allowedTools.length) args.push("--allowedTools", agent.allowedTools.join(","));
   if (agent.disallowedTools.length) args.push("--disallowedTools", agent.disallowedTools.join(","));
   // MCP servers come from the roster only: a repository's .mcp.json would otherwise be started
@@ -97,7 +99,24 @@ function toolResultText(content: unknown): string {
     .join("\n");
 }
 
-export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "maxTurns">> {
+/** A tool_result of a tool the CLI refused to run: not offered (disallowed_tools) or denied by a permission rule. */
+const DENIED_TOOL = /no such tool available|is disabled for this session|permission to use .* (?:has been|was) denied|has been denied by permission rule/i;
+/** A tool_result of an MCP tool whose server went away mid-call. */
+const MCP_TRANSPORT = /connection closed|not connected|transport (?:closed|error)|econnreset|epipe|server (?:exited|disconnected)/i;
+
+/**
+ * What Claude Code's stream says besides its result, which fails the Attempt even when the
+ * agent finished: a tool it was refused, an MCP server that did not start, an MCP call that
+ * lost its server, a child session refused for the budget (subagent_stats.refused.budget).
+ */
+interface ToolTrouble {
+  denied: string[];
+  mcpDown: string[];
+  mcpLost: string[];
+}
+
+export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name" | "maxTurns" | "maxBudgetUsd">> {
+  private readonly trouble: ToolTrouble = { denied: [], mcpDown: [], mcpLost: [] };
   private readonly toolNames = new Map<string, string>();
   private sessionId: string | null = null;
   private model: string | null = null;
@@ -130,6 +149,10 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
     if (event.subtype === "init") {
       if (isSessionId(event.session_id) && !this.sessionId) this.sessionId = event.session_id;
       this.model = str(event.model) ?? this.model;
+      for (const server of arr(event.mcp_servers)) {
+        const s = obj(server);
+        if (s && s.status === "failed") this.trouble.mcpDown.push(str(s.name) ?? "?");
+      }
       return this.sessionId ? [{ type: "session", sessionId: this.sessionId, model: this.model }] : [];
     }
     if (event.subtype === "api_retry") {
@@ -177,10 +200,17 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
       const b = obj(block);
       if (!b || b.type !== "tool_result") continue;
       const id = str(b.tool_use_id) ?? "";
+      const name = this.toolNames.get(id) ?? null;
       const { text, cutBytes } = boundText(toolResultText(b.content), this.maxResult);
-      steps.push({ type: "tool_result", id, name: this.toolNames.get(id) ?? null, output: text, cutBytes, isError: b.is_error === true, exitCode: null });
+      if (b.is_error === true) this.noteToolError(name ?? "?", text);
+      steps.push({ type: "tool_result", id, name, output: text, cutBytes, isError: b.is_error === true, exitCode: null });
     }
     return steps;
+  }
+
+  private noteToolError(name: string, text: string): void {
+    if (DENIED_TOOL.test(text)) this.trouble.denied.push(name);
+    else if (name.startsWith("mcp__") && MCP_TRANSPORT.test(text)) this.trouble.mcpLost.push(name);
   }
 
   private onResult(event: Json): TranscriptStep[] {
@@ -236,17 +266,36 @@ export class ClaudeStreamParser extends JsonLinesParser<Pick<AdapterAgent, "name
         const limit = this.agent.maxTurns !== null ? ` (${this.agent.maxTurns})` : "";
         return agentFailure("step_limit", `agent ${name} used all its turns${limit} before it finished (${num(r.num_turns) ?? "?"} turns)`);
       }
-      if (r.is_error !== true && !subtype.startsWith("error")) return null;
-      const text = str(r.result) ?? arr(r.errors).map((e) => String(e)).join("; ");
-      const status = num(r.api_error_status);
-      return (
-        apiFailure(name, status, text || this.lastApiError?.message || "") ??
-        (this.lastApiError ? apiFailure(name, this.lastApiError.status, this.lastApiError.message) : null) ??
-        agentFailure("agent_exit", `agent ${name} reported an error: ${reason(text || subtype || "no reason given")}`)
-      );
+      if (subtype === "error_max_budget_usd") return budgetFailure(`agent ${name} spent its budget (max_budget_usd ${this.agent.maxBudgetUsd ?? "?"}) before it finished`);
+      if (r.is_error === true || subtype.startsWith("error")) {
+        const text = str(r.result) ?? arr(r.errors).map((e) => String(e)).join("; ");
+        const status = num(r.api_error_status);
+        return (
+          apiFailure(name, status, text || this.lastApiError?.message || "") ??
+          (this.lastApiError ? apiFailure(name, this.lastApiError.status, this.lastApiError.message) : null) ??
+          agentFailure("agent_exit", `agent ${name} reported an error: ${reason(text || subtype || "no reason given")}`)
+        );
+      }
+      return this.toolFailure(r);
     }
     // no result: the process died or was stopped; an API error it reported is the likely cause
     if (this.lastApiError && exit && exit.code !== 0) return apiFailure(name, this.lastApiError.status, this.lastApiError.message);
+    return null;
+  }
+
+  /** A finished run fails still when its tools failed it (ToolTrouble); null when they did not. */
+  private toolFailure(result: Json): Failure | null {
+    const name = this.agent.name;
+    const { denied, mcpDown, mcpLost } = this.trouble;
+    const refusedForBudget = num(obj(obj(result.subagent_stats)?.refused)?.budget) ?? 0;
+    if (refusedForBudget > 0) {
+      return budgetFailure(`agent ${name} asked for ${refusedForBudget} child session(s) beyond its budget (max_budget_usd ${this.agent.maxBudgetUsd ?? "?"})`);
+    }
+    const permissionDenials = arr(result.permission_denials).map((d) => str(obj(d)?.tool_name) ?? "?");
+    const refused = [...new Set([...denied, ...permissionDenials])];
+    if (refused.length) return agentFailure("tool_denied", `agent ${name} asked for a tool the roster does not permit: ${refused.join(", ")}`);
+    if (mcpDown.length) return agentFailure("mcp_discovery", `agent ${name}: the MCP server(s) ${[...new Set(mcpDown)].join(", ")} of mcp_config did not start or list their tools`);
+    if (mcpLost.length) return infraFailure("mcp_transport", `agent ${name}: an MCP call lost its server mid-run (${[...new Set(mcpLost)].join(", ")})`);
     return null;
   }
 

@@ -47,6 +47,7 @@ export function codexInvocation(agent: AdapterAgent, options: InvocationOptions)
   refuseManagedFlags(agent, args, MANAGED);
   for (const [key, value] of [
     ["max_turns", agent.maxTurns],
+    ["max_budget_usd", agent.maxBudgetUsd],
     ["allowed_tools", agent.allowedTools.length || null],
     ["disallowed_tools", agent.disallowedTools.length || null],
     ["mcp_config", agent.mcpConfig],

@@ -20,6 +20,8 @@ export interface AdapterAgent {
   /** Non-secret environment values, shown as they are (e.g. ANTHROPIC_BASE_URL). */
   env: Readonly<Record<string, string>>;
   maxTurns: number | null;
+  /** Claude Code's --max-budget-usd: the Attempt's spend, child sessions included; null: none. */
+  maxBudgetUsd: number | null;
   allowedTools: readonly string[];
   disallowedTools: readonly string[];
   /** A path to an MCP config file, or the config itself as JSON text. */

@@ -52,25 +52,29 @@ export async function retryRun(db: Db, runId: string, actor: string): Promise<Ru
 export interface RunAmendment {
   prompt?: string;
   agent?: string;
+  /** The model, from the agent's roster `model`/`models` (checked by the operator); null: the agent's default; absent: unchanged. */
+  model?: string | null;
 }
 
 /**
- * Edit and retry: replaces the Run's task text and/or Agent, then retries it. The same agent
- * resumes its last session with the new task as its next message; another agent starts afresh.
+ * Edit and retry: replaces the Run's task text, Agent and/or model, then retries it; every later
+ * Attempt uses the amendment. The same agent resumes its last session with the new task as its
+ * next message; another agent starts afresh. The model changes only when the amendment names one
+ * (the operator checked that the agent offers it, or the Run's model).
  */
 export async function editAndRetryRun(db: Db, runId: string, actor: string, amendment: RunAmendment): Promise<RunRow> {
-  if (amendment.prompt === undefined && amendment.agent === undefined) {
-    throw new BadInputError("amendment_empty", "Give a new prompt, a new agent, or both.");
+  if (amendment.prompt === undefined && amendment.agent === undefined && amendment.model === undefined) {
+    throw new BadInputError("amendment_empty", "Give a new prompt, a new agent or a new model.");
   }
   const agent = amendment.agent ?? null;
+  const modelGiven = amendment.model !== undefined;
   return transaction(db, async (tx) => {
     const run = await reopen(
       tx,
       runId,
       TRANSITIONS.editAndRetry,
-      // another agent gets its own default model: the Loop picked this one among the old agent's
       sql`, prompt = COALESCE(${amendment.prompt ?? null}, prompt), agent = COALESCE(${agent}, agent),
-          model = CASE WHEN ${agent}::text IS NULL OR ${agent} = agent THEN model END${resumeLastSession(agent)}`,
+          model = CASE WHEN ${modelGiven} THEN ${amendment.model ?? null}::text ELSE model END${resumeLastSession(agent)}`,
       "edit and retry",
     );
     await audit(tx, { actor, action: "edit_and_retry", repo: run.repo, runId, detail: amendment });

@@ -1,4 +1,5 @@
 import { isClosed } from "../../engine/run-predicates";
+import { runEnding } from "../../engine/run-ending";
 import { storedVerify, verifyVerdict, type VerifyVerdict } from "../../executor/verify-spec";
 /**
  * What an outbound webhook says about a Run that reached a terminal state. Built once, in the
@@ -22,6 +23,12 @@ export interface RunEventPayload {
     repo: string;
     number: number | null;
     state: TerminalState;
+    /** Always true: the Run is in the terminal set (Succeeded, Failed, Canceled). */
+    closed: true;
+    /** Why it did not succeed: the failure's category when Failed, `canceled` when Canceled; null when Succeeded. */
+    category: string | null;
+    /** Whether Atelier retries that category by itself (null when Succeeded). */
+    retryable: boolean | null;
     /** OperatorCanceled, Superseded or Revoked when Canceled */
     cancel_reason: string | null;
     /** the last Attempt's failure when Failed; Atelier's own (DefectFailure, internal) when engine failures failed the Run between Attempts */
@@ -86,6 +93,7 @@ const cut = (s: string | null, n: number): string | null => (s && s.length > n ?
 export function runEventPayload(row: TerminalRunRow): RunEventPayload {
   if (!isTerminalState(row.state)) throw new Error(`Run ${row.id} is ${row.state}, not in a terminal state`);
   const f = row.state === "Failed" ? row.failure : null;
+  const ending = runEnding(row.state, f);
   const payload: RunEventPayload = {
     event: TERMINAL_EVENTS[row.state],
     occurred_at: row.ended_at ?? row.now,
@@ -96,6 +104,9 @@ export function runEventPayload(row: TerminalRunRow): RunEventPayload {
       repo: row.repo,
       number: row.number,
       state: row.state,
+      closed: true,
+      category: ending.category,
+      retryable: ending.retryable,
       cancel_reason: row.state === "Canceled" ? row.cancel_reason : null,
       failure:
         f && f.kind

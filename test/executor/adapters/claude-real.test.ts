@@ -116,17 +116,17 @@ describe("the real claude CLI through the claude adapter", { timeout: REAL_CLI_T
     expect(run.report.finalText).toBe("Done after the overload.");
   });
 
-  it("a 529 that outlasts the CLI's retries is an InfraFailure rate_limit, retryable", async () => {
+  it("a 529 that outlasts the CLI's retries is an InfraFailure gateway_rate_limit, retryable", async () => {
     const { box, spec } = await setup([{ error: 529 }, { error: 529 }], { env: { CLAUDE_CODE_MAX_RETRIES: "0" } });
     const inv = claudeAdapter.invocation(spec, { prompt: "Say done." });
     expect(inv.env.CLAUDE_CODE_MAX_RETRIES).toBe("0");
     const run = await runCli(box, inv, claudeAdapter.parser(spec), { secrets: SECRETS, record: "claude-529-exhausted" });
     expect(run.code).toBe(1);
-    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit", retryable: true });
     expect(run.report.failure!.message).toMatch(/529|overloaded/i);
   });
 
-  it("a 429 is retried by the CLI; one that outlasts its retries is rate_limit", async () => {
+  it("a 429 is retried by the CLI; one that outlasts its retries is gateway_rate_limit", async () => {
     const { box, spec } = await setup([{ error: 429 }, { text: "Done after the rate limit." }]);
     const ok = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Say done." }), claudeAdapter.parser(spec), { secrets: SECRETS });
     expect(ofType(ok.steps, "retry")[0]).toMatchObject({ status: 429 });
@@ -136,7 +136,7 @@ describe("the real claude CLI through the claude adapter", { timeout: REAL_CLI_T
     fake = await startFakeAnthropic([{ error: 429 }]);
     const limited = { ...spec, env: { ANTHROPIC_BASE_URL: fake.url, CLAUDE_CODE_MAX_RETRIES: "0" } };
     const run = await runCli(box, claudeAdapter.invocation(limited, { prompt: "Say done." }), claudeAdapter.parser(limited), { secrets: SECRETS, record: "claude-429-exhausted" });
-    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit", retryable: true });
   });
 
   it("passes the roster's tools and MCP config: a disallowed tool is not offered to the model, the MCP server is started", async () => {

@@ -104,27 +104,27 @@ describe("the real codex CLI through the codex adapter", { timeout: REAL_CLI_TIM
     expect(run.report.finalText).toBe("Done after the overload.");
   });
 
-  it("a 529 that outlasts the CLI's retries is an InfraFailure rate_limit, retryable", async () => {
+  it("a 529 that outlasts the CLI's retries is an InfraFailure gateway_rate_limit, retryable", async () => {
     // codex retries both the request and the stream (each capped by the adapter): more than enough errors
     const { box, spec, fake } = await setup(Array.from({ length: 20 }, () => ({ error: 529 })));
     const run = await runCli(box, codexAdapter.invocation(spec, { prompt: "Say done." }), codexAdapter.parser(spec), { secrets: SECRETS, record: "codex-529-exhausted" });
     expect(run.code).not.toBe(0);
-    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit", retryable: true });
     expect(run.report.failure!.message).toContain("529");
     expect(ofType(run.steps, "retry").every((s) => s.status === 529)).toBe(true);
     expect(fake.remaining()).toBeGreaterThan(0);
   });
 
-  it("a 429 that outlasts the CLI's retries is rate_limit; a 500 is transport", async () => {
+  it("a 429 that outlasts the CLI's retries is gateway_rate_limit; a 500 is gateway_error", async () => {
     const limited = await setup(Array.from({ length: 20 }, () => ({ error: 429 })));
     const run = await runCli(limited.box, codexAdapter.invocation(limited.spec, { prompt: "x" }), codexAdapter.parser(limited.spec), { secrets: SECRETS, record: "codex-429-exhausted" });
-    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    expect(run.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit", retryable: true });
     await fake!.close();
     box!.cleanup();
 
     const broken = await setup(Array.from({ length: 20 }, () => ({ error: 500 })));
     const failed = await runCli(broken.box, codexAdapter.invocation(broken.spec, { prompt: "x" }), codexAdapter.parser(broken.spec), { secrets: SECRETS, record: "codex-500-exhausted" });
-    expect(failed.report.failure).toMatchObject({ kind: "InfraFailure", category: "transport", retryable: true });
+    expect(failed.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_error", retryable: true });
   });
 
   it("resumes a thread with codex exec resume: the earlier conversation is sent again", async () => {

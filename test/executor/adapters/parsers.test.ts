@@ -95,12 +95,12 @@ describe("what the recorded runs report", () => {
     expect(report.finalText).toBeNull();
   });
 
-  it("claude: a 529 retried then answered is no failure; exhausted it is rate_limit", () => {
+  it("claude: a 529 retried then answered is no failure; exhausted it is gateway_rate_limit", () => {
     const ok = run("claude-529-then-ok", "claude");
     expect(ok.steps.find((s) => s.type === "retry")).toMatchObject({ status: 529, attempt: 1 });
     expect(ok.report.failure).toBeNull();
     expect(ok.report.usage).toMatchObject({ tokensIn: 1200, tokensOut: 80, cacheRead: 500, cacheWrite: 300, turns: 1, model: "claude-sonnet-4-5", costSource: "agent" });
-    expect(run("claude-529-exhausted", "claude", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit", retryable: true });
+    expect(run("claude-529-exhausted", "claude", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit", retryable: true });
   });
 
   it("claude: max turns is step_limit", () => {
@@ -118,17 +118,17 @@ describe("what the recorded runs report", () => {
     expect(report.usage).toMatchObject({ tokensIn: 4000, tokensOut: 200, cacheRead: 1000, costUsd: (4000 * 2 + 200 * 8) / 1e6, costSource: "roster_prices", model: "gpt-5.5" });
   });
 
-  it("codex: a 401 is authentication; a 529 exhausted is rate_limit", () => {
+  it("codex: a 401 is authentication; a 529 exhausted is gateway_rate_limit", () => {
     expect(run("codex-401", "codex", 1).report.failure).toMatchObject({ category: "authentication", retryable: false });
     const overloaded = run("codex-529-exhausted", "codex", 1);
-    expect(overloaded.report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
+    expect(overloaded.report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit" });
     expect(overloaded.steps.filter((s) => s.type === "retry")).not.toHaveLength(0);
   });
 
-  it("codex: a 429 exhausted is rate_limit; a 500 (which codex words as high demand) is transport", () => {
-    expect(run("codex-429-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
-    expect(run("codex-500-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "transport" });
-    expect(run("claude-429-exhausted", "claude", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
+  it("codex: a 429 exhausted is gateway_rate_limit; a 500 (which codex words as high demand) is gateway_error", () => {
+    expect(run("codex-429-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit" });
+    expect(run("codex-500-exhausted", "codex", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_error" });
+    expect(run("claude-429-exhausted", "claude", 1).report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit" });
   });
 
   it("codex without prices: exact tokens, no cost", () => {
@@ -182,10 +182,10 @@ describe("failures from the report", () => {
 
   it.each([
     [{ api_error_status: 403, result: "API Error: 403 Forbidden" }, "AgentFailure", "authentication"],
-    [{ api_error_status: 429, result: "API Error: Request rejected (429) · rate limited" }, "InfraFailure", "rate_limit"],
-    [{ api_error_status: 500, result: "API Error: 500 Internal server error" }, "InfraFailure", "transport"],
-    [{ api_error_status: null, result: "API Error: 529 Overloaded" }, "InfraFailure", "rate_limit"],
-    [{ api_error_status: null, result: "API Error: Connection error." }, "InfraFailure", "transport"],
+    [{ api_error_status: 429, result: "API Error: Request rejected (429) · rate limited" }, "InfraFailure", "gateway_rate_limit"],
+    [{ api_error_status: 500, result: "API Error: 500 Internal server error" }, "InfraFailure", "gateway_error"],
+    [{ api_error_status: null, result: "API Error: 529 Overloaded" }, "InfraFailure", "gateway_rate_limit"],
+    [{ api_error_status: null, result: "API Error: Connection error." }, "InfraFailure", "gateway_error"],
     [{ api_error_status: null, result: "Something else went wrong" }, "AgentFailure", "agent_exit"],
   ])("claude %j → %s %s", (extra, kind, category) => {
     const f = claudeResult(extra);
@@ -196,7 +196,7 @@ describe("failures from the report", () => {
   it("claude: a run cut short after an API retry is classified by that error", () => {
     const p = new ClaudeStreamParser(claude);
     p.feed(line({ type: "system", subtype: "api_retry", attempt: 1, max_retries: 2, retry_delay_ms: 500, error_status: 503, error: "server_error" }));
-    expect(p.end({ code: null, signal: "SIGTERM" }).report.failure).toMatchObject({ category: "transport" });
+    expect(p.end({ code: null, signal: "SIGTERM" }).report.failure).toMatchObject({ category: "gateway_error" });
   });
 
   it("a successful exit with no result and no error is no failure of the report", () => {
@@ -207,7 +207,7 @@ describe("failures from the report", () => {
   it("codex: turn.failed names the reason", () => {
     const p = new CodexStreamParser(codex);
     p.feed(line({ type: "turn.failed", error: { message: "unexpected status 503 Service Unavailable: overloaded" } }));
-    expect(p.end({ code: 1, signal: null }).report.failure).toMatchObject({ kind: "InfraFailure", category: "rate_limit" });
+    expect(p.end({ code: 1, signal: null }).report.failure).toMatchObject({ kind: "InfraFailure", category: "gateway_rate_limit" });
   });
 });
 

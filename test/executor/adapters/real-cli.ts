@@ -27,6 +27,7 @@ export function agent(overrides: Partial<AdapterAgent> & Pick<AdapterAgent, "kin
     models: [],
     env: {},
     maxTurns: null,
+    maxBudgetUsd: null,
     allowedTools: [],
     disallowedTools: [],
     mcpConfig: null,

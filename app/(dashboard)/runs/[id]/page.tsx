@@ -54,7 +54,10 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
     );
   }
   const run = result.data;
-  const agents = Object.keys((await instanceConfig()).agents);
+  const roster = (await instanceConfig()).agents;
+  const agents = Object.keys(roster);
+  // the models each agent offers (its default first): Edit and retry picks among them
+  const models = Object.fromEntries(Object.values(roster).map((a) => [a.name, [...new Set([a.model, ...a.models].filter((m): m is string => !!m))]]));
   const latest = run.attempts.at(-1) ?? null;
   const actions = run.canAct ? run.actions : [];
 
@@ -107,7 +110,7 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
         <details className="rounded-lg border border-stone-200 bg-white p-3" data-testid="action-edit-and-retry">
           <summary className="cursor-pointer text-sm font-medium">Edit the task and retry</summary>
           <div className="mt-3">
-            <EditAndRetryForm runId={run.id} prompt={run.prompt} agent={run.agent} agents={agents} />
+            <EditAndRetryForm runId={run.id} prompt={run.prompt} agent={run.agent} model={run.model} agents={agents} models={models} />
           </div>
         </details>
       ) : null}
