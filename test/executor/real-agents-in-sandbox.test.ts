@@ -130,13 +130,13 @@ describe("the real claude CLI in its sandbox", () => {
     expect(conversation).toContain("What did you say the answer was?");
   }, 120_000);
 
-  it("a retry whose session this worker did not keep starts a new conversation, and says so", async () => {
+  it("a retry whose session is not kept starts a new conversation, and says so", async () => {
     const { outcome, out } = await claudeAttempt([{ text: "Fresh start." }], "realnosession/agent/2", {
       prompt: "Go on.",
       resumeSession: "00000000-0000-4000-8000-000000000000",
     });
     expect(outcome.tag).toBe("Succeeded");
-    expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept on this worker; the agent starts a new one");
+    expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept; the agent starts a new one");
     expect(JSON.stringify(fake!.loopRequests().at(-1)!.body)).not.toContain("Add hello.txt");
   }, 120_000);
 
