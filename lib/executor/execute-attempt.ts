@@ -175,6 +175,10 @@ async function restoreSession(input: AttemptInput, kind: AgentKind, box: Attempt
     system(`the agent's session ${session} is not kept; the agent starts a new one`);
     return null;
   }
+  if (loaded.tag === "Found" && loaded.sessionId !== session) {
+    system(`the agent's session ${session} is not kept (the Run keeps another); the agent starts a new one`);
+    return null;
+  }
   if (loaded.tag === "Refused" || loaded.kind !== kind) {
     system(`the kept session of this Run was refused: ${loaded.tag === "Refused" ? loaded.reason : `it is a ${loaded.kind} session, the agent is ${kind}`}; the agent starts a new one`);
     return null;

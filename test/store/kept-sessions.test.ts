@@ -100,6 +100,15 @@ describe("a Run's kept session", () => {
     expect(next.tag === "Started" && [next.run.interrupted_by, next.run.resume_session]).toEqual(["its worker died", "s-kept"]);
   });
 
+  it("is not handed on when an Attempt of another agent kept it (an Edit and retry changed the agent)", async () => {
+    const { runId, attemptId, writer } = await begunRun();
+    expect(await sessionsOf(writer).save({ kind: "claude", sessionId: "old-agent", archive: archive(10) })).toBe(true);
+    await db.pool.query(`UPDATE runs SET agent = 'other' WHERE id = $1`, [runId]);
+    await expireAttempt(db, attemptId, "its worker died");
+    const { rows } = await db.pool.query(`SELECT resume_session FROM runs WHERE id = $1`, [runId]);
+    expect(rows[0].resume_session).toBeNull();
+  });
+
   it("goes with the Run's retention, and with its repository's retirement (by GitHub id)", async () => {
     const a = await begunRun();
     const b = await begunRun();

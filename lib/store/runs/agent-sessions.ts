@@ -90,13 +90,16 @@ const isDb = (on: Db | Sql): on is Db => "pool" in on;
 /**
  * Beside the close of an interrupted Attempt, in its transaction and after it (the close waited
  * for a save in flight): the kept session's id on the Attempt when it saved it, and on the Run as
- * the session its next Attempts resume (ADR 0011's resume_session). Nothing when none is kept.
+ * the session its next Attempts resume (ADR 0011's resume_session). Nothing when none is kept, or
+ * when an Attempt of another agent kept it (an Edit and retry changed the agent: a new conversation).
  */
 export async function recordKeptSession(tx: Sql, runId: string, attemptId: string): Promise<void> {
   await query(
     tx,
-    sql`WITH kept AS (SELECT session_id, attempt_id FROM agent_sessions WHERE run_id = ${runId}),
-       on_attempt AS (UPDATE attempts a SET session_id = kept.session_id FROM kept WHERE a.id = ${attemptId} AND kept.attempt_id = a.id)
+    sql`WITH kept AS (
+         SELECT s.session_id, s.attempt_id FROM agent_sessions s JOIN attempts saver ON saver.id = s.attempt_id JOIN runs r ON r.id = s.run_id
+          WHERE s.run_id = ${runId} AND saver.agent IS NOT DISTINCT FROM r.agent
+       ), on_attempt AS (UPDATE attempts a SET session_id = kept.session_id FROM kept WHERE a.id = ${attemptId} AND kept.attempt_id = a.id)
      UPDATE runs r SET resume_session = kept.session_id FROM kept WHERE r.id = ${runId}`,
   );
 }
