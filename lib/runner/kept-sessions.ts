@@ -3,7 +3,6 @@ import type { AttemptSessions, LoadedSession } from "../executor/agent-session";
 import { openSession, sealSession } from "../secrets/session-box";
 import type { Db } from "../store/kernel/db";
 import { loadSessionBlob, saveSessionBlob, type SessionBlobMeta, type SessionWriter, type StoredSessionBlob } from "../store/runs/agent-sessions";
-import { recordResumedSession } from "../store/runs/attempt-resumed";
 
 /**
  * Where the Runs' agent sessions are kept so that every worker reaches them (ADR 0082): a small
@@ -25,13 +24,16 @@ export const postgresSessionStore = (db: Db): SessionBlobStore => ({
 
 const KINDS: ReadonlySet<string> = new Set<AgentKind>(["claude", "codex"]);
 
-/** The Attempt's way to its Run's kept session: saves fenced by its lease, loads opened for its Run only. */
+/**
+ * The Attempt's way to its Run's kept session: saves fenced by its lease, loads opened for its
+ * Run only; `onResumed` records the session it resumed (recordResumedSession).
+ */
 export function attemptSessions(
-  db: Db,
   store: SessionBlobStore,
   key: string,
   writer: SessionWriter,
   repositoryId: string | null,
+  onResumed: (sessionId: string) => Promise<void>,
 ): AttemptSessions {
   return {
     save: ({ kind, sessionId, archive }) => store.put(writer, { kind, sessionId, repositoryId }, sealSession(archive, key, writer.runId)),
@@ -43,6 +45,6 @@ export function attemptSessions(
       if (!KINDS.has(kept.kind)) return { tag: "Refused", reason: `it names an unknown kind of agent` };
       return { tag: "Found", kind: kept.kind as AgentKind, sessionId: kept.sessionId, archive };
     },
-    resumed: (sessionId) => recordResumedSession(db, writer, sessionId),
+    resumed: onResumed,
   };
 }

@@ -27,6 +27,8 @@ import type { RunnerContext } from "./runner-context";
 import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
 import { TranscriptWriter } from "./transcript-writer";
 import { attemptSessions, postgresSessionStore } from "./kept-sessions";
+import type { AttemptSessions } from "../executor/agent-session";
+import { recordResumedSession } from "../store/runs/attempt-resumed";
 import { secretKey } from "../secrets/secret-key";
 
 /**
@@ -88,6 +90,15 @@ function holdFor(ctx: RunnerContext, run: RunRow, attempt: AttemptRef, startedAt
   return (write) => holdThroughOutage(ctx.deps.db, write, { until, signal, onHeld });
 }
 
+/** Where this Attempt keeps its agent's session and finds its Run's (ADR 0082). */
+function sessionsOf(ctx: RunnerContext, attempt: AttemptRef, repositoryId: string | null): AttemptSessions {
+  const writer = { runId: attempt.runId, attemptId: attempt.id, leaseToken: attempt.leaseToken };
+  const { db } = ctx.deps;
+  return attemptSessions(ctx.deps.sessionStore ?? postgresSessionStore(db), ctx.config.sessionKey ?? secretKey(), writer, repositoryId, (sessionId) =>
+    recordResumedSession(db, writer, sessionId),
+  );
+}
+
 type Produced = { outcome: AttemptOutcome; access: RepositoryAccess | null; base: string | null };
 
 /** Everything up to the executor's outcome; a failure before the agent runs is an outcome too. */
@@ -140,13 +151,7 @@ async function produceOutcome(
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
-        sessions: attemptSessions(
-          ctx.deps.db,
-          ctx.deps.sessionStore ?? postgresSessionStore(ctx.deps.db),
-          ctx.config.sessionKey ?? secretKey(),
-          { runId: run.id, attemptId: attempt.id, leaseToken: attempt.leaseToken },
-          environment.repositoryId,
-        ),
+        sessions: sessionsOf(ctx, attempt, environment.repositoryId),
         ...(ctx.config.sessionSaveEveryMs !== undefined ? { sessionSaveEveryMs: ctx.config.sessionSaveEveryMs } : {}),
         interruptedBy: run.interrupted_by,
         model: run.model,

@@ -33,7 +33,7 @@ async function begunRun(repo = uniqueRepo("kept")) {
 }
 
 const sessionsOf = (writer: { runId: string; attemptId: string; leaseToken: string }, key = KEY, repositoryId: string | null = null): AttemptSessions =>
-  attemptSessions(db, store, key, writer, repositoryId);
+  attemptSessions(store, key, writer, repositoryId, async () => undefined);
 
 const archive = (bytes: number) => randomBytes(bytes);
 
