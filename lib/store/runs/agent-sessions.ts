@@ -79,12 +79,6 @@ export async function deleteRunSessions(on: Db | Sql, runIds: readonly string[])
   return done.rowCount ?? 0;
 }
 
-/** Deletes the kept sessions of a repository's Runs, by its GitHub id (its retirement does it too, by a trigger). */
-export async function deleteRepositorySessions(on: Db | Sql, repositoryId: string): Promise<number> {
-  const done = await query(isDb(on) ? on.pool : on, sql`DELETE FROM agent_sessions WHERE repository_id = ${repositoryId}::bigint`);
-  return done.rowCount ?? 0;
-}
-
 const isDb = (on: Db | Sql): on is Db => "pool" in on;
 
 /**
