@@ -385,6 +385,9 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         },
         sourceEnv: deps.sourceEnv,
         killGraceMs: input.killGraceMs,
+      }).catch((err: unknown) => {
+        saver?.stop();
+        throw err;
       });
       agentMs += run.durationMs;
       if (run.tag === "Exited") system(`agent ${input.agent.name} finished in ${seconds(run.durationMs)}`);

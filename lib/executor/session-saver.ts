@@ -36,10 +36,15 @@ export class SessionSaver {
     if (step.type === "session") this.sessionId = step.sessionId;
   }
 
-  /** Stops the ticks and, after the agent exited, saves the session whole (the report's id when it gave one). */
-  async finish(reported: string | null): Promise<void> {
+  /** Stops the ticks (the agent's run threw: nothing more is saved). */
+  stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+  }
+
+  /** Stops the ticks and, after the agent exited, saves the session whole (the report's id when it gave one). */
+  async finish(reported: string | null): Promise<void> {
+    this.stop();
     await this.saving;
     if (reported) this.sessionId = reported;
     await this.save(false);
