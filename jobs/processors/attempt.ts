@@ -89,12 +89,15 @@ export interface ShutdownTargets {
   cleanup?: () => Promise<void>;
   exit?: (code: number) => void;
   log?: { info(obj: object, msg?: string): void };
+  /** How long the drain waits for the running Attempts before it hands them over (default: the host's). */
+  drainTimeoutMs?: number;
 }
 
 /**
  * Drain on the first SIGTERM/SIGINT: the workers stop taking jobs, admission closes, and the
  * process waits for its running Attempts to record their outcome (at most the longest
- * max_attempt_minutes of the roster), then exits 0. A second signal stops at once: the agents
+ * max_attempt_minutes of the roster), hands over those still running (their sessions kept, to
+ * be resumed on another worker: ADR 0083), then exits 0. A second signal stops at once: the agents
  * are stopped, nothing is written, the leases expire and the next start (or another worker's
  * sweep) recovers those Attempts as InfraFailures; exit 1.
  */
@@ -113,10 +116,11 @@ export function installShutdownSignals(targets: ShutdownTargets): () => void {
     if (signals === 1) {
       log.info({ signal, running: targets.host.running }, "draining: no new Attempt; waiting for the running ones (signal again to stop at once)");
       for (const w of targets.workers) void w.close().catch(() => undefined);
-      void targets.host.drain().then(async ({ drained }) => {
+      void targets.host.drain(targets.drainTimeoutMs !== undefined ? { timeoutMs: targets.drainTimeoutMs } : {}).then(async ({ drained, handedOver, left }) => {
         if (signals > 1) return;
-        if (!drained) await targets.host.stop();
-        await finish(drained ? 0 : 1, !drained);
+        if (handedOver) log.info({ handedOver, left }, "handed over the Attempts that outlived the drain: their sessions kept, to be resumed elsewhere");
+        if (left) await targets.host.stop();
+        await finish(left ? 1 : 0, !drained);
       });
     } else if (signals === 2) {
       log.info({ signal, running: targets.host.running }, "stopping at once; the running Attempts will be recovered by the next start");

@@ -10,7 +10,7 @@ import { pushSentence, reviewSentence } from "../loops/steering";
 import { readHeldCommits, type HeldCommits } from "../store/runs/held-commits";
 import { issueUrl, pullRequestUrl } from "./links";
 import { WORKER_STALE_AFTER_MS } from "../runner/worker-heartbeat";
-import { readRunAttempts, readRunDetail, readRunSummary } from "../store/reads/run-detail-read";
+import { readRunAttempts, readRunDetail, readRunSummary, type RunAttemptRow } from "../store/reads/run-detail-read";
 import { anyWorkerAlive } from "../store/runs/worker-registry";
 import { availableActions, hasUnresolvedFailure, waitsFor, type RunAction } from "./run-status";
 import { storedVerify, verifyVerdict, type VerifyResult, type VerifyVerdict } from "../executor/verify-spec";
@@ -108,6 +108,12 @@ export interface AttemptView {
   turns: number | null;
   /** The session a retry resumes. */
   sessionId: string | null;
+  /** Its worker died, lost its lease, or was drained (ADR 0082/0083): the next Attempt resumes its kept session. */
+  interrupted: boolean;
+  /** The kept session this Attempt resumed (an interrupted Attempt's, or a retried one's); null: a new conversation. */
+  resumedSession: string | null;
+  /** It resumed the session of the interrupted Attempt before it. */
+  resumedInterrupted: boolean;
   agent: string | null;
   /** What verify found on the Attempt's commit; null: none ran. */
   verify: VerifyResult | null;
@@ -123,13 +129,16 @@ export interface AuditView {
   detail: unknown;
 }
 
+/** An Attempt closed because its worker stopped holding it (died, lost its lease, drained): lease_lost, whoever closed it. */
+const isInterrupted = (a: RunAttemptRow): boolean => a.state === "Failed" && a.failure_category === "lease_lost";
+
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
 export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?: (agent: string) => boolean } = {}): Promise<RunDetail> {
   const [r, attempts, audit, held] = await Promise.all([readRunDetail(db, runId), readRunAttempts(db, runId), auditOfRun(db, runId, 200), readHeldCommits(db, runId)]);
   if (!r) throw new NotFoundError("run_not_found", `There is no Run ${runId}.`);
 
-  const attemptViews: AttemptView[] = attempts.map((a) => ({
+  const attemptViews: AttemptView[] = attempts.map((a, i) => ({
     id: a.id,
     number: a.number,
     step: a.step,
@@ -150,6 +159,9 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     model: a.model,
     turns: a.turns,
     sessionId: a.session_id,
+    interrupted: isInterrupted(a),
+    resumedSession: a.resumed_session,
+    resumedInterrupted: a.resumed_session !== null && i > 0 && isInterrupted(attempts[i - 1]!),
     agent: a.agent,
     verify: storedVerify(a.verify),
   }));

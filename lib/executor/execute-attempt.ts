@@ -14,7 +14,9 @@ import type { AgentKind, AgentReport } from "./adapters/types";
 import type { MeteredUsage } from "./agent-sandbox/usage-meter";
 import { attemptUsage, meteringNote, type AttemptUsage } from "./attempt-usage";
 import type { AttemptBox } from "./agent-sandbox/box";
-import { keepAgentSession, restoreAgentSession } from "./agent-session";
+import { unpackAgentSession, type AttemptSessions } from "./agent-session";
+import { decodeStep } from "./adapters/step-entry";
+import { DEFAULT_SESSION_SAVE_EVERY_MS, SessionSaver } from "./session-saver";
 import { runAgent, type AgentControl, type AgentRunResult, type AgentSandbox } from "./run-agent";
 import { cacheObjects, prepareWorkspace, recordAgentProcess, removeWorkspace, type Workspace } from "./workspace";
 import { harvestDir, SANDBOX_RESULT_FILE } from "./workspace-paths";
@@ -66,9 +68,16 @@ export interface AttemptInput {
   sandbox?: SandboxMode;
   /**
    * The agent session to continue (an operator's retry of a Run whose last Attempt reported
-   * one): resumed when this worker kept it, else the agent starts afresh.
+   * one, or the next Attempt of an interrupted one): resumed from `sessions`, where the Run's
+   * last saved session is kept; when none opens for the Run, the agent starts afresh and says so.
    */
   resumeSession?: string | null;
+  /** Where the Run's agent session is kept (saved as the agent goes, restored by the next Attempt); null: none kept or restored. */
+  sessions?: AttemptSessions | null;
+  /** How often the running agent's session is saved at most (default DEFAULT_SESSION_SAVE_EVERY_MS). */
+  sessionSaveEveryMs?: number;
+  /** Why the previous Attempt of the Run was interrupted (its worker died or was drained); null: it was not. */
+  interruptedBy?: string | null;
   /** The model the Run's Loop picked among its agent's; null: the agent's default. */
   model?: string | null;
   /** How Atelier checks the agent's work (the Loop's `environment: { verify }`); null: none declared. */
@@ -152,7 +161,10 @@ async function decideSandbox(input: AttemptInput, builtin: boolean, probeHost: (
   throw new AttemptFailureError(agentFailure("configuration", `Agent ${input.agent.name} cannot start: ${probe.reason}; ${SANDBOX_INSTALL_HINT}.`));
 }
 
-/** The Run's kept session in the new box's home; null (start afresh, said) when this worker has none. */
+/**
+ * The Run's kept session in the new box's home; null (start afresh, said) when none is kept, or
+ * the kept one does not open for this Run (refused: never restored).
+ */
 async function restoreSession(input: AttemptInput, kind: AgentKind, box: AttemptBox, sandboxed: boolean, system: (t: string) => void): Promise<string | null> {
   const session = input.resumeSession as string;
   if (kind === "claude" && !sandboxed) {
@@ -160,13 +172,39 @@ async function restoreSession(input: AttemptInput, kind: AgentKind, box: Attempt
     system(`the agent's session ${session} is resumed only in the sandbox (each unconfined Attempt has a directory of its own); the agent starts a new one`);
     return null;
   }
-  const restored = await restoreAgentSession(input.workspaceRoot, input.runId, kind, box.home, box).catch(() => false);
-  if (!restored) {
-    system(`the agent's session ${session} is not kept on this worker; the agent starts a new one`);
+  const sessions = input.sessions;
+  const loaded = sessions ? await sessions.load().catch((err: unknown) => ({ tag: "Refused" as const, reason: `it could not be read (${err instanceof Error ? err.message : String(err)})` })) : ({ tag: "None" } as const);
+  if (loaded.tag === "None") {
+    system(`the agent's session ${session} is not kept; the agent starts a new one`);
     return null;
   }
-  system(`resuming the agent's session ${session}`);
-  return session;
+  if (loaded.tag === "Found" && loaded.sessionId !== session) {
+    system(`the agent's session ${session} is not kept (the Run keeps another); the agent starts a new one`);
+    return null;
+  }
+  if (loaded.tag === "Refused" || loaded.kind !== kind) {
+    system(`the kept session of this Run was refused: ${loaded.tag === "Refused" ? loaded.reason : `it is a ${loaded.kind} session, the agent is ${kind}`}; the agent starts a new one`);
+    return null;
+  }
+  const refused = await unpackAgentSession(loaded.archive, kind, box.home, box).catch((err: unknown) => `it could not be unpacked (${err instanceof Error ? err.message : String(err)})`);
+  if (refused) {
+    system(`the kept session of this Run was refused: ${refused}; the agent starts a new one`);
+    return null;
+  }
+  await sessions!.resumed(loaded.sessionId).catch(() => undefined);
+  system(`resuming the agent's session ${loaded.sessionId}${input.interruptedBy ? " (the previous Attempt was interrupted)" : ""}`);
+  return loaded.sessionId;
+}
+
+/** What a resumed agent is told when its previous Attempt was interrupted: what happened, what is gone, and its task. */
+export function interruptedPrompt(prompt: string, interruptedBy: string, base: string): string {
+  return [
+    `Your previous session on this task was interrupted before it finished: ${interruptedBy}`,
+    `You continue it here, in a fresh checkout of ${base}: changes you had not committed are gone, so look at the files before you rely on them.`,
+    "Carry on with the task:",
+    "",
+    prompt,
+  ].join("\n");
 }
 
 /** The Attempt's toolchains, checked on this worker now; a refusal fails the Attempt (configuration). */
@@ -338,6 +376,9 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     const workspace = ws;
     let lastRound: AgentRunResult | null = null;
     const runRound = async (prompt: string, session: string | null) => {
+      // the session is saved as the agent goes, and once more after it exited
+      const saver = kind && input.sessions ? new SessionSaver(kind, box.home, input.sessions, input.sessionSaveEveryMs ?? DEFAULT_SESSION_SAVE_EVERY_MS, system) : null;
+      saver?.start();
       const run = await runAgent({
         resumeSession: session,
         model: input.model ?? null,
@@ -347,7 +388,11 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         sandbox,
         toolchains,
         home: box.home,
-        onOutput: emit,
+        onOutput: (entry) => {
+          const step = saver ? decodeStep(entry) : null;
+          if (step) saver!.onStep(step);
+          emit(entry);
+        },
         redactor,
         signal: input.signal,
         leaseLost: input.leaseLost,
@@ -357,16 +402,16 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
         },
         sourceEnv: deps.sourceEnv,
         killGraceMs: input.killGraceMs,
+      }).catch((err: unknown) => {
+        saver?.stop();
+        throw err;
       });
       agentMs += run.durationMs;
       if (run.tag === "Exited") system(`agent ${input.agent.name} finished in ${seconds(run.durationMs)}`);
       redactor = run.redactor;
       report = addReports(report, run.report);
       metered = addMetered(metered, run.metered);
-      if (kind && run.report?.sessionId) {
-        const notKept = await keepAgentSession(input.workspaceRoot, input.runId, kind, box.home).catch((err: unknown) => String(err));
-        if (notKept) system(`the agent's session ${run.report.sessionId} was not kept for a retry: ${notKept}`);
-      }
+      await saver?.finish(run.report?.sessionId ?? null);
       const reading = await readResultFile(workspace.resultFile);
       if (reading.tag === "Read") result = reading.result;
       if (reading.tag === "Ignored") system(`result file ignored: ${reading.reason}`);
@@ -375,7 +420,8 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       lastRound = run;
       return run;
     };
-    const run = await runRound(input.prompt, resumeSession);
+    const prompt = resumeSession && input.interruptedBy ? interruptedPrompt(input.prompt, input.interruptedBy, `${ws.base.ref} at ${ws.base.sha.slice(0, 12)}`) : input.prompt;
+    const run = await runRound(prompt, resumeSession);
     if (run.tag === "Canceled") return { tag: "Canceled", usage: usage() };
     if (run.tag === "Failed") return { tag: "Failed", failure: run.failure, usage: usage() };
     const stopped = canceledOrLost();

@@ -9,12 +9,18 @@ export interface LocalAttempt {
   attemptId: string | null;
   /** An operator canceled the Run. */
   readonly canceled: AbortController;
-  /** This worker stops at once (hard stop): the agent dies, nothing is written. */
+  /**
+   * This worker stops the agent: at once (hard stop, nothing is written), or to hand the
+   * Attempt over (reason HAND_OVER: the session is kept and the Attempt closed as interrupted).
+   */
   readonly stopped: AbortController;
   agent: AgentControl | null;
   /** A line for the Attempt's transcript (set once the transcript exists). */
   note: (text: string) => void;
 }
+
+/** The reason of `stopped` when a draining worker hands its Attempt over (ADR 0083). */
+export const HAND_OVER = "hand_over";
 
 export class LocalAttempts {
   private readonly byRun = new Map<string, LocalAttempt>();

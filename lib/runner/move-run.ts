@@ -204,7 +204,8 @@ async function underLease(
       queuedBehind: end.tag === "Recorded" ? end.finish.queuedBehind : true,
     };
     if (end.tag === "Abandoned") {
-      if (end.reason === "lease_expired") return closeRanOut(ctx, begun.attempt.id, closed);
+      if (end.reason === "lease_expired") return closeOwn(ctx, begun.attempt.id, closed, ranOutMessage(ctx.config.workerId));
+      if (end.reason === "handed_over") return closeOwn(ctx, begun.attempt.id, closed, handedOverMessage(ctx.config.workerId));
       // a hard stop leaves the lease to expire: the next start (or another worker's sweep) recovers the Attempt
       leaveLease = end.reason === "stopping";
       return { tag: "Held", reason: "open_attempt" };
@@ -223,15 +224,19 @@ async function underLease(
 const ranOutMessage = (workerId: string) =>
   `The worker running this Attempt (${workerId}) could not renew its lease for a whole lease TTL (Redis did not answer): it stopped the agent and closed the Attempt so that it is retried.`;
 
+const handedOverMessage = (workerId: string) =>
+  `The worker running this Attempt (${workerId}) was drained (a deploy or a restart) and the Attempt outlived the drain: it stopped the agent, kept its session and handed the Attempt over, to be resumed.`;
+
 /**
- * This live worker's lease ran out under its Attempt and the agent is stopped: no other worker
- * can hold the Attempt (a start needs it closed), so it is closed now as an InfraFailure
- * (lease_lost) rather than by the sweep's second look one TTL later. Closed meanwhile (the
- * sweep, a cancel): held, and the Run read again.
+ * This live worker stopped its agent and closes the Attempt itself as interrupted, an
+ * InfraFailure (lease_lost), rather than leaving it to the sweep's second look one TTL later:
+ * its lease ran out (no other worker can hold the Attempt: a start needs it closed), or it hands
+ * the Attempt over as it drains (its session kept). Closed meanwhile (the sweep, a cancel):
+ * held, and the Run read again.
  */
-async function closeRanOut(ctx: RunnerContext, attemptId: string, closed: Closed): Promise<MoveOutcome | Closed> {
-  const expired = await expireAttempt(ctx.deps.db, attemptId, ranOutMessage(ctx.config.workerId));
+async function closeOwn(ctx: RunnerContext, attemptId: string, closed: Closed, message: string): Promise<MoveOutcome | Closed> {
+  const expired = await expireAttempt(ctx.deps.db, attemptId, message);
   if (!expired) return { tag: "Held", reason: "open_attempt" };
-  ctx.log.warn({ attempt_id: attemptId, decision: expired.decision.tag }, "closed its own Attempt whose lease ran out");
+  ctx.log.warn({ attempt_id: attemptId, decision: expired.decision.tag }, "closed its own interrupted Attempt");
   return expired.decision.tag === "RetryAttempt" ? { tag: "Again", reason: "retry", delayMs: 0 } : closed;
 }

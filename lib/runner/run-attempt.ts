@@ -20,12 +20,16 @@ import { watchAttemptRow } from "./attempt-watch";
 import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
-import type { LocalAttempt } from "./local-attempts";
+import { HAND_OVER, type LocalAttempt } from "./local-attempts";
 import { pullRequestBase } from "./pull-request-base";
 import { workBranchOfRun } from "./run-branch";
 import type { RunnerContext } from "./runner-context";
 import { rosterAgent, type PublishedPullRequest, type RepositoryAccess } from "./runner-deps";
 import { TranscriptWriter } from "./transcript-writer";
+import { attemptSessions, postgresSessionStore } from "./kept-sessions";
+import type { AttemptSessions } from "../executor/agent-session";
+import { recordResumedSession } from "../store/runs/attempt-resumed";
+import { secretKey } from "../secrets/secret-key";
 
 /**
  * One begun Attempt, from the token to the recorded outcome: mint a token scoped to the
@@ -43,9 +47,11 @@ export type AttemptEnd =
    * `database_away`: the outcome could not be written within the Attempt's budget; the sweep
    * closes it with that reason (left in Redis). `lease_expired`: this worker's own lease ran
    * out (Redis did not answer for a TTL) and its agent is stopped: nobody else can hold the
-   * Attempt, so the worker closes it itself (move-run.ts).
+   * Attempt, so the worker closes it itself (move-run.ts). `handed_over`: a draining worker
+   * stopped the agent after keeping its session; it closes the Attempt as interrupted, for the
+   * next Attempt (on any worker) to resume.
    */
-  | { tag: "Abandoned"; reason: "lease_lost" | "lease_expired" | "stopping" | "database_away" };
+  | { tag: "Abandoned"; reason: "lease_lost" | "lease_expired" | "stopping" | "handed_over" | "database_away" };
 
 function toUsage(u: AttemptUsage | null, startedAt: number): Usage {
   return {
@@ -82,6 +88,15 @@ function holdFor(ctx: RunnerContext, run: RunRow, attempt: AttemptRef, startedAt
   const onHeld = (err: unknown, retryInMs: number) =>
     ctx.log.warn({ attemptId: attempt.id, retryInMs, err: message(err) }, "the database is away: holding the Attempt");
   return (write) => holdThroughOutage(ctx.deps.db, write, { until, signal, onHeld });
+}
+
+/** Where this Attempt keeps its agent's session and finds its Run's (ADR 0082). */
+function sessionsOf(ctx: RunnerContext, attempt: AttemptRef, repositoryId: string | null): AttemptSessions {
+  const writer = { runId: attempt.runId, attemptId: attempt.id, leaseToken: attempt.leaseToken };
+  const { db } = ctx.deps;
+  return attemptSessions(ctx.deps.sessionStore ?? postgresSessionStore(db), ctx.config.sessionKey ?? secretKey(), writer, repositoryId, (sessionId) =>
+    recordResumedSession(db, writer, sessionId),
+  );
 }
 
 type Produced = { outcome: AttemptOutcome; access: RepositoryAccess | null; base: string | null };
@@ -142,6 +157,9 @@ async function produceOutcome(
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
+        sessions: sessionsOf(ctx, attempt, environment.repositoryId),
+        ...(ctx.config.sessionSaveEveryMs !== undefined ? { sessionSaveEveryMs: ctx.config.sessionSaveEveryMs } : {}),
+        interruptedBy: run.interrupted_by,
         model: run.model,
         verify: verifySpecOf(environment.environment),
         verifyEgress: registryAllowlist(ctx.config.roster),
@@ -273,8 +291,10 @@ export async function runBegunAttempt(
     watch.stop();
   }
   if (leaseLost.aborted) {
-    await transcript.close({ discard: true });
-    return { tag: "Abandoned", reason: local.stopped.signal.aborted ? "stopping" : !lostByRow.signal.aborted && leaseRanOut(lease) ? "lease_expired" : "lease_lost" };
+    const reason = abandonReason(local, lostByRow.signal, lease);
+    // a hand-over still holds the Attempt: its transcript is kept whole
+    await transcript.close({ discard: reason !== "handed_over" });
+    return { tag: "Abandoned", reason };
   }
   if (produced.outcome.tag === "Canceled" || local.canceled.signal.aborted) {
     await transcript.close();
@@ -315,6 +335,11 @@ export async function runBegunAttempt(
     // closed meanwhile: by an operator's cancel, or by the sweep after this worker lost its lease
     return (await attemptLease(db, attempt.id))?.state === "Canceled" ? { tag: "Canceled" } : { tag: "Abandoned", reason: "lease_lost" };
   }
+}
+
+function abandonReason(local: LocalAttempt, lostByRow: AbortSignal, lease: Lease): Extract<AttemptEnd, { tag: "Abandoned" }>["reason"] {
+  if (local.stopped.signal.aborted) return local.stopped.signal.reason === HAND_OVER && !lease.lost.aborted && !lostByRow.aborted ? "handed_over" : "stopping";
+  return !lostByRow.aborted && leaseRanOut(lease) ? "lease_expired" : "lease_lost";
 }
 
 /** The lease was lost to its own deadline (no renewal answered for a TTL), not taken by another token. */

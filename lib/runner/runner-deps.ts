@@ -4,6 +4,7 @@ import type { AttemptDeps, AttemptInput, AttemptOutcome } from "../executor/exec
 import type { SnapshotStore } from "../executor/environment/snapshot-store";
 import type { Db } from "../store/kernel/db";
 import type { Admission } from "../store/runs/claim";
+import type { SessionBlobStore } from "./kept-sessions";
 import type { WorkQueue } from "../work/work-queue";
 
 /**
@@ -104,6 +105,10 @@ export interface RunnerConfig {
   killGraceMs?: number;
   /** Where environment snapshots are kept (snapshotStoreFromEnv); absent: none kept or restored. */
   snapshots?: SnapshotStore;
+  /** The instance key that seals kept agent sessions (default ATELIER_SECRET_KEY: secretKey()). */
+  sessionKey?: string;
+  /** How often a running agent's session is saved at most (default DEFAULT_SESSION_SAVE_EVERY_MS). */
+  sessionSaveEveryMs?: number;
 }
 
 export interface RunnerDeps {
@@ -117,6 +122,8 @@ export interface RunnerDeps {
   admission?: Admission;
   /** Replaces the executor (the engine bench measures with a no-op one). */
   execute?: Executor;
+  /** Where agents' sessions are kept for the next Attempt (default: Postgres, postgresSessionStore). */
+  sessionStore?: SessionBlobStore;
   log?: RunnerLog;
 }
 

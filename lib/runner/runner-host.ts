@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { isAttemptCanceled, readAuditedIntervention } from "../store/people/audit-log";
 import { subscribeControl, type ControlSubscription } from "./control-channel";
 import { DEFAULT_LEASE_TTL_MS } from "./lease";
-import { LocalAttempts } from "./local-attempts";
+import { HAND_OVER, LocalAttempts } from "./local-attempts";
 import { countingEngineFailures, countWorkerDeath } from "./engine-failure";
 import { moveRun, type MoveOutcome } from "./move-run";
 import { redisNames } from "./redis-names";
@@ -20,7 +20,9 @@ import { SlotPool } from "./slots";
 export interface DrainResult {
   /** Every admitted Attempt recorded its outcome in time. */
   drained: boolean;
-  /** Attempts still running when the wait ended. */
+  /** Attempts that outlived the wait and were handed over (their sessions kept, closed as interrupted). */
+  handedOver: number;
+  /** Attempts still running after the hand-over's own wait. */
   left: number;
 }
 
@@ -36,9 +38,11 @@ export interface RunnerHost {
   /**
    * Closes admission (a job that reaches this worker now goes back to the queue) and waits for
    * the admitted Attempts to record their outcome: at most `timeoutMs`, by default the longest
-   * max_attempt_minutes of the roster (each agent is stopped at its own limit anyway).
+   * max_attempt_minutes of the roster (each agent is stopped at its own limit anyway). Those
+   * still running then are handed over (ADR 0083): each agent stopped, its session kept, its
+   * Attempt closed as interrupted and its Run moved on, for another worker to resume it.
    */
-  drain(opts?: { timeoutMs?: number }): Promise<DrainResult>;
+  drain(opts?: { timeoutMs?: number; handOverMs?: number }): Promise<DrainResult>;
   /**
    * Stops at once: admission closes, every running agent is stopped and no outcome is written;
    * the leases are left to expire, so the orphan sweep (here or on another worker) closes those
@@ -50,6 +54,9 @@ export interface RunnerHost {
 }
 
 export type RunnerHostConfig = Partial<RunnerConfig> & Pick<RunnerConfig, "workspaceRoot" | "roster">;
+
+/** How long a hand-over waits for its agents to stop, their sessions to be kept and their Attempts closed. */
+const HAND_OVER_WAIT_MS = 30_000;
 
 export const defaultWorkerId = (): string => `${hostname()}:${process.pid}`;
 
@@ -144,7 +151,11 @@ export function createRunnerHost(deps: RunnerDeps, config: RunnerHostConfig): Ru
     async drain(opts = {}) {
       context.slots.close();
       const drained = await settle(opts.timeoutMs ?? longestAttemptMs(full.roster) + 60_000);
-      return { drained, left: context.local.size };
+      if (drained) return { drained, handedOver: 0, left: 0 };
+      const handedOver = context.local.size;
+      for (const local of context.local.all()) local.stopped.abort(HAND_OVER);
+      await settle(opts.handOverMs ?? HAND_OVER_WAIT_MS);
+      return { drained, handedOver, left: context.local.size };
     },
     async stop(opts = {}) {
       context.slots.close();

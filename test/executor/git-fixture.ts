@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { NamedAgentSpec } from "../../lib/executor/agent-spec";
 import type { AttemptInput } from "../../lib/executor/execute-attempt";
+import { memorySessions } from "../support/memory-sessions";
 
 // safe.directory: the tests arrange commits in Attempt clones, which belong to the sandbox's uid
 const IDENTITY = ["-c", "user.name=Fixture", "-c", "user.email=fixture@example.invalid", "-c", "init.defaultBranch=main", "-c", "safe.directory=*"];
@@ -93,6 +94,7 @@ export function attemptOn(fx: RemoteFixture, attemptId: string, agent: NamedAgen
     defaultBranch: "main",
     branch: `atelier/start-dev/${runId}`,
     workspaceRoot: fx.root,
+    sessions: memorySessions(runId),
     ...over,
   };
 }

@@ -5,6 +5,9 @@ import { decodeStep } from "../../lib/executor/adapters";
 import { PLACEHOLDER_KEY } from "../../lib/executor/agent-sandbox/api-broker";
 import type { NamedAgentSpec, OutputEntry } from "../../lib/executor/agent-spec";
 import { executeAttempt, type AttemptInput } from "../../lib/executor/execute-attempt";
+import type { AttemptSessions } from "../../lib/executor/agent-session";
+import { attemptSessions, type SessionBlobStore } from "../../lib/runner/kept-sessions";
+import type { StoredSessionBlob } from "../../lib/store/runs/agent-sessions";
 import { attemptPidsWithArgument } from "../support/processes";
 import { DEFAULT_TURN_USAGE, startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../support/fake-anthropic";
 import { DEFAULT_OPENAI_USAGE, startFakeOpenAi, type FakeOpenAi } from "../support/fake-openai";
@@ -47,7 +50,7 @@ afterEach(async () => {
 async function claudeAttempt(
   script: AnthropicTurn[],
   attemptId: string,
-  opts: { prompt?: string; resumeSession?: string | null; model?: string; minutes?: number } = {},
+  opts: { prompt?: string; resumeSession?: string | null; model?: string; minutes?: number; sessions?: AttemptSessions } = {},
 ) {
   await fake?.close();
   fake = await startFakeAnthropic(script);
@@ -67,10 +70,15 @@ async function claudeAttempt(
   return attempt(spec, attemptId, opts);
 }
 
-async function attempt(spec: NamedAgentSpec, attemptId: string, opts: Partial<Pick<AttemptInput, "prompt" | "resumeSession" | "model">>) {
+async function attempt(spec: NamedAgentSpec, attemptId: string, opts: Partial<Pick<AttemptInput, "prompt" | "resumeSession" | "model" | "sessions">>) {
   const out: OutputEntry[] = [];
   const outcome = await executeAttempt(
-    attemptOn(fx, attemptId, spec, { prompt: opts.prompt ?? "Add hello.txt and commit it.", resumeSession: opts.resumeSession ?? null, model: opts.model ?? null }),
+    attemptOn(fx, attemptId, spec, {
+      prompt: opts.prompt ?? "Add hello.txt and commit it.",
+      resumeSession: opts.resumeSession ?? null,
+      model: opts.model ?? null,
+      ...(opts.sessions ? { sessions: opts.sessions } : {}),
+    }),
     { onOutput: (e) => out.push(e), sourceEnv: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ANTHROPIC_API_KEY: KEY, OPENAI_API_KEY: OPENAI_KEY } },
   );
   return { outcome, out, steps: out.map(decodeStep).filter((s) => s !== null) };
@@ -130,13 +138,38 @@ describe("the real claude CLI in its sandbox", () => {
     expect(conversation).toContain("What did you say the answer was?");
   }, 120_000);
 
-  it("a retry whose session this worker did not keep starts a new conversation, and says so", async () => {
+  it("attack: a session sealed for another Run, put under this Run's id, is refused and never restored", async () => {
+    // the kept blobs as Postgres holds them, sealed with the instance key for their Run (lib/runner/kept-sessions.ts)
+    const blobs = new Map<string, StoredSessionBlob>();
+    const store: SessionBlobStore = {
+      put: async (w, meta, blob) => (blobs.set(w.runId, { attemptId: w.attemptId, kind: meta.kind, sessionId: meta.sessionId, blob }), true),
+      get: async (runId) => blobs.get(runId) ?? null,
+    };
+    const sessionsFor = (runId: string, n: number) => attemptSessions(store, "instance-key", { runId, attemptId: `${runId}/agent/${n}`, leaseToken: "t" }, null, async () => undefined);
+    const victim = await claudeAttempt([{ text: "The secret word is avocado." }], "realsealed/agent/1", { prompt: "Remember the word.", sessions: sessionsFor("realsealed", 1) });
+    expect(victim.outcome.tag).toBe("Succeeded");
+    const session = victim.outcome.usage.sessionId!;
+    // the attacker's Run gets the victim's blob, and the victim's session id, under its own Run id
+    blobs.set("realattacker", blobs.get("realsealed")!);
+    const { outcome, out } = await claudeAttempt([{ text: "I know no word." }], "realattacker/agent/2", {
+      prompt: "What was the word?",
+      resumeSession: session,
+      sessions: sessionsFor("realattacker", 2),
+    });
+    expect(outcome.tag).toBe("Succeeded");
+    expect(out.map((e) => e.text)).toContain(
+      "the kept session of this Run was refused: it does not open for this Run with this instance's key (altered, another Run's, or sealed under another key); the agent starts a new one",
+    );
+    expect(JSON.stringify(fake!.loopRequests().at(-1)!.body)).not.toContain("avocado");
+  }, 120_000);
+
+  it("a retry whose session is not kept starts a new conversation, and says so", async () => {
     const { outcome, out } = await claudeAttempt([{ text: "Fresh start." }], "realnosession/agent/2", {
       prompt: "Go on.",
       resumeSession: "00000000-0000-4000-8000-000000000000",
     });
     expect(outcome.tag).toBe("Succeeded");
-    expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept on this worker; the agent starts a new one");
+    expect(out.map((e) => e.text)).toContain("the agent's session 00000000-0000-4000-8000-000000000000 is not kept; the agent starts a new one");
     expect(JSON.stringify(fake!.loopRequests().at(-1)!.body)).not.toContain("Add hello.txt");
   }, 120_000);
 

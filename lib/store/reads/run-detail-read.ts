@@ -89,6 +89,7 @@ export interface RunAttemptRow {
   model: string | null;
   turns: number | null;
   session_id: string | null;
+  resumed_session: string | null;
   /** lib/executor/verify-spec.ts VerifyResult, as stored; null: no verify ran */
   verify: unknown;
 }
@@ -99,7 +100,7 @@ export async function readRunAttempts(db: Db, runId: string): Promise<RunAttempt
     db.pool,
     sql`SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
               failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent,
-              cost_exact, cost_estimated, model, turns, session_id, verify
+              cost_exact, cost_estimated, model, turns, session_id, resumed_session, verify
          FROM attempts WHERE run_id = ${runId} ORDER BY number, step`,
   );
 }

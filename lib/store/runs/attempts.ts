@@ -10,6 +10,7 @@ import { QUOTA_WAITING_PREFIX } from "../metering/repo-metering";
 import { hasOutboundHooks, recordIfTerminal } from "../outbound/terminal-deliveries";
 import { announce } from "../kernel/announce";
 import { FORGET_ENGINE_FAILURES } from "./engine-failures";
+import { recordKeptSession } from "./agent-sessions";
 import { insertHeldCommitsSql, type HeldCommits } from "./held-commits";
 import type { Db } from "../kernel/db";
 import type { VerifyResult } from "../../executor/verify-spec";
@@ -71,7 +72,11 @@ const LEASE_EXPIRED = "The worker running this Attempt stopped renewing its leas
  * its own.
  */
 /** The Run as it starts, with what its Event submitted that the Attempt needs: the branch of a same-branch Loop, the verify declared. */
-export type StartedRun = RunRow & { submitted_branch: string | null };
+export type StartedRun = RunRow & {
+  submitted_branch: string | null;
+  /** Why the previous Attempt was interrupted (its worker died, lost its lease, or handed it over); null when it was not. */
+  interrupted_by: string | null;
+};
 
 /**
  * Starts the next Attempt of a Run under a fresh lease token, as decided on `snap`: the first
@@ -112,7 +117,8 @@ WITH started AS (
   INSERT INTO attempts (id, run_id, step, number, state, lease_token, worker_id, agent)
   SELECT ${id}, id, ${AGENT_STEP}, ${number}, 'Running', ${lease.token}, ${lease.workerId}, agent FROM started
 )
-SELECT started.*, e.submission->>'branch' AS submitted_branch
+SELECT started.*, e.submission->>'branch' AS submitted_branch,
+       (SELECT p.failure_message FROM attempts p WHERE p.run_id = started.id AND p.number = ${number - 1} AND p.failure_category = 'lease_lost') AS interrupted_by
   FROM started LEFT JOIN events e ON e.id = started.event_id`,
     );
     if (!started) return null;
@@ -290,8 +296,10 @@ export async function cancelOpenAttempt(tx: Sql, runId: string): Promise<string 
 }
 
 /**
- * Closes an Attempt whose lease expired or whose worker died (found by the sweep) as an
- * InfraFailure (`lease_lost`, retryable), with `message` saying why; the Run goes on or fails.
+ * Closes an Attempt whose lease expired or whose worker died (found by the sweep), or that a
+ * draining worker handed over, as an InfraFailure (`lease_lost`, retryable: it was interrupted),
+ * with `message` saying why; the Run goes on or fails. The session its worker kept (ADR 0082)
+ * becomes the one the next Attempt resumes.
  */
 export async function expireAttempt(db: Db, attemptId: string, message: string = LEASE_EXPIRED): Promise<{ run: RunRow; decision: RetryDecision } | null> {
   return transaction(db, async (tx) => {
@@ -300,6 +308,8 @@ export async function expireAttempt(db: Db, attemptId: string, message: string =
     await lockRun(tx, row.run_id);
     const lost = infraFailure("lease_lost", message);
     await closeLostAttempt(tx, attemptId, lost);
+    // the session its worker kept as it went: on the Attempt, and for the next one to resume
+    await recordKeptSession(tx, row.run_id, attemptId);
     const decision = decideAfterFailure(lost, row.number);
     const run =
       decision.tag === "RetryAttempt"

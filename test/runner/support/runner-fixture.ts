@@ -178,6 +178,10 @@ export interface StartRunnerOptions {
   toolchains?: InstanceConfig["toolchains"];
   /** Where environment snapshots are kept (default none). */
   snapshots?: SnapshotStore;
+  /** The instance key that seals kept sessions (default: the process's ATELIER_SECRET_KEY). */
+  sessionKey?: string;
+  /** How often a running agent's session is saved at most. */
+  sessionSaveEveryMs?: number;
 }
 
 /** A runner host with its BullMQ attempts worker and queue, as the worker process wires them. */
@@ -205,6 +209,8 @@ export async function startRunner(o: StartRunnerOptions): Promise<RunnerUnderTes
       agentEnv: o.agentEnv ?? AGENT_ENV,
       killGraceMs: 500,
       transcript: { flushMs: 50, ...(o.transcriptMaxBytes ? { maxBytes: o.transcriptMaxBytes } : {}) },
+      ...(o.sessionKey ? { sessionKey: o.sessionKey } : {}),
+      ...(o.sessionSaveEveryMs ? { sessionSaveEveryMs: o.sessionSaveEveryMs } : {}),
     },
   );
   await host.start();

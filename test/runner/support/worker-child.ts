@@ -16,6 +16,8 @@ export interface WorkerChildOptions {
   leaseTtlMs: number;
   /** the demo agent's delay between its steps; the entry's own default when not given */
   demoDelayMs?: number;
+  /** more of the entry's environment (CLAUDE_API_URL, SESSION_SAVE_EVERY_MS, DRAIN_TIMEOUT_MS…) */
+  env?: Record<string, string>;
 }
 
 export interface WorkerChild {
@@ -41,6 +43,7 @@ export async function spawnWorkerChild(o: WorkerChildOptions): Promise<WorkerChi
       WORKER_ID: o.workerId,
       LEASE_TTL_MS: String(o.leaseTtlMs),
       ...(o.demoDelayMs !== undefined ? { DEMO_DELAY_MS: String(o.demoDelayMs) } : {}),
+      ...o.env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -4,7 +4,7 @@ import { createDb } from "../../../lib/store/kernel/db";
 import { installShutdownSignals } from "../../../jobs/processors/attempt";
 import { recoverOwnHost } from "../../../lib/runner/own-host-recovery";
 import { startWorkerHeartbeat, workerIdentity } from "../../../lib/runner/worker-heartbeat";
-import { AGENT_ENV, REDIS_URL, startRunner } from "./runner-fixture";
+import { agents, AGENT_ENV, realClaudeAgent, REDIS_URL, startRunner } from "./runner-fixture";
 import { githubFromSettings } from "./sim-world";
 
 const env = (name: string): string => {
@@ -15,6 +15,8 @@ const env = (name: string): string => {
 
 const db = createDb(env("TEST_DATABASE_URL"), 4);
 const leaseTtlMs = Number(env("LEASE_TTL_MS"));
+// the real Claude Code CLI beside the demo agent, against the test's scripted Messages API
+const claudeApi = process.env.CLAUDE_API_URL;
 const runner = await startRunner({
   db,
   prefix: env("RUNNER_PREFIX"),
@@ -25,7 +27,9 @@ const runner = await startRunner({
   leaseTtlMs,
   slots: 2,
   redisUrl: REDIS_URL,
-  agentEnv: { ...AGENT_ENV, ATELIER_DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? "5" },
+  agentEnv: { ...AGENT_ENV, ATELIER_DEMO_DELAY_MS: process.env.DEMO_DELAY_MS ?? "5", ...(claudeApi ? { ANTHROPIC_API_KEY: env("ANTHROPIC_API_KEY") } : {}) },
+  ...(claudeApi ? { roster: agents({ claude: realClaudeAgent(claudeApi) }) } : {}),
+  ...(process.env.SESSION_SAVE_EVERY_MS ? { sessionSaveEveryMs: Number(process.env.SESSION_SAVE_EVERY_MS) } : {}),
 });
 // registered and heartbeating as the worker entry does, three beats per TTL
 const identity = workerIdentity(env("WORKER_ID"), 2, "test");
@@ -45,5 +49,6 @@ installShutdownSignals({
     await db.close();
   },
   log: { info: (obj, msg) => process.stdout.write(`${msg} ${JSON.stringify(obj)}\n`) },
+  ...(process.env.DRAIN_TIMEOUT_MS ? { drainTimeoutMs: Number(process.env.DRAIN_TIMEOUT_MS) } : {}),
 });
 process.stdout.write(`worker ready recovered=${JSON.stringify(recovered)}\n`);

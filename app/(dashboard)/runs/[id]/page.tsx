@@ -168,6 +168,17 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                         {a.failureMessage ? <span className="block text-red-700">{a.failureMessage}</span> : null}
                       </p>
                     ) : null}
+                    {a.interrupted ? (
+                      <p data-testid="attempt-interrupted" className="mt-1 text-amber-800">
+                        Interrupted{a.sessionId ? `: its agent's session ${a.sessionId} was kept for the next Attempt` : ""}.
+                      </p>
+                    ) : null}
+                    {a.resumedSession ? (
+                      <p data-testid="attempt-resumed" className="mt-1 text-stone-600">
+                        Resumed the agent's session {a.resumedSession}
+                        {a.resumedInterrupted ? ` of interrupted Attempt #${a.number - 1}` : ""}.
+                      </p>
+                    ) : null}
                     {a.summary ? <p className="mt-1 text-stone-600">{a.summary}</p> : null}
                     {a.verify ? (
                       <div data-testid="attempt-verify" className={`mt-1 ${a.verify.passed ? "text-emerald-800" : "text-red-800"}`}>
