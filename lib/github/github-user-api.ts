@@ -16,7 +16,9 @@ export interface UserInstallation {
 }
 
 export interface UserRepository {
-  /** owner/name, lower-cased (the store's key) */
+  /** GitHub's id of the repository: what access is decided by (ADR 0070) */
+  id: number;
+  /** owner/name, lower-cased, as GitHub names it now */
   fullName: string;
   private: boolean;
   installationId: number;
@@ -75,13 +77,13 @@ export async function listUserInstallations(token: string, apiUrl?: string): Pro
 export async function listInstallationRepositories(token: string, installationId: number, apiUrl?: string): Promise<UserRepository[]> {
   const out: UserRepository[] = [];
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const { status, body } = await get<{ total_count: number; repositories: { full_name: string; private: boolean }[] }>(
+    const { status, body } = await get<{ total_count: number; repositories: { id: number; full_name: string; private: boolean }[] }>(
       `/user/installations/${installationId}/repositories?per_page=${PER_PAGE}&page=${page}`,
       token,
       apiUrl,
     );
     if (status !== 200 || !body) break;
-    for (const r of body.repositories) out.push({ fullName: r.full_name.toLowerCase(), private: r.private, installationId });
+    for (const r of body.repositories) out.push({ id: r.id, fullName: r.full_name.toLowerCase(), private: r.private, installationId });
     if (body.repositories.length < PER_PAGE || out.length >= body.total_count) break;
   }
   return out;

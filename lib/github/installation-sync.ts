@@ -1,6 +1,7 @@
 import type { Db } from "../store/kernel/db";
+import { isInstallationRegistered } from "../store/github/registrations";
 import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
-import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/github/repository-rows";
+import { registerRepositories, removeRepositories, removeRepositoriesExcept, retireRepository, type RepositoryInput } from "../store/github/repository-rows";
 import { transaction } from "../store/kernel/transaction";
 import type { GitHubApp, Octokit } from "./app-client";
 import { describeError } from "./rate-limit-errors";
@@ -21,7 +22,13 @@ export interface InstallationChange {
   removed: string[];
 }
 
-/** Applies an `installation` or `installation_repositories` webhook; other events change nothing. */
+/**
+ * Applies an `installation`, `installation_repositories` or `repository` webhook; other events
+ * change nothing. A repository renamed or transferred keeps its id: it is registered under its
+ * new name, and what it owns moves with it (another repository that held that name is retired);
+ * one deleted is retired (ADR 0070). The hourly reconcile sees the same through the
+ * installations' listings when a webhook is lost.
+ */
 export async function applyInstallationWebhook(db: Db, event: string, payload: Record<string, unknown>): Promise<InstallationChange | null> {
   const installation = payload.installation as InstallationInput | undefined;
   if (!installation || typeof installation.id !== "number") return null;
@@ -45,6 +52,26 @@ export async function applyInstallationWebhook(db: Db, event: string, payload: R
       case "unsuspend":
         await transaction(db, (sql) => upsertInstallation(sql, { ...installation, suspended_at: action === "suspend" ? (installation.suspended_at ?? new Date().toISOString()) : null }));
         return { installationId: installation.id, registered: [], removed: [] };
+      default:
+        return null;
+    }
+  }
+  if (event === "repository") {
+    const repository = payload.repository as RepositoryInput;
+    switch (action) {
+      case "renamed":
+      case "transferred":
+        // an installation Atelier does not know yet comes with the reconcile, its repositories with it
+        if (!(await isInstallationRegistered(db, installation.id))) return null;
+        return transaction(db, async (sql) => {
+          await registerRepositories(sql, installation.id, [repository]);
+          return { installationId: installation.id, registered: [repository.full_name.toLowerCase()], removed: [] };
+        });
+      case "deleted":
+        return transaction(db, async (sql) => {
+          const retired = await retireRepository(sql, repository.id);
+          return { installationId: installation.id, registered: [], removed: retired ? [retired] : [] };
+        });
       default:
         return null;
     }

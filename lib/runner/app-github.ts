@@ -38,7 +38,7 @@ export function appRunnerGitHub(app: GitHubApp, db: Db): RunnerGitHub {
     async mintToken(repo) {
       const r = await registered(db, repo);
       const { token } = await app.mintRepositoryToken(r.installationId, r.fullName);
-      return { token, cloneUrl: cloneUrlFor(app.settings.baseUrl, r.fullName), defaultBranch: r.defaultBranch };
+      return { token, repositoryId: String(r.id), cloneUrl: cloneUrlFor(app.settings.baseUrl, r.fullName), defaultBranch: r.defaultBranch };
     },
     async publishPullRequest(req) {
       const r = await registered(db, req.repo);

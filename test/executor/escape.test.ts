@@ -62,6 +62,7 @@ function input(repoFx: RemoteFixture, attemptId: string, targets: object, agent 
     defaultBranch: "main",
     branch: "atelier/start-dev/7",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
   };
 }
 

@@ -33,6 +33,7 @@ function input(over: Partial<AttemptInput> = {}): AttemptInput {
     defaultBranch: "main",
     branch: "atelier/start-dev/12",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     ...over,
   };
 }

@@ -34,6 +34,7 @@ function input(over: Partial<AttemptInput> = {}): AttemptInput {
     defaultBranch: "main",
     branch: "atelier/start-dev/9",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     ...over,
   };
 }

@@ -93,6 +93,7 @@ export function attemptOn(fx: RemoteFixture, attemptId: string, agent: NamedAgen
     defaultBranch: "main",
     branch: `atelier/start-dev/${runId}`,
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     ...over,
   };
 }

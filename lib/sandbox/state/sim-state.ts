@@ -28,7 +28,7 @@ const DEFAULT_APP_PERMISSIONS = {
   statuses: "read",
 } as const;
 
-export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"];
+export const DEFAULT_APP_EVENTS = ["repository", "issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"];
 
 function nodeId(kind: string, id: number): string {
   return Buffer.from(`${kind}:${id}`).toString("base64").replace(/=+$/, "");
