@@ -65,12 +65,12 @@ beforeAll(async () => {
   db = testDb(4);
   sim.createOrg({ login: ORG });
   for (const login of [ADMIN, `writer-${tag}`, `mallory-${tag}`, `deployer-${tag}`, `helper-${tag}`]) ids[login] = sim.createUser({ login }).id;
-  await sim.createRepo({ owner: ORG, name: "app" });
+  const app = await sim.createRepo({ owner: ORG, name: "app" });
   const installation = sim.createInstallation({ login: ADMIN, account: ORG, repos: ["app"] });
   sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "write" });
   sim.setCustomRole({ repo: REPO, login: `deployer-${tag}`, role: "deployer", base: "write" });
   sim.setCustomRole({ repo: REPO, login: `helper-${tag}`, role: "issue-helper", base: "triage" });
-  await seedRepo(db, REPO, installation.id);
+  await seedRepo(db, REPO, installation.id, { id: app.id });
   setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN] });
   forgetAdminIds();
   forgetAccess();
@@ -124,10 +124,10 @@ describe("allowed_orgs restricts who may sign in", () => {
 
 describe("a public repository's Runs", () => {
   it("show to its collaborators, and to a stranger (whom GitHub reports as a reader) as a Run that does not exist", async () => {
-    await sim.createRepo({ owner: ORG, name: "site", private: false });
+    const site = await sim.createRepo({ owner: ORG, name: "site", private: false });
     const installation = [...sim.state.installations.values()].find((i) => i.accountId === sim.state.findAccount(ORG)!.id)!;
     sim.addRepository({ login: `writer-${tag}`, installationId: installation.id, repo: `${ORG}/site` });
-    await seedRepo(db, `${ORG}/site`, installation.id);
+    await seedRepo(db, `${ORG}/site`, installation.id, { id: site.id });
     sim.createUser({ login: `reader-${tag}` });
     sim.setUserPermission({ repo: `${ORG}/site`, login: `reader-${tag}`, permission: "read" });
     sim.createUser({ login: `passer-by-${tag}` });

@@ -66,7 +66,11 @@ export class SimState {
   readonly app: SimApp;
   /** The user the sandbox's OAuth page signs in when the request names nobody. */
   defaultOAuthLogin: string | null = null;
-  private lastId = 1000;
+  /**
+   * Ids start at a random thousand below a billion, as GitHub's are large and unrelated: two
+   * simulators (test files sharing one database) do not hand out the same repository id.
+   */
+  private lastId = 1000 * (1 + Math.floor(Math.random() * 999_999));
   private readonly listeners: SimEventListener[] = [];
 
   constructor(readonly clock: SimClock) {
