@@ -35,6 +35,9 @@ export function cacheDir(root: string, repositoryId: string): string {
 /** The repository id a cache directory's name holds; null for any other name. */
 export const repositoryIdOfCache = (name: string): string | null => CACHE_NAME.exec(name)?.[1] ?? null;
 
+/** Whether a cache directory's name is of the layout by name (`<owner>__<name>.git`) that ids replaced. */
+export const isLegacyCache = (name: string): boolean => /^[^/]+__[^/]+\.git$/.test(name);
+
 export const attemptsDir = (root: string) => join(root, "attempts");
 export const attemptDir = (root: string, name: string) => join(attemptsDir(root), name);
 export const metaFile = (dir: string) => join(dir, "meta.json");

@@ -2,7 +2,7 @@ import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { sessionsRoot } from "../executor/agent-session";
 import { withCacheLock } from "../executor/workspace";
-import { cachesDir, repositoryIdOfCache } from "../executor/workspace-paths";
+import { cachesDir, isLegacyCache, repositoryIdOfCache } from "../executor/workspace-paths";
 import type { Db } from "../store/kernel/db";
 import { retiredRepositoryIds, runsOfRetiredRepositories } from "../store/github/repository-rows";
 
@@ -13,7 +13,10 @@ import { retiredRepositoryIds, runsOfRetiredRepositories } from "../store/github
  * Attempt it begins (a directory listing, and one query only when there is something to ask).
  */
 export async function collectRetired(db: Db, root: string): Promise<{ caches: string[]; sessions: string[] }> {
-  const cacheIds = (await readdir(cachesDir(root)).catch(() => [] as string[])).map(repositoryIdOfCache).filter((id): id is string => id !== null);
+  const names = await readdir(cachesDir(root)).catch(() => [] as string[]);
+  // a cache named `<owner>__<name>.git` (before ADR 0070) is no repository's any more
+  for (const legacy of names.filter(isLegacyCache)) await rm(join(cachesDir(root), legacy), { recursive: true, force: true });
+  const cacheIds = names.map(repositoryIdOfCache).filter((id): id is string => id !== null);
   const retired = await retiredRepositoryIds(db, cacheIds);
   for (const id of retired) {
     const dir = join(cachesDir(root), `${id}.git`);

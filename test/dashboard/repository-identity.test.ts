@@ -289,7 +289,11 @@ describe("a private repository deleted, its name taken by another", () => {
     expect(rows[0]!.repo).toBe(`${ORG}/gone#${repositoryId}`);
 
     expect(existsSync(cacheDir(root, repositoryId))).toBe(true);
+    const legacy = join(root, "cache", `${ORG}__gone.git`);
+    mkdirSync(legacy, { recursive: true });
     const collected = await collectRetired(db, root);
+    // a cache of the layout by name is no repository's any more
+    expect(existsSync(legacy)).toBe(false);
     expect(collected.caches).toContain(repositoryId);
     expect(collected.sessions).toContain(runId);
     expect(existsSync(cacheDir(root, repositoryId))).toBe(false);
