@@ -1,5 +1,5 @@
 import type { Db } from "../store/kernel/db";
-import { isInstallationRegistered } from "../store/github/registrations";
+import { holdsRepositoryAs, isInstallationRegistered } from "../store/github/registrations";
 import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
 import { registerRepositories, removeRepositories, removeRepositoriesExcept, retireRepository, type RepositoryInput } from "../store/github/repository-rows";
 import { transaction } from "../store/kernel/transaction";
@@ -87,6 +87,19 @@ export async function applyInstallationWebhook(db: Db, event: string, payload: R
     });
   }
   return null;
+}
+
+/**
+ * What an Item's delivery says of its repository: its id, under its name now. When Atelier holds
+ * that name for another id, or the id under another name, GitHub renamed, transferred or replaced
+ * a repository before Atelier heard of it (an App registered without the `repository` event): it
+ * is registered as GitHub has it now, and the rows follow (ADR 0070). True when it was.
+ */
+export async function followRepository(db: Db, installationId: number, repository: RepositoryInput): Promise<boolean> {
+  if (await holdsRepositoryAs(db, repository.id, repository.full_name)) return false;
+  if (!(await isInstallationRegistered(db, installationId))) return false;
+  await transaction(db, (sql) => registerRepositories(sql, installationId, [repository]));
+  return true;
 }
 
 export interface ReconcileResult {

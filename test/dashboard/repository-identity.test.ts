@@ -13,7 +13,7 @@ import { git } from "../../lib/executor/git";
 import { cacheDir } from "../../lib/executor/workspace-paths";
 import { prepareWorkspace, removeWorkspace } from "../../lib/executor/workspace";
 import { createGitHubApp } from "../../lib/github/app-client";
-import { applyInstallationWebhook, reconcileInstallations } from "../../lib/github/installation-sync";
+import { applyInstallationWebhook, followRepository, reconcileInstallations } from "../../lib/github/installation-sync";
 import { silentLog } from "../../lib/github/log";
 import { collectRetired } from "../../lib/runner/collect-retired";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
@@ -148,7 +148,7 @@ beforeAll(async () => {
   sim.createOrg({ login: OTHER_ORG });
   for (const login of [OWNER, MALLORY]) sim.createUser({ login });
   sim.setDefaultUser({ login: OWNER });
-  for (const name of ["secret", "moved", "gone", ".x", "_x"]) {
+  for (const name of ["secret", "moved", "gone", "quiet", ".x", "_x"]) {
     await sim.createRepo({ owner: ORG, name, files: { "SECRET.md": `${name}: the old repository's code\n` } });
     sim.setUserPermission({ repo: `${ORG}/${name}`, login: OWNER, permission: "admin" });
   }
@@ -301,5 +301,26 @@ describe("a private repository deleted, its name taken by another", () => {
 
     await takeName(`${ORG}/gone`);
     await expectUnreachable(runId, `${ORG}/gone`);
+  });
+});
+
+describe("an App without the repository event", () => {
+  it("learns from an Item's delivery that a name changed hands: the old repository is retired until the reconcile finds its new name", async () => {
+    const { runId, repositoryId } = await oldRun(`${ORG}/quiet`);
+    sim.renameRepo({ repo: `${ORG}/quiet`, to: "quiet-renamed", login: OWNER });
+    await takeName(`${ORG}/quiet`, { reconcile: false });
+    sim.createIssue({ repo: `${ORG}/quiet`, title: "an issue of the newcomer's", login: MALLORY });
+    await sim.waitForWebhooks();
+    const delivery = sim.deliveries().filter((d) => d.event === "issues" && d.action === "opened").at(-1)!;
+    const payload = delivery.payload as { installation: { id: number }; repository: { id: number; full_name: string } };
+    expect(await followRepository(db, payload.installation.id, payload.repository)).toBe(true);
+    const retired = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
+    expect(retired.rows[0]!.repo).toBe(`${ORG}/quiet#${repositoryId}`);
+    await expectUnreachable(runId, `${ORG}/quiet`);
+
+    await reconcile();
+    const found = await db.pool.query<{ repo: string }>(`SELECT repo FROM runs WHERE id = $1`, [runId]);
+    expect(found.rows[0]!.repo).toBe(`${ORG}/quiet-renamed`);
+    expect(await followRepository(db, payload.installation.id, payload.repository)).toBe(false);
   });
 });
