@@ -26,7 +26,8 @@ export interface AtelierAppDeps extends WebhookDeps {
 export function atelierApp(deps: AtelierAppDeps): ApplicationFunction {
   return (app: Probot) => {
     // installation lifecycle → installations and repositories tables, schedulers, a first poll
-    app.on(["installation", "installation_repositories"], async (context) => {
+    // a repository renamed, transferred or deleted → its rows follow its id, or it is retired (ADR 0070)
+    app.on(["installation", "installation_repositories", "repository.renamed", "repository.transferred", "repository.deleted"], async (context) => {
       await onInstallationWebhook(deps, context.name, context.payload as unknown as Payload);
     });
     // an Item changed → a Hint (re-read it now); the poll remains the source of truth

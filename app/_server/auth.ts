@@ -2,7 +2,7 @@ import NextAuth, { type NextAuthConfig } from "next-auth";
 import type { Adapter, AdapterUser } from "next-auth/adapters";
 import GitHub from "next-auth/providers/github";
 import { authSecret } from "../../lib/auth/auth-secret";
-import { adminAccountIds } from "../../lib/auth/admins";
+import { configAccountIds } from "../../lib/auth/config-accounts";
 import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { instanceConfig, instanceConfigProblem } from "../../lib/auth/instance-config";
@@ -118,8 +118,8 @@ function config(gh: GitHubEnv): NextAuthConfig {
           return "/signin?error=InstanceConfig";
         }
         const config = await instanceConfig();
-        if ((await adminAccountIds(db(), config.admins, account.access_token, gh.apiUrl)).has(String(p.id))) return true;
-        return mayUseInstance(config, p.login, account.access_token, gh.apiUrl);
+        if ((await configAccountIds(db(), config.admins, account.access_token, gh.apiUrl)).has(String(p.id))) return true;
+        return mayUseInstance(db(), config, String(p.id), account.access_token, gh.apiUrl);
       },
       // What /api/auth/session hands the browser: who, never the GitHub token.
       session({ session, user }) {

@@ -78,15 +78,17 @@ export const repositoryNotFound = (repo: string): NotFoundError =>
   new NotFoundError("repository_not_found", `Atelier has nothing to show you of ${repo.toLowerCase()}: it is not registered, or GitHub does not show it to you.`);
 
 /**
- * Whether the repository is among those GitHub lists for the viewer through the App's
- * installations (explicit access: a collaborator, a member) — the dashboard's scope. On a public
- * repository GitHub reports `read` to anyone; its Runs (prompts, transcripts, costs) are still
- * shown only to people with explicit access (docs/security.md).
+ * The name GitHub gives the repository of GitHub id `id` now, when it is among those GitHub lists
+ * for the viewer through the App's installations (explicit access: a collaborator, a member) —
+ * the dashboard's scope; null when it is not. Matched by id, never by name: a repository that
+ * took a freed name is another repository (ADR 0070). On a public repository GitHub reports
+ * `read` to anyone; its Runs (prompts, transcripts, costs) are still shown only to people with
+ * explicit access (docs/security.md). An instance admin sees every repository, under `stored`.
  */
-export async function seesRepository(viewer: Viewer, repo: string): Promise<boolean> {
-  if (viewer.admin) return true;
-  const wanted = repo.toLowerCase();
-  return (await visibleToViewer(viewer)).repositories.some((r) => r.fullName === wanted);
+export async function visibleRepositoryName(viewer: Viewer, id: number | string | null, stored: string): Promise<string | null> {
+  if (viewer.admin) return stored;
+  if (id === null) return null;
+  return (await visibleToViewer(viewer)).repositories.find((r) => String(r.id) === String(id))?.fullName ?? null;
 }
 
 /** Throws unless the viewer is an instance admin. */

@@ -1,7 +1,7 @@
 import type { Db } from "../store/kernel/db";
 import type { StoredUser } from "../store/people/users";
-import { adminAccountIds } from "./admins";
-import { allowedBy } from "./allowed-orgs";
+import { configAccountIds } from "./config-accounts";
+import { allowedAccountIds, allowedBy } from "./allowed-orgs";
 import { bearerOf, userOfApiToken, type TokenScope } from "./api-tokens";
 import { visibleToViewer } from "./authorize";
 import { authSecret } from "./auth-secret";
@@ -30,8 +30,9 @@ export async function viewerFromApiRequest(db: Db, headers: Headers): Promise<{ 
 
 async function viewerOf(db: Db, user: StoredUser, githubToken: string | null): Promise<Viewer | null> {
   const config = await instanceConfig();
-  const viewer = makeViewer(user, githubToken, await adminAccountIds(db, config.admins, githubToken));
+  const viewer = makeViewer(user, githubToken, await configAccountIds(db, config.admins, githubToken));
   // allowed_orgs holds for sessions opened before it was set too (the installations seen are cached 30 s)
-  if (!viewer.admin && config.allowedOrgs?.length && !allowedBy(config, viewer.login, (await visibleToViewer(viewer)).installations)) return null;
+  const allowed = viewer.admin ? null : await allowedAccountIds(db, config, githubToken);
+  if (allowed && !allowedBy(allowed, viewer.id, (await visibleToViewer(viewer)).installations)) return null;
   return viewer;
 }

@@ -10,7 +10,7 @@ export interface Viewer {
   login: string;
   name: string | null;
   avatarUrl: string | null;
-  /** One of the instance config's `admins`, by GitHub account id (lib/auth/admins.ts): may see and act on every registered repository. */
+  /** One of the instance config's `admins`, by GitHub account id (lib/auth/config-accounts.ts): may see and act on every registered repository. */
   admin: boolean;
 }
 

@@ -1,4 +1,4 @@
-import { repoRole, requireRepoPermission, requireViewer, seesRepository } from "../auth/authorize";
+import { repoRole, requireRepoPermission, requireViewer, visibleRepositoryName } from "../auth/authorize";
 import { instanceConfig } from "../auth/instance-config";
 import type { Viewer } from "../auth/viewer";
 import { ForbiddenError, NotFoundError } from "../errors";
@@ -77,9 +77,10 @@ export async function checkConfig(ctx: DashboardContext, viewer: Viewer | null, 
 
 export async function resetCycleBudget(ctx: DashboardContext, viewer: Viewer | null, input: { itemKey: string }) {
   const who = requireViewer(viewer);
-  const repo = await repoOfCycleBudget(ctx.db, input.itemKey);
-  // authorization before lookup: a budget of a repository the viewer cannot see does not exist for them
-  if (!repo || !(await seesRepository(who, repo))) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
+  const budget = await repoOfCycleBudget(ctx.db, input.itemKey);
+  // authorization before lookup: a budget of a repository the viewer cannot see (by its GitHub id) does not exist for them
+  const repo = budget ? await visibleRepositoryName(who, budget.repositoryId, budget.repo) : null;
+  if (!repo) throw new NotFoundError("budget_not_found", `There is no cycle budget for ${input.itemKey}.`);
   await requireRepoPermission(who, repo, "write");
   const result = await ctx.services.resetCycleBudget(input.itemKey, who.login);
   return { ok: true as const, itemKey: input.itemKey, result };

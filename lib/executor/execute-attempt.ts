@@ -88,8 +88,8 @@ export interface AttemptInput {
   verifyTimeoutMs?: number;
   /** The Loop's `environment:` (setup runs before the agent); null: none declared. */
   environment?: EnvironmentSpec | null;
-  /** The repository's GitHub id: environment snapshots are keyed by it; null: none kept or restored. */
-  repositoryId?: string | null;
+  /** The repository's GitHub id: its bare cache and environment snapshots are keyed by it, never by its name (ADR 0070). */
+  repositoryId: string;
   /** The Run's trigger may write the default branch's environment snapshot (store/runs/run-environment.ts). */
   trusted?: boolean;
   /** The instance's registry allowlist: the hosts setup may reach (default: none). */
@@ -297,6 +297,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
     ws = await prepareWorkspace({
       root: input.workspaceRoot,
       repo: input.repo,
+      repositoryId: input.repositoryId,
       cloneUrl: input.cloneUrl,
       token: input.token,
       defaultBranch: input.defaultBranch,
@@ -323,7 +324,7 @@ export async function executeAttempt(input: AttemptInput, deps: AttemptDeps): Pr
       prepareEnvironment({
         spec: environment!,
         box,
-        repositoryId: input.repositoryId ?? null,
+        repositoryId: input.repositoryId,
         mayWrite,
         store: input.snapshots ?? null,
         registries: input.registries ?? [],

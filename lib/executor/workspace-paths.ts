@@ -2,9 +2,12 @@ import { join } from "node:path";
 
 /**
  * Layout of a workspace root:
- *   cache/<owner>__<name>.git        one bare clone per repository, fetched before each Attempt;
- *                                    only the worker writes it, and no agent ever sees it but
- *                                    its objects, read-only, as its private clone's alternates
+ *   cache/<repository id>.git        one bare clone per repository, named by its GitHub id (a
+ *                                    name can be freed and taken by another repository: ADR
+ *                                    0070), fetched before each Attempt; only the worker writes
+ *                                    it, and no agent ever sees it but its objects, read-only,
+ *                                    as its private clone's alternates; removed once the
+ *                                    repository is retired (collect-retired.ts)
  *   attempts/<attempt>/meta.json     what recovery needs to know about that Attempt
  *   attempts/<attempt>/box/          what the Attempt's sandbox is given (see agent-sandbox/box.ts):
  *                                    box/worktree is the private clone, box/out the result file
@@ -18,11 +21,22 @@ export function sanitizeName(id: string): string {
   return name;
 }
 
-export function cacheDir(root: string, repo: string): string {
-  const [owner, name, ...rest] = repo.toLowerCase().split("/");
-  if (!owner || !name || rest.length > 0) throw new Error(`repository must be owner/name, got ${JSON.stringify(repo)}`);
-  return join(root, "cache", `${sanitizeName(owner)}__${sanitizeName(name)}.git`);
+const REPOSITORY_ID = /^[1-9][0-9]{0,19}$/;
+const CACHE_NAME = /^([1-9][0-9]{0,19})\.git$/;
+
+export const cachesDir = (root: string) => join(root, "cache");
+
+/** The bare cache of the repository of GitHub id `repositoryId`. */
+export function cacheDir(root: string, repositoryId: string): string {
+  if (!REPOSITORY_ID.test(repositoryId)) throw new Error(`a repository's cache is named by its GitHub id, got ${JSON.stringify(repositoryId)}`);
+  return join(cachesDir(root), `${repositoryId}.git`);
 }
+
+/** The repository id a cache directory's name holds; null for any other name. */
+export const repositoryIdOfCache = (name: string): string | null => CACHE_NAME.exec(name)?.[1] ?? null;
+
+/** Whether a cache directory's name is of the layout by name (`<owner>__<name>.git`) that ids replaced. */
+export const isLegacyCache = (name: string): boolean => /^[^/]+__[^/]+\.git$/.test(name);
 
 export const attemptsDir = (root: string) => join(root, "attempts");
 export const attemptDir = (root: string, name: string) => join(attemptsDir(root), name);

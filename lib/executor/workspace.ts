@@ -27,6 +27,8 @@ export interface WorkspaceRequest {
   root: string;
   /** owner/name */
   repo: string;
+  /** The repository's GitHub id: the cache is named by it (ADR 0070). */
+  repositoryId: string;
   /** https URL without credentials (file:// in tests). */
   cloneUrl: string;
   token: string;
@@ -142,9 +144,9 @@ async function remoteRef(dir: string, branch: string): Promise<string | null> {
 }
 
 /** Fetches the repository's branches into its bare clone, creating it when needed (under the cache lock). */
-async function fetchCache(req: Pick<WorkspaceRequest, "root" | "repo" | "cloneUrl" | "token" | "signal">): Promise<string> {
+async function fetchCache(req: Pick<WorkspaceRequest, "root" | "repo" | "repositoryId" | "cloneUrl" | "token" | "signal">): Promise<string> {
   assertNoCredentialsInUrl(req.cloneUrl);
-  const dir = cacheDir(req.root, req.repo);
+  const dir = cacheDir(req.root, req.repositoryId);
   const redactor = new Redactor(gitCredentialForms(req.token));
   await ensureCache(dir, req.cloneUrl);
   await remoteGit(["fetch", "--prune", "--no-tags", "--quiet", "origin"], { cwd: dir, token: req.token, remoteUrl: req.cloneUrl, signal: req.signal }, (err) =>
@@ -211,7 +213,7 @@ export async function checkoutInBox(c: BoxCheckout): Promise<void> {
 /** Fetches, picks the base and makes the Attempt's box with its private clone at the base. */
 export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
   const name = sanitizeName(req.attemptId);
-  const cache = cacheDir(req.root, req.repo);
+  const cache = cacheDir(req.root, req.repositoryId);
   const { base, remoteBranchSha } = await withCacheLock(cache, async () => {
     await fetchCache(req);
     const remoteBranchSha = await remoteRef(cache, req.branch);

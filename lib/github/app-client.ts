@@ -37,7 +37,7 @@ export interface GitHubApp {
    * A token limited to one repository and the permissions an agent needs (for git push and
    * the agent's own calls). Never log it.
    */
-  mintRepositoryToken(installationId: number, repo: string, permissions?: Record<string, "read" | "write">): Promise<InstallationToken>;
+  mintRepositoryToken(installationId: number, repositoryId: number, permissions?: Record<string, "read" | "write">): Promise<InstallationToken>;
   /** When the installation may next call GitHub; null when it may now. */
   nextAllowedAt(installationId: number, resource?: RateResource): Date | null;
 }
@@ -70,7 +70,7 @@ export function createGitHubApp(settings: GitHubAppSettings, options: GitHubAppO
     try {
       const { data } = await octokit.request("POST /app/installations/{installation_id}/access_tokens", {
         installation_id: installationId,
-        ...(scope.repositories ? { repositories: scope.repositories } : {}),
+        ...(scope.repositoryIds ? { repository_ids: scope.repositoryIds } : {}),
         ...(scope.permissions ? { permissions: scope.permissions } : {}),
       });
       return { token: data.token, expiresAt: new Date(data.expires_at) };
@@ -109,8 +109,8 @@ export function createGitHubApp(settings: GitHubAppSettings, options: GitHubAppO
     log,
     appOctokit,
     installationOctokit,
-    mintRepositoryToken: (installationId, repo, permissions = { ...AGENT_TOKEN_PERMISSIONS }) =>
-      tokens.get(installationId, { repositories: [repo.split("/").pop()!], permissions }),
+    mintRepositoryToken: (installationId, repositoryId, permissions = { ...AGENT_TOKEN_PERMISSIONS }) =>
+      tokens.get(installationId, { repositoryIds: [repositoryId], permissions }),
     nextAllowedAt: (installationId, resource = "core") => rateLimits.nextAllowedAt(installationCaller(installationId), resource),
   };
 }
@@ -185,7 +185,7 @@ function mintError(err: unknown, appId: number, installationId: number, scope: T
   if (http.status === 422) {
     return new NotFoundError(
       "installation_token_refused",
-      `GitHub refused a token for installation ${installationId} limited to ${scope.repositories?.join(", ") ?? "all repositories"} with ${JSON.stringify(scope.permissions ?? {})}: ${message}. The repository must be in the installation and the App must hold those permissions (accept the new permissions in the installation's settings).`,
+      `GitHub refused a token for installation ${installationId} limited to ${scope.repositoryIds ? `the repositories of ids ${scope.repositoryIds.join(", ")}` : "all repositories"} with ${JSON.stringify(scope.permissions ?? {})}: ${message}. The repository must be in the installation and the App must hold those permissions (accept the new permissions in the installation's settings).`,
     );
   }
   return err;

@@ -12,11 +12,15 @@ export type RepoRole = "admin" | "maintain" | "write" | "triage" | "read" | "non
 export interface UserInstallation {
   id: number;
   account: string;
+  /** GitHub's id of the installation's account (allowed_orgs is matched by it) */
+  accountId: number;
   accountType: string;
 }
 
 export interface UserRepository {
-  /** owner/name, lower-cased (the store's key) */
+  /** GitHub's id of the repository: what access is decided by (ADR 0070) */
+  id: number;
+  /** owner/name, lower-cased, as GitHub names it now */
   fullName: string;
   private: boolean;
   installationId: number;
@@ -58,14 +62,14 @@ async function get<T>(path: string, token: string, apiUrl = gitHubEnv().apiUrl):
 export async function listUserInstallations(token: string, apiUrl?: string): Promise<UserInstallation[]> {
   const out: UserInstallation[] = [];
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const { status, body } = await get<{ total_count: number; installations: { id: number; account: { login: string; type?: string } | null }[] }>(
+    const { status, body } = await get<{ total_count: number; installations: { id: number; account: { id: number; login: string; type?: string } | null }[] }>(
       `/user/installations?per_page=${PER_PAGE}&page=${page}`,
       token,
       apiUrl,
     );
     if (status !== 200 || !body) break;
     for (const i of body.installations) {
-      out.push({ id: i.id, account: i.account?.login ?? String(i.id), accountType: i.account?.type ?? "Organization" });
+      out.push({ id: i.id, account: i.account?.login ?? String(i.id), accountId: i.account?.id ?? 0, accountType: i.account?.type ?? "Organization" });
     }
     if (body.installations.length < PER_PAGE || out.length >= body.total_count) break;
   }
@@ -75,13 +79,13 @@ export async function listUserInstallations(token: string, apiUrl?: string): Pro
 export async function listInstallationRepositories(token: string, installationId: number, apiUrl?: string): Promise<UserRepository[]> {
   const out: UserRepository[] = [];
   for (let page = 1; page <= MAX_PAGES; page++) {
-    const { status, body } = await get<{ total_count: number; repositories: { full_name: string; private: boolean }[] }>(
+    const { status, body } = await get<{ total_count: number; repositories: { id: number; full_name: string; private: boolean }[] }>(
       `/user/installations/${installationId}/repositories?per_page=${PER_PAGE}&page=${page}`,
       token,
       apiUrl,
     );
     if (status !== 200 || !body) break;
-    for (const r of body.repositories) out.push({ fullName: r.full_name.toLowerCase(), private: r.private, installationId });
+    for (const r of body.repositories) out.push({ id: r.id, fullName: r.full_name.toLowerCase(), private: r.private, installationId });
     if (body.repositories.length < PER_PAGE || out.length >= body.total_count) break;
   }
   return out;
@@ -128,6 +132,11 @@ export function roleOfPermissionAnswer(body: PermissionAnswer): RepoRole {
 }
 
 /** The account id of a GitHub login (GET /users/{login}), as text; null when GitHub knows no such account. */
+/** The host of the GitHub API Atelier talks to (or of `apiUrl`): what an account id is an id on. */
+export function gitHubHost(apiUrl = gitHubEnv().apiUrl): string {
+  return new URL(apiUrl).host;
+}
+
 export async function gitHubAccountId(token: string, login: string, apiUrl?: string): Promise<string | null> {
   const { status, body } = await get<{ id?: number }>(`/users/${encodeURIComponent(login)}`, token, apiUrl);
   return status === 200 && typeof body?.id === "number" ? String(body.id) : null;

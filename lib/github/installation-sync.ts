@@ -1,6 +1,7 @@
 import type { Db } from "../store/kernel/db";
+import { holdsRepositoryAs, isInstallationRegistered } from "../store/github/registrations";
 import { markInstallationDeleted, markInstallationsDeletedExcept, upsertInstallation, type InstallationInput } from "../store/github/installation-rows";
-import { registerRepositories, removeRepositories, removeRepositoriesExcept, type RepositoryInput } from "../store/github/repository-rows";
+import { registerRepositories, removeRepositories, removeRepositoriesExcept, retireRepository, type RepositoryInput } from "../store/github/repository-rows";
 import { transaction } from "../store/kernel/transaction";
 import type { GitHubApp, Octokit } from "./app-client";
 import { describeError } from "./rate-limit-errors";
@@ -21,7 +22,13 @@ export interface InstallationChange {
   removed: string[];
 }
 
-/** Applies an `installation` or `installation_repositories` webhook; other events change nothing. */
+/**
+ * Applies an `installation`, `installation_repositories` or `repository` webhook; other events
+ * change nothing. A repository renamed or transferred keeps its id: it is registered under its
+ * new name, and what it owns moves with it (another repository that held that name is retired);
+ * one deleted is retired (ADR 0070). The hourly reconcile sees the same through the
+ * installations' listings when a webhook is lost.
+ */
 export async function applyInstallationWebhook(db: Db, event: string, payload: Record<string, unknown>): Promise<InstallationChange | null> {
   const installation = payload.installation as InstallationInput | undefined;
   if (!installation || typeof installation.id !== "number") return null;
@@ -49,6 +56,26 @@ export async function applyInstallationWebhook(db: Db, event: string, payload: R
         return null;
     }
   }
+  if (event === "repository") {
+    const repository = payload.repository as RepositoryInput;
+    switch (action) {
+      case "renamed":
+      case "transferred":
+        // an installation Atelier does not know yet comes with the reconcile, its repositories with it
+        if (!(await isInstallationRegistered(db, installation.id))) return null;
+        return transaction(db, async (sql) => {
+          await registerRepositories(sql, installation.id, [repository]);
+          return { installationId: installation.id, registered: [repository.full_name.toLowerCase()], removed: [] };
+        });
+      case "deleted":
+        return transaction(db, async (sql) => {
+          const retired = await retireRepository(sql, repository.id);
+          return { installationId: installation.id, registered: [], removed: retired ? [retired] : [] };
+        });
+      default:
+        return null;
+    }
+  }
   if (event === "installation_repositories") {
     return transaction(db, async (sql) => {
       await upsertInstallation(sql, installation);
@@ -60,6 +87,19 @@ export async function applyInstallationWebhook(db: Db, event: string, payload: R
     });
   }
   return null;
+}
+
+/**
+ * What an Item's delivery says of its repository: its id, under its name now. When Atelier holds
+ * that name for another id, or the id under another name, GitHub renamed, transferred or replaced
+ * a repository before Atelier heard of it (an App registered without the `repository` event): it
+ * is registered as GitHub has it now, and the rows follow (ADR 0070). True when it was.
+ */
+export async function followRepository(db: Db, installationId: number, repository: RepositoryInput): Promise<boolean> {
+  if (await holdsRepositoryAs(db, repository.id, repository.full_name)) return false;
+  if (!(await isInstallationRegistered(db, installationId))) return false;
+  await transaction(db, (sql) => registerRepositories(sql, installationId, [repository]));
+  return true;
 }
 
 export interface ReconcileResult {

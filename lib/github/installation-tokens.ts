@@ -2,8 +2,8 @@ import { systemClock, type Clock } from "./clock";
 
 /** What an installation token may be narrowed to (POST /app/installations/{id}/access_tokens). */
 export interface TokenScope {
-  /** Repository names (without the owner). */
-  repositories?: string[];
+  /** GitHub ids of the repositories: a token for a repository by name would be for whichever holds the name now (ADR 0070). */
+  repositoryIds?: number[];
   permissions?: Record<string, "read" | "write">;
 }
 
@@ -66,7 +66,7 @@ export function isFresh(token: InstallationToken, now: number, marginMs = TOKEN_
 }
 
 function scopeKey(installationId: number, scope: TokenScope): string {
-  const repos = scope.repositories ? [...scope.repositories].map((r) => r.toLowerCase()).sort().join(",") : "*";
+  const repos = scope.repositoryIds ? [...scope.repositoryIds].sort((a, b) => a - b).join(",") : "*";
   const perms = scope.permissions
     ? Object.entries(scope.permissions)
         .sort(([a], [b]) => (a < b ? -1 : 1))

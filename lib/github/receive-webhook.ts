@@ -12,6 +12,7 @@ import { checkWebhookPayload } from "./webhook-payloads";
 export const WANTED_EVENTS: ReadonlySet<string> = new Set([
   "installation",
   "installation_repositories",
+  "repository",
   "issues",
   "pull_request",
   "issue_comment",

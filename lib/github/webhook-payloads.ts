@@ -38,6 +38,9 @@ const installationRepositoriesEvent = loose({
   repositories_removed: z.array(loose({ id })).max(100_000),
 });
 
+/** A repository renamed, transferred or deleted: the repository as it is now (its id is what Atelier keys it by). */
+const repositoryEvent = loose({ action, installation: loose({ id }), repository: repositoryRef });
+
 /** An event of an Item (an issue or a pull request): its action, installation, repository and sender, and `fields` of its own. */
 const itemEvent = <T extends z.core.$ZodLooseShape>(fields: T) =>
   loose({ action, installation: installation.optional(), repository, ...fields, sender: sender.optional() });
@@ -82,6 +85,7 @@ const statusEvent = loose({ installation: installation.optional(), repository, s
 const SCHEMAS: Record<string, z.ZodType> = {
   installation: installationEvent,
   installation_repositories: installationRepositoriesEvent,
+  repository: repositoryEvent,
   issues: issuesEvent,
   pull_request: pullRequestEvent,
   issue_comment: issueCommentEvent,

@@ -37,8 +37,9 @@ export function appRunnerGitHub(app: GitHubApp, db: Db): RunnerGitHub {
   return {
     async mintToken(repo) {
       const r = await registered(db, repo);
-      const { token } = await app.mintRepositoryToken(r.installationId, r.fullName);
-      return { token, cloneUrl: cloneUrlFor(app.settings.baseUrl, r.fullName), defaultBranch: r.defaultBranch };
+      // by id: the name may be another repository's on GitHub before Atelier hears of a rename
+      const { token } = await app.mintRepositoryToken(r.installationId, r.id);
+      return { token, repositoryId: String(r.id), cloneUrl: cloneUrlFor(app.settings.baseUrl, r.fullName), defaultBranch: r.defaultBranch };
     },
     async publishPullRequest(req) {
       const r = await registered(db, req.repo);

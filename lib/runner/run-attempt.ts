@@ -17,6 +17,7 @@ import type { StartedRun } from "../store/runs/attempts";
 import { attemptLease } from "../store/runs/attempt-lease";
 import type { RunRow } from "../store/runs/run-rows";
 import { watchAttemptRow } from "./attempt-watch";
+import { collectRetired } from "./collect-retired";
 import { DatabaseAwayError, holdThroughOutage } from "./hold-through-outage";
 import { executorAgent } from "./executor-agent";
 import type { Lease } from "./lease";
@@ -129,6 +130,10 @@ async function produceOutcome(
     if (err instanceof AttemptFailureError) return failed(err.failure);
     return failed(infraFailure("transport", `Could not mint an installation token for ${run.repo}: ${message(err)}`));
   }
+  // what this worker keeps of retired repositories goes before anything new is fetched
+  await collectRetired(ctx.deps.db, ctx.config.workspaceRoot).catch((err: unknown) =>
+    ctx.log.warn({ err: message(err) }, "could not collect the caches of retired repositories"),
+  );
   // read before the agent starts, and held as the outcome is: a database blip here is no failure
   const base = await hold(() => pullRequestBase(ctx.deps.db, run.repo, access));
   const branch = workBranchOfRun(run);
@@ -157,14 +162,14 @@ async function produceOutcome(
         workspaceRoot: ctx.config.workspaceRoot,
         sandbox: ctx.config.roster.sandbox ?? "on",
         resumeSession: run.resume_session,
-        sessions: sessionsOf(ctx, attempt, environment.repositoryId),
+        sessions: sessionsOf(ctx, attempt, access.repositoryId),
         ...(ctx.config.sessionSaveEveryMs !== undefined ? { sessionSaveEveryMs: ctx.config.sessionSaveEveryMs } : {}),
         interruptedBy: run.interrupted_by,
         model: run.model,
         verify: verifySpecOf(environment.environment),
         verifyEgress: registryAllowlist(ctx.config.roster),
         environment: environment.environment,
-        repositoryId: environment.repositoryId,
+        repositoryId: access.repositoryId,
         trusted: environment.trusted,
         registries: registryAllowlist(ctx.config.roster),
         snapshots: ctx.config.snapshots ?? null,

@@ -15,6 +15,8 @@ import type { WorkQueue } from "../work/work-queue";
 /** An installation token limited to one repository, and where to clone it from. */
 export interface RepositoryAccess {
   token: string;
+  /** The repository's GitHub id, as registered: its cache and snapshots are keyed by it (ADR 0070). */
+  repositoryId: string;
   /** https URL without credentials (file:// in some tests). */
   cloneUrl: string;
   /** The repository's default branch when the caller knows it. */

@@ -27,6 +27,7 @@ import {
 import { addLabels, createLabel, deleteLabel, editLabel, removeLabel } from "./state/labels";
 import { createPull, forceMergeable, markMerged, requirePull, setDraft } from "./state/pulls";
 import { mintInstallationToken, mintUserToken } from "./state/tokens";
+import { deleteRepo, renameRepo, transferRepo } from "./state/repositories";
 import type { Delivery } from "./webhooks";
 
 type Schemas = components["schemas"];
@@ -101,6 +102,27 @@ export class SimControl {
     if (input.private === false) repo.private = false;
     const fullName = this.core.state.fullName(repo);
     return { id: repo.id, fullName, cloneUrl: `${this.core.baseUrl}/${fullName}.git` };
+  }
+
+  /** The repository's owner renames it: its id stays, the old name is free for anyone to take (a `repository.renamed` event). */
+  renameRepo(input: As & { repo: string; to: string }): { id: number; fullName: string } {
+    const repo = this.repo(input.repo);
+    renameRepo(this.core.state, repo, input.to, this.actor(input).id);
+    return { id: repo.id, fullName: this.core.state.fullName(repo) };
+  }
+
+  /** The repository moves to another account, keeping its id and name (a `repository.transferred` event, to the new owner's installation). */
+  transferRepo(input: As & { repo: string; to: string }): { id: number; fullName: string } {
+    const repo = this.repo(input.repo);
+    const to = this.core.state.findAccount(input.to);
+    if (!to) throw new Error(`no account ${input.to}`);
+    transferRepo(this.core.state, repo, to, this.actor(input).id);
+    return { id: repo.id, fullName: this.core.state.fullName(repo) };
+  }
+
+  /** The repository is deleted (a `repository.deleted` event); its name is free. */
+  deleteRepo(input: As & { repo: string }): void {
+    deleteRepo(this.core.state, this.repo(input.repo), this.actor(input).id);
   }
 
   setUserPermission(input: { repo: string; login: string; permission: RepoPermission }): void {
@@ -516,6 +538,9 @@ export const CONTROL_METHODS = [
   "createInstallation",
   "addRepository",
   "removeRepository",
+  "renameRepo",
+  "transferRepo",
+  "deleteRepo",
   "suspendInstallation",
   "unsuspendInstallation",
   "deleteInstallation",

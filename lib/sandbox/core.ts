@@ -73,7 +73,7 @@ export class SimCore {
   /** Creates a repository: a bare git repo with a first commit on `main`, and its record. */
   async createRepository(owner: SimAccount, name: string, files: Record<string, string> = {}, description: string | null = null): Promise<SimRepo> {
     if (this.state.findRepo(owner.login, name)) throw new Error(`repository ${owner.login}/${name} already exists`);
-    const gitDir = this.git.dirFor(owner.login, name);
+    const gitDir = await this.git.freeDirFor(owner.login, name);
     await this.git.init(gitDir, "main");
     await this.git.commitFiles(gitDir, {
       branch: "main",

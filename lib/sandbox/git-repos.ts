@@ -1,4 +1,4 @@
-import { mkdir, rm } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { SimClock } from "./sim-clock";
 import type { GitProcesses } from "./git-process";
@@ -65,6 +65,15 @@ export class GitRepos {
 
   dirFor(owner: string, name: string): string {
     return join(this.root, owner.toLowerCase(), `${name.toLowerCase()}.git`);
+  }
+
+  /** dirFor, or beside it when a repository renamed or deleted since still holds that directory. */
+  async freeDirFor(owner: string, name: string): Promise<string> {
+    const dir = this.dirFor(owner, name);
+    for (let n = 2; ; n++) {
+      const candidate = n === 2 ? dir : dir.replace(/\.git$/, `.${n}.git`);
+      if (!(await stat(candidate).catch(() => null))) return candidate;
+    }
   }
 
   async init(gitDir: string, defaultBranch: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { components } from "@octokit/openapi-types";
-import type { SimInstallation, SimRepo } from "./model";
+import type { SimAccount, SimInstallation, SimRepo } from "./model";
 import { renderApp, renderInstallation } from "./render/app";
 import { renderCheckRunForWebhook } from "./render/check-run";
 import { renderCheckSuite, renderStatusForWebhook } from "./render/ci";
@@ -20,8 +20,7 @@ export interface WebhookMessage {
   payload: Record<string, unknown>;
 }
 
-function organization(ctx: RenderContext, repo: SimRepo): { organization?: components["schemas"]["organization-simple"] } {
-  const owner = ctx.state.account(repo.ownerId);
+function organization(ctx: RenderContext, owner: SimAccount): { organization?: components["schemas"]["organization-simple"] } {
   if (owner.type !== "Organization") return {};
   const api = `${ctx.baseUrl}/orgs/${owner.login}`;
   return {
@@ -87,7 +86,7 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
   if (!installation) return null;
   const common = {
     repository: renderRepository(ctx, repo),
-    ...organization(ctx, repo),
+    ...organization(ctx, state.account(repo.ownerId)),
     sender,
     installation: { id: installation.id, node_id: state.nodeId("Installation", installation.id) },
   };
@@ -189,6 +188,13 @@ export function webhookFor(ctx: RenderContext, event: SimEvent): WebhookMessage 
       };
       break;
     }
+    case "repository":
+      if (event.action === "renamed") body = { changes: event.changes };
+      else if (event.action === "transferred") {
+        const from = state.account(event.fromOwnerId);
+        body = { changes: { owner: { from: from.type === "Organization" ? { organization: organization(ctx, from).organization } : { user: renderSimpleUser(ctx, from) } } } };
+      } else body = {};
+      break;
     case "check_run": {
       const run = state.checkRuns.get(event.checkRunId);
       if (!run) return null;

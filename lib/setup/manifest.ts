@@ -24,7 +24,7 @@ export const APP_PERMISSIONS = Object.freeze({
  * App without asking, and GitHub refuses a manifest that lists them ("Default events
  * unsupported"), so they are not here.
  */
-export const APP_EVENTS = Object.freeze(["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"] as const);
+export const APP_EVENTS = Object.freeze(["repository", "issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"] as const);
 
 export const DEFAULT_APP_NAME = "Atelier";
 /** GitHub's limit on an App's name. */

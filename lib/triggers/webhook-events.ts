@@ -1,4 +1,4 @@
-import { applyInstallationWebhook, type InstallationChange } from "../github/installation-sync";
+import { applyInstallationWebhook, followRepository, type InstallationChange } from "../github/installation-sync";
 import type { Log } from "../github/log";
 import type { CommentKind, CommentRef } from "../loops/comment-context";
 import { CONFIG_PATH } from "../loops/config-schema";
@@ -47,10 +47,20 @@ function commentRefOf(event: string, payload: Record<string, unknown>): CommentR
   return typeof id === "number" && Number.isSafeInteger(id) && id > 0 ? { kind: spec.kind, id } : null;
 }
 
-/** An Item changed on GitHub: re-read it now (the poll would see it later anyway). */
+/**
+ * An Item changed on GitHub: re-read it now (the poll would see it later anyway). The delivery's
+ * repository, by id, first: a name Atelier holds for another repository is moved or retired
+ * before anything is read under it (followRepository).
+ */
 export async function onItemWebhook(deps: WebhookDeps, event: string, payload: Record<string, unknown>): Promise<Hint | null> {
   const hint = hintFromWebhook(event, payload);
-  if (hint) await deps.workQueue.hint(hint);
+  if (!hint) return null;
+  const repository = payload.repository as { id?: unknown; full_name: string; private?: boolean; default_branch?: string };
+  if (typeof repository.id === "number" && (await followRepository(deps.db, hint.installationId, { ...repository, id: repository.id }))) {
+    deps.log.info({ installation_id: hint.installationId, repo: hint.repo, repository_id: repository.id }, "a repository's name changed hands; registered as GitHub has it now");
+    await deps.workQueue.syncSchedulers();
+  }
+  await deps.workQueue.hint(hint);
   return hint;
 }
 

@@ -83,7 +83,7 @@ export async function engineBench(url: string): Promise<void> {
       redis,
       workQueue,
       github: {
-        mintToken: async () => ({ token: "none", cloneUrl: "https://example.invalid/bench/engine.git", defaultBranch: "main" }),
+        mintToken: async () => ({ token: "none", repositoryId: "1", cloneUrl: "https://example.invalid/bench/engine.git", defaultBranch: "main" }),
         publishPullRequest: async () => null,
         setBranch: async () => undefined,
         deleteRef: async () => undefined,

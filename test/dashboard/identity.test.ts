@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { forgetAdminIds } from "../../lib/auth/admins";
+import { forgetConfigAccountIds } from "../../lib/auth/config-accounts";
 import { mayUseInstance } from "../../lib/auth/allowed-orgs";
 import { forgetAccess } from "../../lib/auth/authorize";
 import { viewerFromCookieHeader } from "../../lib/auth/current-viewer";
@@ -65,14 +65,14 @@ beforeAll(async () => {
   db = testDb(4);
   sim.createOrg({ login: ORG });
   for (const login of [ADMIN, `writer-${tag}`, `mallory-${tag}`, `deployer-${tag}`, `helper-${tag}`]) ids[login] = sim.createUser({ login }).id;
-  await sim.createRepo({ owner: ORG, name: "app" });
+  const app = await sim.createRepo({ owner: ORG, name: "app" });
   const installation = sim.createInstallation({ login: ADMIN, account: ORG, repos: ["app"] });
   sim.setUserPermission({ repo: REPO, login: `writer-${tag}`, permission: "write" });
   sim.setCustomRole({ repo: REPO, login: `deployer-${tag}`, role: "deployer", base: "write" });
   sim.setCustomRole({ repo: REPO, login: `helper-${tag}`, role: "issue-helper", base: "triage" });
-  await seedRepo(db, REPO, installation.id);
+  await seedRepo(db, REPO, installation.id, { id: app.id });
   setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN] });
-  forgetAdminIds();
+  forgetConfigAccountIds();
   forgetAccess();
 });
 
@@ -85,13 +85,13 @@ afterAll(async () => {
 describe("instance admins are GitHub accounts (attack 14)", () => {
   it("the config's login is resolved once to its account id; a renamed admin stays admin, a newcomer on the old login is none", async () => {
     expect((await signIn(ADMIN))?.admin).toBe(true);
-    const { rows } = await db.pool.query(`SELECT github_id FROM instance_admins WHERE login = $1`, [ADMIN.toLowerCase()]);
-    expect(rows).toEqual([{ github_id: String(ids[ADMIN]) }]);
+    const { rows } = await db.pool.query(`SELECT host, github_id FROM account_resolutions WHERE login = $1`, [ADMIN.toLowerCase()]);
+    expect(rows).toEqual([{ host: new URL(sim.url).host, github_id: String(ids[ADMIN]) }]);
 
     // the admin renames; someone new takes the old login
     sim.renameUser({ login: ADMIN, to: `boss-renamed-${tag}` });
     const newcomer = sim.createUser({ login: ADMIN });
-    forgetAdminIds(); // as 30 s later
+    forgetConfigAccountIds(); // as 30 s later
     const impostor = (await signIn(ADMIN))!;
     expect(impostor.id).toBe(String(newcomer.id));
     expect(impostor.admin).toBe(false);
@@ -100,7 +100,7 @@ describe("instance admins are GitHub accounts (attack 14)", () => {
 
   it("a user who renames themselves to an admin's login is no admin", async () => {
     sim.renameUser({ login: `mallory-${tag}`, to: `${ADMIN}-x` });
-    forgetAdminIds();
+    forgetConfigAccountIds();
     setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
     const mallory = (await signIn(`${ADMIN}-x`))!;
     expect(mallory.admin).toBe(false);
@@ -111,23 +111,52 @@ describe("allowed_orgs restricts who may sign in", () => {
   it("a member of an allowed organization signs in; an outsider's session is no viewer, and the sign-in refuses them", async () => {
     sim.createUser({ login: `outsider-${tag}` });
     setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [], allowedOrgs: [ORG.toLowerCase()] });
-    forgetAdminIds();
+    forgetConfigAccountIds();
     forgetAccess();
     expect((await signIn(`writer-${tag}`))?.login).toBe(`writer-${tag}`);
     expect(await signIn(`outsider-${tag}`)).toBeNull();
+    const outsider = sim.state.findAccount(`outsider-${tag}`)!;
     const { token } = sim.createUserToken({ login: `outsider-${tag}` });
-    expect(await mayUseInstance({ allowedOrgs: [ORG.toLowerCase()] }, `outsider-${tag}`, token, sim.url)).toBe(false);
-    expect(await mayUseInstance({}, `outsider-${tag}`, token, sim.url)).toBe(true);
+    expect(await mayUseInstance(db, { allowedOrgs: [ORG.toLowerCase()] }, String(outsider.id), token, sim.url)).toBe(false);
+    expect(await mayUseInstance(db, {}, String(outsider.id), token, sim.url)).toBe(true);
+    setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
+  });
+
+  it("is held by account id: an organization created later under an allowed one's old login lets nobody in (attack 23)", async () => {
+    const allowed = `allowed-${tag}`;
+    sim.createOrg({ login: allowed });
+    for (const login of [`member-${tag}`, `squatter-${tag}`]) sim.createUser({ login });
+    await sim.createRepo({ owner: allowed, name: "app" });
+    sim.setUserPermission({ repo: `${allowed}/app`, login: `member-${tag}`, permission: "write" });
+    sim.createInstallation({ login: `member-${tag}`, account: allowed, repos: ["app"] });
+    setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [], allowedOrgs: [allowed] });
+    forgetConfigAccountIds();
+    forgetAccess();
+    expect((await signIn(`member-${tag}`))?.login).toBe(`member-${tag}`);
+
+    // the organization renames; someone creates a new one under its old login and installs the App there
+    sim.renameUser({ login: allowed, to: `${allowed}-renamed` });
+    sim.createOrg({ login: allowed });
+    await sim.createRepo({ owner: allowed, name: "bait" });
+    sim.setUserPermission({ repo: `${allowed}/bait`, login: `squatter-${tag}`, permission: "admin" });
+    sim.createInstallation({ login: `squatter-${tag}`, account: allowed, repos: ["bait"] });
+    forgetConfigAccountIds();
+    forgetAccess();
+    expect(await signIn(`squatter-${tag}`)).toBeNull();
+    const squatter = sim.state.findAccount(`squatter-${tag}`)!;
+    expect(await mayUseInstance(db, { allowedOrgs: [allowed] }, String(squatter.id), sim.createUserToken({ login: `squatter-${tag}` }).token, sim.url)).toBe(false);
+    // the renamed organization's people still sign in
+    expect((await signIn(`member-${tag}`))?.login).toBe(`member-${tag}`);
     setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [ADMIN, `boss-renamed-${tag}`] });
   });
 });
 
 describe("a public repository's Runs", () => {
   it("show to its collaborators, and to a stranger (whom GitHub reports as a reader) as a Run that does not exist", async () => {
-    await sim.createRepo({ owner: ORG, name: "site", private: false });
+    const site = await sim.createRepo({ owner: ORG, name: "site", private: false });
     const installation = [...sim.state.installations.values()].find((i) => i.accountId === sim.state.findAccount(ORG)!.id)!;
     sim.addRepository({ login: `writer-${tag}`, installationId: installation.id, repo: `${ORG}/site` });
-    await seedRepo(db, `${ORG}/site`, installation.id);
+    await seedRepo(db, `${ORG}/site`, installation.id, { id: site.id });
     sim.createUser({ login: `reader-${tag}` });
     sim.setUserPermission({ repo: `${ORG}/site`, login: `reader-${tag}`, permission: "read" });
     sim.createUser({ login: `passer-by-${tag}` });

@@ -62,6 +62,7 @@ function input(repoFx: RemoteFixture, attemptId: string, targets: object, agent 
     defaultBranch: "main",
     branch: "atelier/start-dev/7",
     workspaceRoot: fx.root,
+    repositoryId: repoFx === fx ? "1001" : "1002",
   };
 }
 
@@ -120,7 +121,7 @@ afterAll(() => {
 
 describe("a hostile agent in its sandbox", () => {
   let result: Awaited<ReturnType<typeof attack>>;
-  const otherCache = () => cacheDir(fx.root, "other/secrets");
+  const otherCache = () => cacheDir(fx.root, "1002");
 
   beforeAll(async () => {
     result = await attack("hostile1/agent/1", {

@@ -33,6 +33,7 @@ function input(over: Partial<AttemptInput> = {}): AttemptInput {
     defaultBranch: "main",
     branch: "atelier/start-dev/12",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     ...over,
   };
 }
@@ -54,7 +55,7 @@ function recorder() {
 
 function expectNoWorktreeLeft() {
   expect(readdirSync(join(fx.root, "attempts"))).toEqual([]);
-  const list = sh(cacheDir(fx.root, "acme/widgets"), "worktree", "list", "--porcelain");
+  const list = sh(cacheDir(fx.root, "1001"), "worktree", "list", "--porcelain");
   expect(list.split("\n").filter((l) => l.startsWith("worktree "))).toHaveLength(1); // the bare clone itself
 }
 
@@ -89,7 +90,7 @@ describe("executeAttempt", () => {
     expect(rec.text("system")).toMatch(/pushed 1 commit\(s\) to atelier\/start-dev\/12/);
     expectNoWorktreeLeft();
     // The token never lands in the clone's configuration.
-    expect(readFileSync(join(cacheDir(fx.root, "acme/widgets"), "config"), "utf8")).not.toContain(TOKEN);
+    expect(readFileSync(join(cacheDir(fx.root, "1001"), "config"), "utf8")).not.toContain(TOKEN);
   });
 
   it("a retry starts from the pushed branch and adds to it", async () => {

@@ -34,6 +34,7 @@ function input(over: Partial<AttemptInput> = {}): AttemptInput {
     defaultBranch: "main",
     branch: "atelier/start-dev/9",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     ...over,
   };
 }
@@ -51,7 +52,7 @@ describe("git over HTTP with the installation token", () => {
     expect(outcome.tag === "Succeeded" && outcome.harvest.pushed).toBe(true);
     expect(remoteSha(fx.remote, "atelier/start-dev/9")).not.toBeNull();
     expect(server.requests.some((r) => r.path.includes("git-receive-pack"))).toBe(true);
-    const config = readFileSync(join(cacheDir(fx.root, "acme/widgets"), "config"), "utf8");
+    const config = readFileSync(join(cacheDir(fx.root, "1001"), "config"), "utf8");
     expect(config).not.toContain(TOKEN);
     expect(config).not.toContain(Buffer.from(`x-access-token:${TOKEN}`).toString("base64"));
     expect(config).toContain(`url = ${server.url}/remote.git`);

@@ -95,6 +95,7 @@ export function attemptOn(fx: RemoteFixture, attemptId: string, agent: NamedAgen
     branch: `atelier/start-dev/${runId}`,
     workspaceRoot: fx.root,
     sessions: memorySessions(runId),
+    repositoryId: "1001",
     ...over,
   };
 }

@@ -28,6 +28,7 @@ async function agentClone(sandboxed = true): Promise<Workspace> {
   return prepareWorkspace({
     root: fx.root,
     repo: "acme/widgets",
+    repositoryId: "1001",
     cloneUrl: fx.url,
     token: TOKEN,
     defaultBranch: "main",

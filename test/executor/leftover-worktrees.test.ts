@@ -20,6 +20,7 @@ async function deadProcessWorktree(attempt: number, branch = "atelier/start-dev/
   const ws = await prepareWorkspace({
     root: fx.root,
     repo: "acme/widgets",
+    repositoryId: "1001",
     cloneUrl: fx.url,
     token: TOKEN,
     defaultBranch: "main",
@@ -117,6 +118,7 @@ describe("start-up recovery of leftover worktrees", () => {
     await prepareWorkspace({
       root: fx.root,
       repo: "acme/widgets",
+      repositoryId: "1001",
       cloneUrl: fx.url,
       token: TOKEN,
       defaultBranch: "main",

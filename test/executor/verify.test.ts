@@ -54,6 +54,7 @@ function input(over: Partial<AttemptInput> = {}): AttemptInput {
     defaultBranch: "main",
     branch: "atelier/start-dev/5",
     workspaceRoot: fx.root,
+    repositoryId: "1001",
     verify: verify(),
     ...over,
   };

@@ -46,7 +46,7 @@ describe("installation tokens", () => {
 
   it("mintRepositoryToken gives a token for one repository with the agent's permissions only", async () => {
     const { installationId } = await installRepository(fx, { owner: "tok", name: "two" });
-    const { token } = await fx.github.mintRepositoryToken(installationId, "tok/two");
+    const { token } = await fx.github.mintRepositoryToken(installationId, fx.sim.state.repoByFullName("tok/two").id);
     const get = (path: string) => fetch(`${fx.sim.url}${path}`, { headers: { authorization: `token ${token}` } });
     expect((await get("/repos/tok/two")).status).toBe(200);
     expect((await get("/repos/tok/one")).status).toBe(404);

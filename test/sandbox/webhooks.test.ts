@@ -1,5 +1,6 @@
 import { verify } from "@octokit/webhooks-methods";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { checkWebhookPayload } from "../../lib/github/webhook-payloads";
 import { startSimulator, type Simulator } from "../../lib/sandbox/index";
 import { api, probotFor } from "./support/probot";
 import { startReceiver, type Received } from "./support/receiver";
@@ -14,6 +15,7 @@ const REQUIRED: Record<string, string[]> = {
   push: [""],
   installation: ["created", "deleted", "suspend", "unsuspend"],
   installation_repositories: ["added", "removed"],
+  repository: ["renamed", "transferred", "deleted"],
 };
 
 let sim: Simulator;
@@ -71,7 +73,14 @@ async function causeEveryEvent(): Promise<void> {
 
   await sim.createRepo({ owner: "demo-org", name: "extra" });
   sim.addRepository({ repo: "demo-org/extra" });
-  sim.removeRepository({ repo: "demo-org/extra" });
+  sim.renameRepo({ repo: "demo-org/extra", to: "extra-renamed", login: "octo-admin" });
+  sim.removeRepository({ repo: "demo-org/extra-renamed" });
+  // the new owner's installation hears of a transfer, and of the deletion after it
+  await sim.createRepo({ owner: "demo-org", name: "moving" });
+  sim.createOrg({ login: "moving-org" });
+  sim.createInstallation({ account: "moving-org", login: "octo-admin" });
+  sim.transferRepo({ repo: "demo-org/moving", to: "moving-org", login: "octo-admin" });
+  sim.deleteRepo({ repo: "moving-org/moving", login: "octo-admin" });
   sim.suspendInstallation({ account: "demo-org" });
   sim.createIssue({ repo, title: "Not delivered: the installation is suspended" });
   sim.unsuspendInstallation({ account: "demo-org" });
@@ -116,6 +125,14 @@ describe("webhooks", () => {
     expect(JSON.parse(requested?.body ?? "{}")).toMatchObject({ requested_action: { identifier: "approve" }, sender: { login: "octo-admin" } });
     const edited = receiver.received.find((r) => r.event === "label" && r.action === "edited");
     expect(JSON.parse(edited?.body ?? "{}")).toMatchObject({ label: { name: "toured", color: "000000" }, changes: { name: { from: "tour" }, color: { from: "ffffff" } } });
+    const renamed = receiver.received.find((r) => r.event === "repository" && r.action === "renamed");
+    expect(JSON.parse(renamed?.body ?? "{}")).toMatchObject({ changes: { repository: { name: { from: "extra" } } }, repository: { full_name: "demo-org/extra-renamed" } });
+    const transferred = receiver.received.find((r) => r.event === "repository" && r.action === "transferred");
+    expect(JSON.parse(transferred?.body ?? "{}")).toMatchObject({ changes: { owner: { from: { organization: { login: "demo-org" } } } }, repository: { full_name: "moving-org/moving" } });
+    const deleted = receiver.received.find((r) => r.event === "repository" && r.action === "deleted");
+    expect(JSON.parse(deleted?.body ?? "{}")).toMatchObject({ repository: { full_name: "moving-org/moving" } });
+    // each is what Atelier's webhook route accepts for the event
+    for (const r of [renamed, transferred, deleted]) expect(checkWebhookPayload("repository", JSON.parse(r!.body) as Record<string, unknown>).ok).toBe(true);
     const sync = receiver.received.find((r) => r.event === "pull_request" && r.action === "synchronize");
     expect(JSON.parse(sync?.body ?? "{}")).toMatchObject({ before: expect.stringMatching(/^[0-9a-f]{40}$/), after: expect.stringMatching(/^[0-9a-f]{40}$/) });
     const log = sim.deliveries();

@@ -56,6 +56,7 @@ describe("the App manifest", () => {
       default_permissions: { issues: "write", pull_requests: "write", contents: "write", checks: "write", statuses: "read", metadata: "read", members: "read" },
     });
     expect(m.default_events).toEqual([
+      "repository",
       "issues",
       "issue_comment",
       "pull_request",

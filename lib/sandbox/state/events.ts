@@ -73,6 +73,9 @@ export type SimEvent =
   | { event: "status"; action: ""; repoId: number; statusId: number; senderId: number }
   | { event: "pull_request_review_thread"; action: "resolved" | "unresolved"; repoId: number; number: number; threadId: number; senderId: number }
   | { event: "installation"; action: "created" | "deleted" | "suspend" | "unsuspend"; installationId: number; senderId: number }
+  | { event: "repository"; action: "renamed"; repoId: number; senderId: number; changes: { repository: { name: { from: string } } } }
+  | { event: "repository"; action: "transferred"; repoId: number; senderId: number; fromOwnerId: number }
+  | { event: "repository"; action: "deleted"; repoId: number; senderId: number }
   | {
       event: "installation_repositories";
       action: "added" | "removed";

@@ -28,7 +28,7 @@ const DEFAULT_APP_PERMISSIONS = {
   statuses: "read",
 } as const;
 
-export const DEFAULT_APP_EVENTS = ["issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"];
+export const DEFAULT_APP_EVENTS = ["repository", "issues", "issue_comment", "pull_request", "pull_request_review", "pull_request_review_comment", "pull_request_review_thread", "label", "check_run", "check_suite", "status", "push"];
 
 function nodeId(kind: string, id: number): string {
   return Buffer.from(`${kind}:${id}`).toString("base64").replace(/=+$/, "");
@@ -66,7 +66,11 @@ export class SimState {
   readonly app: SimApp;
   /** The user the sandbox's OAuth page signs in when the request names nobody. */
   defaultOAuthLogin: string | null = null;
-  private lastId = 1000;
+  /**
+   * Ids start at a random thousand below a billion, as GitHub's are large and unrelated: two
+   * simulators (test files sharing one database) do not hand out the same repository id.
+   */
+  private lastId = 1000 * (1 + Math.floor(Math.random() * 999_999));
   private readonly listeners: SimEventListener[] = [];
 
   constructor(readonly clock: SimClock) {

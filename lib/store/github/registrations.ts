@@ -19,6 +19,15 @@ export function registeredRepository(db: Db, repo: string): Promise<{ id: number
   );
 }
 
+/** Whether Atelier holds the repository of GitHub id `id` under `fullName` (any case), and no other under that name. */
+export async function holdsRepositoryAs(db: Db, id: number, fullName: string): Promise<boolean> {
+  const found = await rows<{ id: string; full_name: string }>(
+    db.pool,
+    sql`SELECT id::text AS id, full_name FROM repositories WHERE id = ${id} OR full_name = ${fullName.toLowerCase()}`,
+  );
+  return found.length === 1 && found[0]!.id === String(id) && found[0]!.full_name === fullName.toLowerCase();
+}
+
 /** The installation of each of the registered repositories among `repos` (lower-cased owner/name). */
 export function installationsOfRepositories(db: Db, repos: readonly string[]): Promise<{ full_name: string; installation_id: number }[]> {
   return rows<{ full_name: string; installation_id: number }>(

@@ -28,17 +28,35 @@ export const IS_POLLED = raw(`r.removed_at IS NULL AND i.deleted_at IS NULL AND 
 /** The columns of a RegisteredRepository, of `repositories r`. */
 export const REGISTERED_COLUMNS = raw(`r.id, r.installation_id AS "installationId", r.full_name AS "fullName", r.default_branch AS "defaultBranch", r.private`);
 
+/**
+ * SQL: retires repositories (ADR 0070): each is named `<owner/name>#<id>`, which no repository on
+ * GitHub can be named, and its rows follow that name (the repositories_move_rows trigger); the
+ * workers collect its caches. Registering its id again brings it, and its rows, back.
+ */
+const RETIRE = raw(`UPDATE repositories SET full_name = split_part(full_name, '#', 1) || '#' || id::text,
+       removed_at = COALESCE(removed_at, now()), retired_at = COALESCE(retired_at, now()), updated_at = now()`);
+
+/** Retires the repository of GitHub id `id` (deleted on GitHub); returns its name before, or null when it was not registered or retired already. */
+export async function retireRepository(tx: Sql, id: number): Promise<string | null> {
+  const row = await first<{ full_name: string }>(tx, sql`${RETIRE} WHERE id = ${id} AND retired_at IS NULL RETURNING split_part(full_name, '#', 1) AS full_name`);
+  return row?.full_name ?? null;
+}
+
+/** Of the repository ids `ids`, those retired (their caches are collected). */
+export async function retiredRepositoryIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const found = await rows<{ id: string }>(db.pool, sql`SELECT id::text AS id FROM repositories WHERE id = ANY(${ids}::bigint[]) AND retired_at IS NOT NULL`);
+  return new Set(found.map((r) => r.id));
+}
+
 /** Registers repositories (again); returns the ones that were not registered before. */
 export async function registerRepositories(tx: Sql, installationId: number, repos: readonly RepositoryInput[]): Promise<string[]> {
   const registered: string[] = [];
   for (const repo of repos) {
     const fullName = repo.full_name.toLowerCase();
-    // a repository deleted and created again under the same name has a new id: retire the old row
-    await query(
-      tx,
-      sql`UPDATE repositories SET full_name = full_name || '#' || id::text, removed_at = COALESCE(removed_at, now()), updated_at = now()
-        WHERE full_name = ${fullName} AND id <> ${repo.id}`,
-    );
+    // another repository holds the name no more on GitHub (deleted, renamed, transferred): retire it,
+    // so that none of its rows is found under the name of this one
+    await query(tx, sql`${RETIRE} WHERE full_name = ${fullName} AND id <> ${repo.id}`);
     const row = await first<{ fresh: boolean }>(
       tx,
       sql`INSERT INTO repositories (id, installation_id, full_name, private, default_branch, updated_at)
@@ -46,7 +64,7 @@ export async function registerRepositories(tx: Sql, installationId: number, repo
        ON CONFLICT (id) DO UPDATE SET installation_id = EXCLUDED.installation_id, full_name = EXCLUDED.full_name,
          private = EXCLUDED.private,
          default_branch = CASE WHEN ${repo.default_branch !== undefined} THEN EXCLUDED.default_branch ELSE repositories.default_branch END,
-         removed_at = NULL, updated_at = now()
+         removed_at = NULL, retired_at = NULL, updated_at = now()
        RETURNING (xmax = 0) OR (SELECT removed_at IS NOT NULL FROM repositories r WHERE r.id = ${repo.id}) AS fresh`,
     );
     if (row?.fresh) registered.push(fullName);

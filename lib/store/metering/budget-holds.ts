@@ -52,7 +52,8 @@ export async function listBudgetHolds(db: Db, repos: string[], limit: number): P
   );
 }
 
-/** The repository of an Item's cycle budget, undefined when the Item has none. */
-export async function repoOfCycleBudget(db: Db, itemKey: string): Promise<string | undefined> {
-  return (await db.prisma.cycleBudget.findUnique({ where: { itemKey }, select: { repo: true } }))?.repo;
+/** The repository (its name and GitHub id) of an Item's cycle budget, undefined when the Item has none. */
+export async function repoOfCycleBudget(db: Db, itemKey: string): Promise<{ repo: string; repositoryId: string | null } | undefined> {
+  const found = await db.prisma.cycleBudget.findUnique({ where: { itemKey }, select: { repo: true, repositoryId: true } });
+  return found ? { repo: found.repo, repositoryId: found.repositoryId === null ? null : String(found.repositoryId) } : undefined;
 }

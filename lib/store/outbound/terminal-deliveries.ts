@@ -5,12 +5,14 @@ import { isTerminalState, runEventPayload, type TerminalRunRow } from "../runs/r
 const ISO = (col: string) => `to_char(${col}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
- * SQL: webhook `h` hears of the terminal states of the Run `run` (an alias with its repo and
- * loop) of installation `installationId`: the instance's webhooks, its installation's, its
- * Loop's. A Slack target hears only of the notices it is subscribed to (ADR 0087).
+ * SQL: webhook `h` hears of the terminal states of the Run `run` (an alias with its
+ * repository_id and loop) of installation `installationId`: the instance's webhooks, its
+ * installation's, its Loop's. A Loop's hook names its repository by GitHub id: a repository that
+ * took the name of the hook's one later hears nothing of it (ADR 0070). A Slack target hears only
+ * of the notices it is subscribed to (ADR 0087).
  */
 const LISTENS = (run: string, installationId: string) =>
-  `h.kind = 'webhook' AND ((h.repo IS NULL AND (h.installation_id IS NULL OR h.installation_id = ${installationId})) OR (h.repo = ${run}.repo AND h.loop = ${run}.loop))`;
+  `h.kind = 'webhook' AND ((h.repo IS NULL AND (h.installation_id IS NULL OR h.installation_id = ${installationId})) OR (h.repository_id = ${run}.repository_id AND h.loop = ${run}.loop))`;
 
 /** The outbound hooks subscribed to a Run (`run` has the Run's repo, loop and installation_id). */
 const HOOKS_OF_RUN = `SELECT h.id FROM outbound_hooks h, run WHERE ${LISTENS("run", "run.installation_id")}`;
@@ -24,11 +26,11 @@ export const hasOutboundHooks = (run: string): string =>
   // most instances have no hook at all: that is one look at an empty table
   `(EXISTS (SELECT 1 FROM outbound_hooks)
     AND EXISTS (SELECT 1 FROM outbound_hooks h
-                 WHERE ${LISTENS(run, `(SELECT installation_id FROM repositories WHERE full_name = ${run}.repo)`)}))`;
+                 WHERE ${LISTENS(run, `(SELECT installation_id FROM repositories WHERE id = ${run}.repository_id)`)}))`;
 
 const terminalRunSql = (runId: string): Statement => sql`
 WITH run AS (
-  SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.full_name = r.repo WHERE r.id = ${runId}
+  SELECT r.*, rp.installation_id FROM runs r LEFT JOIN repositories rp ON rp.id = r.repository_id WHERE r.id = ${runId}
 ), hooks AS (
   ${raw(HOOKS_OF_RUN)}
 )

@@ -12,6 +12,8 @@ export interface AuditRow {
   detail: unknown;
 }
 
+const COLUMNS = { id: true, at: true, actor: true, action: true, repo: true, runId: true, detail: true } as const;
+
 const toRow = (e: { id: bigint; at: Date; actor: string; action: string; repo: string | null; runId: string | null; detail: unknown }): AuditRow => ({
   ...e,
   id: e.id.toString(),
@@ -23,12 +25,13 @@ export async function auditOfRepos(db: Db, repos: string[], before: string | nul
     where: { repo: { in: repos }, ...(before === null ? {} : { id: { lt: BigInt(before) } }) },
     orderBy: { id: "desc" },
     take,
+    select: COLUMNS,
   });
   return entries.map(toRow);
 }
 
 /** The Run's entries, newest first; at most `take`. */
 export async function auditOfRun(db: Db, runId: string, take: number): Promise<AuditRow[]> {
-  const entries = await db.prisma.auditEntry.findMany({ where: { runId }, orderBy: { id: "desc" }, take });
+  const entries = await db.prisma.auditEntry.findMany({ where: { runId }, orderBy: { id: "desc" }, take, select: COLUMNS });
   return entries.map(toRow);
 }

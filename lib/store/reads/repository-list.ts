@@ -3,10 +3,13 @@ import { raw, rows, sql } from "../kernel/sql";
 
 /** The registered repositories as the dashboard lists them: names, installations, poll and config state. */
 
-/** The names of the registered repositories (of `among`, when given), sorted. */
-export async function registeredRepoNames(db: Db, among?: string[]): Promise<string[]> {
+/**
+ * The names of the registered repositories (of the GitHub ids `ids`, when given), sorted: the
+ * names Atelier's rows carry for them now, whatever GitHub calls a repository now (ADR 0070).
+ */
+export async function registeredRepoNames(db: Db, ids?: readonly number[]): Promise<string[]> {
   const found = await db.prisma.repository.findMany({
-    where: { removedAt: null, ...(among ? { fullName: { in: among } } : {}) },
+    where: { removedAt: null, ...(ids ? { id: { in: ids.map((id) => BigInt(id)) } } : {}) },
     select: { fullName: true },
     orderBy: { fullName: "asc" },
   });

@@ -117,6 +117,6 @@ export async function reposOfRuns(db: Db, runIds: readonly string[]): Promise<st
 }
 
 /** The repository of a Run (what its authorization asks), undefined when there is no such Run. */
-export async function repoOfRun(db: Db, runId: string): Promise<string | undefined> {
-  return (await first<{ repo: string }>(db.pool, sql`SELECT repo FROM runs WHERE id = ${runId}`))?.repo;
+export async function repoOfRun(db: Db, runId: string): Promise<{ repo: string; repositoryId: string | null } | undefined> {
+  return first<{ repo: string; repositoryId: string | null }>(db.pool, sql`SELECT repo, repository_id::text AS "repositoryId" FROM runs WHERE id = ${runId}`);
 }

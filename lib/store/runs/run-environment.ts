@@ -7,8 +7,6 @@ import type { Submission } from "./claim";
 export interface RunEnvironment {
   /** The Loop's `environment:`; null: none declared. */
   environment: EnvironmentSpec | null;
-  /** The repository's GitHub id (snapshots are keyed by it, never by its name); null: not registered. */
-  repositoryId: string | null;
   /** Whether the Run's trigger may write the default branch's environment snapshot (trustedTrigger). */
   trusted: boolean;
 }
@@ -32,14 +30,12 @@ export function trustedTrigger(s: Pick<Submission, "actor" | "authorAssociation"
 }
 
 export async function runEnvironment(db: Db, runId: string): Promise<RunEnvironment> {
-  const row = await first<{ submission: Submission; kind: "item" | "tick"; repository_id: string | null }>(
+  const row = await first<{ submission: Submission; kind: "item" | "tick" }>(
     db.pool,
-    sql`SELECT e.submission, e.kind, g.id::text AS repository_id
-       FROM runs r JOIN events e ON e.id = r.event_id LEFT JOIN repositories g ON g.full_name = r.repo AND g.removed_at IS NULL
-      WHERE r.id = ${runId}`,
+    sql`SELECT e.submission, e.kind FROM runs r JOIN events e ON e.id = r.event_id WHERE r.id = ${runId}`,
   );
-  if (!row) return { environment: null, repositoryId: null, trusted: false };
+  if (!row) return { environment: null, trusted: false };
   // an Event recorded before a key existed has none: its default
   const environment = row.submission.environment ? { ...NO_ENVIRONMENT, ...row.submission.environment } : null;
-  return { environment, repositoryId: row.repository_id, trusted: trustedTrigger(row.submission, row.kind) };
+  return { environment, trusted: trustedTrigger(row.submission, row.kind) };
 }

@@ -25,7 +25,8 @@ CREATE TABLE "agent_session_chunks" (
 -- the session an Attempt resumed (a kept one restored into its home), null for a new conversation
 ALTER TABLE "attempts" ADD COLUMN "resumed_session" TEXT;
 
--- a retired repository (removed from the installation, or deleted and made again under its name)
+-- a retired repository (removed from the installation, deleted, or its name taken by another
+-- repository: ADR 0070)
 -- takes its Runs' kept sessions with it, whatever statement retires it
 -- (the body is an escape string that writes each semicolon as \073: the migration engine cuts a
 -- script at every semicolon, even inside a string)
@@ -35,6 +36,6 @@ BEGIN
   RETURN NULL\073
 END';
 
-CREATE TRIGGER "repositories_retired_forget_agent_sessions" AFTER UPDATE OF "removed_at" ON "repositories"
-  FOR EACH ROW WHEN (OLD."removed_at" IS NULL AND NEW."removed_at" IS NOT NULL)
+CREATE TRIGGER "repositories_retired_forget_agent_sessions" AFTER UPDATE OF "removed_at", "retired_at" ON "repositories"
+  FOR EACH ROW WHEN ((OLD."removed_at" IS NULL AND NEW."removed_at" IS NOT NULL) OR (OLD."retired_at" IS NULL AND NEW."retired_at" IS NOT NULL))
   EXECUTE FUNCTION "repositories_forget_agent_sessions"();

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { repositoryIdFor } from "./seed";
 
 /**
  * A GitHub test double over real HTTP for the calls the dashboard makes with a person's token:
@@ -15,6 +16,8 @@ export interface FakeUser {
 }
 
 export interface FakeRepo {
+  /** GitHub's id of the repository; absent: repositoryIdFor(fullName), as seedRepo registers it */
+  id?: number;
   fullName: string;
   installationId: number;
   /** login → role (admin, maintain, write, triage, read); absent = no access */
@@ -58,7 +61,7 @@ export class FakeGitHub {
       }
       if ((m = /^\/user\/installations\/(\d+)\/repositories$/.exec(url.pathname))) {
         const list = visible.filter((r) => r.installationId === Number(m![1]));
-        return send(200, { total_count: list.length, repositories: list.map((r) => ({ full_name: r.fullName, private: true })) });
+        return send(200, { total_count: list.length, repositories: list.map((r) => ({ id: r.id ?? repositoryIdFor(r.fullName), full_name: r.fullName, private: true })) });
       }
       if ((m = /^\/repos\/([^/]+)\/([^/]+)\/collaborators\/([^/]+)\/permission$/.exec(url.pathname))) {
         const repo = this.repos.find((r) => r.fullName === `${decodeURIComponent(m![1]!)}/${decodeURIComponent(m![2]!)}`.toLowerCase());

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { itemKey } from "../../../lib/engine/ids";
 import type { RunStateName } from "../../../lib/engine/run-state";
 import { openSession, storeUserToken } from "../../../lib/auth/sessions";
@@ -13,11 +13,17 @@ export function uniqueInstallationId(): number {
   return 1_000_000 + Math.floor(Math.random() * 1_000_000_000);
 }
 
+/** The GitHub id FakeGitHub lists a repository under when a test gives none: derived from its name, as seedRepo's default. */
+export function repositoryIdFor(fullName: string): number {
+  return Number.parseInt(createHash("sha256").update(fullName.toLowerCase()).digest("hex").slice(0, 12), 16);
+}
+
+/** Registers a repository under GitHub id `opts.id` (the simulator's, when it lists it), else repositoryIdFor(repo). */
 export async function seedRepo(
   db: Db,
   repo: string,
   installationId: number,
-  opts: { config?: unknown; configError?: string | null; pollError?: string | null; account?: string } = {},
+  opts: { id?: number; config?: unknown; configError?: string | null; pollError?: string | null; account?: string } = {},
 ): Promise<void> {
   await db.pool.query(
     `INSERT INTO installations (id, account_login, updated_at) VALUES ($1, $2, now()) ON CONFLICT (id) DO NOTHING`,
@@ -27,7 +33,7 @@ export async function seedRepo(
     `INSERT INTO repositories (id, installation_id, full_name, config, config_error, poll_error, poll_error_at, last_polled_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6::text IS NULL THEN NULL ELSE now() END, now(), now())`,
     [
-      Math.floor(Math.random() * 1e12),
+      opts.id ?? repositoryIdFor(repo),
       installationId,
       repo,
       JSON.stringify(opts.config ?? { labels: [], loops: [{ name: "start-dev", trigger: { kind: "issues" } }], errors: [] }),

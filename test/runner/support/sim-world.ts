@@ -49,12 +49,12 @@ export async function startSimWorld(db: Db, existing?: Simulator): Promise<SimWo
     async addRepo(prefix = "runner", files = {}) {
       const name = `${prefix}-${randomBytes(4).toString("hex")}`;
       const repo = `demo-org/${name}`;
-      await sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n`, ...files } });
+      const made = await sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n`, ...files } });
       sim.addRepository({ repo });
-      // repository ids of two simulators collide: the row's id only needs to be unique here
+      // registered under the simulator's id (each simulator numbers from a random start): tokens are minted by it
       await db.pool.query(
         `INSERT INTO repositories (id, installation_id, full_name, default_branch, updated_at) VALUES ($1, $2, $3, 'main', now())`,
-        [Number.parseInt(randomBytes(5).toString("hex"), 16), installationId, repo],
+        [made.id, installationId, repo],
       );
       return repo;
     },

@@ -14,6 +14,7 @@ const STAND_INS: Record<string, { from: string; plus?: string[] }> = {
   "issues.closed": { from: "issues.reopened" },
   "pull_request.edited": { from: "pull_request.opened", plus: ["changes"] },
   "issue_comment.edited": { from: "issue_comment.created", plus: ["changes"] },
+  "repository.deleted": { from: "repository.created" },
 };
 
 /**
