@@ -1,0 +1,51 @@
+-- Insights and retention (ADRs 0084, 0086).
+-- A Run keeps what became of its pull request: when it first had one (pull_request_at), and the
+-- state GitHub last showed once it left "open" (pull_request_state: merged or closed) with when
+-- (pull_request_closed_at: GitHub's mergedAt, else closedAt). The poll that stores a closed or merged
+-- pull request writes them (lib/store/runs/pull-request-outcomes.ts), and a Run that gets its pull
+-- request number once GitHub already shows it closed or merged reads them here, from the Item.
+-- (The plpgsql body is an escape string that writes each semicolon as \073: the migration engine
+-- cuts a script at every semicolon, even inside a string.)
+
+ALTER TABLE "runs" ADD COLUMN "pull_request_at" TIMESTAMP(3),
+                   ADD COLUMN "pull_request_state" TEXT,
+                   ADD COLUMN "pull_request_closed_at" TIMESTAMP(3);
+
+CREATE OR REPLACE FUNCTION "runs_note_pull_request"() RETURNS trigger LANGUAGE plpgsql AS E'
+DECLARE
+  pr record\073
+BEGIN
+  IF NEW."pull_request_number" IS NULL OR NEW."pull_request_number" IS NOT DISTINCT FROM OLD."pull_request_number" THEN
+    RETURN NEW\073
+  END IF\073
+  NEW."pull_request_at" := COALESCE(NEW."pull_request_at", now())\073
+  SELECT i."state", i."projection" INTO pr FROM "items" i WHERE i."repo" = NEW."repo" AND i."number" = NEW."pull_request_number"\073
+  IF FOUND AND pr."state" IN (''merged'', ''closed'') THEN
+    NEW."pull_request_state" := pr."state"\073
+    NEW."pull_request_closed_at" := COALESCE(pr."projection"->>''mergedAt'', pr."projection"->>''closedAt'')::timestamptz AT TIME ZONE ''UTC''\073
+  ELSE
+    NEW."pull_request_state" := NULL\073
+    NEW."pull_request_closed_at" := NULL\073
+  END IF\073
+  RETURN NEW\073
+END'
+;
+
+CREATE TRIGGER "runs_note_pull_request" BEFORE UPDATE OF "pull_request_number" ON "runs"
+  FOR EACH ROW EXECUTE FUNCTION "runs_note_pull_request"();
+
+-- Retention: an Attempt whose transcript was cut to its summary and last lines, an Event whose
+-- payload (its submission) was shed, its key kept, and what each sweep pruned, for the Usage page.
+ALTER TABLE "attempts" ADD COLUMN "transcript_pruned_at" TIMESTAMP(3);
+ALTER TABLE "events" ADD COLUMN "payload_pruned_at" TIMESTAMP(3);
+
+CREATE TABLE "retention_sweeps" (
+    "id" BIGSERIAL NOT NULL,
+    "kind" TEXT NOT NULL,
+    "rows" INTEGER NOT NULL,
+    "horizon" TIMESTAMP(3) NOT NULL,
+    "at" TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+
+    CONSTRAINT "retention_sweeps_pkey" PRIMARY KEY ("id")
+);
+CREATE INDEX "retention_sweeps_kind_at_idx" ON "retention_sweeps"("kind", "at");
