@@ -31,6 +31,8 @@ export interface RunDetail {
   approvalRequired: boolean;
   receivedAt: string;
   startedAt: string | null;
+  /** From the trigger (the Event's reception) to the agent's first start (docs/insights.md); null until it started. */
+  triggerToStartMs: number | null;
   endedAt: string | null;
   updatedAt: string;
   branch: string | null;
@@ -171,6 +173,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     approvalRequired: r.approval_required,
     receivedAt: r.received_at.toISOString(),
     startedAt: iso(r.started_at),
+    triggerToStartMs: r.started_at ? Math.max(0, r.started_at.getTime() - r.received_at.getTime()) : null,
     endedAt: iso(r.ended_at),
     updatedAt: r.updated_at.toISOString(),
     branch: r.branch,

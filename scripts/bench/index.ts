@@ -1,6 +1,7 @@
 import { burstBench } from "./burst";
 import { engineBench } from "./engine";
 import { environmentBench } from "./environment";
+import { insightsBench } from "./insights";
 import { labelLatencyBench } from "./label-latency";
 import { pollBench } from "./poll";
 import { scaleBench } from "./scale";
@@ -13,6 +14,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   poll: pollBench,
   environment: environmentBench,
   latency: labelLatencyBench,
+  insights: insightsBench,
 };
 
 /** Names that select several benchmarks: `claim` is every line the claim's speed decides. */

@@ -212,6 +212,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               <dd>
                 <Time iso={run.startedAt} />
               </dd>
+              <dt className="text-stone-500">
+                <Link href="/insights#def-trigger-to-start" className="underline decoration-dotted underline-offset-2">
+                  Trigger → start
+                </Link>
+              </dt>
+              <dd data-testid="run-trigger-to-start">{run.triggerToStartMs === null ? "not started" : formatDurationMs(run.triggerToStartMs)}</dd>
               <dt className="text-stone-500">Ended</dt>
               <dd>
                 <Time iso={run.endedAt} />
