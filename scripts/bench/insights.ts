@@ -26,6 +26,13 @@ const HISTORY = `
          5 + (i::bigint * 104729) % 3000 AS start_s
     FROM generate_series(0, ${RUNS - 1}) i`;
 
+/** The Attempt of history row i: its cost, its minutes, whether verify checked it and passed, its failure's category. */
+const ATTEMPT_COST = "(0.05 + (i % 200) / 100.0)";
+const ATTEMPT_MS = "(60000 + (i % 1200) * 1000)";
+const VERIFIED = "(i % 2 = 0 AND roll < 70)";
+const PASSED = "(i % 10 <> 0)";
+const CATEGORY = "(ARRAY['agent','infra','verify'])[1 + i % 3]";
+
 async function seed(db: Db): Promise<void> {
   await db.pool.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (42, 'bench', now())`);
   await db.pool.query(
@@ -37,7 +44,8 @@ async function seed(db: Db): Promise<void> {
   await db.pool.query(`ALTER TABLE runs DISABLE TRIGGER USER`);
   await db.pool.query(
     `INSERT INTO runs (id, event_id, loop, repo, item_key, number, state, agent, prompt, approval_required, received_at, started_at, ended_at,
-                       pull_request_number, pull_request_at, pull_request_state, pull_request_closed_at)
+                       pull_request_number, pull_request_at, pull_request_state, pull_request_closed_at,
+                       attempts_closed, attempts_cost_usd, attempts_ms, verify_checked, verify_passed, failure_categories)
      SELECT 'ir-' || i, 'ie-' || i, CASE WHEN i % 3 = 0 THEN 'review' ELSE 'start-dev' END, 'bench/insights-' || r,
             format('["github","bench/insights-%s",%s]', r, n), n,
             (CASE WHEN roll < 70 THEN 'Succeeded' WHEN roll < 88 THEN 'Failed' ELSE 'Canceled' END)::"RunState",
@@ -46,19 +54,24 @@ async function seed(db: Db): Promise<void> {
             CASE WHEN roll < 60 THEN 100000 + n END,
             CASE WHEN roll < 60 THEN at + (start_s + 600) * interval '1 second' END,
             CASE WHEN roll < 45 THEN 'merged' WHEN roll < 55 THEN 'closed' END,
-            CASE WHEN roll < 55 THEN at + (start_s + 600 + (i % 86400)) * interval '1 second' END
+            CASE WHEN roll < 55 THEN at + (start_s + 600 + (i % 86400)) * interval '1 second' END,
+            -- what the trigger attempts_roll_up_into_run keeps of the one Attempt below
+            (roll < 88)::int, CASE WHEN roll < 88 THEN ${ATTEMPT_COST} ELSE 0 END, CASE WHEN roll < 88 THEN ${ATTEMPT_MS} ELSE 0 END,
+            (${VERIFIED})::int, (${VERIFIED} AND ${PASSED})::int,
+            CASE WHEN roll >= 70 AND roll < 88 THEN ARRAY[${CATEGORY}] ELSE ARRAY[]::text[] END
        FROM (${HISTORY}) h`,
   );
   await db.pool.query(`ALTER TABLE runs ENABLE TRIGGER USER`);
+  await db.pool.query(`ALTER TABLE attempts DISABLE TRIGGER USER`);
   await db.pool.query(
     `INSERT INTO attempts (id, run_id, number, state, started_at, ended_at, failure_kind, failure_category, cost_usd, duration_ms, verify)
      SELECT 'ir-' || i || '/agent/1', 'ir-' || i, 1, (CASE WHEN roll < 70 THEN 'Succeeded' ELSE 'Failed' END)::"AttemptState",
             at + start_s * interval '1 second', at + (start_s + 600) * interval '1 second',
-            CASE WHEN roll >= 70 THEN 'AgentFailure' END, CASE WHEN roll >= 70 THEN (ARRAY['agent','infra','verify'])[1 + i % 3] END,
-            0.05 + (i % 200) / 100.0, 60000 + (i % 1200) * 1000,
-            CASE WHEN i % 2 = 0 AND roll < 70 THEN jsonb_build_object('passed', i % 10 <> 0, 'command', 'npm test', 'durationMs', 1000, 'tail', '', 'rounds', 1, 'timedOut', false, 'exitCode', 0) END
+            CASE WHEN roll >= 70 THEN 'AgentFailure' END, CASE WHEN roll >= 70 THEN ${CATEGORY} END, ${ATTEMPT_COST}, ${ATTEMPT_MS},
+            CASE WHEN ${VERIFIED} THEN jsonb_build_object('passed', ${PASSED}, 'command', 'npm test', 'durationMs', 1000, 'tail', '', 'rounds', 1, 'timedOut', false, 'exitCode', 0) END
        FROM (${HISTORY}) h WHERE roll < 88`,
   );
+  await db.pool.query(`ALTER TABLE attempts ENABLE TRIGGER USER`);
   await db.pool.query(`VACUUM ANALYZE runs, attempts`);
 }
 

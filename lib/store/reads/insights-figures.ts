@@ -1,5 +1,6 @@
 import type { Db } from "../kernel/db";
-import { first, raw, sql } from "../kernel/sql";
+import { first, query, raw, sql } from "../kernel/sql";
+import { transaction } from "../kernel/transaction";
 
 /** Which Runs Insights reads: received in [from, to), of these repositories, a Loop and an agent when given. */
 export interface InsightsScope {
@@ -59,22 +60,27 @@ const OUTCOME = sql`CASE WHEN r.pull_request_state = 'merged' THEN 'merged'
             WHEN r.state = 'Succeeded' THEN 'no_pull_request'
             ELSE 'in_progress' END`;
 
-/** The p50 and p90 (percentile_disc: a value that occurred) of the column `seconds`, counted where it is not null. */
-const percentiles = (name: string, seconds: string) =>
-  raw(`percentile_disc(0.5) WITHIN GROUP (ORDER BY ${seconds}) AS ${name}_p50, percentile_disc(0.9) WITHIN GROUP (ORDER BY ${seconds}) AS ${name}_p90`);
+/** The p50 and p90 (percentile_disc: a value that occurred) of the column `seconds`, from one sort, counted where it is not null. */
+const percentiles = (name: string, seconds: string) => raw(`percentile_disc(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY ${seconds}) AS ${name}`);
 
 /**
  * Every figure of Insights in one statement: the Runs in scope (index
- * runs_repo_received_at_id_idx, one range per repository), their Attempts by run_id, then the
- * figures of all of them, per Loop, per agent and per week in one pass (GROUPING SETS), and the
- * failed Attempts by category.
+ * runs_repo_received_at_id_idx, one range per repository) with what they keep of their Attempts
+ * (migration 20261208060000: never the Attempts themselves), then the figures of all of them, per
+ * Loop, per agent and per week in one pass (GROUPING SETS), and the failed Attempts by category.
+ * It runs without JIT (compiling cost more than the read) and with the memory to sort in memory.
  */
 export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<InsightsRead> {
-  const row = await first<{ groups: FigureRow[] | null; failures: InsightsRead["failures"] | null }>(
-    db.pool,
-    sql`WITH scoped AS MATERIALIZED (
-       SELECT r.id, r.repo, r.loop, r.agent, r.state, r.pull_request_number, ${OUTCOME} AS outcome,
-              to_char(date_trunc('week', r.received_at), 'YYYY-MM-DD') AS week,
+  const row = await transaction(db, async (tx) => {
+    await query(tx, sql`SET LOCAL jit = off`);
+    await query(tx, sql`SET LOCAL work_mem = '64MB'`);
+    return first<{ groups: (Omit<FigureRow, "to_start_p50" | "to_start_p90" | "to_pull_request_p50" | "to_pull_request_p90" | "to_merge_p50" | "to_merge_p90"> & Record<"to_start" | "to_pull_request" | "to_merge", [number, number] | null>)[] | null; failures: InsightsRead["failures"] | null }>(
+      tx,
+      sql`WITH scoped AS MATERIALIZED (
+       SELECT r.loop, r.agent, r.state = 'Succeeded' AS succeeded, r.attempts_closed, r.attempts_cost_usd, r.attempts_ms, r.verify_checked, r.verify_passed,
+              r.failure_categories, ${OUTCOME} AS outcome,
+              CASE WHEN r.pull_request_state = 'merged' THEN r.repo || '#' || r.pull_request_number END AS merged_pull_request,
+              date_trunc('week', r.received_at)::date AS week,
               EXTRACT(EPOCH FROM r.started_at - r.received_at)::float8 AS to_start,
               EXTRACT(EPOCH FROM r.pull_request_at - r.received_at)::float8 AS to_pull_request,
               CASE WHEN r.pull_request_state = 'merged' THEN EXTRACT(EPOCH FROM r.pull_request_closed_at - r.received_at)::float8 END AS to_merge
@@ -84,16 +90,8 @@ export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<Ins
           AND r.received_at < (${q.to.toISOString()}::timestamptz AT TIME ZONE 'UTC')
           AND (${q.loop}::text IS NULL OR r.loop = ${q.loop})
           AND (${q.agent}::text IS NULL OR r.agent = ${q.agent})
-     ), tried AS MATERIALIZED (
-       SELECT a.run_id, a.state, a.failure_category, a.cost_usd, a.duration_ms, a.verify IS NOT NULL AS verified,
-              COALESCE((a.verify->>'passed')::boolean, false) AS passed
-         FROM scoped s JOIN attempts a ON a.run_id = s.id
-     ), per_run AS (
-       SELECT run_id, count(*)::int AS attempts, sum(cost_usd) AS cost_usd, sum(duration_ms)::bigint AS agent_ms,
-              count(*) FILTER (WHERE verified)::int AS verified, count(*) FILTER (WHERE passed)::int AS verify_passed
-         FROM tried GROUP BY run_id
      ), groups AS (
-       SELECT s.loop, s.agent, s.week,
+       SELECT s.loop, s.agent, to_char(s.week, 'YYYY-MM-DD') AS week,
               CASE WHEN GROUPING(s.loop) = 0 THEN 'loop' WHEN GROUPING(s.agent) = 0 THEN 'agent' WHEN GROUPING(s.week) = 0 THEN 'week' ELSE 'all' END AS grouping,
               count(*)::int AS runs,
               count(*) FILTER (WHERE s.outcome = 'merged')::int AS merged,
@@ -103,21 +101,31 @@ export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<Ins
               count(*) FILTER (WHERE s.outcome = 'failed')::int AS failed,
               count(*) FILTER (WHERE s.outcome = 'canceled')::int AS canceled,
               count(*) FILTER (WHERE s.outcome = 'in_progress')::int AS in_progress,
-              count(DISTINCT s.repo || '#' || s.pull_request_number) FILTER (WHERE s.outcome = 'merged')::int AS merged_pull_requests,
+              count(DISTINCT s.merged_pull_request)::int AS merged_pull_requests,
               ${percentiles("to_start", "s.to_start")},
               ${percentiles("to_pull_request", "s.to_pull_request")},
               ${percentiles("to_merge", "s.to_merge")},
-              sum(p.cost_usd)::text AS cost_usd, sum(p.agent_ms)::text AS agent_ms,
-              count(*) FILTER (WHERE s.state = 'Succeeded')::int AS succeeded,
-              COALESCE(sum(p.attempts) FILTER (WHERE s.state = 'Succeeded'), 0)::int AS succeeded_attempts,
-              COALESCE(sum(p.verified), 0)::int AS verified, COALESCE(sum(p.verify_passed), 0)::int AS verify_passed
-         FROM scoped s LEFT JOIN per_run p ON p.run_id = s.id
+              sum(s.attempts_cost_usd)::text AS cost_usd, sum(s.attempts_ms)::text AS agent_ms,
+              count(*) FILTER (WHERE s.succeeded)::int AS succeeded,
+              COALESCE(sum(s.attempts_closed) FILTER (WHERE s.succeeded), 0)::int AS succeeded_attempts,
+              sum(s.verify_checked)::int AS verified, sum(s.verify_passed)::int AS verify_passed
+         FROM scoped s
         GROUP BY GROUPING SETS ((), (s.loop), (s.agent), (s.week))
      ), failures AS (
-       SELECT COALESCE(failure_category, 'unknown') AS category, count(*)::int AS attempts
-         FROM tried WHERE state = 'Failed' GROUP BY 1 ORDER BY 2 DESC, 1
+       SELECT category, count(*)::int AS attempts FROM scoped s, unnest(s.failure_categories) AS category
+        GROUP BY 1 ORDER BY 2 DESC, 1
      )
      SELECT (SELECT json_agg(g) FROM groups g) AS groups, (SELECT json_agg(f) FROM failures f) AS failures`,
-  );
-  return { groups: row?.groups ?? [], failures: row?.failures ?? [] };
+    );
+  });
+  const groups = (row?.groups ?? []).map(({ to_start, to_pull_request, to_merge, ...g }) => ({
+    ...g,
+    to_start_p50: to_start?.[0] ?? null,
+    to_start_p90: to_start?.[1] ?? null,
+    to_pull_request_p50: to_pull_request?.[0] ?? null,
+    to_pull_request_p90: to_pull_request?.[1] ?? null,
+    to_merge_p50: to_merge?.[0] ?? null,
+    to_merge_p90: to_merge?.[1] ?? null,
+  }));
+  return { groups, failures: row?.failures ?? [] };
 }

@@ -49,3 +49,43 @@ CREATE TABLE "retention_sweeps" (
     CONSTRAINT "retention_sweeps_pkey" PRIMARY KEY ("id")
 );
 CREATE INDEX "retention_sweeps_kind_at_idx" ON "retention_sweeps"("kind", "at");
+
+-- What Insights reads of a Run's Attempts, kept on the Run as each Attempt closes (ADR 0084): how
+-- many closed, their cost and agent time, how many verify checked and passed, and the category of
+-- each that failed. Insights then reads the Runs of a range alone, without their Attempts.
+ALTER TABLE "runs" ADD COLUMN "attempts_closed" INTEGER NOT NULL DEFAULT 0,
+                   ADD COLUMN "attempts_cost_usd" DECIMAL(14,6) NOT NULL DEFAULT 0,
+                   ADD COLUMN "attempts_ms" BIGINT NOT NULL DEFAULT 0,
+                   ADD COLUMN "verify_checked" INTEGER NOT NULL DEFAULT 0,
+                   ADD COLUMN "verify_passed" INTEGER NOT NULL DEFAULT 0,
+                   ADD COLUMN "failure_categories" TEXT[] NOT NULL DEFAULT ARRAY[]::TEXT[];
+
+CREATE OR REPLACE FUNCTION "attempts_roll_up_into_run"() RETURNS trigger LANGUAGE plpgsql AS E'
+BEGIN
+  IF NEW."state" = ''Running'' OR (TG_OP = ''UPDATE'' AND OLD."state" <> ''Running'') THEN
+    RETURN NULL\073
+  END IF\073
+  UPDATE "runs" SET "attempts_closed" = "attempts_closed" + 1,
+         "attempts_cost_usd" = "attempts_cost_usd" + COALESCE(NEW."cost_usd", 0),
+         "attempts_ms" = "attempts_ms" + COALESCE(NEW."duration_ms", 0),
+         "verify_checked" = "verify_checked" + (NEW."verify" IS NOT NULL)::int,
+         "verify_passed" = "verify_passed" + COALESCE((NEW."verify"->>''passed'')::boolean, false)::int,
+         "failure_categories" = CASE WHEN NEW."state" = ''Failed'' THEN "failure_categories" || COALESCE(NEW."failure_category", ''unknown'')
+                                     ELSE "failure_categories" END
+   WHERE "id" = NEW."run_id"\073
+  RETURN NULL\073
+END'
+;
+
+CREATE TRIGGER "attempts_roll_up_into_run" AFTER INSERT OR UPDATE OF "state" ON "attempts"
+  FOR EACH ROW EXECUTE FUNCTION "attempts_roll_up_into_run"();
+
+-- the Attempts closed before this migration
+UPDATE "runs" r SET "attempts_closed" = a."closed", "attempts_cost_usd" = a."cost", "attempts_ms" = a."ms",
+       "verify_checked" = a."checked", "verify_passed" = a."passed", "failure_categories" = a."categories"
+  FROM (SELECT "run_id", count(*)::int AS "closed", COALESCE(sum("cost_usd"), 0) AS "cost", COALESCE(sum("duration_ms"), 0) AS "ms",
+               count(*) FILTER (WHERE "verify" IS NOT NULL)::int AS "checked",
+               count(*) FILTER (WHERE ("verify"->>'passed')::boolean)::int AS "passed",
+               COALESCE(array_agg(COALESCE("failure_category", 'unknown') ORDER BY "number") FILTER (WHERE "state" = 'Failed'), ARRAY[]::TEXT[]) AS "categories"
+          FROM "attempts" WHERE "state" <> 'Running' GROUP BY "run_id") a
+ WHERE r."id" = a."run_id";
