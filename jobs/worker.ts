@@ -75,7 +75,7 @@ const healthPort = healthPortFrom();
 const health = healthPort === null ? null : await startHealthServer({ port: healthPort, version: atelierVersion(), readiness: { db, redis } });
 
 const attempts = createAttemptWorker(connection, host);
-const maintenance = await createMaintenanceWorker(connection, maintenanceDeps);
+const maintenance = await createMaintenanceWorker(connection, { ...maintenanceDeps, retention: instance.retention });
 const mirror = await createMirrorWorker(connection, wiring.mirror, { log });
 const outbound = await createOutboundWorker(connection, { db, policy: targetPolicyFor(instance) }, { log });
 const others = [

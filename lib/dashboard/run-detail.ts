@@ -103,6 +103,8 @@ export interface AttemptView {
   agent: string | null;
   /** What verify found on the Attempt's commit; null: none ran. */
   verify: VerifyResult | null;
+  /** When retention cut its transcript to its summary, usage and last lines (lib/retention); null: whole. */
+  transcriptPrunedAt: string | null;
 }
 
 export interface AuditView {
@@ -133,6 +135,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     retryable: a.retryable,
     failureMessage: a.failure_message,
     summary: a.summary,
+    transcriptPrunedAt: iso(a.transcript_pruned_at),
     durationMs: a.duration_ms,
     tokensIn: a.tokens_in,
     tokensOut: a.tokens_out,

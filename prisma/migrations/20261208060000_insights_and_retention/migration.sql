@@ -89,3 +89,7 @@ UPDATE "runs" r SET "attempts_closed" = a."closed", "attempts_cost_usd" = a."cos
                COALESCE(array_agg(COALESCE("failure_category", 'unknown') ORDER BY "number") FILTER (WHERE "state" = 'Failed'), ARRAY[]::TEXT[]) AS "categories"
           FROM "attempts" WHERE "state" <> 'Running' GROUP BY "run_id") a
  WHERE r."id" = a."run_id";
+
+-- Retention's batches start from the oldest rows not pruned yet (ADR 0085)
+CREATE INDEX "attempts_transcript_kept" ON "attempts"("ended_at") WHERE "transcript_pruned_at" IS NULL AND "ended_at" IS NOT NULL;
+CREATE INDEX "events_payload_kept" ON "events"("received_at") WHERE "payload_pruned_at" IS NULL;
