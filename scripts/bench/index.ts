@@ -4,6 +4,7 @@ import { environmentBench } from "./environment";
 import { insightsBench } from "./insights";
 import { labelLatencyBench } from "./label-latency";
 import { pollBench } from "./poll";
+import { retentionBench } from "./retention";
 import { scaleBench } from "./scale";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
@@ -15,6 +16,7 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   environment: environmentBench,
   latency: labelLatencyBench,
   insights: insightsBench,
+  retention: retentionBench,
 };
 
 /** Names that select several benchmarks: `claim` is every line the claim's speed decides. */
