@@ -55,7 +55,7 @@ export async function retentionBench(url: string): Promise<void> {
   await db.pool.query(`VACUUM FULL`);
   const empty = await databaseBytes(db);
   await seed(db);
-  await db.pool.query(`VACUUM FULL`);
+  await db.pool.query(`VACUUM FULL ANALYZE`);
   const whole = await databaseBytes(db);
   const t0 = performance.now();
   const pruned = await pruneHistory(db, defaultInstanceConfig().retention);

@@ -24,16 +24,20 @@ export async function pruneTranscriptBatch(db: Db, horizon: Date, limit: number)
   const row = await first<{ attempts: number; lines: number }>(
     db.pool,
     sql`WITH batch AS (
-       SELECT id FROM attempts
+       SELECT id, run_id FROM attempts
         WHERE transcript_pruned_at IS NULL AND ended_at IS NOT NULL AND ended_at < ${horizonSql(horizon)}
         ORDER BY ended_at LIMIT ${limit} FOR UPDATE SKIP LOCKED
-     ), cut AS (
-       -- per Attempt, the id of the oldest line kept (index transcript_entries(attempt_id, id))
-       SELECT b.id, (SELECT t.id FROM transcript_entries t WHERE t.attempt_id = b.id ORDER BY t.id DESC
-                      OFFSET ${KEPT_TRANSCRIPT_LINES - 1} LIMIT 1) AS first_kept
+     ), cut AS MATERIALIZED (
+       -- per Attempt, the id of the oldest line kept (index transcript_entries(run_id, id), read backward)
+       SELECT b.id, b.run_id, (SELECT t.id FROM transcript_entries t WHERE t.run_id = b.run_id AND t.attempt_id = b.id ORDER BY t.id DESC
+                                OFFSET ${KEPT_TRANSCRIPT_LINES - 1} LIMIT 1) AS first_kept
          FROM batch b
      ), dropped AS (
-       DELETE FROM transcript_entries t USING cut c WHERE c.first_kept IS NOT NULL AND t.attempt_id = c.id AND t.id < c.first_kept
+       -- the lines before it, found by the same index per Attempt (OFFSET 0 keeps it a lookup per Attempt), deleted by their ids
+       DELETE FROM transcript_entries WHERE id = ANY (ARRAY(
+         SELECT t.id FROM cut c JOIN LATERAL (
+           SELECT t.id FROM transcript_entries t WHERE t.run_id = c.run_id AND t.id < c.first_kept AND t.attempt_id = c.id OFFSET 0
+         ) t ON true WHERE c.first_kept IS NOT NULL))
        RETURNING 1
      ), marked AS (
        UPDATE attempts a SET transcript_pruned_at = now() FROM batch b WHERE a.id = b.id RETURNING 1
