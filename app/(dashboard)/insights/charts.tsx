@@ -23,8 +23,8 @@ export interface StackedColumn {
 
 /** A column per week, its Runs stacked by outcome (merged at the bottom), with the legend. */
 export function OutcomeColumns({ title, columns, testId }: { title: string; columns: StackedColumn[]; testId: string }) {
-  const W = 640;
-  const H = 180;
+  const W = 1000;
+  const H = 200;
   const left = 40;
   const bottom = 20;
   const top = 8;
