@@ -67,8 +67,8 @@ export interface InsightsQuery {
 }
 
 const DAY_MS = 86_400_000;
-export const DEFAULT_WEEKS = 12;
-export const MAX_RANGE_DAYS = 366;
+const DEFAULT_WEEKS = 12;
+const MAX_RANGE_DAYS = 366;
 
 const dayOf = (d: Date): string => d.toISOString().slice(0, 10);
 const mondayOf = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - ((d.getUTCDay() + 6) % 7) * DAY_MS);
@@ -96,7 +96,7 @@ export function insightsRange(q: Pick<InsightsQuery, "from" | "to">, now: Date =
 const ratio = (num: number, den: number, digits: number): number | null => (den > 0 ? Number((num / den).toFixed(digits)) : null);
 
 /** A group's figures from its row. */
-export function figuresOf(r: FigureRow): Figures {
+function figuresOf(r: FigureRow): Figures {
   const decided = r.merged + r.closed + r.open;
   const cost = Number(r.cost_usd ?? 0);
   const minutes = Number(r.agent_ms ?? 0) / 60_000;

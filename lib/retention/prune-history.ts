@@ -17,13 +17,13 @@ import {
  * maintenance queue runs it every hour; a sweep stops a kind once a batch finds nothing.
  */
 
-export const PRUNE_BATCH = 500;
+const PRUNE_BATCH = 500;
 const DAY_MS = 86_400_000;
 
 export type PruneResult = Record<PrunedKind, number>;
 
 /** The horizon of `days`: rows older than this are pruned. */
-export const horizonOf = (days: number, now: Date): Date => new Date(now.getTime() - days * DAY_MS);
+const horizonOf = (days: number, now: Date): Date => new Date(now.getTime() - days * DAY_MS);
 
 /** Runs `batch` until it prunes nothing (or `maxBatches` ran); the rows pruned. */
 async function drain(batch: () => Promise<number>, maxBatches: number): Promise<number> {
