@@ -36,9 +36,12 @@ const users = {
   stranger: { id: 0, login: `stranger-${tag}`, token: `tok-s-${tag}` },
 };
 const cookies = { reader: "", admin: "", stranger: "" };
-const RANGE = { from: "2026-11-02", to: "2026-11-15" };
-
-const at = (iso: string, plusS = 0) => new Date(Date.parse(iso) + plusS * 1000);
+// the history is written in November 2026 and moved back a random number of whole weeks, so that
+// no other history in the shared database (an earlier run of this file's) falls in its range
+const SHIFT_MS = (60 + Math.floor(Math.random() * 3000)) * 7 * 86_400_000;
+const at = (iso: string, plusS = 0) => new Date(Date.parse(iso) - SHIFT_MS + plusS * 1000);
+const day = (iso: string) => at(`${iso}T00:00:00Z`).toISOString().slice(0, 10);
+const RANGE = { from: day("2026-11-02"), to: day("2026-11-15") };
 
 interface HistoryRun {
   repo: string;
@@ -194,7 +197,7 @@ describe("Insights", () => {
     expect(mergesCounted).toBe(3);
     const late = (await db.pool.query(`SELECT pull_request_state, pull_request_closed_at, pull_request_at FROM runs WHERE id = $1`, [lateRun])).rows[0];
     expect(late.pull_request_state).toBe("merged");
-    expect(late.pull_request_closed_at.toISOString()).toBe("2026-11-12T08:30:00.000Z");
+    expect(late.pull_request_closed_at.toISOString()).toBe(at("2026-11-12T08:30:00Z").toISOString());
     expect(late.pull_request_at).not.toBeNull();
     // the figures below count its pull request as opened 300 s after its trigger
     await db.pool.query(`UPDATE runs SET pull_request_at = $2 WHERE id = $1`, [lateRun, at("2026-11-12T08:00:00Z", 300)]);
@@ -230,8 +233,8 @@ describe("Insights", () => {
       { category: "infra", attempts: 1 },
     ]);
     expect(body.weeks.map((w) => [w.week, w.runs, w.outcomes.merged])).toEqual([
-      ["2026-11-02", 4, 2],
-      ["2026-11-09", 5, 1],
+      [day("2026-11-02"), 4, 2],
+      [day("2026-11-09"), 5, 1],
     ]);
     expect(body.perLoop.map((l) => [l.loop, l.runs, l.outcomes.merged])).toEqual([
       ["start-dev", 8, 3],
