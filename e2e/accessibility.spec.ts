@@ -4,7 +4,7 @@ import { expect, signIn, test } from "./support";
 
 // Every dashboard page, signed in as an admin (who sees every page), and the sign-in page:
 // axe finds no serious or critical violation (contrast, names, labels, landmarks, skip link).
-const PAGES = ["/board", "/needs-you", "/runs", "/loops", "/repositories", "/budgets", "/audit", "/usage", "/deliveries", "/workers", "/tokens", "/runs/0000000000000000000000000000dead"];
+const PAGES = ["/board", "/needs-you", "/runs", "/loops", "/repositories", "/budgets", "/audit", "/usage", "/insights", "/deliveries", "/workers", "/tokens", "/runs/0000000000000000000000000000dead"];
 
 async function seriousViolations(page: Page): Promise<string[]> {
   const { violations } = await new AxeBuilder({ page }).analyze();

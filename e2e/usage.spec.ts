@@ -4,17 +4,43 @@ import { beginAttempt } from "../test/support/attempts";
 import { createDb } from "../lib/store/kernel/db";
 import { recordAndClaim } from "../lib/store/runs/claim";
 import { itemEventKey, itemKey } from "../lib/engine/ids";
+import { projectionFromRest } from "../lib/loops/projection";
+import { observation, storeObservations } from "../lib/triggers/observe-item";
 import { expect, registerDemoRepo, signIn, sim, stack, test } from "./support";
 
 /**
  * The Usage page on real Attempts: Runs opened through the claim and the admission gate,
  * Attempts begun and finished through the store (what the runner does), with the usage the
- * agent reported or an estimate; then the page's inline SVG charts in Chromium.
+ * agent reported or an estimate; then the page's inline SVG charts in Chromium. Two of them
+ * opened a pull request, one merged as the poll reads it: Insights charts their outcomes, and the
+ * Run page says how long from the trigger to the agent's start.
  */
 
 const REPO = "demo-org/webapp";
 
 test.describe.configure({ mode: "serial" });
+
+const runIds: string[] = [];
+
+/** A poll's read of pull request `number` of REPO, merged now or still open. */
+const pullRead = (number: number, merged: boolean) =>
+  observation(
+    REPO,
+    projectionFromRest({
+      number,
+      title: `Agent change ${number}`,
+      state: merged ? "closed" : "open",
+      html_url: `http://github.test/${REPO}/pull/${number}`,
+      created_at: new Date().toISOString(),
+      updated_at: new Date().toISOString(),
+      closed_at: merged ? new Date().toISOString() : null,
+      merged,
+      merged_at: merged ? new Date().toISOString() : null,
+      head: { ref: `atelier/usage-${number}`, sha: "b".repeat(40) },
+      base: { ref: "main" },
+    }),
+    new Date(),
+  );
 
 /** Cost, agent milliseconds, estimated?, and how many days before today the Attempt ended (kept in this month). */
 const ATTEMPTS: [number, number, boolean, number][] = [
@@ -54,19 +80,22 @@ test.beforeAll(async () => {
         gate,
       );
       if (claim.tag !== "Claimed") throw new Error(`the claim said ${JSON.stringify(claim)}`);
+      runIds.push(claim.runId);
       const begun = await beginAttempt(db, claim.runId, { token: `usage-e2e-${i}`, workerId: "usage-e2e" });
       if (begun.tag !== "Started") throw new Error("the Attempt did not start");
       await finishAttempt(db, begun.attempt, {
         tag: "Succeeded",
         summary: "usage e2e",
         usage: { durationMs: ms, tokensIn: 1000 * (i + 1), tokensOut: 100 * (i + 1), costUsd: cost, costEstimated: estimated },
-        branch: null,
-        pullRequestNumber: null,
+        branch: i < 2 ? `atelier/usage-${990 + i}` : null,
+        pullRequestNumber: i < 2 ? 990 + i : null,
         headSha: null,
       });
       const back = Math.min(daysAgo, today - 1); // stay inside this UTC month
       await db.pool.query(`UPDATE attempts SET ended_at = ended_at - make_interval(days => $2) WHERE id = $1`, [begun.attempt.id, back]);
     }
+    // the poll reads the pull requests: the first merged, the second still open
+    await storeObservations(db, [pullRead(990, true), pullRead(991, false)]);
   } finally {
     await db.close();
   }
@@ -120,4 +149,32 @@ test("a person who is not an admin cannot change a limit through the API", async
     return { status: res.status, body: await res.json() };
   }, REPO);
   expect(answer).toMatchObject({ status: 403, body: { error: "admin_only" } });
+});
+
+test("Insights charts what became of the Runs, each figure one click from its definition", async ({ page }, info) => {
+  await signIn(page, "octo-writer");
+  await page.goto(`/insights?repo=${REPO}`);
+  const weekly = page.getByTestId("insights-weekly-outcomes");
+  await expect(weekly).toBeVisible();
+  // this week's column: 1 merged, 1 open, 2 without a pull request
+  const segments = await weekly.getByTestId("outcome-segment").evaluateAll((els) =>
+    els.map((e) => ({ outcome: e.getAttribute("data-outcome"), value: Number(e.getAttribute("data-value")), height: Number(e.getAttribute("height")) })),
+  );
+  const total = (o: string) => segments.filter((s) => s.outcome === o).reduce((n, s) => n + s.value, 0);
+  expect([total("merged"), total("open"), total("no_pull_request")]).toEqual([1, 1, 2]);
+  expect(segments.every((s) => s.height > 0)).toBe(true);
+  await expect(page.locator('[data-testid="insights-outcome"][data-outcome="merged"]')).toHaveAttribute("data-value", "1");
+  await expect(page.getByTestId("insights-merge-rate")).toHaveText("50 %");
+  await expect(page.getByTestId("insights-weekly-merge-rate")).toBeVisible();
+  await expect(page.getByTestId("insights-per-loop").getByTestId("insights-group").filter({ hasText: "start-dev" })).toBeVisible();
+  // a figure's name leads to its definition
+  await page.getByRole("link", { name: "Merge rate" }).first().click();
+  await expect(page).toHaveURL(/#def-merge-rate$/);
+  await expect(page.locator("#def-merge-rate")).toContainText("divided by the Runs that had a pull request");
+  await page.screenshot({ path: info.outputPath("insights.png"), fullPage: true });
+
+  // the Run page says how long from its trigger to its agent's start
+  await page.goto(`/runs/${runIds[0]}`);
+  await expect(page.getByTestId("run-trigger-to-start")).toHaveText(/^\d+(\.\d)? (s|min|h)$/);
+  await page.screenshot({ path: info.outputPath("run-trigger-to-start.png"), fullPage: true });
 });

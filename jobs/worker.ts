@@ -77,7 +77,7 @@ const healthPort = healthPortFrom();
 const health = healthPort === null ? null : await startHealthServer({ port: healthPort, version: atelierVersion(), readiness: { db, redis } });
 
 const attempts = createAttemptWorker(connection, host);
-const maintenance = await createMaintenanceWorker(connection, maintenanceDeps);
+const maintenance = await createMaintenanceWorker(connection, { ...maintenanceDeps, retention: instance.retention });
 const mirror = await createMirrorWorker(connection, wiring.mirror, { log });
 // the repositories' dashboard issues (`dashboard_issue: true`), kept in step with Needs you
 const dashboardIssues = await keepDashboardIssues(wiring.mirror, log);

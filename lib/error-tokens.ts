@@ -33,6 +33,7 @@ export const ERROR_STATUS = {
   invalid_cursor: 400,
   invalid_form: 400,
   invalid_id: 400,
+  invalid_insights_range: 400,
   invalid_json: 400,
   invalid_path: 400,
   invalid_query: 400,

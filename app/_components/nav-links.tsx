@@ -9,6 +9,7 @@ const LINKS = [
   { href: "/runs", label: "Runs" },
   { href: "/loops", label: "Loops" },
   { href: "/budgets", label: "Budgets" },
+  { href: "/insights", label: "Insights" },
   { href: "/usage", label: "Usage" },
   { href: "/deliveries", label: "Deliveries" },
   { href: "/audit", label: "Audit" },

@@ -11,6 +11,8 @@ import { load } from "../_server/page-data";
 import { requirePageViewer } from "../_server/viewer";
 import { ColumnChart, Meter } from "./charts";
 import { QuotaForm, type QuotaValues } from "./quota-form";
+import { prunedReportFor, type PrunedReport } from "../../lib/retention/pruned-report";
+import type { PrunedSummary } from "../../lib/store/retention/prune-batches";
 
 export const metadata: Metadata = { title: "Usage" };
 export const dynamic = "force-dynamic";
@@ -46,6 +48,7 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
     );
   }
   const r = result.data;
+  const retention = await load(() => prunedReportFor(db(), viewer));
   const link = (month: string) => `/usage?${new URLSearchParams({ month, ...(q.repo ? { repo: q.repo } : {}) })}`;
   const owners = groupCaps(r.caps);
 
@@ -134,7 +137,44 @@ export default async function UsagePage({ searchParams }: { searchParams: Search
           </div>
         )}
       </section>
+
+      {retention.ok && retention.data ? <RetentionSection report={retention.data} /> : null}
     </>
+  );
+}
+
+const PRUNED_LABEL: Record<PrunedSummary["kind"], { what: string; days: keyof PrunedReport["days"] }> = {
+  transcripts: { what: "Attempts' transcripts cut to their summary and last lines", days: "transcripts" },
+  event_payloads: { what: "Event payloads shed (their keys kept)", days: "eventPayloads" },
+  audit: { what: "Audit rows deleted", days: "audit" },
+  deliveries: { what: "Delivery log rows deleted", days: "deliveries" },
+};
+
+/** What retention keeps and what it pruned (instance admins only: the counts span every installation). */
+function RetentionSection({ report }: { report: PrunedReport }) {
+  return (
+    <section aria-label="Retention" className="mt-6" data-testid="usage-retention">
+      <h2 className="mb-2 text-base font-semibold">Retention</h2>
+      <ul className="space-y-1 text-sm">
+        {(Object.keys(PRUNED_LABEL) as PrunedSummary["kind"][]).map((kind) => {
+          const found = report.pruned.find((p) => p.kind === kind);
+          const { what, days } = PRUNED_LABEL[kind];
+          return (
+            <li key={kind} data-testid="retention-kind" data-kind={kind} data-total={found?.total ?? 0}>
+              <span className="font-medium">{what}</span> after {counted(report.days[days], "day")}:{" "}
+              {found?.lastAt ? (
+                <>
+                  {formatCount(found.total)} in all; the last sweep, {found.lastAt.toISOString().slice(0, 16).replace("T", " ")} UTC, pruned {formatCount(found.lastRows)} older than{" "}
+                  {found.horizon?.toISOString().slice(0, 10)}
+                </>
+              ) : (
+                "nothing pruned yet"
+              )}
+            </li>
+          );
+        })}
+      </ul>
+    </section>
   );
 }
 

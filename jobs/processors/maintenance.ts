@@ -3,6 +3,8 @@ import type { ContinueDeps } from "../../lib/runner/continue-with-newest";
 import { reconcile, recoverWorkspaces, sweepOrphans, type ReconcileResult, type SweepDeps } from "../../lib/runner/reconcile";
 import { DEFAULT_LEASE_TTL_MS } from "../../lib/runner/lease";
 import { recoverOwnHost } from "../../lib/runner/own-host-recovery";
+import type { RetentionDays } from "../../lib/config/roster";
+import { pruneHistory, type PruneResult } from "../../lib/retention/prune-history";
 import type { RunnerGitHub } from "../../lib/runner/runner-deps";
 import type { WorkerIdentity } from "../../lib/store/runs/worker-registry";
 import { bullPrefix } from "../queues";
@@ -22,11 +24,19 @@ export const RUN_RECONCILE_EVERY_MS = 3 * 60_000;
 export const ORPHAN_SWEEP_SCHEDULER = "sweep-orphans";
 /** A third of the lease TTL: a dead worker's Attempts close within about one TTL of its death. */
 export const ORPHAN_SWEEP_EVERY_MS = Math.floor(DEFAULT_LEASE_TTL_MS / 3);
+/** Retention's sweep (lib/retention/prune-history.ts), hourly, when the worker was given the instance's retention. */
+export const RETENTION_SCHEDULER = "prune-history";
+export const RETENTION_EVERY_MS = 60 * 60_000;
 
-export type MaintenanceDeps = ContinueDeps & Pick<SweepDeps, "redis" | "keyPrefix" | "leaseTtlMs" | "confirmMs" | "staleAfterMs">;
+export type MaintenanceDeps = ContinueDeps &
+  Pick<SweepDeps, "redis" | "keyPrefix" | "leaseTtlMs" | "confirmMs" | "staleAfterMs"> & {
+    /** the instance's retention: given, the queue also prunes history every hour */
+    retention?: RetentionDays;
+  };
 
 export interface MaintenanceResult extends ReconcileResult {
   expired: string[];
+  pruned?: PruneResult;
 }
 
 /** One maintenance pass: reconcile, then the orphan sweep. */
@@ -75,16 +85,21 @@ export async function createMaintenanceWorker(
   const prefix = bullPrefix(options.prefix);
   const queue = new Queue(MAINTENANCE_QUEUE, { connection, ...prefix });
   const opts = { removeOnComplete: true, removeOnFail: 50 };
+  const { retention } = deps;
   const schedule = () =>
     Promise.all([
       queue.upsertJobScheduler(RUN_RECONCILE_SCHEDULER, { every }, { name: "reconcile", opts }),
       queue.upsertJobScheduler(ORPHAN_SWEEP_SCHEDULER, { every: sweepEvery }, { name: "sweep", opts }),
+      ...(retention ? [queue.upsertJobScheduler(RETENTION_SCHEDULER, { every: RETENTION_EVERY_MS }, { name: "prune", opts })] : []),
     ]);
   await schedule();
   const guard = setInterval(() => void schedule().catch(() => undefined), every);
   guard.unref();
-  const processor = async (job: { name: string }): Promise<MaintenanceResult> =>
-    job.name === "sweep" ? { moved: 0, continued: 0, expired: await sweepOrphans(deps) } : maintain(deps);
+  const processor = async (job: { name: string }): Promise<MaintenanceResult> => {
+    if (job.name === "sweep") return { moved: 0, continued: 0, expired: await sweepOrphans(deps) };
+    if (job.name === "prune" && retention) return { moved: 0, continued: 0, expired: [], pruned: await pruneHistory(deps.db, retention) };
+    return maintain(deps);
+  };
   const worker = new Worker<Record<string, never>, MaintenanceResult>(MAINTENANCE_QUEUE, processor, {
     connection,
     concurrency: 1,

@@ -128,9 +128,21 @@ export interface InstanceConfig {
    * the config's toolchain roots, mounted read-only with their bin on PATH. Absent: none.
    */
   toolchains?: Record<string, Toolchain>;
+  /** How long history is kept whole (lib/retention, docs/operating.md), in days. */
+  retention: RetentionDays;
   /** The file this came from; null for the built-in default. */
   source: string | null;
 }
+
+/** Days before retention prunes: a transcript to its summary, an Event's payload, an audit row, a delivery's log. */
+export interface RetentionDays {
+  transcripts: number;
+  eventPayloads: number;
+  audit: number;
+  deliveries: number;
+}
+
+export const DEFAULT_RETENTION_DAYS: Readonly<RetentionDays> = Object.freeze({ transcripts: 90, eventPayloads: 90, audit: 365, deliveries: 30 });
 
 /** The command marker the executor recognises as the built-in demo agent. */
 export const DEMO_AGENT_COMMAND = "atelier-demo-agent";
@@ -293,6 +305,15 @@ const laneSchema = z.strictObject({
   follows: z.enum(["running", "review"]).optional(),
 });
 
+const retentionDays = (what: string) => z.number().int(`${what} is a whole number of days`).min(1, `${what} is at least 1 day`).max(36_500, `${what} is at most 36500 days`).optional();
+
+const retentionSchema = z.strictObject({
+  transcripts_days: retentionDays("transcripts_days"),
+  event_payloads_days: retentionDays("event_payloads_days"),
+  audit_days: retentionDays("audit_days"),
+  deliveries_days: retentionDays("deliveries_days"),
+});
+
 const instanceSchema = z.strictObject({
   agents: z
     .record(z.string().regex(NAME), agentSchema)
@@ -328,6 +349,7 @@ const instanceSchema = z.strictObject({
       error: "toolchains is a map of name: folder, e.g. { node-22: /opt/atelier/toolchains/node-22 }",
     })
     .optional(),
+  retention: retentionSchema.optional(),
 });
 
 /** The config used when there is no file: the demo agent and the defaults. */
@@ -343,6 +365,7 @@ export function defaultInstanceConfig(): InstanceConfig {
     allowPrivateWebhookTargets: false,
     sandbox: "on",
     maxTranscriptBytes: DEFAULT_TRANSCRIPT_MB * 1024 * 1024,
+    retention: { ...DEFAULT_RETENTION_DAYS },
     source: null,
   };
 }
@@ -478,6 +501,12 @@ export function parseInstanceConfig(text: string, source: string = DEFAULT_CONFI
     ...(cfg.allowed_orgs ? { allowedOrgs: cfg.allowed_orgs.map((o) => o.toLowerCase()) } : {}),
     ...(cfg.registries ? { registries: expandRegistries(cfg.registries) } : {}),
     ...(toolchains ? { toolchains } : {}),
+    retention: {
+      transcripts: cfg.retention?.transcripts_days ?? DEFAULT_RETENTION_DAYS.transcripts,
+      eventPayloads: cfg.retention?.event_payloads_days ?? DEFAULT_RETENTION_DAYS.eventPayloads,
+      audit: cfg.retention?.audit_days ?? DEFAULT_RETENTION_DAYS.audit,
+      deliveries: cfg.retention?.deliveries_days ?? DEFAULT_RETENTION_DAYS.deliveries,
+    },
     source,
   };
 }
@@ -670,6 +699,7 @@ function allowedKeys(path: (string | number)[]): string[] {
   if (path[0] === "agents" && path[2] === "model_api" && path.length === 3) return ["url", "secret", "protocol"];
   if (path[0] === "agents" && path[2] === "apis" && path.length === 4) return ["url", "secret", "header", "scheme", "env"];
   if (path[0] === "board" && path.length === 1) return ["lanes"];
+  if (path[0] === "retention" && path.length === 1) return Object.keys(retentionSchema.shape);
   if (path[0] === "board" && path.length === 3) return Object.keys(laneSchema.shape);
   return [];
 }

@@ -41,6 +41,8 @@ export interface RunDetail {
   approvalRequired: boolean;
   receivedAt: string;
   startedAt: string | null;
+  /** From the trigger (the Event's reception) to the agent's first start (docs/insights.md); null until it started. */
+  triggerToStartMs: number | null;
   endedAt: string | null;
   updatedAt: string;
   branch: string | null;
@@ -117,6 +119,8 @@ export interface AttemptView {
   agent: string | null;
   /** What verify found on the Attempt's commit; null: none ran. */
   verify: VerifyResult | null;
+  /** When retention cut its transcript to its summary, usage and last lines (lib/retention); null: whole. */
+  transcriptPrunedAt: string | null;
 }
 
 export interface AuditView {
@@ -150,6 +154,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     retryable: a.retryable,
     failureMessage: a.failure_message,
     summary: a.summary,
+    transcriptPrunedAt: iso(a.transcript_pruned_at),
     durationMs: a.duration_ms,
     tokensIn: a.tokens_in,
     tokensOut: a.tokens_out,
@@ -194,6 +199,7 @@ export async function loadRunDetail(db: Db, runId: string, opts: { canIntervene?
     approvalRequired: r.approval_required,
     receivedAt: r.received_at.toISOString(),
     startedAt: iso(r.started_at),
+    triggerToStartMs: r.started_at ? Math.max(0, r.started_at.getTime() - r.received_at.getTime()) : null,
     endedAt: iso(r.ended_at),
     updatedAt: r.updated_at.toISOString(),
     branch: r.branch,

@@ -89,6 +89,15 @@ export const transcriptQuery = z.strictObject({
 });
 
 /** The Runs list's filters (each kept in the page's URL) and its keyset cursor. */
+/** GET /api/v1/insights: filtered as the Runs list is, over a range of days (lib/dashboard/insights.ts checks the range). */
+export const insightsQuery = z.strictObject({
+  repo: repo.optional(),
+  loop: loopName.optional(),
+  agent: agentName.optional(),
+  from: z.string().regex(/^\d{4}-\d\d-\d\d$/, "from is a day as YYYY-MM-DD").optional(),
+  to: z.string().regex(/^\d{4}-\d\d-\d\d$/, "to is a day as YYYY-MM-DD").optional(),
+});
+
 export const runsQuery = z.strictObject({
   repo: repo.optional(),
   loop: loopName.optional(),

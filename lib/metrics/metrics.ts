@@ -38,6 +38,23 @@ export const metrics = {
   sandboxStarts: counter("atelier_sandbox_starts_total", "Agent processes started, by how (sandboxed, unconfined).", ["mode"]),
   sandboxRefusals: counter("atelier_sandbox_egress_refusals_total", "Connections an agent's sandbox asked for and its egress proxy refused."),
   outboundDeliveries: counter("atelier_outbound_deliveries_total", "Outbound webhook tries, by outcome (delivered, retry, failed).", ["outcome"]),
+  runOutcomes: counter(
+    "atelier_run_outcomes_total",
+    "Runs that reached their outcome, by outcome (merged, closed, no_pull_request, failed, canceled; docs/insights.md).",
+    ["outcome"],
+  ),
+  triggerToStart: new Histogram({
+    name: "atelier_run_trigger_to_start_seconds",
+    help: "From a Run's trigger (its Event's reception) to its agent's start.",
+    buckets: [1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600],
+    registers,
+  }),
+  triggerToMerge: new Histogram({
+    name: "atelier_run_trigger_to_merge_seconds",
+    help: "From a Run's trigger (its Event's reception) to the merge of its pull request.",
+    buckets: [60, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 3 * 24 * 3600, 7 * 24 * 3600, 30 * 24 * 3600],
+    registers,
+  }),
   verifyRuns: counter("atelier_verify_runs_total", "Runs of a repository's verify on an Attempt's commit, by result (passed, failed, timed_out).", ["result"]),
 };
 
@@ -54,7 +71,20 @@ export function countAttemptOutcome(outcome: "Succeeded" | "Failed", category: s
   if (durationMs !== null && Number.isFinite(durationMs)) metrics.attemptDuration.observe({ outcome }, Math.max(0, durationMs) / 1000);
 }
 
-/** Runs that moved into `to` (counted when the write that moved them returned). */
-export function countRunTransition(to: string, runs = 1): void {
-  if (runs > 0) metrics.runTransitions.inc({ to }, runs);
+/**
+ * Runs that moved into `to` (counted when the write that moved them returned), and the outcome
+ * a terminal state is (docs/insights.md): Failed, Canceled, and Succeeded without a pull request
+ * (`pullRequest`); a pull request's merge or close is counted when a poll sees it.
+ */
+export function countRunTransition(to: string, runs = 1, pullRequest: number | null = null): void {
+  if (runs <= 0) return;
+  metrics.runTransitions.inc({ to }, runs);
+  if (to === "Failed") countRunOutcome("failed", runs);
+  else if (to === "Canceled") countRunOutcome("canceled", runs);
+  else if (to === "Succeeded" && pullRequest === null) countRunOutcome("no_pull_request", runs);
+}
+
+/** A Run's outcome once it is reached (docs/insights.md): counted once per Run. */
+export function countRunOutcome(outcome: "merged" | "closed" | "no_pull_request" | "failed" | "canceled", runs = 1): void {
+  if (runs > 0) metrics.runOutcomes.inc({ outcome }, runs);
 }

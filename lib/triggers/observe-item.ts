@@ -4,6 +4,8 @@ import type { BodyEdit, TimelineEvent } from "../loops/timeline-events";
 import type { ItemProjection } from "../loops/projection";
 import type { Db } from "../store/kernel/db";
 import { storeItems } from "../store/items/stored-items";
+import { recordPullRequestStates } from "../store/runs/pull-request-outcomes";
+import { countRunOutcome, metrics } from "../metrics/metrics";
 
 /** One read of an Item: its projection, content hash, and when the read was sent. */
 export interface Observation {
@@ -69,5 +71,19 @@ export async function storeObservations(db: Db, observations: readonly Observati
       observed_at: o.readAt.toISOString(),
     })),
   );
+  await notePullRequestOutcomes(db, observations.filter((o) => stored.has(o.key)));
   return new Set(observations.filter((o) => !stored.has(o.key)).map((o) => o.key));
+}
+
+/** Writes on their Runs what became of the pull requests just stored, and counts the merges and closes (docs/insights.md). */
+async function notePullRequestOutcomes(db: Db, stored: readonly Observation[]): Promise<void> {
+  const pulls = stored.filter((o) => o.projection.kind === "pull_request");
+  const outcomes = await recordPullRequestStates(
+    db,
+    pulls.map((o) => ({ repo: o.repo, number: o.number, state: o.projection.state, closedAt: o.projection.mergedAt ?? o.projection.closedAt })),
+  );
+  for (const o of outcomes) {
+    countRunOutcome(o.state);
+    if (o.state === "merged") metrics.triggerToMerge.observe(o.triggerToCloseS);
+  }
 }

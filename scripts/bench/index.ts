@@ -1,8 +1,10 @@
 import { burstBench } from "./burst";
 import { engineBench } from "./engine";
 import { environmentBench } from "./environment";
+import { insightsBench } from "./insights";
 import { labelLatencyBench } from "./label-latency";
 import { pollBench } from "./poll";
+import { retentionBench } from "./retention";
 import { scaleBench } from "./scale";
 
 /** Every benchmark, by name, in the order `npm run bench` runs them. */
@@ -13,6 +15,8 @@ export const BENCHES: Record<string, (databaseUrl: string) => Promise<void>> = {
   poll: pollBench,
   environment: environmentBench,
   latency: labelLatencyBench,
+  insights: insightsBench,
+  retention: retentionBench,
 };
 
 /** Names that select several benchmarks: `claim` is every line the claim's speed decides. */

@@ -24,7 +24,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ["store"], // Postgres: one room per aggregate
   ["github"], // GitHub: the App, its reads and webhooks
   ["auth"], // who is asking: sessions, viewers, what they may see
-  ["metering", "outbound"], // the admission gate; webhooks Atelier sends
+  ["metering", "outbound", "retention"], // the admission gate; webhooks Atelier sends; pruning old history
   ["setup", "runner", "triggers"], // registering the App; moving Runs; polling, Hints and schedules
   ["mirror", "dashboard", "health", "supervisor", "sandbox"], // what people and processes see; the simulator
   ["notify"], // notices for the targets, the dashboard issue on GitHub

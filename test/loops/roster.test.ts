@@ -80,6 +80,7 @@ describe("the built-in default", () => {
       allowPrivateWebhookTargets: false,
       sandbox: "on",
       maxTranscriptBytes: 5 * 1024 * 1024,
+      retention: { transcripts: 90, eventPayloads: 90, audit: 365, deliveries: 30 },
       source: null,
     });
   });
@@ -170,6 +171,12 @@ describe("parseInstanceConfig", () => {
     });
     expect(cfg.admins).toEqual(["octocat", "mona"]);
     expect(cfg.pollIntervalSeconds).toBe(60);
+    expect(cfg.retention).toEqual({ transcripts: 90, eventPayloads: 90, audit: 365, deliveries: 30 });
+  });
+
+  it("reads retention: in days, each kind on its own, the others at their defaults", () => {
+    const cfg = parseInstanceConfig("retention:\n  transcripts_days: 30\n  audit_days: 730\n");
+    expect(cfg.retention).toEqual({ transcripts: 30, eventPayloads: 90, audit: 730, deliveries: 30 });
   });
 
   it("reads an agent's sandbox: egress, limits, read-only paths; and sandbox: off for the instance", () => {
@@ -232,7 +239,7 @@ describe("parseInstanceConfig", () => {
     ["sandbox: maybe\n", "sandbox (line 1): sandbox is on (the default) or off"],
     ["agents:\n  claude:\n    command: [claude]\n    max_attempt_minutes: 0\n", "agents.claude.max_attempt_minutes (line 4): max_attempt_minutes must be above 0"],
     ["agents:\n  'bad name':\n    command: [x]\n", "agents.bad name (line 2): an agent name is letters, digits, - and _"],
-    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, drain_minutes, concurrency_reserve, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries, toolchain_roots, toolchains)"],
+    ["poll_interval: 30\n", "poll_interval (line 1): unknown key (allowed here: agents, poll_interval_seconds, max_concurrent_attempts, drain_minutes, concurrency_reserve, admins, board, allow_private_webhook_targets, sandbox, max_transcript_mb, allowed_orgs, registries, toolchain_roots, toolchains, retention)"],
     ["max_concurrent_attempts: 1.5\n", "max_concurrent_attempts (line 1): max_concurrent_attempts must be a whole number"],
     ["max_concurrent_attempts: 0\n", "max_concurrent_attempts (line 1):"],
     ["concurrency_reserve: -1\n", "concurrency_reserve (line 1): concurrency_reserve cannot be negative"],
@@ -246,6 +253,9 @@ describe("parseInstanceConfig", () => {
     ["board:\n  lanes:\n    - { name: A }\n    - { name: a }\n", 'board.lanes.1.name (line 4): the lane "a" is listed twice'],
     ["board:\n  lanes:\n    - { name: A, label: x }\n    - { name: B, label: X }\n", 'board.lanes.1.label (line 4): the label "X" is used by two lanes'],
     ["board:\n  lanes:\n    - { name: A, colour: red }\n", "board.lanes.0.colour (line 3): unknown key (allowed here: name, label, state, follows)"],
+    ["retention:\n  transcript_days: 30\n", "retention.transcript_days (line 2): unknown key (allowed here: transcripts_days, event_payloads_days, audit_days, deliveries_days)"],
+    ["retention:\n  audit_days: 0\n", "retention.audit_days (line 2): audit_days is at least 1 day"],
+    ["retention:\n  transcripts_days: 1.5\n", "retention.transcripts_days (line 2): transcripts_days is a whole number of days"],
     ["agents: [claude]\n", "agents (line 1):"],
     ["- a\n", "the file must be a map of settings"],
     ["agents:\n  a: [\n", "The YAML does not parse"],

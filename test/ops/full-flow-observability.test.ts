@@ -50,9 +50,9 @@ async function value(name: string, labels: Record<string, string> = {}): Promise
   return series.reduce((sum, v) => sum + v.value, 0);
 }
 
-/** How many Attempt durations the histogram observed. */
-async function durationsObserved(): Promise<number> {
-  const { values } = await registry.getSingleMetric("atelier_attempt_duration_seconds")!.get();
+/** How many values a histogram observed (default: the Attempts' durations). */
+async function durationsObserved(name = "atelier_attempt_duration_seconds"): Promise<number> {
+  const { values } = await registry.getSingleMetric(name)!.get();
   return values.filter((v) => (v as { metricName?: string }).metricName?.endsWith("_count")).reduce((sum, v) => sum + v.value, 0);
 }
 
@@ -106,6 +106,9 @@ describe("a full flow, observed", () => {
       durations: await durationsObserved(),
       sandbox: await value("atelier_sandbox_starts_total"),
       polls: await value("atelier_polls_total", { outcome: "polled" }),
+      toStart: await durationsObserved("atelier_run_trigger_to_start_seconds"),
+      toMerge: await durationsObserved("atelier_run_trigger_to_merge_seconds"),
+      merged: await value("atelier_run_outcomes_total", { outcome: "merged" }),
     };
 
     const { fullName, installationId } = await installRepository(fx, { owner: "ops-org", name: "observed", config: START_DEV_CONFIG.replace("    agent: demo\n", "    agent: demo\n    approval: none\n") });
@@ -128,6 +131,16 @@ describe("a full flow, observed", () => {
     expect(await value("atelier_sandbox_starts_total")).toBe(before.sandbox + 1);
     expect(await value("atelier_polls_total", { outcome: "polled" })).toBeGreaterThan(before.polls);
     expect(await value("atelier_github_rate_limit_remaining", { caller: `installation:${installationId}` })).toBeGreaterThan(0);
+    expect(await durationsObserved("atelier_run_trigger_to_start_seconds")).toBe(before.toStart + 1);
+
+    // its pull request merged on GitHub: the next poll's read counts the outcome and the time to it
+    const pullRequest = (await fx.db.pool.query<{ n: number | null }>(`SELECT pull_request_number AS n FROM runs WHERE id = $1`, [run.id])).rows[0]!.n;
+    expect(pullRequest).not.toBeNull();
+    await fx.sim.mergePullRequest({ repo: fullName, number: pullRequest! });
+    await pollRepository(fx.deps, fullName);
+    expect(await value("atelier_run_outcomes_total", { outcome: "merged" })).toBe(before.merged + 1);
+    expect(await durationsObserved("atelier_run_trigger_to_merge_seconds")).toBe(before.toMerge + 1);
+    expect((await fx.db.pool.query(`SELECT pull_request_state FROM runs WHERE id = $1`, [run.id])).rows[0].pull_request_state).toBe("merged");
 
     // the scrape shows every family, the scrape-time gauges included, behind the token
     await expect(scrapeMetrics(null)).rejects.toMatchObject({ token: "metrics_unauthorized", status: 401 });
@@ -147,6 +160,9 @@ describe("a full flow, observed", () => {
       "atelier_sandbox_starts_total",
       "atelier_sandbox_egress_refusals_total",
       "atelier_outbound_deliveries_total",
+      "atelier_run_outcomes_total",
+      "atelier_run_trigger_to_start_seconds",
+      "atelier_run_trigger_to_merge_seconds",
     ]) {
       expect(text, family).toMatch(new RegExp(`^# TYPE ${family} `, "m"));
     }

@@ -92,6 +92,8 @@ export interface RunAttemptRow {
   resumed_session: string | null;
   /** lib/executor/verify-spec.ts VerifyResult, as stored; null: no verify ran */
   verify: unknown;
+  /** when retention cut its transcript to the last lines */
+  transcript_pruned_at: Date | null;
 }
 
 /** The Run's Attempts, in order. */
@@ -100,7 +102,7 @@ export async function readRunAttempts(db: Db, runId: string): Promise<RunAttempt
     db.pool,
     sql`SELECT id, number, step, state::text AS state, started_at, ended_at, failure_kind, failure_category, retryable,
               failure_message, summary, duration_ms, tokens_in, tokens_out, cost_usd::text AS cost_usd, agent,
-              cost_exact, cost_estimated, model, turns, session_id, resumed_session, verify
+              cost_exact, cost_estimated, model, turns, session_id, resumed_session, verify, transcript_pruned_at
          FROM attempts WHERE run_id = ${runId} ORDER BY number, step`,
   );
 }

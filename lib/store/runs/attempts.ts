@@ -1,4 +1,4 @@
-import { countAttemptOutcome, countRunTransition } from "../../metrics/metrics";
+import { countAttemptOutcome, countRunTransition, metrics } from "../../metrics/metrics";
 import { attemptId as attemptIdOf, AGENT_STEP } from "../../engine/ids";
 import { infraFailure, type Failure } from "../../engine/failure";
 import { decideAfterFailure, type RetryDecision } from "../../engine/retry";
@@ -98,9 +98,16 @@ export async function startAttempt(db: Db, snap: StartBasis, lease: { token: str
   const number = (snap.latest?.number ?? 0) + 1;
   const id = attemptIdOf(run.id, AGENT_STEP, number);
   const { from } = run.state === "Running" ? TRANSITIONS.continueRunning : TRANSITIONS.start;
+  // seconds from the trigger to the agent's first start, when this start is the Run's first
+  let firstStartAfterS: number | null = null;
   const result = await transaction(db, async (tx): Promise<StartResult | null> => {
-    const locked = await first<{ version: string }>(tx, sql`SELECT xmin::text AS version FROM runs WHERE id = ${run.id} FOR UPDATE`);
+    const locked = await first<{ version: string; first_start_after_s: number | null }>(
+      tx,
+      sql`SELECT xmin::text AS version, CASE WHEN started_at IS NULL THEN EXTRACT(EPOCH FROM now() - received_at)::float8 END AS first_start_after_s
+            FROM runs WHERE id = ${run.id} FOR UPDATE`,
+    );
     if (locked?.version !== snap.version) return null;
+    firstStartAfterS = locked.first_start_after_s;
     if (snap.admissionGated) {
       const refusal = await gate(tx, run.id, { repo: run.repo, waitingReason: run.waiting_reason });
       if (refusal) return { tag: "Refused", run, refusal };
@@ -127,6 +134,7 @@ SELECT started.*, e.submission->>'branch' AS submitted_branch,
   });
   if (!result) return { tag: "Changed", snapshot: await readRunSnapshot(db, run.id) };
   if (result.tag === "Started" && run.state !== "Running") countRunTransition("Running");
+  if (result.tag === "Started" && firstStartAfterS !== null) metrics.triggerToStart.observe(Math.max(0, firstStartAfterS));
   return result;
 }
 
@@ -210,7 +218,7 @@ export async function finishAttempt(db: Db, ref: AttemptRef, result: AttemptResu
   if (tail.length) announce(db.pool, TRANSCRIPT_CHANNEL, [ref.runId]);
   if ("tag" in recorded) throw refusalOf(ref, recorded, move);
   countAttemptOutcome(result.tag, result.tag === "Failed" ? result.failure.category : null, result.usage.durationMs);
-  if (move.decision.tag !== "RetryAttempt") countRunTransition(recorded.run.state);
+  if (move.decision.tag !== "RetryAttempt") countRunTransition(recorded.run.state, 1, recorded.run.pull_request_number);
   return recorded;
 }
 

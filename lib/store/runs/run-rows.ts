@@ -69,7 +69,7 @@ export async function guardedRunUpdate(tx: Sql, runId: string, transition: Trans
      RETURNING ${raw(RUN_COLUMNS)}, ${raw(hasOutboundHooks("runs"))} AS hooked`,
   );
   if (row) {
-    countRunTransition(row.state);
+    countRunTransition(row.state, 1, row.pull_request_number);
     await markRunsChanged(tx, [runId]);
     // outbound webhooks: deliveries written with the terminal state, when anyone subscribed
     if (row.hooked) await recordIfTerminal(tx, row, from);

@@ -6,6 +6,7 @@ import { formatDurationMs, formatUsdExact } from "../../../../lib/dashboard/form
 import { getRun } from "../../../../lib/dashboard/queries";
 import type { RunAction } from "../../../../lib/dashboard/run-status";
 import { runIdParam } from "../../../../lib/http/url-ids";
+import { KEPT_TRANSCRIPT_LINES } from "../../../../lib/retention/prune-history";
 import { verifyEnding } from "../../../../lib/executor/verify-rounds";
 import type { VerifyVerdict } from "../../../../lib/executor/verify-spec";
 import { ActionButton } from "../../../_components/action-button";
@@ -179,7 +180,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
                         {a.resumedInterrupted ? ` of interrupted Attempt #${a.number - 1}` : ""}.
                       </p>
                     ) : null}
-                    {a.summary ? <p className="mt-1 text-stone-600">{a.summary}</p> : null}
+                                        {a.summary ? <p className="mt-1 text-stone-600" data-testid="attempt-summary">{a.summary}</p> : null}
+                    {a.transcriptPrunedAt ? (
+                      <p className="mt-1 text-xs text-stone-500" data-testid="attempt-pruned">
+                        Transcript pruned <Time iso={a.transcriptPrunedAt} /> by the instance&apos;s retention: its summary, usage and last {KEPT_TRANSCRIPT_LINES} lines are kept.
+                      </p>
+                    ) : null}
                     {a.verify ? (
                       <div data-testid="attempt-verify" className={`mt-1 ${a.verify.passed ? "text-emerald-800" : "text-red-800"}`}>
                         <p>
@@ -226,6 +232,12 @@ export default async function RunPage({ params }: { params: Promise<{ id: string
               <dd>
                 <Time iso={run.startedAt} />
               </dd>
+              <dt className="text-stone-500">
+                <Link href="/insights#def-trigger-to-start" className="underline decoration-dotted underline-offset-2">
+                  Trigger → start
+                </Link>
+              </dt>
+              <dd data-testid="run-trigger-to-start">{run.triggerToStartMs === null ? "not started" : formatDurationMs(run.triggerToStartMs)}</dd>
               <dt className="text-stone-500">Ended</dt>
               <dd>
                 <Time iso={run.endedAt} />
