@@ -51,10 +51,13 @@ export async function readRepositoryConfig(
   const foreign = files.filter((f) => !configHomeOf(owner, repo, f));
   if (foreign.length) return stored({ labels: [], loops: [], errors: [extendsForbidden(owner)] }, now, []);
   const found = files.filter((f) => f.config !== null);
-  let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, checks);
+  // a file that is no mapping (a YAML list, a string) is not merged by the loader: it is the error
+  const notAMap = found.find((f) => !isRecord(f.config));
+  const subject = notAMap ? notAMap.config : merged;
+  let parsed = validateRepositoryConfig(isEmpty(subject) && found.length === 0 ? null : subject, checks);
   if (parsed.errors.length) {
     const texts = await Promise.all(found.map(async (f) => ({ file: f, yaml: parseYamlWithLines(await rawFile(octokit, f.owner, f.repo, f.path)) })));
-    parsed = validateRepositoryConfig(merged, { ...checks, lineOf: (path) => lineIn(texts, path) });
+    parsed = validateRepositoryConfig(subject, { ...checks, lineOf: (path) => lineIn(texts, path) });
     parsed = { ...parsed, errors: parsed.errors.map((e) => withFile(e, texts, fullName)) };
   }
   return stored(parsed, now, found.map((f) => `${f.owner}/${f.repo}:${f.path}`));
