@@ -11,7 +11,9 @@ import { moveBoardCard } from "../../lib/triggers/board-move";
 import { handleHint } from "../../lib/triggers/handle-hint";
 import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
-import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { eventually, installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { createHintWorker } from "../../jobs/processors/hint";
+import { bullConnection } from "../../jobs/queues";
 
 /**
  * THREATS.md attacks 10, 11 and 12 through the simulator, with a user of every permission level:
@@ -106,9 +108,15 @@ describe("a person with write access starts every agent (attack 10)", () => {
   it("a writer's Board move starts the agent as the writer; the App's label alone (an agent's) starts nothing", async () => {
     const moved = fx.sim.createIssue({ login: login("none"), repo, title: "Moved on the Board" });
     const move = { repo, number: moved.number, add: ["ready-for-agent"], remove: [], actor: login("write"), lane: "Ready for agent" };
-    await moveBoardCard({ db: fx.db, github: fx.github, workQueue: fx.workQueue }, move);
-    await handleHint(fx.deps, { installationId, repo, number: moved.number }); // the Board move's Hint
-    expect(await runOn(repo, moved.number)).toMatchObject({ approval_required: false, actor: { login: login("write"), permission: "write", source: "board" } });
+    // the Board move's own Hint, taken by a Hint worker as in production
+    const hints = createHintWorker(bullConnection(), fx.deps, { prefix: fx.prefix });
+    try {
+      await moveBoardCard({ db: fx.db, github: fx.github, workQueue: fx.workQueue }, move);
+      const opened = await eventually(() => runOn(repo, moved.number));
+      expect(opened).toMatchObject({ approval_required: false, actor: { login: login("write"), permission: "write", source: "board" } });
+    } finally {
+      await hints.close();
+    }
 
     const bot = fx.sim.state.botUser.login;
     const labeled = fx.sim.createIssue({ login: login("write"), repo, title: "Labeled by an agent's token" });
