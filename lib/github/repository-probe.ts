@@ -137,7 +137,12 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
   targets.forEach(({ fullName, configFiles }, i) => {
     const node = body.data?.[`r${i}`] as ProbeNode | null | undefined;
     const error = failed.get(`r${i}`) ?? (node ? null : new GitHubRequestError(200, "POST /graphql", `no data for ${fullName}`));
-    const configMark = configFiles.map((f) => `${f}=${blobs.get(`${splitFile(f).repo}:${splitFile(f).path}`) ?? ""}`).join(" ");
+    const configMark = configFiles
+      .map((file) => {
+        const { repo, path } = splitFile(file);
+        return `${file}=${blobs.get(`${repo}:${path}`) ?? ""}`;
+      })
+      .join(" ");
     out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark) });
   });
   return out;
