@@ -246,8 +246,9 @@ test("the open Board moves a card to Done when its Run's pull request is merged 
   await seedItem(db, REPO, issue.number, { title: "Card whose pull request gets merged" });
   await sim("pushCommit", { repo: REPO, branch: "board-merge", files: { "merge.txt": "merged\n" } });
   const pull = await sim<{ number: number }>("openPullRequest", { repo: REPO, head: "board-merge", title: "Merge me" });
-  await seedItem(db, REPO, pull.number, { title: "Merge me" });
-  await db.query(`UPDATE items SET kind = 'pull_request' WHERE repo = $1 AND number = $2`, [REPO, pull.number]);
+  // Atelier learns of the pull request as of any: its webhook's Hint (or the next poll) reads it
+  const stored = async () => (await db.query(`SELECT state FROM items WHERE repo = $1 AND number = $2 AND kind = 'pull_request'`, [REPO, pull.number])).rows[0]?.state;
+  await expect.poll(stored, { timeout: 30_000 }).toBe("open");
   await seedRun(db, REPO, issue.number, "Succeeded", { attempt: { state: "Succeeded" }, pullRequestNumber: pull.number });
   await signIn(page, "octo-writer");
   await page.goto(`/board?repo=${REPO}`);
