@@ -3,7 +3,8 @@ import { probeRepositories, type RepositoryProbe } from "../github/repository-pr
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";
 import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
-import { storedConfig, storedConfigsOf } from "../store/items/repository-configs";
+import type { StoredConfig } from "../loops/stored-config";
+import { storedConfigsOf } from "../store/items/repository-configs";
 import { activeLoopSignature, startsFromEmptyCursor } from "./cursor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops } from "./evaluate-item";
@@ -37,7 +38,7 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
     const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo) => {
       const probed = probes.get(repo.fullName);
       const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
-      const quiet = probe !== null && (await isQuiet(deps, repo, probe));
+      const quiet = probe !== null && (await isQuiet(deps, repo, configs.get(repo.fullName) ?? null, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
       const interval = nextInterval(repo.pollIntervalS, changed, deps.pollIntervals);
@@ -57,8 +58,8 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
  * it, and its open pull requests carry the marks of the last cycle. (Its declared labels are
  * checked by the cycles that do read it.)
  */
-async function isQuiet(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
-  const [config, paused, state] = await Promise.all([storedConfig(deps.db, repo.fullName), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+async function isQuiet(deps: TriggerDeps, repo: DueRepository, config: StoredConfig | null, probe: RepositoryProbe): Promise<boolean> {
+  const [paused, state] = await Promise.all([pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
   if (!config || config.probeMark !== probe.configMark) return false;
   return cursorCovers(state, probe) && !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused)));
 }
