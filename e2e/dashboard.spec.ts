@@ -1,4 +1,4 @@
-import { expect, registerDemoRepo, seedItem, seedRun, signIn, test, transcript } from "./support";
+import { expect, registerDemoRepo, seedItem, seedRun, signIn, sim, stack, test, transcript } from "./support";
 
 /**
  * The dashboard on rows written straight to Postgres (what the triggers and the runner would
@@ -237,6 +237,27 @@ test("a card dragged with the mouse, then with the keyboard, writes the lane's l
 
   await page.goto("/audit");
   await expect(page.getByTestId("audit").locator("li").filter({ hasText: /octo-writer\s*move card/ })).toHaveCount(4);
+});
+
+test("the open Board moves a card to Done when its Run's pull request is merged on GitHub, without a reload", async ({ page, db }) => {
+  test.skip(!stack.worker, "the merge reaches the Board through the worker's Hint");
+  // an issue with a Run whose pull request is open: its card is "In review"
+  const issue = await sim<{ number: number }>("createIssue", { repo: REPO, title: "Card whose pull request gets merged" });
+  await seedItem(db, REPO, issue.number, { title: "Card whose pull request gets merged" });
+  await sim("pushCommit", { repo: REPO, branch: "board-merge", files: { "merge.txt": "merged\n" } });
+  const pull = await sim<{ number: number }>("openPullRequest", { repo: REPO, head: "board-merge", title: "Merge me" });
+  // Atelier learns of the pull request as of any: its webhook's Hint (or the next poll) reads it
+  const stored = async () => (await db.query(`SELECT state FROM items WHERE repo = $1 AND number = $2 AND kind = 'pull_request'`, [REPO, pull.number])).rows[0]?.state;
+  await expect.poll(stored, { timeout: 30_000 }).toBe("open");
+  await seedRun(db, REPO, issue.number, "Succeeded", { attempt: { state: "Succeeded" }, pullRequestNumber: pull.number });
+  await signIn(page, "octo-writer");
+  await page.goto(`/board?repo=${REPO}`);
+  await expect(page.getByTestId("live-status")).toHaveAttribute("data-status", "live");
+  const cardIn = (lane: string) => page.locator(`[data-testid="lane"][data-lane="${lane}"] [data-item="${REPO}#${issue.number}"]`);
+  await expect(cardIn("In review")).toBeVisible();
+
+  await sim("mergePullRequest", { repo: REPO, number: pull.number });
+  await expect(cardIn("Done")).toBeVisible({ timeout: 30_000 });
 });
 
 test("signed out, pages send you to sign in and the API answers 401", async ({ page }) => {

@@ -1,3 +1,4 @@
+import { feedbackMark, PULL_FEEDBACK_MARK_FIELDS, type FeedbackMarkNode } from "../loops/pull-feedback";
 import type { GitHubApp } from "./app-client";
 import { GitHubRequestError } from "./rate-limit-errors";
 import { installationCaller } from "./rate-limit";
@@ -5,21 +6,22 @@ import { splitRepo } from "./repo-name";
 
 /**
  * What an open pull request's mark is made of: what changes without its `updatedAt` (GitHub
- * recomputes mergeability when the base moves). A field added here (a checks rollup, say)
- * makes a pull request whose value changed read again; keep it free of nested connections,
- * or count them in PROBE_BATCH.
+ * recomputes mergeability when the base moves; a check run or a commit status never touches the
+ * pull request): its mergeability, its head, and the feedback's summary (the head commit's check
+ * rollup and the review decision). A field added here makes a pull request whose value changed
+ * read again; keep it free of nested connections, or count them in PROBE_BATCH.
  */
-export const PULL_MARK_FIELDS = "number mergeable headRefOid";
+export const PULL_MARK_FIELDS = `number mergeable headRefOid ${PULL_FEEDBACK_MARK_FIELDS}`;
 
 /** The fields of one mark, as the probe and an Item read return them. */
-export interface PullMarkNode {
+export interface PullMarkNode extends FeedbackMarkNode {
   number: number;
   mergeable?: string | null;
   headRefOid?: string | null;
 }
 
 /** One open pull request's mark: equal marks mean nothing the listing cannot see changed. */
-export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UNKNOWN"}|${node.headRefOid ?? ""}`;
+export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UNKNOWN"}|${node.headRefOid ?? ""}|${feedbackMark(node)}`;
 
 /** The most a probe reads of one connection; a repository with more is always polled in full. */
 const PROBE_PAGE = 100;
@@ -27,9 +29,16 @@ const PROBE_PAGE = 100;
 /**
  * Repositories per probe query. Each asks three connections (newest issue, newest pull request,
  * open pull requests): 49 × 3 = 147 requests, which GitHub's cost formula (the sum of the
- * connections' requests / 100, rounded) counts as one point.
+ * connections' requests / 100, rounded) counts as one point. The config files' blobs and the
+ * marks' fields are no connections: they cost nothing.
  */
 export const PROBE_BATCH = 49;
+
+/** A repository to probe, with the config files (`owner/name:path`) whose blobs say whether its config changed. */
+export interface ProbeTarget {
+  fullName: string;
+  configFiles: readonly string[];
+}
 
 /** One repository as the probe saw it. */
 export interface RepositoryProbe {
@@ -37,6 +46,8 @@ export interface RepositoryProbe {
   newestUpdate: Date | null;
   /** mark per open pull request number; null when it has more than a probe reads */
   pullMarks: Record<string, string> | null;
+  /** the blob ids of its config files, one string (a file that is not there counts too) */
+  configMark: string;
 }
 
 export type ProbeResult = { probe: RepositoryProbe } | { error: GitHubRequestError };
@@ -47,27 +58,45 @@ interface ProbeNode {
   open?: { totalCount: number; nodes?: (PullMarkNode | null)[] | null } | null;
 }
 
+type FileNode = Record<string, { oid?: string } | null> | null;
+
 /**
  * The change probe: one GraphQL query for up to PROBE_BATCH repositories of one installation,
- * asking each for its most recently updated issue and pull request and the marks of its open
- * pull requests. A repository whose newest update is not past its cursor and whose marks are
- * those of the last cycle needs no other call.
+ * asking each for its most recently updated issue and pull request, the marks of its open
+ * pull requests and the blob ids of its config files. A repository whose newest update is not
+ * past its cursor, whose marks are those of the last cycle and whose config files are those it
+ * was read from needs no other call.
  * An error on one repository's alias fails only that repository.
  */
-export async function probeRepositories(app: GitHubApp, installationId: number, fullNames: readonly string[]): Promise<Map<string, ProbeResult>> {
+export async function probeRepositories(app: GitHubApp, installationId: number, targets: readonly ProbeTarget[]): Promise<Map<string, ProbeResult>> {
   const result = new Map<string, ProbeResult>();
-  for (let i = 0; i < fullNames.length; i += PROBE_BATCH) {
-    for (const [repo, probe] of await probeBatch(app, installationId, fullNames.slice(i, i + PROBE_BATCH))) result.set(repo, probe);
+  for (let i = 0; i < targets.length; i += PROBE_BATCH) {
+    for (const [repo, probe] of await probeBatch(app, installationId, targets.slice(i, i + PROBE_BATCH))) result.set(repo, probe);
   }
   return result;
 }
 
 const newest = `first: 1, orderBy: { field: UPDATED_AT, direction: DESC }`;
 
-async function probeBatch(app: GitHubApp, installationId: number, fullNames: readonly string[]): Promise<Map<string, ProbeResult>> {
+/** `owner/name:path` → its repository and path. */
+function splitFile(file: string): { repo: string; path: string } {
+  const at = file.indexOf(":");
+  return { repo: file.slice(0, at).toLowerCase(), path: file.slice(at + 1) };
+}
+
+async function probeBatch(app: GitHubApp, installationId: number, targets: readonly ProbeTarget[]): Promise<Map<string, ProbeResult>> {
+  // each repository holding a config file once, each file once under it
+  const fileRepos = new Map<string, string[]>();
+  for (const file of targets.flatMap((t) => t.configFiles)) {
+    const { repo, path } = splitFile(file);
+    const paths = fileRepos.get(repo) ?? [];
+    if (!paths.includes(path)) paths.push(path);
+    fileRepos.set(repo, paths);
+  }
+  const fileAliases = [...fileRepos.entries()];
   const query = [
     "query AtelierRepositoryProbe {",
-    ...fullNames.map((fullName, i) => {
+    ...targets.map(({ fullName }, i) => {
       const { owner, repo } = splitRepo(fullName);
       return (
         `  r${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) {` +
@@ -75,12 +104,17 @@ async function probeBatch(app: GitHubApp, installationId: number, fullNames: rea
         ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } } }`
       );
     }),
+    ...fileAliases.map(([fullName, paths], i) => {
+      const { owner, repo } = splitRepo(fullName);
+      const blobs = paths.map((path, j) => `b${j}: object(expression: ${JSON.stringify(`HEAD:${path}`)}) { oid }`).join(" ");
+      return `  f${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) { ${blobs} }`;
+    }),
     "  rateLimit { cost remaining resetAt limit }",
     "}",
   ].join("\n");
   const response = await app.installationOctokit(installationId).request("POST /graphql", { query });
   const body = response.data as {
-    data?: Record<string, ProbeNode | null> & { rateLimit?: { remaining?: number; resetAt?: string; limit?: number } };
+    data?: Record<string, unknown> & { rateLimit?: { remaining?: number; resetAt?: string; limit?: number } };
     errors?: { type?: string; message: string; path?: (string | number)[] }[];
   };
   app.rateLimits.observeGraphqlBudget(installationCaller(installationId), body.data?.rateLimit);
@@ -89,22 +123,37 @@ async function probeBatch(app: GitHubApp, installationId: number, fullNames: rea
     const refused = new GitHubRequestError(200, "POST /graphql", `${error.type ?? "error"}: ${error.message}`);
     const alias = error.path?.[0];
     if (alias === undefined) throw refused;
+    // a file's repository GitHub does not show (no `.github` repository, not installed): no file there;
+    // a mark's part GitHub would not give (its permission): the mark is read without it
+    if (String(alias).startsWith("f") || error.path!.some((p) => p === "headRef" || p === "reviewDecision")) continue;
     failed.set(String(alias), refused);
   }
+  const blobs = new Map<string, string>();
+  fileAliases.forEach(([fullName, paths], i) => {
+    const node = body.data?.[`f${i}`] as FileNode | undefined;
+    paths.forEach((path, j) => blobs.set(`${fullName}:${path}`, node?.[`b${j}`]?.oid ?? ""));
+  });
   const out = new Map<string, ProbeResult>();
-  fullNames.forEach((fullName, i) => {
-    const node = body.data?.[`r${i}`];
+  targets.forEach(({ fullName, configFiles }, i) => {
+    const node = body.data?.[`r${i}`] as ProbeNode | null | undefined;
     const error = failed.get(`r${i}`) ?? (node ? null : new GitHubRequestError(200, "POST /graphql", `no data for ${fullName}`));
-    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node) });
+    const configMark = configFiles
+      .map((file) => {
+        const { repo, path } = splitFile(file);
+        return `${file}=${blobs.get(`${repo}:${path}`) ?? ""}`;
+      })
+      .join(" ");
+    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark) });
   });
   return out;
 }
 
-function probeOf(node: ProbeNode): RepositoryProbe {
+function probeOf(node: ProbeNode, configMark: string): RepositoryProbe {
   const stamps = [...(node.issues?.nodes ?? []), ...(node.pullRequests?.nodes ?? [])].flatMap((n) => (n ? [Date.parse(n.updatedAt)] : []));
   const open = node.open;
   return {
     newestUpdate: stamps.length ? new Date(Math.max(...stamps)) : null,
     pullMarks: open && open.totalCount <= PROBE_PAGE ? Object.fromEntries((open.nodes ?? []).flatMap((n) => (n ? [[String(n.number), pullMark(n)]] : []))) : null,
+    configMark,
   };
 }

@@ -47,7 +47,24 @@ export const FEEDBACK_LIMITS = { reviews: 50, threads: 50, threadComments: 20, c
  * installation without the permission (a commit's `status` wants `statuses: read`): the
  * pull request is then read without that part, never failed for it.
  */
-export const FEEDBACK_FIELDS: ReadonlySet<string> = new Set(["reviews", "reviewThreads", "commits"]);
+export const FEEDBACK_FIELDS: ReadonlySet<string> = new Set(["reviews", "reviewThreads", "commits", "headRef", "reviewDecision"]);
+
+/**
+ * The feedback's summary without a nested connection: the review decision and the head
+ * commit's check rollup (every App's check runs and the commit statuses, worst first). The
+ * change probe reads it for every open pull request at no cost (lib/github/repository-probe.ts),
+ * and an Item read reads it too, so both give one pull request the same mark.
+ */
+export const PULL_FEEDBACK_MARK_FIELDS = "reviewDecision headRef { target { ... on Commit { statusCheckRollup { state } } } }";
+
+/** The summary PULL_FEEDBACK_MARK_FIELDS selects. */
+export interface FeedbackMarkNode {
+  reviewDecision?: string | null;
+  headRef?: { target?: { statusCheckRollup?: { state?: string | null } | null } | null } | null;
+}
+
+/** The summary as one string: it changes when a check or status of the head changes its rollup, or a review the decision. */
+export const feedbackMark = (node: FeedbackMarkNode): string => `${node.headRef?.target?.statusCheckRollup?.state ?? ""}|${node.reviewDecision ?? ""}`;
 
 /** GraphQL selection of a pull request's feedback; `feedbackFromGraphql` reads exactly this. */
 export const PULL_REQUEST_FEEDBACK_FIELDS = `
@@ -58,12 +75,13 @@ export const PULL_REQUEST_FEEDBACK_FIELDS = `
     checkSuites(first: ${FEEDBACK_LIMITS.checkSuites}) { nodes { app { slug }
       checkRuns(first: ${FEEDBACK_LIMITS.checkRuns}) { nodes { name status conclusion title summary } } } }
     status { contexts { context state description } } } } }
+  ${PULL_FEEDBACK_MARK_FIELDS}
 `;
 
 type Nodes<T> = { nodes?: (T | null)[] | null } | null | undefined;
 
 /** The feedback part of a PullRequest node, as GitHub returns it for the selection above. */
-export interface GraphqlFeedbackNode {
+export interface GraphqlFeedbackNode extends FeedbackMarkNode {
   reviews?: Nodes<{ author?: GraphqlActor | null; state: string; body?: string | null }>;
   reviewThreads?: Nodes<{
     isResolved: boolean;

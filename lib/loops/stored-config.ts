@@ -10,4 +10,9 @@ export interface StoredConfig {
   errors: LoopConfigError[];
   /** Where it came from: the repository's file, the owner's `.github` repository, `_extends`. */
   files: string[];
+  /**
+   * The blob ids of its config files as the change probe saw them before this read (absent when
+   * no probe asked for the read): a probe that sees others makes the repository read it again.
+   */
+  probeMark?: string;
 }

@@ -10,7 +10,7 @@ import { renderInstallation } from "./render/app";
 import { renderComment, renderIssue } from "./render/issue";
 import { renderLabel } from "./render/label";
 import { renderPull } from "./render/pull";
-import { requestAction, rerequest } from "./state/checks";
+import { requestAction, rerequest, rerequestSuite } from "./state/checks";
 import { createComment, createIssue, editComment, editIssue } from "./state/issues";
 import { reactionsOf } from "./state/reactions";
 import { submitReview } from "./state/reviews";
@@ -361,6 +361,11 @@ export class SimControl {
     rerequest(this.core.state, run, this.actor(input).id);
   }
 
+  /** A person clicks "Re-run all checks" of the App's suite: `check_suite.rerequested`. */
+  rerequestCheckSuite(input: As & { checkSuiteId: number }): void {
+    rerequestSuite(this.core.state, Number(input.checkSuiteId), this.actor(input).id);
+  }
+
   // ----- installations and tokens -----
 
   /** Installs the App on an account: on `repos` (names) or, when omitted, all of them. */
@@ -535,6 +540,7 @@ export const CONTROL_METHODS = [
   "mergePullRequest",
   "clickCheckRunAction",
   "rerequestCheckRun",
+  "rerequestCheckSuite",
   "createInstallation",
   "addRepository",
   "removeRepository",

@@ -1,5 +1,5 @@
 import { isoOrNull, isoSeconds } from "./sim-clock";
-import type { SimAccount, SimCheckRun, SimIssue, SimPull, SimRepo } from "./model";
+import type { SimAccount, SimCheckRun, SimCommitStatus, SimIssue, SimPull, SimRepo, SimReview } from "./model";
 import { CI_APP, combinedState, latestStatuses, suiteConclusion } from "./state/ci";
 import { threadsOf } from "./state/review-threads";
 import type { SimReviewComment } from "./model";
@@ -72,10 +72,13 @@ export function pullFeedbackFields(t: FeedbackTools, repo: SimRepo, item: SimIss
         status: conclusion === null ? "IN_PROGRESS" : "COMPLETED",
         conclusion: conclusion?.toUpperCase() ?? null,
         checkRuns: (args: Connection) => page(t, "checkRuns", latest.map(runNode), args),
+        latest,
       };
     });
     const statuses = latestStatuses(state, repo, pull.headSha);
+    const rollup = rollupState(suites.flatMap((s) => s.latest), statuses);
     return {
+      __typename: "Commit",
       id: state.nodeId("Commit", pull.id),
       oid: pull.headSha,
       checkSuites: (args: Connection) => page(t, "checkSuites", suites, args),
@@ -96,11 +99,13 @@ export function pullFeedbackFields(t: FeedbackTools, repo: SimRepo, item: SimIss
               })),
             };
       },
+      statusCheckRollup: rollup === null ? null : { id: state.nodeId("StatusCheckRollup", pull.id), state: rollup },
     };
   };
+  const reviewsOf = () => [...state.reviews.values()].filter((r) => r.repoId === repo.id && r.pullNumber === item.number).sort((a, b) => a.id - b.id);
   return {
     reviews: (args: Connection) => {
-      const reviews = [...state.reviews.values()].filter((r) => r.repoId === repo.id && r.pullNumber === item.number).sort((a, b) => a.id - b.id);
+      const reviews = reviewsOf();
       return page(t, "reviews", reviews.map((r) => ({
         id: r.nodeId,
         databaseId: r.id,
@@ -126,5 +131,30 @@ export function pullFeedbackFields(t: FeedbackTools, repo: SimRepo, item: SimIss
         comments: (a: Connection) => page(t, "comments", thread.comments.map(commentNode), a),
       })), args),
     commits: (args: Connection) => page(t, "commits", [{ id: state.nodeId("PullRequestCommit", pull.id), commit: headCommit() }], args),
+    headRef: () => ({ id: state.nodeId("Ref", pull.id), name: pull.headRef, prefix: "refs/heads/", target: headCommit() }),
+    reviewDecision: () => reviewDecision(reviewsOf()),
   };
+}
+
+const FAILING: ReadonlySet<string> = new Set(["failure", "timed_out", "cancelled", "action_required", "startup_failure"]);
+
+/**
+ * GitHub's `statusCheckRollup.state` of a commit: FAILURE when a check run or status failed,
+ * ERROR when a status errored, PENDING while one runs, else SUCCESS; null without any.
+ */
+function rollupState(runs: readonly SimCheckRun[], statuses: readonly SimCommitStatus[]): string | null {
+  if (runs.length === 0 && statuses.length === 0) return null;
+  if (runs.some((r) => r.conclusion !== null && FAILING.has(r.conclusion)) || statuses.some((s) => s.state === "failure")) return "FAILURE";
+  if (statuses.some((s) => s.state === "error")) return "ERROR";
+  if (runs.some((r) => r.status !== "completed") || statuses.some((s) => s.state === "pending")) return "PENDING";
+  return "SUCCESS";
+}
+
+/** GitHub's `reviewDecision` without a required review: the latest approval or change request of each reviewer decides; null without any. */
+function reviewDecision(reviews: readonly SimReview[]): string | null {
+  const byAuthor = new Map<number, string>();
+  for (const r of reviews) if (r.state !== "COMMENTED") byAuthor.set(r.authorId, r.state);
+  const states = [...byAuthor.values()];
+  if (states.includes("CHANGES_REQUESTED")) return "CHANGES_REQUESTED";
+  return states.includes("APPROVED") ? "APPROVED" : null;
 }

@@ -80,7 +80,15 @@ export const schema = buildSchema(/* GraphQL */ `
     reviewThreads(first: Int, last: Int, after: String, before: String): PullRequestReviewThreadConnection!
     "Only the head commit: the simulator keeps no pull request's commit list."
     commits(first: Int, last: Int, after: String, before: String): PullRequestCommitConnection!
+    headRef: Ref
+    reviewDecision: PullRequestReviewDecision
   }
+
+  enum PullRequestReviewDecision { CHANGES_REQUESTED APPROVED REVIEW_REQUIRED }
+  interface GitObject { id: ID! oid: GitObjectID! }
+  type Blob implements GitObject { id: ID! oid: GitObjectID! byteSize: Int! }
+  type Ref { id: ID! name: String! prefix: String! target: GitObject }
+  type StatusCheckRollup { id: ID! state: StatusState! }
 
   enum PullRequestReviewState { PENDING COMMENTED APPROVED CHANGES_REQUESTED DISMISSED }
   type PullRequestReview { id: ID! databaseId: Int author: Actor body: String! state: PullRequestReviewState! submittedAt: DateTime url: URI! commit: Commit }
@@ -127,7 +135,14 @@ export const schema = buildSchema(/* GraphQL */ `
   enum StatusState { ERROR EXPECTED FAILURE PENDING SUCCESS }
   type StatusContext { id: ID! context: String! state: StatusState! description: String targetUrl: URI createdAt: DateTime! }
   type Status { id: ID! state: StatusState! contexts: [StatusContext!]! }
-  type Commit { id: ID! oid: GitObjectID! checkSuites(first: Int, last: Int, after: String, before: String): CheckSuiteConnection status: Status }
+  type Commit implements GitObject {
+    id: ID!
+    oid: GitObjectID!
+    checkSuites(first: Int, last: Int, after: String, before: String): CheckSuiteConnection
+    status: Status
+    "The worst of the commit's latest check runs (every App's) and commit statuses; null when it has none."
+    statusCheckRollup: StatusCheckRollup
+  }
   type PullRequestCommit { id: ID! commit: Commit! }
   type PullRequestCommitConnection { nodes: [PullRequestCommit] totalCount: Int! pageInfo: PageInfo! }
 
@@ -161,6 +176,8 @@ export const schema = buildSchema(/* GraphQL */ `
     issues(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [IssueState!]): IssueConnection!
     pullRequests(first: Int, last: Int, after: String, before: String, orderBy: IssueOrder, states: [PullRequestState!]): PullRequestConnection!
     collaborators(first: Int, last: Int, after: String, before: String, query: String, affiliation: CollaboratorAffiliation): RepositoryCollaboratorConnection
+    "A git object by \`rev:path\` (a blob) or \`rev\` (a commit); null when it does not exist."
+    object(expression: String, oid: GitObjectID): GitObject
   }
 
   type RateLimit { cost: Int! limit: Int! nodeCount: Int! remaining: Int! resetAt: DateTime! used: Int! }

@@ -154,7 +154,22 @@ export async function runGraphql(core: SimCore, caller: Caller, bucket: RateBuck
     issues: (args: ItemConnectionArgs) => itemConnection(repo, false, "issues", args),
     pullRequests: (args: ItemConnectionArgs) => itemConnection(repo, true, "pullRequests", args),
     collaborators: collaboratorsField(tools, repo),
+    object: ({ expression }: { expression?: string | null }) => gitObject(repo, expression ?? ""),
   });
+
+  /** `object(expression:)`: a blob by `rev:path` (HEAD is the default branch), a commit by `rev`. */
+  const gitObject = async (repo: SimRepo, expression: string) => {
+    requireRead("contents");
+    const [rev = "", path] = expression.split(/:(.*)/s);
+    const ref = rev === "HEAD" || rev === "" ? repo.defaultBranch : rev;
+    if (path === undefined) {
+      const oid = await core.git.resolve(repo.gitDir, ref);
+      return oid ? { __typename: "Commit", id: state.nodeId("Commit", repo.id), oid } : null;
+    }
+    const found = await core.git.entries(repo.gitDir, ref, path);
+    const blob = found?.kind === "file" ? found.entries[0] : undefined;
+    return blob ? { __typename: "Blob", id: state.nodeId("Blob", repo.id), oid: blob.sha, byteSize: blob.size } : null;
+  };
 
   const rootValue = {
     repository: ({ owner, name }: { owner: string; name: string }) => {

@@ -4,9 +4,9 @@ import { sendJson } from "./http-util";
 
 /** How the simulator's secondary limit on content-creating requests behaves (setSecondaryLimit). */
 export interface SecondaryLimitInput {
-  /** Content-creating requests one caller may make in a minute; null turns the limit off (the default). */
+  /** Content-creating requests one caller may make in a minute (GitHub documents 80, the default); null turns the limit off. */
   perMinute: number | null;
-  /** Seconds in `retry-after`; null (the default) sends none, as GitHub often does. */
+  /** Seconds in `retry-after` (default 60, a minute); null sends none, as GitHub sometimes does. */
   retryAfter?: number | null;
   /** 403 (default) or 429. */
   limitStatus?: 403 | 429;
@@ -18,6 +18,9 @@ export interface SecondaryLimitAnswer {
 }
 
 const WINDOW_MS = 60_000;
+
+/** GitHub's documented limit: no more than 80 content-generating requests a minute; the refusal asks for a minute. */
+export const ORGANIC: Required<SecondaryLimitInput> = { perMinute: 80, retryAfter: 60, limitStatus: 403 };
 const CREATES = new Set(["POST", "PATCH", "PUT", "DELETE"]);
 
 /** Requests that create content: REST writes on repositories (not token minting, git or GraphQL). */
@@ -30,7 +33,7 @@ const createsContent = (method: string, path: string): boolean => CREATES.has(me
  * counts requests made while limited.
  */
 export class SecondaryLimit {
-  private config: Required<SecondaryLimitInput> = { perMinute: null, retryAfter: null, limitStatus: 403 };
+  private config: Required<SecondaryLimitInput> = ORGANIC;
   private readonly recent = new Map<string, number[]>();
 
   constructor(private readonly clock: SimClock) {}
@@ -40,7 +43,7 @@ export class SecondaryLimit {
     if (perMinute !== null && !(Number.isInteger(perMinute) && perMinute > 0)) {
       throw new Error(`setSecondaryLimit wants perMinute a positive integer or null, got ${String(input.perMinute)}`);
     }
-    this.config = { perMinute, retryAfter: input.retryAfter ?? null, limitStatus: input.limitStatus === 429 ? 429 : 403 };
+    this.config = { perMinute, retryAfter: input.retryAfter === undefined ? ORGANIC.retryAfter : input.retryAfter, limitStatus: input.limitStatus === 429 ? 429 : 403 };
     this.recent.clear();
   }
 

@@ -26,6 +26,8 @@ export interface Delivery {
 
 export const HOOK_ID = 424242;
 const TIMEOUT_MS = 10_000;
+/** Deliveries in flight at once by default: GitHub does not wait for one delivery's answer to send the next. */
+export const DEFAULT_CONCURRENCY = 8;
 
 /**
  * The App's one webhook: deliveries are sent one at a time, in order (or several at once,
@@ -38,7 +40,7 @@ export class WebhookDispatcher {
   private dropNext = 0;
   private paused = false;
   private pumping = false;
-  private concurrency = 1;
+  private concurrency = DEFAULT_CONCURRENCY;
   private mostInFlight = 0;
   private waiters: Array<() => void> = [];
 
@@ -119,8 +121,9 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Up to `count` deliveries in flight at once (default 1: one at a time, in order). GitHub
-   * promises no order: with 2 or more, related events (labeled, then edited) overlap.
+   * Up to `count` deliveries in flight at once (default DEFAULT_CONCURRENCY, as GitHub sends
+   * them: related events — labeled, then edited — overlap and may arrive in either order; 1
+   * sends them one at a time, in order).
    */
   setConcurrency(count: number): void {
     if (!Number.isInteger(count) || count < 1) throw new Error(`setWebhookConcurrency wants a positive integer, got ${String(count)}`);

@@ -27,8 +27,8 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
   const base = { repo: hint.repo.toLowerCase(), number: hint.number };
   const repo = await polledRepository(deps.db, hint.repo);
   if (!repo) return { status: "skipped", ...base, reason: "not_polled" };
-  // a webhook says the repository is active: back to the shortest poll interval
-  await pollSoon(deps.db, repo.fullName, deps.clock.now());
+  // a webhook says the repository is active: back to the shortest poll interval (not for the App's own doing)
+  if (!(await onlyTheApp(deps, hint))) await pollSoon(deps.db, repo.fullName, deps.clock.now());
   const [config, paused, item] = await Promise.all([
     ensureConfig(deps, repo, { maxAgeMs: Number.POSITIVE_INFINITY }),
     pausedLoops(deps.db, repo.fullName),
@@ -50,6 +50,14 @@ export async function handleHint(deps: TriggerDeps, hint: Hint): Promise<HintOut
     revoked: outcome?.revoked ?? [],
     claims: [...(outcome?.claims ?? []), ...(answered?.claims ?? [])],
   };
+}
+
+/** Whether every sender of the Hint is the App's bot (its own comment, label or edit): no person is active there. */
+async function onlyTheApp(deps: TriggerDeps, hint: Hint): Promise<boolean> {
+  const senders = [...(hint.sender ? [hint.sender] : []), ...(hint.senders ?? [])];
+  if (senders.length === 0) return false;
+  const bot = (await appBotLogin(deps.github))?.toLowerCase();
+  return bot !== undefined && senders.every((s) => s.toLowerCase() === bot);
 }
 
 /**

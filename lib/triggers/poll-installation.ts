@@ -3,13 +3,15 @@ import { probeRepositories, type RepositoryProbe } from "../github/repository-pr
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";
 import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
-import { storedConfig } from "../store/items/repository-configs";
+import type { StoredConfig } from "../loops/stored-config";
+import { storedConfigsOf } from "../store/items/repository-configs";
 import { activeLoopSignature, startsFromEmptyCursor } from "./cursor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops } from "./evaluate-item";
 import { mapSettledLimit } from "./parallel";
 import { nextInterval } from "./poll-interval";
 import { pollRepository, type PollOutcome } from "./poll-repository";
+import { configFilesOf } from "./repository-config";
 
 /**
  * One tick of adaptive polling (ADR 0020): the repositories due now, per installation, are
@@ -27,14 +29,16 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
   const outcomes: PollOutcome[] = [];
   for (const [installationId, repos] of byInstallation) {
     if (deps.github.nextAllowedAt(installationId)) continue; // the rate limit refused: due again after the shortest interval
-    const probes = await probeRepositories(deps.github, installationId, repos.map((r) => r.fullName)).catch((err: unknown) => {
+    const configs = await storedConfigsOf(deps.db, repos.map((r) => r.fullName));
+    const targets = repos.map((r) => ({ fullName: r.fullName, configFiles: configFilesOf(r.fullName, configs.get(r.fullName) ?? null) }));
+    const probes = await probeRepositories(deps.github, installationId, targets).catch((err: unknown) => {
       deps.log.warn({ installation_id: installationId, err: describeError(err) }, "change probe failed; polling each repository");
       return new Map();
     });
     const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo) => {
       const probed = probes.get(repo.fullName);
       const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
-      const quiet = probe !== null && (await isQuiet(deps, repo, probe));
+      const quiet = probe !== null && (await isQuiet(deps, repo, configs.get(repo.fullName) ?? null, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
       const interval = nextInterval(repo.pollIntervalS, changed, deps.pollIntervals);
@@ -49,13 +53,14 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
 }
 
 /**
- * Whether the probe shows a repository with nothing to read: its cursor is settled and written
- * for the active Loops, no Item was updated past it, and its open pull requests carry the marks
- * of the last cycle. (Its declared labels are checked by the cycles that do read it.)
+ * Whether the probe shows a repository with nothing to read: its config files are those it was
+ * read from, its cursor is settled and written for the active Loops, no Item was updated past
+ * it, and its open pull requests carry the marks of the last cycle. (Its declared labels are
+ * checked by the cycles that do read it.)
  */
-async function isQuiet(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
-  const [config, paused, state] = await Promise.all([storedConfig(deps.db, repo.fullName), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
-  if (!config) return false;
+async function isQuiet(deps: TriggerDeps, repo: DueRepository, config: StoredConfig | null, probe: RepositoryProbe): Promise<boolean> {
+  const [paused, state] = await Promise.all([pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+  if (!config || config.probeMark !== probe.configMark) return false;
   return cursorCovers(state, probe) && !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused)));
 }
 

@@ -88,7 +88,12 @@ export async function pollRepositories(deps: TriggerDeps, fullNames?: readonly s
 
 async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedAt: Date, probe: RepositoryProbe | null): Promise<PollOutcome> {
   const octokit = deps.github.installationOctokit(repo.installationId);
-  const [config, paused, state] = await Promise.all([ensureConfig(deps, repo), pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+  const state = await readPollState(deps.db, repo.fullName);
+  // read again when its files changed (the probe's mark), and after a budget reset
+  const [config, paused] = await Promise.all([
+    ensureConfig(deps, repo, { ...(probe ? { probeMark: probe.configMark } : {}), ...(state.resetPending ? { maxAgeMs: 0 } : {}) }),
+    pausedLoops(deps.db, repo.fullName),
+  ]);
   const active = activeItemLoops(config.loops, paused);
   const signature = activeLoopSignature(active);
   const fresh = startsFromEmptyCursor(state, signature);

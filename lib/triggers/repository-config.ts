@@ -51,10 +51,13 @@ export async function readRepositoryConfig(
   const foreign = files.filter((f) => !configHomeOf(owner, repo, f));
   if (foreign.length) return stored({ labels: [], loops: [], dashboardIssue: false, errors: [extendsForbidden(owner)] }, now, []);
   const found = files.filter((f) => f.config !== null);
-  let parsed = validateRepositoryConfig(isEmpty(merged) && found.length === 0 ? null : merged, checks);
+  // a file that is no mapping (a YAML list, a string) is not merged by the loader: it is the error
+  const notAMap = found.find((f) => !isRecord(f.config));
+  const subject = notAMap ? notAMap.config : merged;
+  let parsed = validateRepositoryConfig(isEmpty(subject) && found.length === 0 ? null : subject, checks);
   if (parsed.errors.length) {
     const texts = await Promise.all(found.map(async (f) => ({ file: f, yaml: parseYamlWithLines(await rawFile(octokit, f.owner, f.repo, f.path)) })));
-    parsed = validateRepositoryConfig(merged, { ...checks, lineOf: (path) => lineIn(texts, path) });
+    parsed = validateRepositoryConfig(subject, { ...checks, lineOf: (path) => lineIn(texts, path) });
     parsed = { ...parsed, errors: parsed.errors.map((e) => withFile(e, texts, fullName)) };
   }
   return stored(parsed, now, found.map((f) => `${f.owner}/${f.repo}:${f.path}`));
@@ -100,12 +103,28 @@ export function isConfigStale(config: StoredConfig | null, now: number, ttlMs: n
   return config === null || now - Date.parse(config.readAt) >= ttlMs;
 }
 
-/** The repository's config: the stored one while fresh, else read again and stored. */
-export async function ensureConfig(deps: TriggerDeps, repo: RegisteredRepository, options: { maxAgeMs?: number } = {}): Promise<StoredConfig> {
+/**
+ * The repository's config: the stored one while fresh, else read again and stored. A probe's
+ * `probeMark` (the blob ids of the config files) other than the one the stored config was read
+ * under makes it stale too.
+ */
+export async function ensureConfig(deps: TriggerDeps, repo: RegisteredRepository, options: { maxAgeMs?: number; probeMark?: string } = {}): Promise<StoredConfig> {
   const current = await storedConfig(deps.db, repo.fullName);
   const now = Date.now();
-  if (!isConfigStale(current, now, options.maxAgeMs ?? deps.configTtlMs)) return current!;
-  return refreshRepositoryConfig(deps, repo);
+  const marked = options.probeMark === undefined || current?.probeMark === options.probeMark;
+  if (marked && !isConfigStale(current, now, options.maxAgeMs ?? deps.configTtlMs)) return current!;
+  return refreshRepositoryConfig(deps, repo, options.probeMark);
+}
+
+/**
+ * The files (`owner/name:path`) a repository's config may come from, sorted: its own
+ * `.github/atelier.yml`, its owner's `.github` repository's, and those its last read merged
+ * (an `_extends` path). The change probe reads their blob ids.
+ */
+export function configFilesOf(fullName: string, config: StoredConfig | null): string[] {
+  const owner = fullName.toLowerCase().split("/")[0]!;
+  const files = [`${fullName.toLowerCase()}:${CONFIG_PATH}`, `${owner}/.github:${CONFIG_PATH}`, ...(config?.files ?? [])];
+  return [...new Set(files.map((f) => f.replace(/^[^:]*/, (repo) => repo.toLowerCase())))].sort();
 }
 
 /** The Loops a stored config lists: its valid ones, then those it holds an error for. */
@@ -129,12 +148,12 @@ export function keepLoopsOfBrokenFile(before: StoredConfig | null, read: StoredC
   return { ...read, errors: [...read.errors, ...lost.map((loop) => ({ ...fileError, loop }))] };
 }
 
-/** Reads the config from GitHub now and stores it. */
-export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository): Promise<StoredConfig> {
+/** Reads the config from GitHub now and stores it (with the probe's mark of its files that asked for the read, if one did). */
+export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository, probeMark?: string): Promise<StoredConfig> {
   const before = await storedConfig(deps.db, repo.fullName);
   const tenant = { repo: repo.fullName, installationRepos: await installationRepositories(deps.db, repo.installationId) };
   const read = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date(), tenant);
-  const config = keepLoopsOfBrokenFile(before, read);
+  const config = { ...keepLoopsOfBrokenFile(before, read), ...(probeMark !== undefined ? { probeMark } : {}) };
   await storeRepositoryConfig(deps.db, repo.fullName, config);
   // one job scheduler per schedule Loop: bring them in line when those Loops changed
   if (scheduleSignature(before) !== scheduleSignature(config)) await deps.workQueue.syncSchedulers();

@@ -5,6 +5,7 @@ import { CONFIG_PATH } from "../loops/config-schema";
 import type { Db } from "../store/kernel/db";
 import { repositoriesOfOwner } from "../store/github/repository-rows";
 import { markConfigStale } from "../store/items/repository-configs";
+import { storeLabelsEtag } from "../store/items/poll-cursors";
 import type { Hint, WorkQueue } from "../work/work-queue";
 
 /** What the webhook handlers need: the store and the job system, nothing of GitHub's API. */
@@ -74,10 +75,14 @@ export async function onInstallationWebhook(deps: WebhookDeps, event: string, pa
   return change;
 }
 
-/** A repository label was deleted or renamed: the next preflight must see it, so poll now. */
+/**
+ * A repository label was deleted or renamed: the labels are no longer known complete, so the
+ * poll that comes now lists them and creates a declared one that is gone.
+ */
 export async function onLabelWebhook(deps: WebhookDeps, payload: Record<string, unknown>): Promise<void> {
   const repo = (payload.repository as RepositoryPayload | undefined)?.full_name;
   if (!repo || (payload.action !== "deleted" && payload.action !== "edited")) return;
+  await storeLabelsEtag(deps.db, repo.toLowerCase(), null);
   await deps.workQueue.pollNow(repo.toLowerCase());
 }
 

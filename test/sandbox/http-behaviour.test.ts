@@ -122,6 +122,36 @@ describe("rate limits and injected failures", () => {
     expect(sim.counters.injectedFailures).toBe(4);
   });
 
+  it("GitHub's secondary limit arises by itself: the 81st content-creating request of a minute is a 403 asking for a minute, reads are not limited", async () => {
+    const fresh = sim.createInstallationToken({ account: "demo-org" }).token;
+    const label = (n: number) => api(sim, "/repos/demo-org/api/labels", { token: fresh, method: "POST", body: JSON.stringify({ name: `burst-${n}`, color: "ffffff" }) });
+    for (let n = 0; n < 80; n++) expect((await label(n)).status).toBe(201);
+    const refused = await label(80);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("retry-after")).toBe("60");
+    expect(((await refused.json()) as { message: string }).message).toMatch(/secondary rate limit/);
+    expect((await api(sim, "/repos/demo-org/api/labels", { token: fresh })).status).toBe(200);
+    sim.advanceClock({ ms: 61_000 });
+    expect((await label(81)).status).toBe(201);
+  });
+
+  it("refuses a body over 65,536 characters with 422, as GitHub: an issue, a pull request, an edit, a comment", async () => {
+    const fresh = sim.createInstallationToken({ account: "demo-org" }).token;
+    const long = "x".repeat(65_537);
+    const post = (path: string, body: unknown, method = "POST") => api(sim, `/repos/demo-org/webapp${path}`, { token: fresh, method, body: JSON.stringify(body) });
+    const tooLong = async (response: Response) => {
+      expect(response.status).toBe(422);
+      expect(JSON.stringify(await response.json())).toMatch(/body is too long \(maximum is 65536 characters\)/);
+    };
+    await tooLong(await post("/issues", { title: "Long", body: long }));
+    const issue = (await (await post("/issues", { title: "Short", body: "x".repeat(65_536) })).json()) as { number: number };
+    await tooLong(await post(`/issues/${issue.number}`, { body: long }, "PATCH"));
+    await tooLong(await post(`/issues/${issue.number}/comments`, { body: long }));
+    await sim.pushCommit({ repo: "demo-org/webapp", branch: "long-body", files: { "long.txt": "1\n" } });
+    await tooLong(await post("/pulls", { title: "Long", head: "long-body", base: "main", body: long }));
+    expect((await post("/pulls", { title: "Short", head: "long-body", base: "main", body: "x".repeat(65_536) })).status).toBe(201);
+  });
+
   it("an expired or unknown token is 401 Bad credentials; a token outside its scope gets 404", async () => {
     const narrowed = sim.createInstallationToken({ account: "demo-org", repositories: ["webapp"] }).token;
     expect((await api(sim, "/repos/demo-org/api/issues", { token: narrowed })).status).toBe(404);

@@ -106,7 +106,7 @@ describe("a pull request's feedback in the simulator", () => {
       const keys = Object.keys(JSON.parse(delivery!.body) as Record<string, unknown>);
       for (const key of exampleKeys(event, action)) expect(keys, `${name} has ${key}`).toContain(key);
     }
-    const suite = JSON.parse(receiver.received.find((r) => r.event === "check_suite")!.body) as { check_suite: { head_sha: string; pull_requests: { number: number }[]; app: { slug: string } } };
+    const suite = JSON.parse(receiver.received.find((r) => r.event === "check_suite" && r.action === "completed")!.body) as { check_suite: { head_sha: string; pull_requests: { number: number }[]; app: { slug: string } } };
     expect(suite.check_suite).toMatchObject({ head_sha: pr.head.sha, pull_requests: [{ number: pr.number }], app: { slug: "github-actions" } });
     const status = JSON.parse(receiver.received.find((r) => r.event === "status")!.body) as Record<string, unknown>;
     expect(status).toMatchObject({ sha: pr.head.sha, state: "error", context: "ci/legacy" });

@@ -19,7 +19,7 @@ async function until(what: string, probe: () => boolean, timeoutMs = 30_000): Pr
   }
 }
 
-it("under npm start the demo world's webhooks wait for the receiver to listen, then all arrive, in order, none failed", async () => {
+it("under npm start the demo world's webhooks wait for the receiver to listen, then all arrive, none failed", async () => {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/api/github/webhooks`;
   sim = await startSimulator({ seed: "demo", webhookUrl: url, holdWebhooksUntilReceiverListens: true });
@@ -32,7 +32,8 @@ it("under npm start the demo world's webhooks wait for the receiver to listen, t
   receiver = await startReceiver(port);
   await until("every delivery is sent", () => sim!.deliveries().every((d) => d.status !== "queued"));
   expect(sim.deliveries().filter((d) => d.status !== "delivered")).toEqual([]);
-  expect(receiver.received.map((r) => r.delivery)).toEqual(queued.map((d) => d.id));
+  // each once; overlapping as GitHub sends them (ADR 0077), so not necessarily in the order they were made
+  expect(receiver.received.map((r) => r.delivery).sort()).toEqual(queued.map((d) => d.id).sort());
   expect(receiver.received[0]).toMatchObject({ event: "installation", action: "created" });
 
   // from then on a receiver that fails is a failed delivery, as on GitHub

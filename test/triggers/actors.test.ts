@@ -13,7 +13,9 @@ import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { syncDashboardIssue } from "../../lib/notify/dashboard-issue";
 import { dashboardRepository } from "../../lib/store/github/dashboard-issues";
-import { installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { eventually, installRepository, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { createHintWorker } from "../../jobs/processors/hint";
+import { bullConnection } from "../../jobs/queues";
 
 /**
  * THREATS.md attacks 10, 11 and 12 through the simulator, with a user of every permission level:
@@ -108,9 +110,15 @@ describe("a person with write access starts every agent (attack 10)", () => {
   it("a writer's Board move starts the agent as the writer; the App's label alone (an agent's) starts nothing", async () => {
     const moved = fx.sim.createIssue({ login: login("none"), repo, title: "Moved on the Board" });
     const move = { repo, number: moved.number, add: ["ready-for-agent"], remove: [], actor: login("write"), lane: "Ready for agent" };
-    await moveBoardCard({ db: fx.db, github: fx.github, workQueue: fx.workQueue }, move);
-    await handleHint(fx.deps, { installationId, repo, number: moved.number }); // the Board move's Hint
-    expect(await runOn(repo, moved.number)).toMatchObject({ approval_required: false, actor: { login: login("write"), permission: "write", source: "board" } });
+    // the Board move's own Hint, taken by a Hint worker as in production
+    const hints = createHintWorker(bullConnection(), fx.deps, { prefix: fx.prefix });
+    try {
+      await moveBoardCard({ db: fx.db, github: fx.github, workQueue: fx.workQueue }, move);
+      const opened = await eventually(() => runOn(repo, moved.number));
+      expect(opened).toMatchObject({ approval_required: false, actor: { login: login("write"), permission: "write", source: "board" } });
+    } finally {
+      await hints.close();
+    }
 
     const bot = fx.sim.state.botUser.login;
     const labeled = fx.sim.createIssue({ login: login("write"), repo, title: "Labeled by an agent's token" });

@@ -4,7 +4,7 @@ import { handleHint } from "../../lib/triggers/handle-hint";
 import { pollDueRepositories } from "../../lib/triggers/poll-installation";
 import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";
 import { forceMergeable } from "../../lib/sandbox/state/pulls";
-import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
+import { installRepository, runsOf, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
 import { openPull } from "../github/support/seed";
 
 // the triggers read the simulator's clock: a test moves both at once, and no test waits
@@ -79,6 +79,90 @@ describe("adaptive polling", () => {
       { number: second, mergeable: "false" },
     ]);
     expect(await interval(fullName)).toBe(60);
+  });
+});
+
+/** One poll tick (15 s, as the scheduler ticks). */
+const TICK_SECONDS = 15;
+
+/** What polling alone promises (docs/loops.md): a change is read within the longest interval and a tick. */
+const POLL_BOUND_SECONDS = MAX_POLL_INTERVAL_SECONDS + TICK_SECONDS;
+
+/** Ticks until the repository is quiet at the longest interval. */
+async function settle(repo: string): Promise<void> {
+  for (let i = 0; i < 40 && (await interval(repo)) !== MAX_POLL_INTERVAL_SECONDS; i++) await tickAfter(TICK_SECONDS, repo);
+  expect(await interval(repo)).toBe(MAX_POLL_INTERVAL_SECONDS);
+}
+
+/** Ticks (virtual clock) until `seen` holds; the virtual seconds it took, printed. */
+async function secondsUntil(what: string, repo: string, seen: () => Promise<boolean>): Promise<number> {
+  const start = fx.sim.now().epochMs;
+  for (let i = 0; i < 2 * (POLL_BOUND_SECONDS / TICK_SECONDS) && !(await seen()); i++) await tickAfter(TICK_SECONDS, repo);
+  const seconds = (fx.sim.now().epochMs - start) / 1000;
+  console.log(`${what}: seen by polling alone after ${seconds} s (bound ${POLL_BOUND_SECONDS} s)`);
+  return seconds;
+}
+
+describe("polling alone backs up every webhook", () => {
+  const FIX_CI = `${START_DEV_CONFIG}  fix-ci:
+    on: pull_requests
+    if: contains(item.checks.*.failed, true) && item.state == 'open'
+    agent: demo
+    prompt: Make the checks of #\${{ item.number }} pass.
+`;
+
+  it("a red check on an open pull request, its webhooks lost, opens the fix-CI Run within the bound", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-ci", name: "app", config: FIX_CI });
+    const number = openPull(fx.sim, fullName, { title: "Green so far" });
+    const { sha } = fx.sim.finishCiCheck({ repo: fullName, number, name: "unit tests", conclusion: "success" });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+
+    // CI goes red on the same head: no webhook reaches Atelier, and the pull request's updatedAt stays
+    fx.sim.finishCiCheck({ repo: fullName, sha, name: "unit tests", conclusion: "failure", summary: "1 failed" });
+    const fixCi = async () => (await runsOf(fx.db, fullName)).some((r) => r.loop === "fix-ci" && r.number === number);
+    expect(await secondsUntil("red check", fullName, fixCi)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    // the mark read with the pull request is the probe's: quiet again at once
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "quiet" });
+  });
+
+  it("a failing commit status, its webhook lost, opens it within the bound as a check run does", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-status", name: "app", config: FIX_CI });
+    const number = openPull(fx.sim, fullName, { title: "Statuses" });
+    await settle(fullName);
+    fx.sim.commitStatus({ repo: fullName, sha: "a".repeat(40), state: "error", context: "ci/legacy" });
+    const fixCi = async () => (await runsOf(fx.db, fullName)).some((r) => r.loop === "fix-ci" && r.number === number);
+    expect(await secondsUntil("failing commit status", fullName, fixCi)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+  });
+
+  const loopsOf = async (repo: string) => {
+    const { rows } = await fx.db.pool.query<{ loops: string[] }>(`SELECT ARRAY(SELECT jsonb_array_elements(config->'loops')->>'name') AS loops FROM repositories WHERE full_name = $1`, [repo]);
+    return rows[0]!.loops;
+  };
+  const TRIAGE = `${START_DEV_CONFIG}  triage:
+    on: issues
+    if: item.state == 'open'
+    agent: demo
+    prompt: Triage #\${{ item.number }}.
+`;
+
+  it("a pushed config change, its push webhook lost, is read within the bound", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-cfg", name: "app" });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+    expect(await loopsOf(fullName)).toEqual(["start-dev"]);
+    await fx.sim.pushCommit({ repo: fullName, branch: "main", files: { ".github/atelier.yml": TRIAGE } });
+    expect(await secondsUntil("pushed config", fullName, async () => (await loopsOf(fullName)).includes("triage"))).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+  });
+
+  it("a change of the owner's .github config, its push webhook lost, is read within the bound by the repositories it configures", async () => {
+    const org = await installRepository(fx, { owner: "adapt-org", name: ".github" });
+    const { fullName } = await installRepository(fx, { owner: "adapt-org", name: "app", config: null });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+    expect(await loopsOf(fullName)).toEqual(["start-dev"]);
+    await fx.sim.pushCommit({ repo: org.fullName, branch: "main", files: { ".github/atelier.yml": TRIAGE } });
+    expect(await secondsUntil("owner's .github config", fullName, async () => (await loopsOf(fullName)).includes("triage"))).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
   });
 });
 

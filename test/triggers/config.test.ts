@@ -7,6 +7,7 @@ import { listLoops, setLoopPaused } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { installRepository, runsOf, startFixture, type Fixture } from "../github/support/fixture";
 import { markConfigStale } from "../../lib/store/items/repository-configs";
+import { loadNeedsYou } from "../../lib/dashboard/needs-you";
 
 let fx: Fixture;
 beforeAll(async () => {
@@ -60,6 +61,17 @@ describe("repository config", () => {
     const { rows } = await fx.db.pool.query(`SELECT config_error FROM repositories WHERE full_name = $1`, [fullName]);
     expect(rows[0].config_error).toMatch(/line \d+: The YAML does not parse/);
     expect(await listLoops(fx.db, fullName)).toEqual([]);
+  });
+
+  it("a YAML list at the top of the file is a config error shown in Needs you, and no Loop runs", async () => {
+    const list = "- start-dev:\n    on: issues\n    agent: demo\n    prompt: Implement it\n";
+    const { fullName } = await installRepository(fx, { owner: "cfg-list", name: "app", config: list });
+    fx.sim.createIssue({ repo: fullName, title: "Anything" });
+    expect(await pollRepository(fx.deps, fullName)).toMatchObject({ status: "polled", opened: [] });
+    const needs = await loadNeedsYou(fx.db, [fullName]);
+    expect(needs.needs.filter((n) => n.kind === "config_error")).toEqual([
+      expect.objectContaining({ repo: fullName, detail: expect.stringContaining("must be a map with the keys labels: and loops:") }),
+    ]);
   });
 
   it("a file that stops parsing keeps its Loops listed, each with the file's error and running none; fixed, they are back", async () => {
@@ -168,6 +180,18 @@ describe("repository config", () => {
     const { rows } = await fx.db.pool.query(`SELECT reset_pending FROM repositories WHERE full_name = $1`, [fullName]);
     expect(rows).toEqual([{ reset_pending: false }]);
     expect(await pollRepository(fx.deps, fullName)).toMatchObject({ fresh: false, opened: [] });
+  });
+
+  it("the poll after a cycle budget reset reads the config again, however fresh it was", async () => {
+    const { fullName } = await installRepository(fx, { owner: "cfg-reset", name: "app" });
+    await pollRepository(fx.deps, fullName);
+    await fx.sim.pushCommit({ repo: fullName, branch: "main", files: { ".github/atelier.yml": THREE_LOOPS } }); // its push webhook lost
+    await pollRepository(fx.deps, fullName);
+    expect((await listLoops(fx.db, fullName)).map((l) => l.name)).toEqual(["start-dev"]);
+    // what resetCycleBudget marks on the repository (the reset itself is the test above)
+    await fx.db.pool.query(`UPDATE repositories SET reset_pending = true WHERE full_name = $1`, [fullName]);
+    expect(await pollRepository(fx.deps, fullName)).toMatchObject({ status: "polled", fresh: true });
+    expect((await listLoops(fx.db, fullName)).map((l) => l.name)).toEqual(["start-dev", "triage", "broken"]);
   });
 
   it("a prompt that fails to render is that Loop's error; the other Loops run and the cursor advances", async () => {

@@ -1,6 +1,7 @@
 import type { Worker } from "bullmq";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createHintWorker } from "../../jobs/processors/hint";
+import { createPollWorker } from "../../jobs/processors/poll";
 import { bullConnection, hintJobId, QUEUE_NAMES } from "../../jobs/queues";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { eventually, installRepository, runsOf, startFixture, startWebhookEndpoint, type Fixture } from "../github/support/fixture";
@@ -62,5 +63,44 @@ describe("Hints", () => {
     expect(await runsOf(fx.db, fullName)).toEqual([]);
     expect(await pollRepository(fx.deps, fullName)).toMatchObject({ opened: [expect.any(String)] });
     expect(await runsOf(fx.db, fullName)).toHaveLength(1);
+  });
+
+  it("the label webhook's poll creates again a declared label someone deleted", async () => {
+    const { fullName } = await installRepository(fx, { owner: "hint-label", name: "app" });
+    expect(await pollRepository(fx.deps, fullName)).toMatchObject({ labelsCreated: [LABEL] });
+    await pollRepository(fx.deps, fullName); // the labels are known complete: no preflight
+    const poller = createPollWorker(bullConnection(), fx.deps, { prefix: fx.prefix });
+    try {
+      await poller.waitUntilReady();
+      fx.sim.deleteLabel({ repo: fullName, name: LABEL });
+      await fx.sim.waitForWebhooks();
+      const repo = fx.sim.state.repoByFullName(fullName);
+      await eventually(async () => [...repo.labels.values()].some((l) => l.name === LABEL) || undefined);
+    } finally {
+      await poller.close();
+    }
+  });
+
+  it("the App's own comment leaves the repository's poll interval; a person's brings it back to the shortest", async () => {
+    const { fullName, installationId } = await installRepository(fx, { owner: "hint-own", name: "app" });
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Backed off" });
+    await pollRepository(fx.deps, fullName);
+    const queue = fx.workQueue.queue(QUEUE_NAMES.hints);
+    const drained = () => eventually(async () => (Object.values(await queue.getJobCounts("waiting", "active", "delayed")).every((n) => n === 0) ? true : undefined));
+    await fx.sim.waitForWebhooks();
+    await drained();
+    const interval = async () => (await fx.db.pool.query<{ poll_interval_s: number | null }>(`SELECT poll_interval_s FROM repositories WHERE full_name = $1`, [fullName])).rows[0]!.poll_interval_s;
+    await fx.db.pool.query(`UPDATE repositories SET poll_interval_s = 240 WHERE full_name = $1`, [fullName]);
+
+    const [owner, name] = fullName.split("/");
+    await fx.github.installationOctokit(installationId).request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { owner: owner!, repo: name!, issue_number: issue.number, body: "Atelier's tracking comment" });
+    await fx.sim.waitForWebhooks();
+    await drained();
+    expect(fx.sim.deliveries({ event: "issue_comment" }).at(-1)?.status).not.toBe("dropped");
+    expect(await interval()).toBe(240);
+
+    fx.sim.comment({ repo: fullName, number: issue.number, body: "A person's comment" });
+    await fx.sim.waitForWebhooks();
+    await eventually(async () => ((await interval()) === null ? true : undefined));
   });
 });

@@ -111,7 +111,7 @@ describe("pollRepository", () => {
     expect(fx.github.rateLimits.snapshot(`installation:${installation.id}`).remaining).toBe(budgetBefore);
   });
 
-  it("reads n changed pull requests in ⌈n/batch⌉ GraphQL queries and changed issues from the listing alone", async () => {
+  it("reads n changed pull requests in ⌈n/batch⌉ GraphQL queries and changed issues from the listing alone; a cycle without a probe reads the open ones again", async () => {
     const slices = new ItemSliceReader(fx.github, 5);
     const deps = { ...fx.deps, slices };
     const { fullName } = await installRepository(fx, { owner: "batch", name: "app" });
@@ -122,7 +122,8 @@ describe("pollRepository", () => {
     fx.sim.resetCounters();
     expect(await pollRepository(deps, fullName)).toMatchObject({ status: "polled", observed: 19 });
     expect(fx.sim.counters.graphql).toBe(3); // ⌈12/5⌉
-    // the open pull requests are read again every cycle (mergeability changes without updated_at)
+    // a cycle without a probe ("poll now": a push, a label webhook, Check config now) reads every
+    // open pull request again; the probe's ticks read only those whose mark changed (adaptive-poll.test.ts)
     fx.sim.resetCounters();
     await pollRepository(deps, fullName);
     expect(fx.sim.counters.graphql).toBe(3);

@@ -3,6 +3,7 @@ import { isoSeconds } from "../sim-clock";
 import type { SimRepo } from "../model";
 import type { SimCommitStatus } from "../model";
 import { CI_APP, ciBot, suiteConclusion, suiteRuns } from "../state/ci";
+import { suiteOf } from "../state/checks";
 import { renderApp } from "./app";
 import { pullRequestsFor } from "./pull-requests-for";
 import type { RenderContext } from "./context";
@@ -32,38 +33,39 @@ export function renderCheckApp(ctx: RenderContext, appId: number): NonNullable<S
   };
 }
 
-/** A check suite as the check_suite webhook and GET …/check-suites carry it. */
+/** A check suite as the check_suite webhook and GET …/check-suites carry it; one without check runs yet (requested) is queued. */
 export function renderCheckSuite(ctx: RenderContext, repo: SimRepo, suiteId: number): Record<string, unknown> | null {
   const runs = suiteRuns(ctx.state, suiteId);
-  const first = runs[0];
-  if (!first) return null;
-  const pulls = pullRequestsFor(ctx, repo, first.headSha);
+  const suite = suiteOf(ctx.state, suiteId);
+  if (!suite) return null;
+  const pulls = pullRequestsFor(ctx, repo, suite.headSha);
   const conclusion = suiteConclusion(runs);
   const api = `${ctx.baseUrl}/repos/${ctx.state.fullName(repo)}`;
-  const times = runs.map((r) => r.completedAt ?? r.startedAt);
+  const started = runs.length ? Math.min(...runs.map((r) => r.startedAt)) : ctx.state.clock.now();
+  const updated = runs.length ? Math.max(...runs.map((r) => r.completedAt ?? r.startedAt)) : started;
   return {
     id: suiteId,
     node_id: ctx.state.nodeId("CheckSuite", suiteId),
     head_branch: pulls[0]?.head.ref ?? null,
-    head_sha: first.headSha,
-    status: conclusion === null ? "in_progress" : "completed",
+    head_sha: suite.headSha,
+    status: runs.length === 0 ? "queued" : conclusion === null ? "in_progress" : "completed",
     conclusion,
     url: `${api}/check-suites/${suiteId}`,
     before: null,
-    after: first.headSha,
+    after: suite.headSha,
     pull_requests: pulls,
-    app: renderCheckApp(ctx, first.appId),
+    app: renderCheckApp(ctx, suite.appId),
     repository: renderRepository(ctx, repo),
-    created_at: isoSeconds(Math.min(...runs.map((r) => r.startedAt))),
-    updated_at: isoSeconds(Math.max(...times)),
+    created_at: isoSeconds(started),
+    updated_at: isoSeconds(updated),
     latest_check_runs_count: runs.length,
     check_runs_url: `${api}/check-suites/${suiteId}/check-runs`,
     // the renderer reads no git: the head commit is named, its message and people are left blank
     head_commit: {
-      id: first.headSha,
-      tree_id: first.headSha,
+      id: suite.headSha,
+      tree_id: suite.headSha,
       message: "",
-      timestamp: isoSeconds(Math.min(...runs.map((r) => r.startedAt))),
+      timestamp: isoSeconds(started),
       author: { name: "", email: "" },
       committer: { name: "", email: "" },
     },

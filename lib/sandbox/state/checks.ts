@@ -51,7 +51,7 @@ function time(value: string | undefined, fallback: number): number {
 }
 
 /** A check suite per App and commit, as GitHub makes them. */
-function suiteId(state: SimState, repo: SimRepo, headSha: string, appId: number): number {
+export function suiteId(state: SimState, repo: SimRepo, headSha: string, appId: number): number {
   const key = `${repo.id}:${appId}:${headSha}`;
   let id = state.checkSuites.get(key);
   if (id === undefined) {
@@ -59,6 +59,32 @@ function suiteId(state: SimState, repo: SimRepo, headSha: string, appId: number)
     state.checkSuites.set(key, id);
   }
   return id;
+}
+
+/** The repository, App and commit of a check suite; null for an unknown id. */
+export function suiteOf(state: SimState, id: number): { repoId: number; appId: number; headSha: string } | null {
+  for (const [key, suite] of state.checkSuites) {
+    if (suite !== id) continue;
+    const [repoId = "", appId = "", headSha = ""] = key.split(":");
+    return { repoId: Number(repoId), appId: Number(appId), headSha };
+  }
+  return null;
+}
+
+/**
+ * Code reached a commit (a push): GitHub makes the App's check suite for it and asks the App
+ * for its checks (`check_suite` requested), once per commit.
+ */
+export function requestSuite(state: SimState, repo: SimRepo, headSha: string, senderId: number): void {
+  if (state.checkSuites.has(`${repo.id}:${state.app.id}:${headSha}`)) return;
+  state.emit({ event: "check_suite", action: "requested", repoId: repo.id, checkSuiteId: suiteId(state, repo, headSha, state.app.id), senderId });
+}
+
+/** A person asks for the App's checks of a commit again ("Re-run all checks"): `check_suite` rerequested. */
+export function rerequestSuite(state: SimState, suite: number, userId: number): void {
+  const found = suiteOf(state, suite);
+  if (!found) throw new Error(`no check suite ${suite}`);
+  state.emit({ event: "check_suite", action: "rerequested", repoId: found.repoId, checkSuiteId: suite, senderId: userId });
 }
 
 /** A check run of the App (or, for the simulated CI, of `appId`). */

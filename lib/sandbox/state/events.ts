@@ -68,7 +68,7 @@ export type SimEvent =
       senderId: number;
       identifier?: string;
     }
-  | { event: "check_suite"; action: "completed"; repoId: number; checkSuiteId: number; senderId: number }
+  | { event: "check_suite"; action: "completed" | "requested" | "rerequested"; repoId: number; checkSuiteId: number; senderId: number }
   /** GitHub's status payload carries no action: "" here. */
   | { event: "status"; action: ""; repoId: number; statusId: number; senderId: number }
   | { event: "pull_request_review_thread"; action: "resolved" | "unresolved"; repoId: number; number: number; threadId: number; senderId: number }

@@ -25,6 +25,17 @@ export function requireTitle(title: unknown): string {
   return title;
 }
 
+/** GitHub's longest body of an issue, a pull request or a comment, in characters. */
+export const BODY_MAX = 65_536;
+
+/** A body GitHub accepts (null: none), else its 422. */
+export function requireBodyWithin(resource: "Issue" | "PullRequest" | "IssueComment", body: string | null | undefined): string | null {
+  if (typeof body === "string" && body.length > BODY_MAX) {
+    throw validationFailed([{ resource, field: "body", code: "custom", message: `body is too long (maximum is ${BODY_MAX} characters)` }]);
+  }
+  return body ?? null;
+}
+
 /** Allocates the next number of the repository's shared issue/pull request sequence. */
 export function newItem(state: SimState, repo: SimRepo, title: string, body: string | null, authorId: number): SimIssue {
   const now = state.clock.now();
@@ -51,7 +62,7 @@ export function newItem(state: SimState, repo: SimRepo, title: string, body: str
 
 export function createIssue(state: SimState, repo: SimRepo, input: IssueInput, authorId: number): SimIssue {
   for (const name of input.labels ?? []) validateLabel({ name });
-  const item = newItem(state, repo, requireTitle(input.title), input.body ?? null, authorId);
+  const item = newItem(state, repo, requireTitle(input.title), requireBodyWithin("Issue", input.body), authorId);
   const labels = attachLabels(state, repo, item, input.labels ?? [], authorId);
   state.emit({ event: "issues", action: "opened", repoId: repo.id, number: item.number, senderId: authorId });
   announceLabels(state, repo, item, labels, authorId);
@@ -66,6 +77,7 @@ function emitItem(state: SimState, repo: SimRepo, item: SimIssue, action: "edite
 
 /** PATCH an issue (or a pull request through the issues API): title, body, state. */
 export function editIssue(state: SimState, repo: SimRepo, item: SimIssue, edit: IssueEdit, senderId: number): SimIssue {
+  requireBodyWithin(item.pull ? "PullRequest" : "Issue", edit.body);
   const changes: IssueChanges = {};
   if (edit.title !== undefined && edit.title !== item.title) {
     changes.title = { from: item.title };
@@ -106,7 +118,7 @@ export function editIssue(state: SimState, repo: SimRepo, item: SimIssue, edit: 
 
 export function createComment(state: SimState, repo: SimRepo, item: SimIssue, body: unknown, authorId: number): SimComment {
   if (typeof body !== "string" || !body) throw validationFailed([{ resource: "IssueComment", field: "body", code: "missing_field" }]);
-  if (body.length > 65536) throw validationFailed([{ resource: "IssueComment", field: "body", code: "custom", message: "Body is too long (maximum is 65536 characters)" }]);
+  requireBodyWithin("IssueComment", body);
   if (item.locked) throw new GitHubApiError(403, "Unable to create comment because issue is locked.");
   const now = state.clock.now();
   const comment: SimComment = { ...state.newNode("IssueComment"), repoId: repo.id, issueNumber: item.number, body, authorId, createdAt: now, updatedAt: now };
@@ -119,7 +131,7 @@ export function createComment(state: SimState, repo: SimRepo, item: SimIssue, bo
 export function editComment(state: SimState, repo: SimRepo, comment: SimComment, body: unknown, senderId: number): SimComment {
   if (typeof body !== "string" || !body) throw validationFailed([{ resource: "IssueComment", field: "body", code: "missing_field" }]);
   const from = comment.body;
-  comment.body = body;
+  comment.body = requireBodyWithin("IssueComment", body)!;
   comment.updatedAt = state.clock.now();
   state.emit({ event: "issue_comment", action: "edited", repoId: repo.id, number: comment.issueNumber, commentId: comment.id, senderId, changes: { body: { from } } });
   return comment;

@@ -1,7 +1,7 @@
 import { validationFailed } from "../api-error";
 import type { SimIssue, SimRepo } from "../model";
 import { announceLabels, attachLabels, validateLabel } from "./labels";
-import { newItem, requireTitle } from "./issues";
+import { newItem, requireBodyWithin, requireTitle } from "./issues";
 import type { SimState } from "./sim-state";
 
 export interface PullInput {
@@ -28,7 +28,7 @@ export function createPull(state: SimState, repo: SimRepo, input: PullInput, aut
       { resource: "PullRequest", code: "custom", message: `A pull request already exists for ${state.account(repo.ownerId).login}:${input.head}.` },
     ]);
   }
-  const item = newItem(state, repo, title, input.body ?? null, authorId);
+  const item = newItem(state, repo, title, requireBodyWithin("PullRequest", input.body), authorId);
   item.pull = {
     ...state.newNode("PullRequest"),
     headRef: input.head,
