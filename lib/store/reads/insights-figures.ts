@@ -60,6 +60,13 @@ const OUTCOME = sql`CASE WHEN r.pull_request_state = 'merged' THEN 'merged'
             WHEN r.state = 'Succeeded' THEN 'no_pull_request'
             ELSE 'in_progress' END`;
 
+/**
+ * A merged Run's pull request as one bigint, (the repository's place in the scope's array) << 32
+ * plus its number: distinct exactly when (repo, number) is (the Run's repository is in the array,
+ * a number fits in 32 bits), and counted distinct by a sort of integers, not of text.
+ */
+const mergedPullRequestKey = (repos: string[]) => sql`(array_position(${repos}::text[], r.repo)::bigint << 32) + r.pull_request_number`;
+
 /** The p50 and p90 (percentile_disc: a value that occurred) of the column `seconds`, from one sort, counted where it is not null. */
 const percentiles = (name: string, seconds: string) => raw(`percentile_disc(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY ${seconds}) AS ${name}`);
 
@@ -71,6 +78,7 @@ const percentiles = (name: string, seconds: string) => raw(`percentile_disc(ARRA
  * It runs without JIT (compiling cost more than the read) and with the memory to sort in memory.
  */
 export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<InsightsRead> {
+  const mergedPullRequest = mergedPullRequestKey(q.repos);
   const row = await transaction(db, async (tx) => {
     await query(tx, sql`SET LOCAL jit = off`);
     await query(tx, sql`SET LOCAL work_mem = '64MB'`);
@@ -78,8 +86,8 @@ export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<Ins
       tx,
       sql`WITH scoped AS MATERIALIZED (
        SELECT r.loop, r.agent, r.state = 'Succeeded' AS succeeded, r.attempts_closed, r.attempts_cost_usd, r.attempts_ms, r.verify_checked, r.verify_passed,
-              r.failure_categories, ${OUTCOME} AS outcome,
-              CASE WHEN r.pull_request_state = 'merged' THEN r.repo || '#' || r.pull_request_number END AS merged_pull_request,
+              CASE WHEN cardinality(r.failure_categories) > 0 THEN r.failure_categories END AS failure_categories, ${OUTCOME} AS outcome,
+              CASE WHEN r.pull_request_state = 'merged' THEN ${mergedPullRequest} END AS merged_pull_request,
               date_trunc('week', r.received_at)::date AS week,
               EXTRACT(EPOCH FROM r.started_at - r.received_at)::float8 AS to_start,
               EXTRACT(EPOCH FROM r.pull_request_at - r.received_at)::float8 AS to_pull_request,
@@ -113,6 +121,7 @@ export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<Ins
         GROUP BY GROUPING SETS ((), (s.loop), (s.agent), (s.week))
      ), failures AS (
        SELECT category, count(*)::int AS attempts FROM scoped s, unnest(s.failure_categories) AS category
+        WHERE s.failure_categories IS NOT NULL
         GROUP BY 1 ORDER BY 2 DESC, 1
      )
      SELECT (SELECT json_agg(g) FROM groups g) AS groups, (SELECT json_agg(f) FROM failures f) AS failures`,
