@@ -38,10 +38,10 @@ export async function startMirrorWorld(db: Db): Promise<MirrorWorld> {
     `INSERT INTO installations (id, account_login, updated_at) VALUES ($1, 'demo-org', now()) ON CONFLICT (id) DO NOTHING`,
     [installationId],
   );
-  // repository ids of two simulators collide: the row's id only needs to be unique here
+  // registered under the simulator's id, as GitHub's deliveries name it (ids start at a random base per simulator)
   await db.pool.query(
     `INSERT INTO repositories (id, installation_id, full_name, updated_at) VALUES ($1, $2, $3, now())`,
-    [Number.parseInt(randomBytes(5).toString("hex"), 16), installationId, repo],
+    [sim.state.repoByFullName(repo).id, installationId, repo],
   );
   const app = createGitHubApp(
     sim.appSettings(),

@@ -186,7 +186,7 @@ describe("the dashboard issue", () => {
   it("is no Item for the triggers: the App's webhooks hand its edits and comments to the ticks, never a Hint", async () => {
     const hints: Hint[] = [];
     const outcomes: string[] = [];
-    const workQueue = { hint: async (h: Hint) => void hints.push(h) } as unknown as WorkQueue;
+    const workQueue = { hint: async (h: Hint) => void hints.push(h), syncSchedulers: async () => {} } as unknown as WorkQueue;
     await world.app.probot.load(
       atelierApp({
         db,

@@ -8,6 +8,7 @@ import { recordAndClaim } from "../../lib/store/runs/claim";
 import { beginAttempt } from "../support/attempts";
 import { testDb, uniqueRepo } from "../support/db";
 import { itemEvent } from "../support/events";
+import { seedRepo } from "../dashboard/support/seed";
 
 /** How engine failures park a Run: counted, then parked by its state — never while an Attempt is open. */
 
@@ -44,6 +45,8 @@ describe("recordEngineFailure", () => {
 
   it("never parks a Run while its Attempt is open; an outcome forgets the count; between Attempts it fails (run.failed tells Atelier's error), and a retry resets the count", async () => {
     const repo = uniqueRepo("engine");
+    // a Loop's webhook hears of the Runs of its repository, known by its GitHub id (ADR 0070)
+    await seedRepo(db, repo, 4_100_001);
     const { rows: hooks } = await db.pool.query<{ id: string }>(
       `INSERT INTO outbound_hooks (repo, loop, url, secret) VALUES ($1, 'start-dev', 'http://127.0.0.1:9/hook', 's') RETURNING id`,
       [repo],
