@@ -8,7 +8,7 @@ import { defaultInstanceConfig } from "../../lib/config/roster";
 import { getInsights } from "../../lib/dashboard/insights";
 import { createDb, type Db } from "../../lib/store/kernel/db";
 import { prepareDatabase, siblingDatabase } from "./database";
-import { bench, median } from "./measure";
+import { bench, p50 } from "./measure";
 
 const REPOS = 50;
 const RUNS = 1_000_000;
@@ -73,16 +73,6 @@ async function seed(db: Db): Promise<void> {
   );
   await db.pool.query(`ALTER TABLE attempts ENABLE TRIGGER USER`);
   await db.pool.query(`VACUUM ANALYZE runs, attempts`);
-}
-
-async function p50(rounds: number, fn: () => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= rounds; i++) {
-    const t0 = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t0); // after one warm-up read
-  }
-  return median(times);
 }
 
 export async function insightsBench(url: string): Promise<void> {

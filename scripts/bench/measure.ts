@@ -19,3 +19,14 @@ export const median = (values: number[]): number => percentile(values, 50);
 
 export const bench = (name: string, value: number, unit: string) => console.log(`BENCH ${name} ${value.toFixed(2)} ${unit}`);
 export const ratio = (name: string, value: number) => console.log(`RATIO ${name} ${value.toFixed(3)}`);
+
+/** The median time of `rounds` calls of `fn`, in ms, after one warm-up call. */
+export async function p50(rounds: number, fn: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i <= rounds; i++) {
+    const t0 = performance.now();
+    await fn();
+    if (i > 0) times.push(performance.now() - t0);
+  }
+  return median(times);
+}

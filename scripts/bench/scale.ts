@@ -13,7 +13,7 @@ import { itemEventKey, itemKey } from "../../lib/engine/ids";
 import { createDb, type Db } from "../../lib/store/kernel/db";
 import { recordAndClaim, type EventInput } from "../../lib/store/runs/claim";
 import { prepareDatabase, siblingDatabase } from "./database";
-import { bench, median, ratio, throughput } from "./measure";
+import { bench, median, p50, ratio, throughput } from "./measure";
 import { itemColumnsSql } from "./seed-items";
 
 const REPOS = 50;
@@ -141,16 +141,6 @@ async function timed<T>(label: string, fn: () => Promise<T>): Promise<T> {
   const out = await fn();
   console.log(`# scale: ${label} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   return out;
-}
-
-async function p50(rounds: number, fn: () => Promise<unknown>): Promise<number> {
-  const times: number[] = [];
-  for (let i = 0; i <= rounds; i++) {
-    const t0 = performance.now();
-    await fn();
-    if (i > 0) times.push(performance.now() - t0); // after one warm-up read
-  }
-  return median(times);
 }
 
 export async function scaleBench(url: string): Promise<void> {
