@@ -168,7 +168,7 @@ test("Insights charts what became of the Runs, each figure one click from its de
   expect(total("no_pull_request")).toBeGreaterThanOrEqual(2);
   expect(segments.every((s) => s.height > 0)).toBe(true);
   await expect(page.locator('[data-testid="insights-outcome"][data-outcome="merged"]')).toHaveAttribute("data-value", String(total("merged")));
-  await expect(page.getByTestId("insights-merge-rate")).toHaveText(/^\d+ %$/);
+  await expect(page.getByTestId("insights-merge-rate")).toHaveText(/^\d+(\.\d)? %$/);
   await expect(page.getByTestId("insights-weekly-merge-rate")).toBeVisible();
   await expect(page.getByTestId("insights-per-loop").getByTestId("insights-group").filter({ hasText: "start-dev" })).toBeVisible();
   // a figure's name leads to its definition
