@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { claudeAdapter, claudeUserMessage } from "../../../lib/executor/adapters";
 import { startFakeAnthropic, type AnthropicTurn, type FakeAnthropic } from "../../support/fake-anthropic";
 import { agent, CLAUDE_BIN, COMMIT_HELLO, makeSandbox, ofType, REAL_CLI_TIMEOUT_MS, runCli, type Sandbox } from "./real-cli";
@@ -218,7 +218,9 @@ describe("the real claude CLI through the claude adapter", { timeout: REAL_CLI_T
 describe("a hanging model API", { timeout: REAL_CLI_TIMEOUT_MS }, () => {
   it("leaves the stop to the executor's limit: a killed CLI reports its session but no failure of its own", async () => {
     const { box, spec, fake } = await setup([{ hang: true }]);
-    const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Hang." }), claudeAdapter.parser(spec), { secrets: SECRETS, timeoutMs: 5_000 });
+    // the limit falls once the CLI waits on the model (on a busy machine it may take seconds to get there)
+    const waiting = vi.waitFor(() => expect(fake.loopRequests()).toHaveLength(1), { timeout: REAL_CLI_TIMEOUT_MS, interval: 100 });
+    const run = await runCli(box, claudeAdapter.invocation(spec, { prompt: "Hang." }), claudeAdapter.parser(spec), { secrets: SECRETS, killWhen: waiting });
     expect(run.signal).toBe("SIGKILL");
     expect(fake.loopRequests()).toHaveLength(1);
     expect(run.report).toMatchObject({ finalText: null, usage: null, failure: null });

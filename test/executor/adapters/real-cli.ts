@@ -78,6 +78,8 @@ export interface RunOptions {
   /** Called with each step as it comes; may write to stdin (a streaming input). */
   onStep?: (step: TranscriptStep, stdin: NodeJS.WritableStream) => void;
   timeoutMs?: number;
+  /** Kill the CLI (SIGKILL, as the executor's limit does) once this settles, before the timeout. */
+  killWhen?: Promise<unknown>;
   /** Put node_modules/.bin first on PATH, so a roster's bare `claude` or `codex` is the real CLI. */
   binOnPath?: boolean;
   /**
@@ -130,6 +132,7 @@ export function runCli(sandbox: Sandbox, inv: AgentInvocation, parser: StreamPar
   child.stdin.write(inv.stdin.text);
   if (inv.stdin.close) child.stdin.end();
   const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 90_000);
+  void opts.killWhen?.then(() => child.kill("SIGKILL"));
   return new Promise((resolveRun, reject) => {
     child.once("error", reject);
     child.once("close", (code, signal) => {
