@@ -44,7 +44,7 @@ beforeAll(async () => {
     roster: agents({ talker: { intervene: true }, fenced: { allow: ["someone-else"] } }),
     recheckCondition: async () => recheck,
   });
-  ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => recheck, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };
+  ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => recheck, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster, apiHost: async () => github.apiHost };
 });
 afterAll(async () => {
   await runner?.close();
