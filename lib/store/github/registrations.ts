@@ -71,12 +71,12 @@ export interface RepositoryIdentity {
   ownerId: string | null;
 }
 
-/** The identities of the repositories Atelier holds under `names` (lower-cased owner/name); a name it does not hold is left out. */
+/** The identities of the repositories Atelier holds under `names` (owner/name, or a retired one's `owner/name#id`); a name it does not hold is left out. */
 export function repositoryIdentities(db: Db, names: readonly string[]): Promise<RepositoryIdentity[]> {
   return rows<RepositoryIdentity>(
     db.pool,
     sql`SELECT r.full_name AS "fullName", r.id::text AS id, i.account_id::text AS "ownerId"
           FROM repositories r JOIN installations i ON i.id = r.installation_id
-         WHERE r.full_name = ANY(${names.map((n) => n.toLowerCase())}) AND r.retired_at IS NULL`,
+         WHERE r.full_name = ANY(${names.map((n) => n.toLowerCase())})`,
   );
 }
