@@ -58,10 +58,10 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
 /**
  * The rename window (ADR 0070): GitHub follows a renamed or transferred repository's old name to
  * it until another repository takes that name. When the probe finds the name held by another id,
- * the repository Atelier registered under it is no longer there: it is retired, as a
- * `repository.renamed` or `deleted` delivery would have it, and nothing of the newcomer is read
- * into its rows; a delivery or the reconcile registers its id under its new name (its rows come
- * back with it), and the newcomer when it is installed. True when it was retired.
+ * the repository Atelier registered under it is no longer there: it is retired, as when another
+ * id registers under its name, and nothing of the newcomer is read into its rows; a delivery or
+ * the reconcile registers its id under its new name (its rows come back with it), and the
+ * newcomer when it is installed. True when it was retired.
  */
 async function retiredByProbe(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
   if (probe.repositoryId === null || String(probe.repositoryId) === String(repo.id)) return false;
