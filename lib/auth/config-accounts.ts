@@ -26,18 +26,39 @@ export async function configAccountIds(db: Db, logins: readonly string[], token:
   if (wanted.length === 0) return new Set();
   const host = gitHubHost(apiUrl);
   return cache.get(`${host}\u0000${wanted.join(",")}`, async () => {
-    const stored = await resolvedAccounts(db, host, wanted);
-    const missing = wanted.filter((l) => !stored.has(l));
-    if (missing.length && token) {
-      for (const login of missing) {
-        const id = await gitHubAccountId(token, login, apiUrl);
-        if (id === null) continue;
-        await recordAccountResolution(db, host, login, id);
-      }
-      return new Set((await resolvedAccounts(db, host, wanted)).values());
-    }
-    return new Set(stored.values());
+    const ids = await resolveOnce(wanted, {
+      stored: (keys) => resolvedAccounts(db, host, keys),
+      lookup: (login) => (token ? gitHubAccountId(token, login, apiUrl) : Promise.resolve(null)),
+      record: (login, id) => recordAccountResolution(db, host, login, id),
+    });
+    return new Set(ids.values());
   });
+}
+
+/** Where a config's names are resolved: the stored resolutions, how one is looked up, and how it is stored. */
+export interface Resolutions {
+  stored(keys: string[]): Promise<Map<string, string>>;
+  /** The id `key` names now; null when nothing answers to it (it stays unresolved and names nobody). */
+  lookup(key: string): Promise<string | null>;
+  /** Stores a resolution unless one is stored already: the first stays. */
+  record(key: string, id: string): Promise<void>;
+}
+
+/**
+ * The ids of `keys`, by key: each resolved once — the stored resolution when there is one, else
+ * looked up now and stored. Read back after storing, so a resolution another process stored
+ * first wins over this one.
+ */
+export async function resolveOnce(keys: string[], resolutions: Resolutions): Promise<Map<string, string>> {
+  const stored = await resolutions.stored(keys);
+  let recorded = false;
+  for (const key of keys.filter((k) => !stored.has(k))) {
+    const id = await resolutions.lookup(key);
+    if (id === null) continue;
+    await resolutions.record(key, id);
+    recorded = true;
+  }
+  return recorded ? resolutions.stored(keys) : stored;
 }
 
 /** Forgets the cached ids (tests; the stored resolutions stay). */

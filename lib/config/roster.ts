@@ -70,7 +70,8 @@ export interface AgentSpec {
   readOnlyPaths: string[];
   /**
    * Who may use this agent: installation account logins ("acme") and repositories
-   * ("acme/api"), lower-cased; null (no `allow:`) means every installation.
+   * ("acme/api"), lower-cased, each resolved once to its GitHub id (ADR 0091); null (no
+   * `allow:`) means every installation.
    */
   allow?: string[] | null;
 }
@@ -592,16 +593,19 @@ export function agentSecretEnv(
   return { env: out, missing };
 }
 
+/** The GitHub ids an agent's `allow:` names (ADR 0091): each entry resolved once (lib/auth/roster-allow.ts). */
+export interface AllowIds {
+  accounts: ReadonlySet<string>;
+  repositories: ReadonlySet<string>;
+}
+
 /**
- * Whether the roster lets `repo` (owner/name) use the agent: no `allow:` lets every
- * installation; otherwise the repository's installation account (its owner) or the repository
- * itself must be listed. The tenant boundary of an agent, its secrets and its budget.
+ * Whether an agent's resolved `allow:` lets a repository use it: the repository's id, or its
+ * owner's account id (its installation's), must be among them — never its name. The tenant
+ * boundary of an agent, its secrets and its budget.
  */
-export function agentAllows(agent: Pick<AgentSpec, "allow">, repo: string): boolean {
-  if (!agent.allow) return true;
-  const fullName = repo.toLowerCase();
-  const owner = fullName.split("/")[0]!;
-  return agent.allow.includes(owner) || agent.allow.includes(fullName);
+export function agentAllows(allow: AllowIds, repo: { id: string; ownerId: string | null }): boolean {
+  return allow.repositories.has(repo.id) || (repo.ownerId !== null && allow.accounts.has(repo.ownerId));
 }
 
 /** The sentence of a refusal by `allow:`, the same at every door. */

@@ -42,6 +42,8 @@ export interface ProbeTarget {
 
 /** One repository as the probe saw it. */
 export interface RepositoryProbe {
+  /** GitHub's id of the repository holding the probed name now (null when GitHub did not say) */
+  repositoryId: number | null;
   /** updatedAt of its most recently updated issue or pull request (null when it has none) */
   newestUpdate: Date | null;
   /** mark per open pull request number; null when it has more than a probe reads */
@@ -53,6 +55,7 @@ export interface RepositoryProbe {
 export type ProbeResult = { probe: RepositoryProbe } | { error: GitHubRequestError };
 
 interface ProbeNode {
+  databaseId?: number | null;
   issues?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   pullRequests?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   open?: { totalCount: number; nodes?: (PullMarkNode | null)[] | null } | null;
@@ -62,8 +65,8 @@ type FileNode = Record<string, { oid?: string } | null> | null;
 
 /**
  * The change probe: one GraphQL query for up to PROBE_BATCH repositories of one installation,
- * asking each for its most recently updated issue and pull request, the marks of its open
- * pull requests and the blob ids of its config files. A repository whose newest update is not
+ * asking each for the id of the repository holding its name, its most recently updated issue
+ * and pull request, the marks of its open pull requests and the blob ids of its config files. A repository whose newest update is not
  * past its cursor, whose marks are those of the last cycle and whose config files are those it
  * was read from needs no other call.
  * An error on one repository's alias fails only that repository.
@@ -99,7 +102,7 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
     ...targets.map(({ fullName }, i) => {
       const { owner, repo } = splitRepo(fullName);
       return (
-        `  r${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) {` +
+        `  r${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) { databaseId` +
         ` issues(${newest}) { nodes { updatedAt } } pullRequests(${newest}) { nodes { updatedAt } }` +
         ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } } }`
       );
@@ -152,6 +155,7 @@ function probeOf(node: ProbeNode, configMark: string): RepositoryProbe {
   const stamps = [...(node.issues?.nodes ?? []), ...(node.pullRequests?.nodes ?? [])].flatMap((n) => (n ? [Date.parse(n.updatedAt)] : []));
   const open = node.open;
   return {
+    repositoryId: typeof node.databaseId === "number" ? node.databaseId : null,
     newestUpdate: stamps.length ? new Date(Math.max(...stamps)) : null,
     pullMarks: open && open.totalCount <= PROBE_PAGE ? Object.fromEntries((open.nodes ?? []).flatMap((n) => (n ? [[String(n.number), pullMark(n)]] : []))) : null,
     configMark,

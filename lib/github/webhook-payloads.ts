@@ -19,7 +19,7 @@ const fullName = text(300).regex(/^[^/\s]+\/[^/\s]+$/, "is not owner/name");
 const loose = z.looseObject;
 
 const installation = loose({ id });
-const account = loose({ login: text(100), type: text(50).optional() });
+const account = loose({ login: text(100), id: id.optional(), type: text(50).optional() });
 const repository = loose({ id: id.optional(), full_name: fullName, default_branch: text(300).optional() });
 const repositoryRef = loose({ id, full_name: fullName, private: z.boolean().optional(), default_branch: text(300).optional() });
 const sender = loose({ login: text(100), id: id.optional() });

@@ -3,6 +3,7 @@ import { loadGitHubAppSettings, type GitHubAppSettings } from "../github/app-set
 import { createRedis, instanceKeyPrefix } from "../config/redis";
 import type { InstanceConfig } from "../config/roster";
 import { createGitHubApp, type GitHubApp } from "../github/app-client";
+import { gitHubHost } from "../github/github-user-api";
 import type { Log } from "../github/log";
 import { redisRateBlocks } from "../github/redis-rate-blocks";
 import { admission } from "../metering/admission";
@@ -139,7 +140,8 @@ export function createWiring<Q extends OwnedWorkQueue>(input: WiringInput<Q>): W
     triggerDeps,
     async operator() {
       const [q, roster] = await Promise.all([workQueue(), input.roster()]);
-      return { db, redis: commandRedis(), workQueue: q, roster, admission: gate, keyPrefix, recheckCondition };
+      const apiHost = async () => gitHubHost((await github()).settings.baseUrl);
+      return { db, redis: commandRedis(), workQueue: q, roster, admission: gate, keyPrefix, recheckCondition, apiHost };
     },
     mirror: { db, github: async (id) => (await github()).installationOctokit(id), publicUrl: input.publicUrl ?? publicUrl() },
     async close() {

@@ -19,6 +19,7 @@ import {
   type DashboardRepository,
 } from "../store/github/dashboard-issues";
 import { approverNeeds, reachesApproval } from "../triggers/approver-role";
+import { followRepository } from "../github/installation-sync";
 import { DASHBOARD_ISSUE_TITLE, dashboardIssueBody, ticksOf, type TickSubject } from "./dashboard-issue-body";
 
 /**
@@ -83,7 +84,9 @@ export interface IssueEventPayload {
   action: string;
   issue: { number: number; body?: string | null };
   changes?: { body?: { from?: string | null } } | null;
-  repository: { full_name: string };
+  /** the repository as GitHub names it at delivery: its id is what the issue is looked up by */
+  repository: { id?: number; full_name: string };
+  installation?: { id: number };
   sender: { login: string };
 }
 
@@ -111,6 +114,22 @@ async function mayAct(deps: DashboardIssueDeps, tick: TickSubject, role: RepoRol
 }
 
 /**
+ * The dashboard repository a delivery is about, by the repository id GitHub gives: a repository
+ * that took the name of a dashboard repository is not it (THREATS.md attack 23). When GitHub names
+ * the id otherwise than Atelier does (a rename or transfer not heard of yet), the repository is
+ * registered under its name now first (ADR 0070), so what is asked of and written to GitHub below
+ * goes to this repository, not to whichever holds its old name.
+ */
+async function dashboardRepositoryOf(deps: DashboardIssueDeps, payload: IssueEventPayload): Promise<DashboardRepository | undefined> {
+  const { id, full_name } = payload.repository;
+  if (typeof id !== "number") return undefined;
+  const repo = await dashboardRepository(deps.db, id);
+  if (!repo || repo.full_name === full_name.toLowerCase()) return repo;
+  await followRepository(deps.db, payload.installation?.id ?? repo.installation_id, { id, full_name });
+  return dashboardRepository(deps.db, id);
+}
+
+/**
  * An `issues` or `issue_comment` delivery: null when it is not about a dashboard issue (the
  * triggers take it); otherwise what was done, and the triggers leave it alone. Only an edit of
  * the body can tick: a box the App wrote unticked, unticked before this edit, ticked after it.
@@ -121,7 +140,7 @@ export async function onDashboardIssueEvent(
   payload: IssueEventPayload,
   deliveryId: string | null,
 ): Promise<TickOutcome | null> {
-  const repo = await dashboardRepository(deps.db, payload.repository.full_name);
+  const repo = await dashboardRepositoryOf(deps, payload);
   if (!repo) return null;
   const row = await findDashboardIssue(deps.db, repo.id);
   if (!row || row.number !== payload.issue.number) return null;

@@ -1,3 +1,4 @@
+import { gitHubHost } from "../github/github-user-api";
 import { agentFailure } from "../engine/failure";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { GitHubApp } from "../github/app-client";
@@ -35,6 +36,7 @@ async function registered(db: Db, repo: string): Promise<RegisteredRepository> {
 
 export function appRunnerGitHub(app: GitHubApp, db: Db): RunnerGitHub {
   return {
+    apiHost: gitHubHost(app.settings.baseUrl),
     async mintToken(repo) {
       const r = await registered(db, repo);
       // by id: the name may be another repository's on GitHub before Atelier hears of a rename

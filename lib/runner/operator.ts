@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
-import { agentAllows, agentNotAllowedMessage, type AgentSpec } from "../config/roster";
+import { agentNotAllowedMessage, type AgentSpec } from "../config/roster";
+import { mayUseAgent } from "../auth/roster-allow";
 import { offersModel } from "../executor/adapters/argv";
 import { BadInputError, ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { approve } from "../store/runs/approvals";
@@ -27,6 +28,8 @@ export interface OperatorDeps extends ContinueDeps {
   keyPrefix?: string;
   /** When given, an edit's agent and an intervention are checked against it. */
   roster?: Roster;
+  /** The host of the GitHub API the App talks to (the roster's `allow:` is resolved there); without it, no agent with an `allow:` may be picked. */
+  apiHost?: () => Promise<string>;
 }
 
 const names = (deps: OperatorDeps) => redisNames(deps.keyPrefix ?? DEFAULT_KEY_PREFIX);
@@ -59,7 +62,7 @@ export async function editAndRetryRun(deps: OperatorDeps, runId: string, actor: 
     if (!snap) throw new NotFoundError("run_not_found", `No Run ${runId}.`);
     const name = amendment.agent ?? snap.run.agent;
     const agent = rosterAgent(deps.roster, name);
-    if (amendment.agent !== undefined && !agentAllows(agent!, snap.run.repo)) {
+    if (amendment.agent !== undefined && !(await mayPick(deps, agent!, snap.run.repo))) {
       throw new ForbiddenError("agent_not_allowed", agentNotAllowedMessage(amendment.agent, snap.run.repo), { agent: amendment.agent, repo: snap.run.repo });
     }
     const model = amendment.model === undefined ? snap.run.model : amendment.model;
@@ -71,6 +74,12 @@ export async function editAndRetryRun(deps: OperatorDeps, runId: string, actor: 
   const run = await store.editAndRetryRun(deps.db, runId, actor, amendment);
   await deps.workQueue.moveRun(runId, { receivedAt: run.received_at });
   return run;
+}
+
+/** Whether an edit may give the Run's repository this agent: by the ids its `allow:` names. */
+async function mayPick(deps: OperatorDeps, agent: AgentSpec, repo: string): Promise<boolean> {
+  if (!agent.allow) return true;
+  return deps.apiHost !== undefined && mayUseAgent(deps.db, await deps.apiHost(), agent, repo);
 }
 
 export interface CancelResult {

@@ -1,5 +1,6 @@
 import { agentFailure, defectFailure, infraFailure, type Failure } from "../engine/failure";
-import { agentAllows, agentNotAllowedMessage, registryAllowlist } from "../config/roster";
+import { agentNotAllowedMessage, registryAllowlist } from "../config/roster";
+import { mayUseAgent } from "../auth/roster-allow";
 import { runEnvironment } from "../store/runs/run-environment";
 import { AttemptFailureError } from "../executor/attempt-failure-error";
 import type { AttemptUsage } from "../executor/attempt-usage";
@@ -122,7 +123,7 @@ async function produceOutcome(
   if (!agent) {
     return failed(agentFailure("configuration", `The roster has no agent "${run.agent}"; edit the Run to pick one it has, then retry.`));
   }
-  if (!agentAllows(agent, run.repo)) return failed(agentFailure("configuration", agentNotAllowedMessage(run.agent, run.repo)));
+  if (!(await mayUseAgent(ctx.deps.db, ctx.deps.github.apiHost, agent, run.repo))) return failed(agentFailure("configuration", agentNotAllowedMessage(run.agent, run.repo)));
   let access: RepositoryAccess;
   try {
     access = await ctx.deps.github.mintToken(run.repo);

@@ -48,6 +48,8 @@ export interface PublishedPullRequest {
 }
 
 export interface RunnerGitHub {
+  /** The host of the GitHub API the App talks to: its registrations' ids are ids there (the roster's `allow:` is resolved on it). */
+  readonly apiHost: string;
   mintToken(repo: string): Promise<RepositoryAccess>;
   /**
    * Opens the Run's pull request, or updates the open one; null when there is nothing to

@@ -93,7 +93,7 @@ export async function evaluateItem(
   const botLogin = await appBotLogin(deps.github);
   const own = isOwnItem(item.projection, botLogin);
   // the App's dashboard issue is no Item for any Loop, allow_bot_items or not (ADR 0088)
-  if (own && item.projection.kind === "issue" && (await isDashboardIssue(deps.db, repo.fullName, item.number))) return outcome;
+  if (own && item.projection.kind === "issue" && (await isDashboardIssue(deps.db, repo.id, item.number))) return outcome;
   const keyOf = (loop: LoopDefinition) => itemEventKey(loop.name, repo.fullName, item.number, item.hash, generation);
   let resolved: Promise<ActorFacts> | null = null;
   const continuation = continuationsOf(deps.db, item);

@@ -9,6 +9,8 @@ import { activeLoopSignature, startsFromEmptyCursor } from "./cursor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops } from "./evaluate-item";
 import { mapSettledLimit } from "./parallel";
+import { retireRepository } from "../store/github/repository-rows";
+import { transaction } from "../store/kernel/transaction";
 import { nextInterval } from "./poll-interval";
 import { pollRepository, type PollOutcome } from "./poll-repository";
 import { configFilesOf } from "./repository-config";
@@ -38,6 +40,7 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
     const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo) => {
       const probed = probes.get(repo.fullName);
       const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
+      if (probe && (await retiredByProbe(deps, repo, probe))) return { status: "skipped", repo: repo.fullName, reason: "name_taken", nextAllowedAt: null } satisfies PollOutcome;
       const quiet = probe !== null && (await isQuiet(deps, repo, configs.get(repo.fullName) ?? null, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
@@ -50,6 +53,22 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
     );
   }
   return outcomes;
+}
+
+/**
+ * The rename window (ADR 0070): GitHub follows a renamed or transferred repository's old name to
+ * it until another repository takes that name. When the probe finds the name held by another id,
+ * the repository Atelier registered under it is no longer there: it is retired, as when another
+ * id registers under its name, and nothing of the newcomer is read into its rows; a delivery or
+ * the reconcile registers its id under its new name (its rows come back with it), and the
+ * newcomer when it is installed. True when it was retired.
+ */
+async function retiredByProbe(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
+  if (probe.repositoryId === null || String(probe.repositoryId) === String(repo.id)) return false;
+  await transaction(deps.db, (sql) => retireRepository(sql, repo.id));
+  deps.log.warn({ installation_id: repo.installationId, repo: repo.fullName, id: repo.id, holder: probe.repositoryId }, "another repository holds this name on GitHub now: retired");
+  await deps.workQueue.syncSchedulers();
+  return true;
 }
 
 /**

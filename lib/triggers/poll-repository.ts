@@ -38,7 +38,7 @@ export type PollOutcome =
       cursorWritten: boolean;
     }
   | { status: "failed"; repo: string; token: string; error: string; nextAllowedAt: Date | null }
-  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited"; nextAllowedAt: Date | null }
+  | { status: "skipped"; repo: string; reason: "not_polled" | "rate_limited" | "name_taken"; nextAllowedAt: Date | null }
   /** the change probe found nothing to read (ADR 0020) */
   | { status: "quiet"; repo: string };
 

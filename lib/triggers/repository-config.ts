@@ -7,6 +7,8 @@ import { parseYamlWithLines, type YamlWithLines } from "../config/yaml-lines";
 import type { StoredConfig } from "../loops/stored-config";
 import type { Db } from "../store/kernel/db";
 import { installationRepositories, type RegisteredRepository } from "../store/github/repository-rows";
+import { allowedRepositoriesByAgent } from "../auth/roster-allow";
+import { gitHubHost } from "../github/github-user-api";
 import { storedConfig, writeRepositoryConfig } from "../store/items/repository-configs";
 import type { TriggerDeps } from "./deps";
 
@@ -151,7 +153,9 @@ export function keepLoopsOfBrokenFile(before: StoredConfig | null, read: StoredC
 /** Reads the config from GitHub now and stores it (with the probe's mark of its files that asked for the read, if one did). */
 export async function refreshRepositoryConfig(deps: TriggerDeps, repo: RegisteredRepository, probeMark?: string): Promise<StoredConfig> {
   const before = await storedConfig(deps.db, repo.fullName);
-  const tenant = { repo: repo.fullName, installationRepos: await installationRepositories(deps.db, repo.installationId) };
+  const installationRepos = await installationRepositories(deps.db, repo.installationId);
+  const allowedRepos = await allowedRepositoriesByAgent(deps.db, gitHubHost(deps.github.settings.baseUrl), deps.roster, installationRepos);
+  const tenant = { repo: repo.fullName, installationRepos, allowedRepos };
   const read = await readRepositoryConfig(deps.github.installationOctokit(repo.installationId), repo.fullName, deps.roster, new Date(), tenant);
   const config = { ...keepLoopsOfBrokenFile(before, read), ...(probeMark !== undefined ? { probeMark } : {}) };
   await storeRepositoryConfig(deps.db, repo.fullName, config);

@@ -83,6 +83,7 @@ export async function engineBench(url: string): Promise<void> {
       redis,
       workQueue,
       github: {
+        apiHost: "example.invalid",
         mintToken: async () => ({ token: "none", repositoryId: "1", cloneUrl: "https://example.invalid/bench/engine.git", defaultBranch: "main" }),
         publishPullRequest: async () => null,
         setBranch: async () => undefined,

@@ -33,7 +33,7 @@ beforeAll(async () => {
     world.repo,
     JSON.stringify({ readAt: new Date().toISOString(), labels: [], loops: [], errors: [], files: [], dashboardIssue: true }),
   ]);
-  repo = (await dashboardRepository(db, world.repo))!;
+  repo = (await dashboardRepository(db, world.sim.state.repoByFullName(world.repo).id))!;
   const operatorDeps: OperatorDeps = {
     db,
     redis,
@@ -106,7 +106,7 @@ describe("the dashboard issue", () => {
     const created = await syncDashboardIssue(world.deps, repo);
     expect(created).toMatchObject({ tag: "Created" });
     number = created.tag === "Created" ? created.number : 0;
-    expect(await isDashboardIssue(db, world.repo, number)).toBe(true);
+    expect(await isDashboardIssue(db, repo.id, number)).toBe(true);
     const first = issueBody(number);
     expect(first).toContain(`- [ ] <!-- atelier:approve:${approveMe} --> **Approve:**`);
     expect(first).toContain("@\u200bocto-admin"); // a title's mention pings nobody
@@ -216,10 +216,44 @@ describe("the dashboard issue", () => {
 
   it("answers null for another issue and Ignored for the dashboard issue's comments", async () => {
     const other = await openIssue(db, world, "Another issue");
-    const payload = { action: "edited", issue: { number: other, body: "x" }, changes: { body: { from: "" } }, repository: { full_name: world.repo }, sender: { login: "octo-writer" } };
+    const payload = { action: "edited", issue: { number: other, body: "x" }, changes: { body: { from: "" } }, repository: { id: repo.id, full_name: world.repo }, sender: { login: "octo-writer" } };
     expect(await onDashboardIssueEvent(deps(), "issues", payload, "d-other")).toBeNull();
-    const comment = { action: "created", issue: { number }, repository: { full_name: world.repo }, sender: { login: "octo-writer" } };
+    const comment = { action: "created", issue: { number }, repository: { id: repo.id, full_name: world.repo }, sender: { login: "octo-writer" } };
     expect(await onDashboardIssueEvent(deps(), "issue_comment", comment, "d-comment")).toEqual({ tag: "Ignored" });
-    expect(await isDashboardIssue(db, world.repo, other)).toBe(false);
+    expect(await isDashboardIssue(db, repo.id, other)).toBe(false);
+  });
+
+  // last: it renames the world's repository
+  it("a repository that took the dashboard repository's name ticks nothing there; the renamed one's ticks act (attack 23)", async () => {
+    const target = await waitingRun("Wanted by a squatter");
+    expect(await syncDashboardIssue(world.deps, repo)).toEqual({ tag: "Updated", number });
+    const written = issueBody(number);
+    const box = new RegExp(`^- \\[ \\] (<!-- atelier:approve:${target} -->)`, "m");
+    const ticked = written.replace(box, "- [x] $1");
+    expect(ticked).not.toBe(written);
+
+    // the repository is renamed (Atelier has not heard of it yet) and an organization member creates one under its old name
+    const [owner, name] = world.repo.split("/") as [string, string];
+    const renamed = `${owner}/${name}-renamed`;
+    world.sim.renameRepo({ repo: world.repo, to: `${name}-renamed` });
+    await world.sim.createRepo({ owner, name });
+    world.sim.addRepository({ repo: world.repo });
+    world.sim.setUserPermission({ repo: world.repo, login: "octo-reader", permission: "admin" });
+    let filler = 0;
+    while (filler < number) filler = world.sim.createIssue({ repo: world.repo, title: "Filler", login: "octo-reader" }).number;
+    world.sim.editIssue({ repo: world.repo, number, body: written, login: "octo-reader" });
+    world.sim.editIssue({ repo: world.repo, number, body: ticked, login: "octo-reader" });
+    const squatted = lastEdit();
+    expect(squatted.repository).toMatchObject({ full_name: world.repo });
+    expect(squatted.repository.id).not.toBe(repo.id);
+    expect(await onDashboardIssueEvent(deps(), "issues", squatted, "d-squatter")).toBeNull();
+    expect(await runState(target)).toBe("Waiting");
+
+    // the renamed repository's own issue: found by its id, followed to its new name, and the tick acts there
+    world.sim.editIssue({ repo: renamed, number, body: ticked, login: "octo-writer" });
+    const outcome = await onDashboardIssueEvent(deps(), "issues", lastEdit(), "d-renamed");
+    expect(outcome).toMatchObject({ tag: "Acted", done: [{ action: "approve", target }] });
+    expect(await runState(target)).toBe("Queued");
+    expect(await dashboardRepository(db, repo.id)).toMatchObject({ full_name: renamed });
   });
 });

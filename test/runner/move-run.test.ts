@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { testDb } from "../support/db";
 import { startSimWorld, type SimWorld } from "./support/sim-world";
+import { randomBytes } from "node:crypto";
+import { applyInstallationWebhook } from "../../lib/github/installation-sync";
 import {
   agents,
   attemptsOf,
@@ -32,6 +34,8 @@ let runner: RunnerUnderTest;
 let github: ReturnType<typeof withFlakyTokens>;
 let recheck = true;
 let ops: OperatorDeps;
+/** The repository the `pinned` agent's allow: lists, created by its test. */
+const PINNED = `pinned-${randomBytes(4).toString("hex")}`;
 
 beforeAll(async () => {
   world = await startSimWorld(db);
@@ -41,10 +45,10 @@ beforeAll(async () => {
     prefix,
     github: (github = withFlakyTokens(world.github)),
     workspaceRoot,
-    roster: agents({ talker: { intervene: true }, fenced: { allow: ["someone-else"] } }),
+    roster: agents({ talker: { intervene: true }, fenced: { allow: ["someone-else"] }, pinned: { allow: [`demo-org/${PINNED}`] } }),
     recheckCondition: async () => recheck,
   });
-  ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => recheck, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster };
+  ops = { db, redis: runner.redis, workQueue: runner.queue, recheckCondition: async () => recheck, keyPrefix: `${prefix}:`, roster: runner.host.context.config.roster, apiHost: async () => github.apiHost };
 });
 afterAll(async () => {
   await runner?.close();
@@ -173,6 +177,34 @@ describe("moveRun end to end (GitHub simulator, real git, demo agent)", () => {
       message: expect.stringContaining(`The agent "fenced" is not allowed for ${repo}`),
     });
     expect(await runState(db, other)).toBe("Failed");
+  });
+
+  it("an agent whose allow: lists a repository serves it after a rename, and not the repository created under its old name (attack 23)", async () => {
+    const register = async (name: string) => {
+      const made = await world.sim.createRepo({ owner: "demo-org", name, files: { "README.md": `# ${name}\n` } });
+      world.sim.addRepository({ repo: made.fullName });
+      await db.pool.query(`INSERT INTO repositories (id, installation_id, full_name, default_branch, updated_at) VALUES ($1, $2, $3, 'main', now())`, [
+        made.id,
+        world.installationId,
+        made.fullName.toLowerCase(),
+      ]);
+      return made.fullName.toLowerCase();
+    };
+    const repo = await register(PINNED);
+    const first = await start(repo, 1, "Pinned work", { agent: "pinned" });
+    expect(await settled(first)).toBe("Succeeded");
+
+    // renamed on GitHub, and Atelier hears of it; an organization member creates a repository under the old name
+    world.sim.renameRepo({ repo, to: `${PINNED}-moved` });
+    await applyInstallationWebhook(db, "repository", world.sim.deliveries({ event: "repository", action: "renamed" }).at(-1)!.payload);
+    expect(await register(PINNED)).toBe(repo);
+
+    const theirs = await start(repo, 2, "Use the pinned agent", { agent: "pinned" });
+    expect(await settled(theirs)).toBe("Failed");
+    const { rows } = await db.pool.query<{ failure_category: string; failure_message: string }>(`SELECT failure_category, failure_message FROM attempts WHERE run_id = $1`, [theirs]);
+    expect(rows).toEqual([{ failure_category: "configuration", failure_message: expect.stringContaining(`The agent "pinned" is not allowed for ${repo}`) }]);
+    const ours = await start(`demo-org/${PINNED}-moved`, 3, "Still ours", { agent: "pinned" });
+    expect(await settled(ours)).toBe("Succeeded");
   });
 
   it("cancel stops the running agent and every process it started, wherever the worker is", async () => {

@@ -332,7 +332,7 @@ loops:
 `;
     const { fullName } = await installRepository(fx, { owner: "actors", name: "dashboard", config });
     await pollRepository(fx.deps, fullName); // reads the config: dashboard_issue: true
-    const repository = (await dashboardRepository(fx.db, fullName))!;
+    const repository = (await dashboardRepository(fx.db, fx.sim.state.repoByFullName(fullName).id))!;
     expect(repository).toBeDefined();
     const made = await syncDashboardIssue({ db: fx.db, github: async (id) => fx.github.installationOctokit(id), publicUrl: "http://atelier.test" }, repository);
     expect(made.tag).toBe("Created");

@@ -6,6 +6,7 @@ import { MAX_POLL_INTERVAL_SECONDS } from "../../lib/triggers/poll-interval";
 import { forceMergeable } from "../../lib/sandbox/state/pulls";
 import { installRepository, runsOf, START_DEV_CONFIG, startFixture, type Fixture } from "../github/support/fixture";
 import { openPull } from "../github/support/seed";
+import { reconcileInstallations } from "../../lib/github/installation-sync";
 
 // the triggers read the simulator's clock: a test moves both at once, and no test waits
 let fx: Fixture;
@@ -167,6 +168,33 @@ describe("polling alone backs up every webhook", () => {
 });
 
 describe("conditional requests", () => {
+  it("a repository whose name another takes, its webhooks lost, is retired at the next probe: nothing of the newcomer is read into it (attack 23)", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-r", name: "app" });
+    const original = fx.sim.state.repoByFullName(fullName).id;
+    fx.sim.createIssue({ repo: fullName, title: "Ours", body: "" });
+    expect(await tickAfter(1, fullName)).toMatchObject({ status: "polled" });
+    const row = async () => (await fx.db.pool.query<{ full_name: string; retired: boolean }>(`SELECT full_name, retired_at IS NOT NULL AS retired FROM repositories WHERE id = $1`, [original])).rows[0];
+
+    // renamed, no webhook: GitHub's GraphQL still follows the old name to it, so the probe finds its own id
+    fx.sim.renameRepo({ repo: fullName, to: "app-renamed" });
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS + 1, fullName)).not.toMatchObject({ reason: "name_taken" });
+    expect(await row()).toEqual({ full_name: fullName, retired: false });
+
+    // an organization member creates a repository under the old name, with a labelled issue
+    await fx.sim.createRepo({ owner: "adapt-r", name: "app", files: { ".github/atelier.yml": START_DEV_CONFIG } });
+    fx.sim.addRepository({ repo: fullName });
+    fx.sim.createIssue({ repo: fullName, title: "Theirs", body: "", labels: ["ready-for-agent"] });
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS + 1, fullName)).toEqual({ status: "skipped", repo: fullName, reason: "name_taken", nextAllowedAt: null });
+    expect(await row()).toEqual({ full_name: `${fullName}#${original}`, retired: true });
+    expect(await runsOf(fx.db, fullName)).toEqual([]);
+
+    // the reconcile finds it under its new name: it comes back with its rows, and the newcomer is registered as itself
+    await reconcileInstallations(fx.deps);
+    expect(await row()).toEqual({ full_name: "adapt-r/app-renamed", retired: false });
+    const items = await fx.db.pool.query<{ repo: string; title: string }>(`SELECT repo, title FROM items WHERE repository_id = $1`, [original]);
+    expect(items.rows).toEqual([{ repo: "adapt-r/app-renamed", title: "Ours" }]);
+  });
+
   it("a 304 costs no rate-limit point", async () => {
     const { fullName, installationId } = await installRepository(fx, { owner: "adapt-c", name: "app" });
     fx.sim.createIssue({ repo: fullName, title: "Listed", body: "" });

@@ -6,12 +6,16 @@ import { listLoops } from "../../lib/triggers/loop-status";
 import { pollRepository } from "../../lib/triggers/poll-repository";
 import { storeRepositoryConfig } from "../../lib/triggers/repository-config";
 import { installRepository, runsOf, startFixture, START_DEV_CONFIG, type Fixture } from "../github/support/fixture";
+import { mayUseAgent } from "../../lib/auth/roster-allow";
+import { gitHubHost } from "../../lib/github/github-user-api";
+import { reconcileInstallations } from "../../lib/github/installation-sync";
 import { storedConfig } from "../../lib/store/items/repository-configs";
 
 /**
  * THREATS.md attacks 9 and 13, played by installation B against installation A: a schedule Loop
  * of B that names A's repository, and an agent the roster keeps for A. Each refusal says why:
- * a config error on the Loop with its line, and nothing opened on A.
+ * a config error on the Loop with its line, and nothing opened on A. And attack 23 on `allow:`:
+ * whoever takes the name of a repository or account it lists gets nothing of the agent.
  */
 
 const roster = parseInstanceConfig(
@@ -19,6 +23,7 @@ const roster = parseInstanceConfig(
 agents:
   demo: { command: [atelier-demo-agent] }
   fenced: { command: [atelier-demo-agent], allow: [tenant-a] }
+  pinned: { command: [atelier-demo-agent], allow: [tenant-c/api, tenant-d] }
 `,
   "tenants-roster.yml",
 );
@@ -117,5 +122,44 @@ describe("tenants never touch (attacks 9 and 13)", () => {
       `SELECT r.repo, e.submission->>'declaredIn' AS declared_in FROM runs r JOIN events e ON e.id = r.event_id WHERE r.loop = 'own'`,
     );
     expect(rows).toEqual([{ repo: "tenant-b/tools", declared_in: b.fullName }]);
+  });
+});
+
+describe("allow: admits GitHub ids, not names (attack 23)", () => {
+  const PINNED_CONFIG = START_DEV_CONFIG.replace("agent: demo", "agent: pinned");
+  const pinned = roster.agents.pinned!;
+  const mayUse = (repo: string) => mayUseAgent(fx.db, gitHubHost(fx.settings.baseUrl), pinned, repo);
+  const agentError = async (repo: string) => (await storedConfig(fx.db, repo))!.errors.find((e) => e.token === "config_agent_not_allowed");
+
+  it("a repository created under a listed repository's name after it was renamed may not use the agent; the renamed one still may", async () => {
+    const original = await installRepository(fx, { owner: "tenant-c", name: "api", config: PINNED_CONFIG });
+    await pollRepository(fx.deps, original.fullName);
+    expect(await agentError(original.fullName)).toBeUndefined();
+
+    fx.sim.renameRepo({ repo: "tenant-c/api", to: "api-old" });
+    await reconcileInstallations(fx.deps);
+    const squatter = await installRepository(fx, { owner: "tenant-c", name: "api", config: PINNED_CONFIG });
+    expect(squatter.fullName).toBe("tenant-c/api");
+    await pollRepository(fx.deps, squatter.fullName);
+
+    expect(await mayUse("tenant-c/api")).toBe(false);
+    expect(await mayUse("tenant-c/api-old")).toBe(true);
+    expect(await agentError("tenant-c/api")).toMatchObject({ path: "loops.start-dev.agent", message: expect.stringContaining('The agent "pinned" is not allowed for tenant-c/api') });
+    await pollRepository(fx.deps, "tenant-c/api-old");
+    expect(await agentError("tenant-c/api-old")).toBeUndefined();
+  });
+
+  it("an account created under a listed account's login after it was renamed may not use the agent; the renamed account still may", async () => {
+    await installRepository(fx, { owner: "tenant-d", name: "app", config: PINNED_CONFIG });
+    expect(await mayUse("tenant-d/app")).toBe(true);
+
+    fx.sim.renameUser({ login: "tenant-d", to: "tenant-d-renamed" });
+    await reconcileInstallations(fx.deps);
+    const squatter = await installRepository(fx, { owner: "tenant-d", name: "app", config: PINNED_CONFIG });
+    await pollRepository(fx.deps, squatter.fullName);
+
+    expect(await mayUse("tenant-d/app")).toBe(false);
+    expect(await mayUse("tenant-d-renamed/app")).toBe(true);
+    expect(await agentError("tenant-d/app")).toMatchObject({ message: expect.stringContaining('The agent "pinned" is not allowed for tenant-d/app') });
   });
 });

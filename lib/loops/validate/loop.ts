@@ -1,4 +1,4 @@
-import { agentAllows, agentNotAllowedMessage, type InstanceConfig } from "../../config/roster";
+import { agentNotAllowedMessage, type InstanceConfig } from "../../config/roster";
 import {
   DEFAULT_MAX_CHAIN_DEPTH,
   DEFAULT_MAX_CYCLES,
@@ -173,8 +173,9 @@ export function validateLoop(
 
   if (tenant && typeof raw.agent === "string" && agents.includes(raw.agent)) {
     const spec = checks.roster.agents[raw.agent]!;
+    const allowed = tenant.allowedRepos[raw.agent];
     for (const target of [tenant.repo, ...(repositories ?? [])]) {
-      if (agentAllows(spec, target)) continue;
+      if (!spec.allow || allowed?.has(target.toLowerCase())) continue;
       problem("config_agent_not_allowed", ["agent"], `${L}: ${agentNotAllowedMessage(raw.agent, target)}`);
       break;
     }

@@ -17,6 +17,11 @@ export interface ConfigTenant {
   repo: string;
   /** owner/name of every repository of the declaring repository's installation, lower-cased */
   installationRepos: readonly string[];
+  /**
+   * For each roster agent with an `allow:`, the repositories among those it lets use it, decided
+   * by their GitHub ids (lib/auth/roster-allow.ts); an agent missing here serves none of them.
+   */
+  allowedRepos: Readonly<Record<string, ReadonlySet<string>>>;
 }
 
 /** The end of every sentence about a wrong `on:`: what may be written there. */

@@ -23,11 +23,12 @@ export function dashboardRepositories(db: Db): Promise<DashboardRepository[]> {
   );
 }
 
-export async function dashboardRepository(db: Db, fullName: string): Promise<DashboardRepository | undefined> {
+/** The repository of GitHub id `repositoryId` if it keeps a dashboard issue (by its id: a name may be another repository's by now). */
+export async function dashboardRepository(db: Db, repositoryId: number): Promise<DashboardRepository | undefined> {
   return first<DashboardRepository>(
     db.pool,
     sql`SELECT id, full_name, installation_id FROM repositories
-         WHERE full_name = ${fullName.toLowerCase()} AND removed_at IS NULL AND (config->>'dashboardIssue')::boolean IS TRUE`,
+         WHERE id = ${repositoryId} AND removed_at IS NULL AND (config->>'dashboardIssue')::boolean IS TRUE`,
   );
 }
 
@@ -56,13 +57,9 @@ export async function saveDashboardIssue(db: Db, repositoryId: number, number: n
   await query(db.pool, sql`UPDATE dashboard_issues SET number = ${number}, body = ${body}, updated_at = now() WHERE repository_id = ${repositoryId}`);
 }
 
-/** Whether `repo#number` is a repository's dashboard issue (the triggers leave it alone). */
-export async function isDashboardIssue(db: Db, fullName: string, number: number): Promise<boolean> {
-  const row = await first<{ one: number }>(
-    db.pool,
-    sql`SELECT 1 AS one FROM dashboard_issues d JOIN repositories p ON p.id = d.repository_id
-         WHERE p.full_name = ${fullName.toLowerCase()} AND d.number = ${number}`,
-  );
+/** Whether issue `number` of the repository of GitHub id `repositoryId` is its dashboard issue (the triggers leave it alone). */
+export async function isDashboardIssue(db: Db, repositoryId: number, number: number): Promise<boolean> {
+  const row = await first<{ one: number }>(db.pool, sql`SELECT 1 AS one FROM dashboard_issues WHERE repository_id = ${repositoryId} AND number = ${number}`);
   return row !== undefined;
 }
 

@@ -4,7 +4,8 @@ import type { Sql } from "../kernel/transaction";
 /** An installation as its webhook or GET /app/installations gives it. */
 export interface InstallationInput {
   id: number;
-  account: { login: string; type?: string };
+  /** its account: `id` is GitHub's id of the account, the owner of the installation's repositories */
+  account: { login: string; id?: number; type?: string };
   suspended_at?: string | null;
 }
 
@@ -12,9 +13,9 @@ export interface InstallationInput {
 export async function upsertInstallation(tx: Sql, installation: InstallationInput): Promise<void> {
   await query(
     tx,
-    sql`INSERT INTO installations (id, account_login, account_type, suspended_at, deleted_at, updated_at)
-     VALUES (${installation.id}, ${installation.account.login}, ${installation.account.type ?? "Organization"}, ${installation.suspended_at ? new Date(installation.suspended_at) : null}, NULL, now())
-     ON CONFLICT (id) DO UPDATE SET account_login = EXCLUDED.account_login, account_type = EXCLUDED.account_type,
+    sql`INSERT INTO installations (id, account_login, account_id, account_type, suspended_at, deleted_at, updated_at)
+     VALUES (${installation.id}, ${installation.account.login}, ${installation.account.id ?? null}::bigint, ${installation.account.type ?? "Organization"}, ${installation.suspended_at ? new Date(installation.suspended_at) : null}, NULL, now())
+     ON CONFLICT (id) DO UPDATE SET account_login = EXCLUDED.account_login, account_id = COALESCE(EXCLUDED.account_id, installations.account_id), account_type = EXCLUDED.account_type,
        suspended_at = EXCLUDED.suspended_at, deleted_at = NULL, updated_at = now()`,
   );
 }

@@ -43,3 +43,40 @@ export function liveInstallations(db: Db): Promise<{ id: number; account: string
     sql`SELECT id, account_login AS account FROM installations WHERE deleted_at IS NULL ORDER BY account_login`,
   );
 }
+
+/**
+ * The account id of the live installation on the account `login` (any case), as GitHub last gave
+ * it; null when none, or when two live installations claim that login (one renamed since and not
+ * reconciled yet): then the login names no account for now.
+ */
+export async function installationAccountId(db: Db, login: string): Promise<string | null> {
+  const found = await rows<{ account_id: string }>(
+    db.pool,
+    sql`SELECT DISTINCT account_id::text AS account_id FROM installations
+         WHERE lower(account_login) = ${login.toLowerCase()} AND deleted_at IS NULL AND account_id IS NOT NULL`,
+  );
+  return found.length === 1 ? found[0]!.account_id : null;
+}
+
+/** The GitHub id of the repository Atelier holds under `fullName` (any case); null when none holds it. */
+export async function repositoryIdHolding(db: Db, fullName: string): Promise<string | null> {
+  const row = await first<{ id: string }>(db.pool, sql`SELECT id::text AS id FROM repositories WHERE full_name = ${fullName.toLowerCase()} AND retired_at IS NULL`);
+  return row?.id ?? null;
+}
+
+/** A registered repository as the roster's `allow:` judges it (ADR 0091): its id and its owner's account id (null until known). */
+export interface RepositoryIdentity {
+  fullName: string;
+  id: string;
+  ownerId: string | null;
+}
+
+/** The identities of the repositories Atelier holds under `names` (owner/name, or a retired one's `owner/name#id`); a name it does not hold is left out. */
+export function repositoryIdentities(db: Db, names: readonly string[]): Promise<RepositoryIdentity[]> {
+  return rows<RepositoryIdentity>(
+    db.pool,
+    sql`SELECT r.full_name AS "fullName", r.id::text AS id, i.account_id::text AS "ownerId"
+          FROM repositories r JOIN installations i ON i.id = r.installation_id
+         WHERE r.full_name = ANY(${names.map((n) => n.toLowerCase())})`,
+  );
+}

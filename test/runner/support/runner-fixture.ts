@@ -83,6 +83,7 @@ export async function openRun(db: Db, event: EventInput): Promise<{ runId: strin
 export function withFlakyTokens(github: RunnerGitHub): RunnerGitHub & { failMints(repo: string, count: number): void } {
   const failures = new Map<string, number>();
   return {
+    apiHost: github.apiHost,
     failMints: (repo, count) => failures.set(repo, count),
     async mintToken(repo) {
       const left = failures.get(repo) ?? 0;
