@@ -66,6 +66,21 @@ export interface FeedbackMarkNode {
 /** The summary as one string: it changes when a check or status of the head changes its rollup, or a review the decision. */
 export const feedbackMark = (node: FeedbackMarkNode): string => `${node.headRef?.target?.statusCheckRollup?.state ?? ""}|${node.reviewDecision ?? ""}`;
 
+/**
+ * A pull request's review threads as the probe asks them: only whether each is resolved. GitHub
+ * touches neither the pull request's `updatedAt` nor its review decision when a thread is
+ * resolved or unresolved. A connection: one request of the probe's cost per pull request.
+ */
+export const PULL_THREADS_MARK_FIELDS = `reviewThreads(first: ${FEEDBACK_LIMITS.threads}) { nodes { isResolved } }`;
+
+/** The selection PULL_THREADS_MARK_FIELDS (or the Item's own read) gives. */
+export interface ThreadsMarkNode {
+  reviewThreads?: { nodes?: ({ isResolved: boolean } | null)[] | null } | null;
+}
+
+/** The threads' resolution, in order, as one string ("" when it has none): resolving or unresolving one changes it. */
+export const threadsMark = (node: ThreadsMarkNode): string => (node.reviewThreads?.nodes ?? []).map((t) => (t?.isResolved ? "R" : "U")).join("");
+
 /** GraphQL selection of a pull request's feedback; `feedbackFromGraphql` reads exactly this. */
 export const PULL_REQUEST_FEEDBACK_FIELDS = `
   reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { author { __typename login } state body } }

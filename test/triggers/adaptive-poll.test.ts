@@ -135,6 +135,28 @@ describe("polling alone backs up every webhook", () => {
     expect(await secondsUntil("failing commit status", fullName, fixCi)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
   });
 
+  it("a review thread resolved, its webhook lost and the pull request untouched, is read within the bound", async () => {
+    const THREADS = `${START_DEV_CONFIG}  threads-resolved:
+    on: pull_requests
+    if: contains(item.review_threads.*.resolved, true)
+    agent: demo
+    prompt: The threads of #\${{ item.number }} are settled.
+`;
+    const { fullName } = await installRepository(fx, { owner: "adapt-thread", name: "app", config: THREADS });
+    const number = openPull(fx.sim, fullName, { title: "Reviewed" });
+    const { comments } = fx.sim.review({ repo: fullName, number, event: "COMMENT", comments: [{ path: "README.md", line: 1, body: "Why this?" }] });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+    const updatedAt = fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), number)!.updatedAt;
+
+    fx.sim.resolveReviewThread({ repo: fullName, number, commentId: comments[0]! });
+    expect(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), number)!.updatedAt).toBe(updatedAt);
+    const resolved = async () => (await runsOf(fx.db, fullName)).some((r) => r.loop === "threads-resolved" && r.number === number);
+    expect(await secondsUntil("resolved review thread", fullName, resolved)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    // the threads read with the pull request are the probe's: quiet again at once
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "quiet" });
+  });
+
   const loopsOf = async (repo: string) => {
     const { rows } = await fx.db.pool.query<{ loops: string[] }>(`SELECT ARRAY(SELECT jsonb_array_elements(config->'loops')->>'name') AS loops FROM repositories WHERE full_name = $1`, [repo]);
     return rows[0]!.loops;
