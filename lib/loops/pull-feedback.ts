@@ -83,7 +83,7 @@ export const threadsMark = (node: ThreadsMarkNode): string => (node.reviewThread
 
 /** GraphQL selection of a pull request's feedback; `feedbackFromGraphql` reads exactly this. */
 export const PULL_REQUEST_FEEDBACK_FIELDS = `
-  reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { author { __typename login } state body } }
+  reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { databaseId submittedAt author { __typename login } state body } }
   reviewThreads(first: ${FEEDBACK_LIMITS.threads}) { nodes { isResolved isOutdated path line
     comments(first: ${FEEDBACK_LIMITS.threadComments}) { nodes { author { __typename login } body } } } }
   commits(last: 1) { nodes { commit {
@@ -97,7 +97,7 @@ type Nodes<T> = { nodes?: (T | null)[] | null } | null | undefined;
 
 /** The feedback part of a PullRequest node, as GitHub returns it for the selection above. */
 export interface GraphqlFeedbackNode extends FeedbackMarkNode {
-  reviews?: Nodes<{ author?: GraphqlActor | null; state: string; body?: string | null }>;
+  reviews?: Nodes<{ databaseId?: number | null; submittedAt?: string | null; author?: GraphqlActor | null; state: string; body?: string | null }>;
   reviewThreads?: Nodes<{
     isResolved: boolean;
     isOutdated?: boolean | null;
@@ -150,6 +150,17 @@ export function feedbackFromGraphql(node: GraphqlFeedbackNode, ownApp: string | 
     ...(checks.length ? { checks } : {}),
   };
 }
+
+/** A review as a poll finds it among a pull request's (the comments Loops judge those submitted since the watermark). */
+export interface SubmittedReview {
+  id: number;
+  submittedAt: string;
+  body: string;
+}
+
+/** The submitted reviews of a PullRequest node read with PULL_REQUEST_FEEDBACK_FIELDS. */
+export const submittedReviews = (node: GraphqlFeedbackNode): SubmittedReview[] =>
+  present(node.reviews).flatMap((r) => (r.databaseId && r.submittedAt && r.state !== "PENDING" ? [{ id: r.databaseId, submittedAt: r.submittedAt, body: r.body ?? "" }] : []));
 
 /** Conclusions that say the code is not right yet (a check run's, or a commit status's `error`). */
 const FAILED = new Set(["failure", "timed_out", "startup_failure", "error"]);
