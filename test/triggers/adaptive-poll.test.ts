@@ -160,13 +160,13 @@ describe("polling alone backs up every webhook", () => {
     const ask = fx.sim.comment({ repo: fullName, number: issue.number, body: "@atelier-sandbox please fix the footer" });
     expect(await secondsUntil("comment ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 1)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
     expect((await asksOn(fullName, issue.number))[0]!.prompt).toContain("please fix the footer");
-    expect(fx.sim.reactions({ id: ask.id })).toContain("atelier-sandbox[bot]:eyes");
+    expect(fx.sim.reactions({ id: Number(ask.id) })).toContain("atelier-sandbox[bot]:eyes");
     // read once: the next cycles do not judge it again
     await tickAfter(61, fullName);
     expect(await asksOn(fullName, issue.number)).toHaveLength(1);
 
     await settle(fullName);
-    fx.sim.editComment({ repo: fullName, id: ask.id, body: "@atelier-sandbox please fix the footer and the header" });
+    fx.sim.editComment({ repo: fullName, id: Number(ask.id), body: "@atelier-sandbox please fix the footer and the header" });
     expect(await secondsUntil("edited comment ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 2)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
     expect((await asksOn(fullName, issue.number))[1]!.prompt).toContain("and the header");
   });
