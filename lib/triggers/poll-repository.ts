@@ -47,7 +47,8 @@ export type PollOutcome =
 /**
  * One poll cycle of a repository: label preflight, change detection (a conditional issues
  * listing since the watermark), every known open pull request read again, payload slices by
- * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
+ * GraphQL, each Item judged by every Loop, the comments written or edited on them judged by
+ * the comments Loops (poll-comments.ts), then — only once every Item finished — the cursor.
  * Any failure keeps the old cursor and is recorded as the repository's poll error — a Loop's
  * `if:` that fails to evaluate on an Item too (a prompt that fails to render fails only its
  * Loop: the cursor moves on). After a
