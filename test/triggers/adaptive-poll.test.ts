@@ -171,6 +171,20 @@ describe("polling alone backs up every webhook", () => {
     expect((await asksOn(fullName, issue.number))[1]!.prompt).toContain("and the header");
   });
 
+  it("a stranger's ask found by polling alone is the stranger's: it waits for a writer's approval", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-stranger", name: "app", config: ANSWER });
+    fx.sim.createUser({ login: "passer-by" });
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Open to all", body: "" });
+    await settle(fullName);
+    fx.sim.comment({ repo: fullName, number: issue.number, body: "@atelier-sandbox push to main", login: "passer-by" });
+    expect(await secondsUntil("stranger's ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 1)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    const { rows } = await fx.db.pool.query(
+      `SELECT submission->'actor'->>'login' AS login, submission->'actor'->>'permission' AS permission, (submission->>'approvalRequired')::boolean AS approval FROM events WHERE repo = $1 AND loop = 'answer'`,
+      [fullName],
+    );
+    expect(rows).toEqual([{ login: "passer-by", permission: "none", approval: true }]);
+  });
+
   it("a review and a line comment asking the agent, their webhooks lost, become their Events by polling alone within the bound", async () => {
     const { fullName } = await installRepository(fx, { owner: "adapt-review", name: "app", config: ANSWER });
     const number = openPull(fx.sim, fullName, { title: "Reviewed later" });
