@@ -27,7 +27,14 @@ export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UN
 
 const THREADS = "|threads:";
 
-/** The open pull requests whose mark counts review threads: the probe asks their threads' resolution. */
+/**
+ * Whether the probe's mark of a pull request says the same as the one the cycle stored: a mark the
+ * probe made without asking the threads (no threads part) leaves the stored threads part out.
+ */
+export const marksAgree = (probed: string | undefined, stored: string | undefined): boolean =>
+  probed !== undefined && (probed.includes(THREADS) ? probed === stored : probed === stored?.split(THREADS)[0]);
+
+/** The open pull requests whose mark counts review threads: the probe may ask their threads' resolution. */
 export const pullsWithThreads = (marks: Record<string, string>): number[] =>
   Object.entries(marks)
     .filter(([, mark]) => (mark.split(THREADS)[1] ?? "") !== "")
@@ -59,7 +66,7 @@ export interface ProbeTarget {
 export interface RepositoryProbe {
   /** updatedAt of its most recently updated issue or pull request (null when it has none) */
   newestUpdate: Date | null;
-  /** mark per open pull request number; null when it has more than a probe reads */
+  /** mark per open pull request number (compare with marksAgree); null when it has more than a probe reads */
   pullMarks: Record<string, string> | null;
   /** the blob ids of its config files, one string (a file that is not there counts too) */
   configMark: string;
@@ -162,19 +169,23 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
         return `${file}=${blobs.get(`${repo}:${path}`) ?? ""}`;
       })
       .join(" ");
-    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark) });
+    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark, new Set(targets[i]!.threadPulls ?? [])) });
   });
   return out;
 }
 
-function probeOf(node: ProbeNode, configMark: string): RepositoryProbe {
+function probeOf(node: ProbeNode, configMark: string, threadPulls: ReadonlySet<number>): RepositoryProbe {
   const stamps = [...(node.issues?.nodes ?? []), ...(node.pullRequests?.nodes ?? [])].flatMap((n) => (n ? [Date.parse(n.updatedAt)] : []));
   const open = node.open;
   return {
     newestUpdate: stamps.length ? new Date(Math.max(...stamps)) : null,
     pullMarks:
       open && open.totalCount <= PROBE_PAGE
-        ? Object.fromEntries((open.nodes ?? []).flatMap((n) => (n ? [[String(n.number), pullMark({ ...n, ...node[`t${n.number}`] })]] : [])))
+        ? Object.fromEntries(
+            (open.nodes ?? []).flatMap((n) =>
+              !n ? [] : [[String(n.number), threadPulls.has(n.number) ? pullMark({ ...n, ...node[`t${n.number}`] }) : pullMark(n).split(THREADS)[0]!]],
+            ),
+          )
         : null,
     configMark,
   };

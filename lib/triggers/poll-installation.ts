@@ -1,5 +1,5 @@
 import { describeError } from "../github/rate-limit-errors";
-import { probeRepositories, pullsWithThreads, type RepositoryProbe } from "../github/repository-probe";
+import { marksAgree, probeRepositories, pullsWithThreads, type RepositoryProbe } from "../github/repository-probe";
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";
 import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
@@ -33,7 +33,7 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
     const targets = repos.map((r, i) => ({
       fullName: r.fullName,
       configFiles: configFilesOf(r.fullName, configs.get(r.fullName) ?? null),
-      threadPulls: pullsWithThreads(states[i]!.cursor.pullMarks),
+      threadPulls: ifReadsThreads(configs.get(r.fullName) ?? null) ? pullsWithThreads(states[i]!.cursor.pullMarks) : [],
     }));
     const probes = await probeRepositories(deps.github, installationId, targets).catch((err: unknown) => {
       deps.log.warn({ installation_id: installationId, err: describeError(err) }, "change probe failed; polling each repository");
@@ -74,5 +74,14 @@ function cursorCovers(state: PollState, probe: RepositoryProbe): boolean {
   if (!settled || probe.pullMarks === null) return false;
   if (probe.newestUpdate !== null && (since === null || probe.newestUpdate.getTime() > since.getTime())) return false;
   const open = Object.keys(probe.pullMarks);
-  return open.length === Object.keys(pullMarks).length && open.every((n) => pullMarks[n] === probe.pullMarks![n]);
+  return open.length === Object.keys(pullMarks).length && open.every((n) => marksAgree(probe.pullMarks![n], pullMarks[n]));
+}
+
+/**
+ * Whether a Loop's `if:` reads the review threads: only then does the probe ask the resolution
+ * of the threads of its open pull requests (one request of its cost each, ADR 0093); the other
+ * Loops see them as the pull request's last read had them.
+ */
+function ifReadsThreads(config: StoredConfig | null): boolean {
+  return config?.loops.some((l) => l.if?.includes("review_threads")) ?? false;
 }

@@ -1,7 +1,7 @@
 import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/rate-limit-errors";
 import type { ItemSliceRef } from "../github/graphql-items";
-import { pullMark, type RepositoryProbe } from "../github/repository-probe";
+import { marksAgree, pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/ensure-labels";
 import { changesFromGraphql } from "../loops/timeline-events";
@@ -121,7 +121,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
   // after a probe: the open pull requests whose mark changed or that the listing names
-  const changedPulls = probe ? base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]) : [];
+  const changedPulls = probe ? base.openPulls.filter((n) => listedPulls.has(n) || !marksAgree(probe.pullMarks?.[n], base.pullMarks[n])) : [];
   known.push(...readPulls(deps, repo, changedPulls, marks));
   // the listed issues' timelines (who caused a change, ADR 0025) ride in that query when it has room
   const timelines = changedPulls.length > 0 && changedPulls.length + issues.length <= deps.slices.batchSize ? readTimelines(deps, repo, issues) : null;

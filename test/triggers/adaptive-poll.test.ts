@@ -192,6 +192,9 @@ describe("polling alone backs up every webhook", () => {
     fx.sim.review({ repo: fullName, number, event: "REQUEST_CHANGES", body: "@atelier-sandbox rename it", comments: [{ path: "README.md", line: 1, body: "@atelier-sandbox and this line" }] });
     expect(await secondsUntil("review ask", fullName, async () => (await asksOn(fullName, number)).length === 2)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
     expect((await asksOn(fullName, number)).map((a) => a.kind).sort()).toEqual(["review", "review_comment"]);
+    // no `if:` here reads the threads: the probe does not ask them, and the pull request with one is quiet
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
   });
 
   it("a review thread resolved, its webhook lost and the pull request untouched, is read within the bound", async () => {
