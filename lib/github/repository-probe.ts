@@ -8,9 +8,9 @@ import { splitRepo } from "./repo-name";
  * What an open pull request's mark is made of: what changes without its `updatedAt` (GitHub
  * recomputes mergeability when the base moves; a check run, a commit status or a review
  * thread's resolution never touches the pull request): its mergeability, its head, the
- * feedback's summary (the head commit's check rollup and the review decision) and — asked apart,
- * only of the pull requests whose last read had review threads (PULL_THREADS_MARK_FIELDS) — the
- * threads' resolution. A field added here makes a pull request whose value changed read again;
+ * feedback's summary (the head commit's check rollup and the review decision) and — asked apart
+ * (PULL_THREADS_MARK_FIELDS), only of the pull requests a target names: those whose last read had
+ * review threads, where a Loop's `if:` reads them — the threads' resolution. A field added here makes a pull request whose value changed read again;
  * keep it free of nested connections, or count them in PROBE_BATCH.
  */
 export const PULL_MARK_FIELDS = `number mergeable headRefOid ${PULL_FEEDBACK_MARK_FIELDS}`;
