@@ -1,4 +1,4 @@
-import { feedbackMark, PULL_FEEDBACK_MARK_FIELDS, type FeedbackMarkNode } from "../loops/pull-feedback";
+import { feedbackMark, PULL_FEEDBACK_MARK_FIELDS, PULL_THREADS_MARK_FIELDS, threadsMark, type FeedbackMarkNode, type ThreadsMarkNode } from "../loops/pull-feedback";
 import type { GitHubApp } from "./app-client";
 import { GitHubRequestError } from "./rate-limit-errors";
 import { installationCaller } from "./rate-limit";
@@ -6,22 +6,39 @@ import { splitRepo } from "./repo-name";
 
 /**
  * What an open pull request's mark is made of: what changes without its `updatedAt` (GitHub
- * recomputes mergeability when the base moves; a check run or a commit status never touches the
- * pull request): its mergeability, its head, and the feedback's summary (the head commit's check
- * rollup and the review decision). A field added here makes a pull request whose value changed
- * read again; keep it free of nested connections, or count them in PROBE_BATCH.
+ * recomputes mergeability when the base moves; a check run, a commit status or a review
+ * thread's resolution never touches the pull request): its mergeability, its head, the
+ * feedback's summary (the head commit's check rollup and the review decision) and — asked apart
+ * (PULL_THREADS_MARK_FIELDS), only of the pull requests a target names: those whose last read had
+ * review threads, where a Loop's `if:` reads them — the threads' resolution. A field added here makes a pull request whose value changed read again;
+ * keep it free of nested connections, or count them in PROBE_BATCH.
  */
 export const PULL_MARK_FIELDS = `number mergeable headRefOid ${PULL_FEEDBACK_MARK_FIELDS}`;
 
 /** The fields of one mark, as the probe and an Item read return them. */
-export interface PullMarkNode extends FeedbackMarkNode {
+export interface PullMarkNode extends FeedbackMarkNode, ThreadsMarkNode {
   number: number;
   mergeable?: string | null;
   headRefOid?: string | null;
 }
 
 /** One open pull request's mark: equal marks mean nothing the listing cannot see changed. */
-export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UNKNOWN"}|${node.headRefOid ?? ""}|${feedbackMark(node)}`;
+export const pullMark = (node: PullMarkNode): string => `${node.mergeable ?? "UNKNOWN"}|${node.headRefOid ?? ""}|${feedbackMark(node)}${THREADS}${threadsMark(node)}`;
+
+const THREADS = "|threads:";
+
+/**
+ * Whether the probe's mark of a pull request says the same as the one the cycle stored: a mark the
+ * probe made without asking the threads (no threads part) leaves the stored threads part out.
+ */
+export const marksAgree = (probed: string | undefined, stored: string | undefined): boolean =>
+  probed !== undefined && (probed.includes(THREADS) ? probed === stored : probed === stored?.split(THREADS)[0]);
+
+/** The open pull requests whose mark counts review threads: the probe may ask their threads' resolution. */
+export const pullsWithThreads = (marks: Record<string, string>): number[] =>
+  Object.entries(marks)
+    .filter(([, mark]) => (mark.split(THREADS)[1] ?? "") !== "")
+    .map(([n]) => Number(n));
 
 /** The most a probe reads of one connection; a repository with more is always polled in full. */
 const PROBE_PAGE = 100;
@@ -30,14 +47,19 @@ const PROBE_PAGE = 100;
  * Repositories per probe query. Each asks three connections (newest issue, newest pull request,
  * open pull requests): 49 × 3 = 147 requests, which GitHub's cost formula (the sum of the
  * connections' requests / 100, rounded) counts as one point. The config files' blobs and the
- * marks' fields are no connections: they cost nothing.
+ * marks' fields are no connections: they cost nothing. Each pull request whose threads are asked
+ * adds one request (a hundred of them, one point).
  */
 export const PROBE_BATCH = 49;
 
-/** A repository to probe, with the config files (`owner/name:path`) whose blobs say whether its config changed. */
+/**
+ * A repository to probe, with the config files (`owner/name:path`) whose blobs say whether its
+ * config changed, and the open pull requests whose review threads' resolution its marks count.
+ */
 export interface ProbeTarget {
   fullName: string;
   configFiles: readonly string[];
+  threadPulls?: readonly number[];
 }
 
 /** One repository as the probe saw it. */
@@ -46,7 +68,7 @@ export interface RepositoryProbe {
   repositoryId: number | null;
   /** updatedAt of its most recently updated issue or pull request (null when it has none) */
   newestUpdate: Date | null;
-  /** mark per open pull request number; null when it has more than a probe reads */
+  /** mark per open pull request number (compare with marksAgree); null when it has more than a probe reads */
   pullMarks: Record<string, string> | null;
   /** the blob ids of its config files, one string (a file that is not there counts too) */
   configMark: string;
@@ -59,6 +81,8 @@ interface ProbeNode {
   issues?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   pullRequests?: { nodes?: ({ updatedAt: string } | null)[] | null } | null;
   open?: { totalCount: number; nodes?: (PullMarkNode | null)[] | null } | null;
+  /** `t<number>`: the threads of an open pull request the target names */
+  [threads: `t${number}`]: ThreadsMarkNode | null | undefined;
 }
 
 type FileNode = Record<string, { oid?: string } | null> | null;
@@ -99,12 +123,13 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
   const fileAliases = [...fileRepos.entries()];
   const query = [
     "query AtelierRepositoryProbe {",
-    ...targets.map(({ fullName }, i) => {
+    ...targets.map(({ fullName, threadPulls }, i) => {
       const { owner, repo } = splitRepo(fullName);
+      const threads = (threadPulls ?? []).map((n) => ` t${n}: pullRequest(number: ${n}) { ${PULL_THREADS_MARK_FIELDS} }`).join("");
       return (
         `  r${i}: repository(owner: ${JSON.stringify(owner)}, name: ${JSON.stringify(repo)}) { databaseId` +
         ` issues(${newest}) { nodes { updatedAt } } pullRequests(${newest}) { nodes { updatedAt } }` +
-        ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } } }`
+        ` open: pullRequests(first: ${PROBE_PAGE}, states: OPEN) { totalCount nodes { ${PULL_MARK_FIELDS} } }${threads} }`
       );
     }),
     ...fileAliases.map(([fullName, paths], i) => {
@@ -127,8 +152,9 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
     const alias = error.path?.[0];
     if (alias === undefined) throw refused;
     // a file's repository GitHub does not show (no `.github` repository, not installed): no file there;
-    // a mark's part GitHub would not give (its permission): the mark is read without it
-    if (String(alias).startsWith("f") || error.path!.some((p) => p === "headRef" || p === "reviewDecision")) continue;
+    // a mark's part GitHub would not give (its permission): the mark is read without it;
+    // a pull request whose threads were asked and that is gone: its mark moves, and its read says so
+    if (String(alias).startsWith("f") || error.path!.some((p) => p === "headRef" || p === "reviewDecision" || /^t\d+$/.test(String(p)))) continue;
     failed.set(String(alias), refused);
   }
   const blobs = new Map<string, string>();
@@ -146,18 +172,25 @@ async function probeBatch(app: GitHubApp, installationId: number, targets: reado
         return `${file}=${blobs.get(`${repo}:${path}`) ?? ""}`;
       })
       .join(" ");
-    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark) });
+    out.set(fullName.toLowerCase(), error || !node ? { error: error! } : { probe: probeOf(node, configMark, new Set(targets[i]!.threadPulls ?? [])) });
   });
   return out;
 }
 
-function probeOf(node: ProbeNode, configMark: string): RepositoryProbe {
+function probeOf(node: ProbeNode, configMark: string, threadPulls: ReadonlySet<number>): RepositoryProbe {
   const stamps = [...(node.issues?.nodes ?? []), ...(node.pullRequests?.nodes ?? [])].flatMap((n) => (n ? [Date.parse(n.updatedAt)] : []));
   const open = node.open;
   return {
     repositoryId: typeof node.databaseId === "number" ? node.databaseId : null,
     newestUpdate: stamps.length ? new Date(Math.max(...stamps)) : null,
-    pullMarks: open && open.totalCount <= PROBE_PAGE ? Object.fromEntries((open.nodes ?? []).flatMap((n) => (n ? [[String(n.number), pullMark(n)]] : []))) : null,
+    pullMarks:
+      open && open.totalCount <= PROBE_PAGE
+        ? Object.fromEntries(
+            (open.nodes ?? []).flatMap((n) =>
+              !n ? [] : [[String(n.number), threadPulls.has(n.number) ? pullMark({ ...n, ...node[`t${n.number}`] }) : pullMark(n).split(THREADS)[0]!]],
+            ),
+          )
+        : null,
     configMark,
   };
 }

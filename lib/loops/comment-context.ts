@@ -61,7 +61,7 @@ export function buildCommentContext(c: CommentFacts): CommentContext {
  * The comment's content hash: its identity (kind, id) and what it says. An edit changes it (a
  * new Event); a redelivery of the same comment does not.
  */
-export function commentHash(c: CommentFacts): string {
+export function commentHash<C extends Pick<CommentFacts, "kind" | "id" | "body">>(c: C): string {
   return contentHash({ kind: c.kind, id: c.id, body: c.body });
 }
 

@@ -66,9 +66,24 @@ export interface FeedbackMarkNode {
 /** The summary as one string: it changes when a check or status of the head changes its rollup, or a review the decision. */
 export const feedbackMark = (node: FeedbackMarkNode): string => `${node.headRef?.target?.statusCheckRollup?.state ?? ""}|${node.reviewDecision ?? ""}`;
 
+/**
+ * A pull request's review threads as the probe asks them: only whether each is resolved. GitHub
+ * touches neither the pull request's `updatedAt` nor its review decision when a thread is
+ * resolved or unresolved. A connection: one request of the probe's cost per pull request.
+ */
+export const PULL_THREADS_MARK_FIELDS = `reviewThreads(first: ${FEEDBACK_LIMITS.threads}) { nodes { isResolved } }`;
+
+/** The selection PULL_THREADS_MARK_FIELDS (or the Item's own read) gives. */
+export interface ThreadsMarkNode {
+  reviewThreads?: { nodes?: ({ isResolved: boolean } | null)[] | null } | null;
+}
+
+/** The threads' resolution, in order, as one string ("" when it has none): resolving or unresolving one changes it. */
+export const threadsMark = (node: ThreadsMarkNode): string => (node.reviewThreads?.nodes ?? []).map((t) => (t?.isResolved ? "R" : "U")).join("");
+
 /** GraphQL selection of a pull request's feedback; `feedbackFromGraphql` reads exactly this. */
 export const PULL_REQUEST_FEEDBACK_FIELDS = `
-  reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { author { __typename login } state body } }
+  reviews(last: ${FEEDBACK_LIMITS.reviews}) { nodes { databaseId submittedAt author { __typename login } state body } }
   reviewThreads(first: ${FEEDBACK_LIMITS.threads}) { nodes { isResolved isOutdated path line
     comments(first: ${FEEDBACK_LIMITS.threadComments}) { nodes { author { __typename login } body } } } }
   commits(last: 1) { nodes { commit {
@@ -82,7 +97,7 @@ type Nodes<T> = { nodes?: (T | null)[] | null } | null | undefined;
 
 /** The feedback part of a PullRequest node, as GitHub returns it for the selection above. */
 export interface GraphqlFeedbackNode extends FeedbackMarkNode {
-  reviews?: Nodes<{ author?: GraphqlActor | null; state: string; body?: string | null }>;
+  reviews?: Nodes<{ databaseId?: number | null; submittedAt?: string | null; author?: GraphqlActor | null; state: string; body?: string | null }>;
   reviewThreads?: Nodes<{
     isResolved: boolean;
     isOutdated?: boolean | null;
@@ -135,6 +150,17 @@ export function feedbackFromGraphql(node: GraphqlFeedbackNode, ownApp: string | 
     ...(checks.length ? { checks } : {}),
   };
 }
+
+/** A review as a poll finds it among a pull request's (the comments Loops judge those submitted since the watermark). */
+export interface SubmittedReview {
+  id: number;
+  submittedAt: string;
+  body: string;
+}
+
+/** The submitted reviews of a PullRequest node read with PULL_REQUEST_FEEDBACK_FIELDS. */
+export const submittedReviews = (node: GraphqlFeedbackNode): SubmittedReview[] =>
+  present(node.reviews).flatMap((r) => (r.databaseId && r.submittedAt && r.state !== "PENDING" ? [{ id: r.databaseId, submittedAt: r.submittedAt, body: r.body ?? "" }] : []));
 
 /** Conclusions that say the code is not right yet (a check run's, or a commit status's `error`). */
 const FAILED = new Set(["failure", "timed_out", "startup_failure", "error"]);

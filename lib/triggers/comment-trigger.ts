@@ -24,14 +24,30 @@ export type CommentOutcome = Pick<ItemOutcome, "opened" | "claims" | "failures">
  * (another Hint's) does not stop it: that read judges the Item, not this comment.
  */
 export async function judgeComment(deps: TriggerDeps, judging: ItemJudging, ref: CommentRef, sender: string | null): Promise<CommentOutcome> {
-  const { repo, loops, paused, item, generation } = judging;
-  const outcome: CommentOutcome = { opened: [], claims: [], failures: new Map() };
-  const watching = loops.filter((l) => l.trigger.kind === "comments" && !paused.has(l.name));
+  if (watchingLoops(judging).length === 0) return noOutcome();
+  const comment = await readComment(deps.github.installationOctokit(judging.repo.installationId), judging.repo.fullName, judging.item.number, ref);
+  return comment ? judgeReadComment(deps, judging, comment, sender) : noOutcome();
+}
+
+const noOutcome = (): CommentOutcome => ({ opened: [], claims: [], failures: new Map() });
+
+/** The comments Loops of the repository that are not paused. */
+export const watchingLoops = ({ loops, paused }: Pick<ItemJudging, "loops" | "paused">) => loops.filter((l) => l.trigger.kind === "comments" && !paused.has(l.name));
+
+/**
+ * judgeComment for a comment already read from GitHub (a Hint's read, or a poll's listing of
+ * the comments written or edited since its watermark; a poll knows no editor: `sender` null).
+ */
+export async function judgeReadComment(deps: TriggerDeps, judging: ItemJudging, comment: CommentFacts, sender: string | null): Promise<CommentOutcome> {
+  const { repo, item, generation } = judging;
+  const outcome = noOutcome();
+  const watching = watchingLoops(judging);
   if (watching.length === 0) return outcome;
   const octokit = deps.github.installationOctokit(repo.installationId);
-  const [comment, botLogin] = await Promise.all([readComment(octokit, repo.fullName, item.number, ref), appBotLogin(deps.github)]);
+  const botLogin = await appBotLogin(deps.github);
+  const ref: CommentRef = { kind: comment.kind, id: comment.id };
   // the App's own comments (its Run comments) never start anything
-  if (!comment || (botLogin !== null && comment.author?.toLowerCase() === botLogin.toLowerCase())) return outcome;
+  if (botLogin !== null && comment.author?.toLowerCase() === botLogin.toLowerCase()) return outcome;
 
   const facts = await commenter(octokit, repo, comment, sender);
   const decisions = evaluateCommentLoops({

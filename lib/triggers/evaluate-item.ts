@@ -267,7 +267,7 @@ export async function openWork(db: Db, repo: string): Promise<(loop: string, ite
   return (loop, itemKey) => pairs.has(`${loop}\u0000${itemKey}`);
 }
 
-/** The Loops that act on Items' state and are not paused (the cursor is written for these; comments Loops hear webhooks). */
+/** The Loops that act on Items' state and are not paused (the cursor is written for these; comments Loops judge comments, not the Items). */
 export function activeItemLoops(loops: readonly LoopDefinition[], paused: ReadonlySet<string>): LoopDefinition[] {
   return loops.filter((l) => (l.trigger.kind === "issues" || l.trigger.kind === "pull_requests") && !paused.has(l.name));
 }

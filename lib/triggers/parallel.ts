@@ -24,12 +24,12 @@ export async function forEachLimit<T>(items: readonly T[], limit: number, fn: (i
 export async function mapSettledLimit<T, R>(
   items: readonly T[],
   limit: number,
-  fn: (item: T) => Promise<R>,
+  fn: (item: T, index: number) => Promise<R>,
 ): Promise<PromiseSettledResult<R>[]> {
   const results: PromiseSettledResult<R>[] = new Array(items.length);
   await forEachLimit(items, limit, async (item, i) => {
     try {
-      results[i] = { status: "fulfilled", value: await fn(item) };
+      results[i] = { status: "fulfilled", value: await fn(item, i) };
     } catch (reason) {
       results[i] = { status: "rejected", reason };
     }

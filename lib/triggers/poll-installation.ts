@@ -1,5 +1,5 @@
 import { describeError } from "../github/rate-limit-errors";
-import { probeRepositories, type RepositoryProbe } from "../github/repository-probe";
+import { marksAgree, probeRepositories, pullsWithThreads, type RepositoryProbe } from "../github/repository-probe";
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";
 import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
@@ -31,17 +31,21 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
   const outcomes: PollOutcome[] = [];
   for (const [installationId, repos] of byInstallation) {
     if (deps.github.nextAllowedAt(installationId)) continue; // the rate limit refused: due again after the shortest interval
-    const configs = await storedConfigsOf(deps.db, repos.map((r) => r.fullName));
-    const targets = repos.map((r) => ({ fullName: r.fullName, configFiles: configFilesOf(r.fullName, configs.get(r.fullName) ?? null) }));
+    const [configs, states] = await Promise.all([storedConfigsOf(deps.db, repos.map((r) => r.fullName)), Promise.all(repos.map((r) => readPollState(deps.db, r.fullName)))]);
+    const targets = repos.map((r, i) => ({
+      fullName: r.fullName,
+      configFiles: configFilesOf(r.fullName, configs.get(r.fullName) ?? null),
+      threadPulls: ifReadsThreads(configs.get(r.fullName) ?? null) ? pullsWithThreads(states[i]!.cursor.pullMarks) : [],
+    }));
     const probes = await probeRepositories(deps.github, installationId, targets).catch((err: unknown) => {
       deps.log.warn({ installation_id: installationId, err: describeError(err) }, "change probe failed; polling each repository");
       return new Map();
     });
-    const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo) => {
+    const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo, i) => {
       const probed = probes.get(repo.fullName);
       const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
       if (probe && (await retiredByProbe(deps, repo, probe))) return { status: "skipped", repo: repo.fullName, reason: "name_taken", nextAllowedAt: null } satisfies PollOutcome;
-      const quiet = probe !== null && (await isQuiet(deps, repo, configs.get(repo.fullName) ?? null, probe));
+      const quiet = probe !== null && (await isQuiet(deps, repo, states[i]!, configs.get(repo.fullName) ?? null, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
       const interval = nextInterval(repo.pollIntervalS, changed, deps.pollIntervals);
@@ -77,8 +81,8 @@ async function retiredByProbe(deps: TriggerDeps, repo: DueRepository, probe: Rep
  * it, and its open pull requests carry the marks of the last cycle. (Its declared labels are
  * checked by the cycles that do read it.)
  */
-async function isQuiet(deps: TriggerDeps, repo: DueRepository, config: StoredConfig | null, probe: RepositoryProbe): Promise<boolean> {
-  const [paused, state] = await Promise.all([pausedLoops(deps.db, repo.fullName), readPollState(deps.db, repo.fullName)]);
+async function isQuiet(deps: TriggerDeps, repo: DueRepository, state: PollState, config: StoredConfig | null, probe: RepositoryProbe): Promise<boolean> {
+  const paused = await pausedLoops(deps.db, repo.fullName);
   if (!config || config.probeMark !== probe.configMark) return false;
   return cursorCovers(state, probe) && !startsFromEmptyCursor(state, activeLoopSignature(activeItemLoops(config.loops, paused)));
 }
@@ -89,5 +93,14 @@ function cursorCovers(state: PollState, probe: RepositoryProbe): boolean {
   if (!settled || probe.pullMarks === null) return false;
   if (probe.newestUpdate !== null && (since === null || probe.newestUpdate.getTime() > since.getTime())) return false;
   const open = Object.keys(probe.pullMarks);
-  return open.length === Object.keys(pullMarks).length && open.every((n) => pullMarks[n] === probe.pullMarks![n]);
+  return open.length === Object.keys(pullMarks).length && open.every((n) => marksAgree(probe.pullMarks![n], pullMarks[n]));
+}
+
+/**
+ * Whether a Loop's `if:` reads the review threads: only then does the probe ask the resolution
+ * of the threads of its open pull requests (one request of its cost each, ADR 0093); the other
+ * Loops see them as the pull request's last read had them.
+ */
+function ifReadsThreads(config: StoredConfig | null): boolean {
+  return config?.loops.some((l) => l.if?.includes("review_threads")) ?? false;
 }

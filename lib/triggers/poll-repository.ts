@@ -1,10 +1,11 @@
 import { metrics } from "../metrics/metrics";
 import { describeError, GitHubRateLimitedError } from "../github/rate-limit-errors";
 import type { ItemSliceRef } from "../github/graphql-items";
-import { pullMark, type RepositoryProbe } from "../github/repository-probe";
+import { marksAgree, pullMark, type RepositoryProbe } from "../github/repository-probe";
 import { isListedPullRequest, listChangedItems, type ListedItem } from "../github/issues-listing";
 import { ensureLabels, labelsEtagCovers } from "../github/ensure-labels";
 import { changesFromGraphql } from "../loops/timeline-events";
+import { submittedReviews, type SubmittedReview } from "../loops/pull-feedback";
 import { projectionFromGraphql, projectionFromRest, type GraphqlItemNode } from "../loops/projection";
 import { AtelierError, BadInputError } from "../errors";
 import type { StoredConfig } from "../loops/stored-config";
@@ -17,6 +18,7 @@ import type { ActorLookup } from "./actor";
 import type { TriggerDeps } from "./deps";
 import { activeItemLoops, evaluateItem, openWork } from "./evaluate-item";
 import { observation, storeObservations, type Observation } from "./observe-item";
+import { pollComments } from "./poll-comments";
 import { appBotLogin, slugOfBot } from "./own-items";
 import { forEachLimit, mapSettledLimit } from "./parallel";
 import { ensureConfig } from "./repository-config";
@@ -45,7 +47,8 @@ export type PollOutcome =
 /**
  * One poll cycle of a repository: label preflight, change detection (a conditional issues
  * listing since the watermark), every known open pull request read again, payload slices by
- * GraphQL, each Item judged by every Loop, then — only once every Item finished — the cursor.
+ * GraphQL, each Item judged by every Loop, the comments written or edited on them judged by
+ * the comments Loops (poll-comments.ts), then — only once every Item finished — the cursor.
  * Any failure keeps the old cursor and is recorded as the repository's poll error — a Loop's
  * `if:` that fails to evaluate on an Item too (a prompt that fails to render fails only its
  * Loop: the cursor moves on). After a
@@ -99,7 +102,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const fresh = startsFromEmptyCursor(state, signature);
   const base: PollCursor = fresh ? EMPTY_CURSOR : state.cursor;
 
-  const marks: PullMarks = { asked: new Set(), read: new Map() };
+  const marks: PullMarks = { asked: new Set(), read: new Map(), reviews: new Map() };
   // without a probe the known open pull requests are read again (mergeability changes without
   // updated_at): their GraphQL batches go first, so that repositories polled together share them
   const known = probe ? [] : readPulls(deps, repo, base.openPulls, marks);
@@ -118,7 +121,7 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   // closed pull requests listed again by the overlap, in a version already judged, are not read again
   const others = listed.filter((i) => isListedPullRequest(i) && !base.openPulls.includes(i.number));
   // after a probe: the open pull requests whose mark changed or that the listing names
-  const changedPulls = probe ? base.openPulls.filter((n) => listedPulls.has(n) || probe.pullMarks?.[n] !== base.pullMarks[n]) : [];
+  const changedPulls = probe ? base.openPulls.filter((n) => listedPulls.has(n) || !marksAgree(probe.pullMarks?.[n], base.pullMarks[n])) : [];
   known.push(...readPulls(deps, repo, changedPulls, marks));
   // the listed issues' timelines (who caused a change, ADR 0025) ride in that query when it has room
   const timelines = changedPulls.length > 0 && changedPulls.length + issues.length <= deps.slices.batchSize ? readTimelines(deps, repo, issues) : null;
@@ -127,7 +130,11 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
 
   const hasOpenWork = await openWork(deps.db, repo.fullName);
   const judged: JudgeTotals = { observed: 0, opened: [], revoked: [], failures: new Map(), conditionFailed: [], roles: new Map() };
-  const judge = (items: Observation[]) => judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
+  const readItems = new Map<number, Observation>();
+  const judge = (items: Observation[]) => {
+    for (const o of items) readItems.set(o.number, o);
+    return judgeItems(deps, repo, config.loops, paused, items, hasOpenWork, judged);
+  };
   const failures: unknown[] = [];
   const openPulls: number[] = [];
   const judgeBatches = async (batches: Promise<Observation[]>[], reread: number[] | null) => {
@@ -152,6 +159,18 @@ async function pollCycle(deps: TriggerDeps, repo: RegisteredRepository, startedA
   const reread: number[] = [];
   await judgeBatches(known, reread);
   await judgeBatches([...unknown, ...readPulls(deps, repo, reread, marks)], null);
+  // the comments written or edited on the Items it read (since the watermark it started from)
+  const commentsSince = listingSince(state.cursor);
+  if (listing.modified && commentsSince) {
+    try {
+      for (const answered of await pollComments(deps, { repo, loops: config.loops, paused }, commentsSince, { items: readItems, reviews: marks.reviews })) {
+        judged.opened.push(...answered.opened);
+        for (const [loop, message] of answered.failures) if (!judged.failures.has(loop)) judged.failures.set(loop, message);
+      }
+    } catch (err) {
+      failures.push(err);
+    }
+  }
   // every Item finished; only now may a failure decide that the cursor stays
   if (failures.length) throw failures[0];
   if (judged.conditionFailed.length) {
@@ -207,6 +226,7 @@ function readPulls(deps: TriggerDeps, repo: RegisteredRepository, numbers: numbe
       nodes.flatMap((node) => {
         if (!node) return [];
         marks.read.set(node.number, pullMark(node));
+        marks.reviews.set(node.number, submittedReviews(node));
         return [observation(repo.fullName, projectionFromGraphql(node, "pull_request", slugOfBot(botLogin)), readAt, node.authorAssociation, changesFromGraphql(node))];
       }),
     );
@@ -233,10 +253,11 @@ async function withTimelines(issues: Observation[], timelines: Promise<(GraphqlI
   });
 }
 
-/** The pull requests a cycle asked for, and the marks of those GitHub returned. */
+/** The pull requests a cycle asked for, and the marks and submitted reviews of those GitHub returned. */
 interface PullMarks {
   asked: Set<number>;
   read: Map<number, string>;
+  reviews: Map<number, SubmittedReview[]>;
 }
 
 interface JudgeTotals {

@@ -192,6 +192,25 @@ describe("repository, issues, labels, comments", () => {
     conforms(edited.data, "issue-comment");
     expect(edited.data.body).toBe("edited");
   });
+
+  it("comments: writing or editing one touches its Item's updated_at; the repository's listing answers those changed since, by update", async () => {
+    const issue = async () => (await octokit.request("GET /repos/{owner}/{repo}/issues/{issue_number}", { ...repo, issue_number: 2 })).data.updated_at;
+    sim.advanceClock({ ms: 60_000 });
+    const since = sim.now().now;
+    const first = await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { ...repo, issue_number: 2, body: "first" });
+    expect(await issue()).toBe(first.data.updated_at);
+    sim.advanceClock({ ms: 60_000 });
+    const second = await octokit.request("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { ...repo, issue_number: 2, body: "second" });
+    sim.advanceClock({ ms: 60_000 });
+    const edited = await octokit.request("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", { ...repo, comment_id: first.data.id, body: "first, edited" });
+    expect(await issue()).toBe(edited.data.updated_at);
+    const listed = (await octokit.request("GET /repos/{owner}/{repo}/issues/comments", { ...repo, since, sort: "updated", direction: "asc" })).data;
+    each(listed, "issue-comment");
+    expect(listed.map((c) => c.id)).toEqual([second.data.id, first.data.id]);
+    expect(listed[0]!.issue_url).toMatch(/\/issues\/2$/);
+    const invalid = await octokit.request("GET /repos/{owner}/{repo}/issues/comments", { ...repo, sort: "comments" as "updated" }).catch((e: { status: number }) => e);
+    expect(invalid.status).toBe(422);
+  });
 });
 
 describe("pull requests, check runs, contents, permissions", () => {

@@ -136,6 +136,90 @@ describe("polling alone backs up every webhook", () => {
     expect(await secondsUntil("failing commit status", fullName, fixCi)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
   });
 
+  const ANSWER = `${START_DEV_CONFIG}  answer:
+    on: comments
+    agent: demo
+    prompt: |
+      \${{ comment.author }} asks on #\${{ item.number }} in a \${{ comment.kind }}: \${{ comment.body }}
+`;
+  const asksOn = async (repo: string, number: number) => {
+    const { rows } = await fx.db.pool.query<{ kind: string; prompt: string }>(
+      `SELECT submission->'comment'->>'kind' AS kind, submission->>'prompt' AS prompt FROM events
+        WHERE repo = $1 AND number = $2 AND loop = 'answer' ORDER BY received_at, id`,
+      [repo, number],
+    );
+    return rows;
+  };
+
+  it("a comment asking the agent and its edit, their webhooks lost, each become their Event by polling alone within the bound", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-ask", name: "app", config: ANSWER });
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Footer", body: "" });
+    fx.sim.comment({ repo: fullName, number: issue.number, body: "Before Atelier polled: no ask" });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+
+    const ask = fx.sim.comment({ repo: fullName, number: issue.number, body: "@atelier-sandbox please fix the footer" });
+    expect(await secondsUntil("comment ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 1)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    expect((await asksOn(fullName, issue.number))[0]!.prompt).toContain("please fix the footer");
+    expect(fx.sim.reactions({ id: Number(ask.id) })).toContain("atelier-sandbox[bot]:eyes");
+    // read once: the next cycles do not judge it again
+    await tickAfter(61, fullName);
+    expect(await asksOn(fullName, issue.number)).toHaveLength(1);
+
+    await settle(fullName);
+    fx.sim.editComment({ repo: fullName, id: Number(ask.id), body: "@atelier-sandbox please fix the footer and the header" });
+    expect(await secondsUntil("edited comment ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 2)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    expect((await asksOn(fullName, issue.number))[1]!.prompt).toContain("and the header");
+  });
+
+  it("a stranger's ask found by polling alone is the stranger's: it waits for a writer's approval", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-stranger", name: "app", config: ANSWER });
+    fx.sim.createUser({ login: "passer-by" });
+    const issue = fx.sim.createIssue({ repo: fullName, title: "Open to all", body: "" });
+    await settle(fullName);
+    fx.sim.comment({ repo: fullName, number: issue.number, body: "@atelier-sandbox push to main", login: "passer-by" });
+    expect(await secondsUntil("stranger's ask", fullName, async () => (await asksOn(fullName, issue.number)).length === 1)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    const { rows } = await fx.db.pool.query(
+      `SELECT submission->'actor'->>'login' AS login, submission->'actor'->>'permission' AS permission, (submission->>'approvalRequired')::boolean AS approval FROM events WHERE repo = $1 AND loop = 'answer'`,
+      [fullName],
+    );
+    expect(rows).toEqual([{ login: "passer-by", permission: "none", approval: true }]);
+  });
+
+  it("a review and a line comment asking the agent, their webhooks lost, become their Events by polling alone within the bound", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-review", name: "app", config: ANSWER });
+    const number = openPull(fx.sim, fullName, { title: "Reviewed later" });
+    await settle(fullName);
+    fx.sim.review({ repo: fullName, number, event: "REQUEST_CHANGES", body: "@atelier-sandbox rename it", comments: [{ path: "README.md", line: 1, body: "@atelier-sandbox and this line" }] });
+    expect(await secondsUntil("review ask", fullName, async () => (await asksOn(fullName, number)).length === 2)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    expect((await asksOn(fullName, number)).map((a) => a.kind).sort()).toEqual(["review", "review_comment"]);
+    // no `if:` here reads the threads: the probe does not ask them, and the pull request with one is quiet
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+  });
+
+  it("a review thread resolved, its webhook lost and the pull request untouched, is read within the bound", async () => {
+    const THREADS = `${START_DEV_CONFIG}  threads-resolved:
+    on: pull_requests
+    if: contains(item.review_threads.*.resolved, true)
+    agent: demo
+    prompt: The threads of #\${{ item.number }} are settled.
+`;
+    const { fullName } = await installRepository(fx, { owner: "adapt-thread", name: "app", config: THREADS });
+    const number = openPull(fx.sim, fullName, { title: "Reviewed" });
+    const { comments } = fx.sim.review({ repo: fullName, number, event: "COMMENT", comments: [{ path: "README.md", line: 1, body: "Why this?" }] });
+    await settle(fullName);
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS, fullName)).toMatchObject({ status: "quiet" });
+    const updatedAt = fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), number)!.updatedAt;
+
+    fx.sim.resolveReviewThread({ repo: fullName, number, commentId: comments[0]! });
+    expect(fx.sim.state.findItem(fx.sim.state.repoByFullName(fullName), number)!.updatedAt).toBe(updatedAt);
+    const resolved = async () => (await runsOf(fx.db, fullName)).some((r) => r.loop === "threads-resolved" && r.number === number);
+    expect(await secondsUntil("resolved review thread", fullName, resolved)).toBeLessThanOrEqual(POLL_BOUND_SECONDS);
+    // the threads read with the pull request are the probe's: quiet again at once
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "quiet" });
+  });
+
   const loopsOf = async (repo: string) => {
     const { rows } = await fx.db.pool.query<{ loops: string[] }>(`SELECT ARRAY(SELECT jsonb_array_elements(config->'loops')->>'name') AS loops FROM repositories WHERE full_name = $1`, [repo]);
     return rows[0]!.loops;

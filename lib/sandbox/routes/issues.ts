@@ -111,6 +111,27 @@ function listComments(ctx: RestContext) {
   return { body: page.map((c) => renderComment(ctx.render, repo, c) satisfies Schemas["issue-comment"]), headers };
 }
 
+/**
+ * GET /repos/{o}/{r}/issues/comments: the comments of every issue and pull request, by `sort`
+ * (created, updated) and `direction` (asc, desc; ignored without `sort`), `since` on updated_at.
+ */
+function listRepositoryComments(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: ["issues", "pull_requests"], level: "read" });
+  const sort = ctx.query.get("sort") ?? "created";
+  if (!["created", "updated"].includes(sort)) throw validationFailed([{ resource: "IssueComment", field: "sort", code: "invalid", value: sort }]);
+  const direction = ctx.query.has("sort") ? (ctx.query.get("direction") ?? "desc") : "asc";
+  if (!["asc", "desc"].includes(direction)) throw validationFailed([{ resource: "IssueComment", field: "direction", code: "invalid", value: direction }]);
+  const since = timeQuery(ctx, "since");
+  const kinds = visibleKinds(ctx);
+  const key = (c: { createdAt: number; updatedAt: number }) => seconds(sort === "updated" ? c.updatedAt : c.createdAt);
+  const comments = [...ctx.state.comments.values()]
+    .filter((c) => c.repoId === repo.id && (since === null || seconds(c.updatedAt) >= seconds(since)))
+    .filter((c) => (ctx.state.findItem(repo, c.issueNumber)?.pull ? kinds.pulls : kinds.issues))
+    .sort((a, b) => (direction === "asc" ? 1 : -1) * (key(a) - key(b) || a.id - b.id));
+  const { page, headers } = paginate(ctx, comments);
+  return { body: page.map((c) => renderComment(ctx.render, repo, c) satisfies Schemas["issue-comment"]), headers };
+}
+
 function postComment(ctx: RestContext) {
   const { repo, item } = itemOf(ctx, "write", "read");
   const comment = createComment(ctx.state, repo, item, asObject(ctx.body).body, actorId(ctx.state, ctx.caller));
@@ -141,6 +162,7 @@ function patchComment(ctx: RestContext) {
 
 export const issueRoutes = repoScoped({
   "/issues": { GET: listIssues, POST: postIssue },
+  "/issues/comments": { GET: listRepositoryComments },
   "/issues/comments/{comment_id}": { GET: getComment, PATCH: patchComment },
   "/issues/{issue_number}": { GET: getIssue, PATCH: patchIssue },
   "/issues/{issue_number}/comments": { GET: listComments, POST: postComment },

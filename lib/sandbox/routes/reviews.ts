@@ -1,10 +1,10 @@
 import type { components } from "@octokit/openapi-types";
 import { actorId } from "../access";
-import { notFound } from "../api-error";
+import { notFound, validationFailed } from "../api-error";
 import { asObject } from "../http-util";
-import type { SimRepo } from "../model";
+import type { SimRepo, SimReviewComment } from "../model";
 import { renderReview, renderReviewComment } from "../render/review";
-import { numberParam, paginate, repoOf, repoScoped, type RestContext } from "../rest";
+import { numberParam, paginate, repoOf, repoScoped, timeQuery, type RestContext } from "../rest";
 import { createReviewComment, submitReview } from "../state/reviews";
 import { pullOf } from "./items";
 
@@ -39,6 +39,27 @@ function listReviewComments(ctx: RestContext) {
   return listOnPull(ctx, ctx.state.reviewComments, (repo, c) => renderReviewComment(ctx.render, repo, c) satisfies Schemas["pull-request-review-comment"]);
 }
 
+/**
+ * GET /repos/{o}/{r}/pulls/comments: the review comments of every pull request, by `sort`
+ * (created, updated) and `direction` (asc, desc; ignored without `sort`), `since` on updated_at.
+ */
+function listRepositoryReviewComments(ctx: RestContext) {
+  const repo = repoOf(ctx, { permission: "pull_requests", level: "read" });
+  const sort = ctx.query.get("sort") ?? "created";
+  if (!["created", "updated"].includes(sort)) throw validationFailed([{ resource: "PullRequestReviewComment", field: "sort", code: "invalid", value: sort }]);
+  const direction = ctx.query.has("sort") ? (ctx.query.get("direction") ?? "desc") : "asc";
+  if (!["asc", "desc"].includes(direction)) throw validationFailed([{ resource: "PullRequestReviewComment", field: "direction", code: "invalid", value: direction }]);
+  const since = timeQuery(ctx, "since");
+  const key = (c: SimReviewComment) => seconds(sort === "updated" ? c.updatedAt : c.createdAt);
+  const comments = [...ctx.state.reviewComments.values()]
+    .filter((c) => c.repoId === repo.id && (since === null || seconds(c.updatedAt) >= seconds(since)))
+    .sort((a, b) => (direction === "asc" ? 1 : -1) * (key(a) - key(b) || a.id - b.id));
+  const { page, headers } = paginate(ctx, comments);
+  return { body: page.map((c) => renderReviewComment(ctx.render, repo, c) satisfies Schemas["pull-request-review-comment"]), headers };
+}
+
+const seconds = (ms: number): number => Math.floor(ms / 1000) * 1000;
+
 function postReviewComment(ctx: RestContext) {
   const { repo, item } = pullOf(ctx, "write", "read");
   return { status: 201, body: renderReviewComment(ctx.render, repo, createReviewComment(ctx.state, repo, item, ctx.body, actorId(ctx.state, ctx.caller))) };
@@ -58,6 +79,7 @@ function getReviewComment(ctx: RestContext) {
 }
 
 export const reviewRoutes = repoScoped({
+  "/pulls/comments": { GET: listRepositoryReviewComments },
   "/pulls/comments/{comment_id}": { GET: getReviewComment },
   "/pulls/{pull_number}/reviews": { GET: listReviews, POST: postReview },
   "/pulls/{pull_number}/reviews/{review_id}": { GET: getReview },

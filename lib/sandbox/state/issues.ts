@@ -133,6 +133,9 @@ export function editComment(state: SimState, repo: SimRepo, comment: SimComment,
   const from = comment.body;
   comment.body = requireBodyWithin("IssueComment", body)!;
   comment.updatedAt = state.clock.now();
+  // GitHub touches the Item for an edited comment as for a new one
+  const item = state.findItem(repo, comment.issueNumber);
+  if (item) item.updatedAt = comment.updatedAt;
   state.emit({ event: "issue_comment", action: "edited", repoId: repo.id, number: comment.issueNumber, commentId: comment.id, senderId, changes: { body: { from } } });
   return comment;
 }

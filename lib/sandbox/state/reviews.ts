@@ -53,6 +53,7 @@ export function submitReview(state: SimState, repo: SimRepo, item: SimIssue, inp
 export function createReviewComment(state: SimState, repo: SimRepo, item: SimIssue, raw: unknown, authorId: number): SimReviewComment {
   if (!item.pull) throw validationFailed([{ resource: "PullRequestReviewComment", field: "pull_number", code: "invalid" }]);
   const comment = addReviewComment(state, repo, item, lineComment(raw, "PullRequestReviewComment"), authorId, null);
+  item.updatedAt = comment.createdAt;
   state.emit({ event: "pull_request_review_comment", action: "created", repoId: repo.id, number: item.number, commentId: comment.id, senderId: authorId });
   return comment;
 }
