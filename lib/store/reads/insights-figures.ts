@@ -1,5 +1,6 @@
 import type { Db } from "../kernel/db";
-import { first, raw, sql } from "../kernel/sql";
+import { first, query, raw, sql } from "../kernel/sql";
+import { transaction } from "../kernel/transaction";
 
 /** Which Runs Insights reads: received in [from, to) (whole UTC days), of these repositories, a Loop and an agent when given. */
 export interface InsightsScope {
@@ -34,10 +35,10 @@ export interface InsightsCell {
   agent_ms: number;
   verified: number;
   verify_passed: number;
-  to_start_ms: number[];
-  to_pull_request_ms: number[];
-  to_merge_ms: number[];
-  merged_pull_requests: number[];
+  to_start_ms: Float64Array;
+  to_pull_request_ms: Float64Array;
+  to_merge_ms: Float64Array;
+  merged_pull_requests: Float64Array;
 }
 
 export interface InsightsRead {
@@ -48,17 +49,17 @@ export interface InsightsRead {
 interface CellRow extends Omit<InsightsCell, "to_start_ms" | "to_pull_request_ms" | "to_merge_ms" | "merged_pull_requests" | "cost_micro_usd" | "agent_ms"> {
   cost_micro_usd: string;
   agent_ms: string;
-  to_start_ms: string | null;
-  to_pull_request_ms: string | null;
-  to_merge_ms: string | null;
-  merged_pull_requests: string | null;
+  to_start_ms: number[];
+  to_pull_request_ms: number[];
+  to_merge_ms: number[];
+  merged_pull_requests: number[];
 }
 
-/** A list of integers as SQL's string_agg joined them. */
-const numbers = (text: string | null): number[] => (text ? text.split(",").map(Number) : []);
-
-/** Every element of the arrays `column` of the group's rows, joined by commas (string_agg skips the empty ones). */
-const joined = (column: string) => raw(`string_agg(NULLIF(array_to_string(d.${column}, ','), ''), ',')`);
+/**
+ * Every element of the arrays `column` of the group's rows as one JSON array, written by
+ * string_agg (empty arrays skipped): JSON's numbers are parsed natively on the way in.
+ */
+const joined = (column: string) => raw(`('[' || COALESCE(string_agg(NULLIF(array_to_string(d.${column}, ','), ''), ','), '') || ']')::json`);
 
 /**
  * What Insights reads, from the roll-up `insights_days` (ADR 0092), never the Runs: the days in
@@ -67,9 +68,13 @@ const joined = (column: string) => raw(`string_agg(NULLIF(array_to_string(d.${co
  * the distinct merged pull requests are the caller's (lib/dashboard/insights-groups.ts).
  */
 export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<InsightsRead> {
-  const row = await first<{ cells: CellRow[] | null; failures: InsightsRead["failures"] | null }>(
-    db.pool,
-    sql`WITH scoped AS MATERIALIZED (
+  const row = await transaction(db, async (tx) => {
+    // the grouping hashes in memory, uncompiled (JIT cost more than the read)
+    await query(tx, sql`SET LOCAL work_mem = '32MB'`);
+    await query(tx, sql`SET LOCAL jit = off`);
+    return first<{ cells: CellRow[] | null; failures: InsightsRead["failures"] | null }>(
+      tx,
+      sql`WITH scoped AS (
        SELECT d.* FROM insights_days d
         WHERE d.repository_id IN (SELECT p.id FROM repositories p WHERE p.full_name = ANY(${q.repos}::text[]))
           AND d.day >= (${q.from.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
@@ -93,15 +98,16 @@ export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<Ins
         GROUP BY 1 HAVING sum(f.value::int) > 0 ORDER BY 2 DESC, 1
      )
      SELECT (SELECT json_agg(c) FROM cells c) AS cells, (SELECT json_agg(f) FROM failures f) AS failures`,
-  );
+    );
+  });
   const cells = (row?.cells ?? []).map((c) => ({
     ...c,
     cost_micro_usd: Number(c.cost_micro_usd),
     agent_ms: Number(c.agent_ms),
-    to_start_ms: numbers(c.to_start_ms),
-    to_pull_request_ms: numbers(c.to_pull_request_ms),
-    to_merge_ms: numbers(c.to_merge_ms),
-    merged_pull_requests: numbers(c.merged_pull_requests),
+    to_start_ms: Float64Array.from(c.to_start_ms),
+    to_pull_request_ms: Float64Array.from(c.to_pull_request_ms),
+    to_merge_ms: Float64Array.from(c.to_merge_ms),
+    merged_pull_requests: Float64Array.from(c.merged_pull_requests),
   }));
   return { cells, failures: row?.failures ?? [] };
 }
