@@ -1,6 +1,6 @@
 // Insights at scale: 1,000,000 Runs of 50 repositories received over two years (about 1,400 a
 // day), one Attempt per started Run, their pull requests merged, closed or open; then an admin's
-// Insights of the default range (the last 12 weeks: about 115,000 of them) read as the API does,
+// Insights of the default range (the last 12 weeks: about 106,000 of them) read as the API does,
 // from the roll-up the Runs keep (ADR 0092), and, for reference, of the last 366 days (the
 // longest range). Seeded with generate_series, in SQL.
 import { setInstanceConfigForTests } from "../../lib/auth/instance-config";
