@@ -5,7 +5,7 @@ import { expect, registerDemoRepo, signIn, test } from "./support";
 /**
  * The Webhook deliveries page in Chromium: a repository's admin adds a Slack target for a Loop,
  * presses "Send a test", and a Slack-shaped receiver on loopback gets a Block Kit message Slack
- * would take; the delivery log shows it delivered.
+ * would take; the delivery log shows it delivered; then changes the notices it is subscribed to.
  */
 
 let slack: Receiver;
@@ -38,4 +38,13 @@ test("a Slack target's test delivery reaches it from the button, and the log sho
   expect(slackMessageProblems(message)).toEqual([]);
   expect(message.blocks[0]!.text!.text).toBe("Test delivery");
   await expect(page.getByTestId("delivery").filter({ hasText: "notice.test" }).first()).toHaveAttribute("data-status", "delivered");
+
+  // its notices changed after it was made: no more failures, verify's instead
+  await expect(target).toContainText("needs approval, run failed");
+  await target.getByText("Change its notices").click();
+  const events = target.getByTestId("hook-events-form");
+  await events.getByRole("checkbox", { name: "Run failed" }).uncheck();
+  await events.getByRole("checkbox", { name: "Verify failed" }).check();
+  await events.getByRole("button", { name: "Save notices" }).click();
+  await expect(target).toContainText("needs approval, verify failed");
 });

@@ -1,5 +1,5 @@
 /** Sends JSON to the dashboard's API; resolves to the answer's body or throws its sentence. */
-export async function sendJson(url: string, body: unknown = {}, method: "POST" | "PUT" | "DELETE" = "POST"): Promise<unknown> {
+export async function sendJson(url: string, body: unknown = {}, method: "POST" | "PUT" | "PATCH" | "DELETE" = "POST"): Promise<unknown> {
   const res = await fetch(url, {
     method,
     headers: method === "DELETE" ? { accept: "application/json" } : { "content-type": "application/json", accept: "application/json" },

@@ -8,6 +8,7 @@ import { Empty, PageHeader, Problem, Time } from "../_components/ui";
 import { db } from "../_server/db";
 import { load } from "../_server/page-data";
 import { requirePageViewer } from "../_server/viewer";
+import { HookEventsForm } from "./hook-events-form";
 import { HookForm } from "./hook-form";
 
 export const metadata: Metadata = { title: "Webhook deliveries" };
@@ -61,6 +62,7 @@ export default async function DeliveriesPage() {
                 <span className="ml-auto">
                   <ActionButton url={`/api/v1/outbound/hooks/${h.id}/test`} label="Send a test" testId="test-delivery" />
                 </span>
+                <HookEventsForm id={h.id} events={h.events} />
               </li>
             ))}
           </ul>

@@ -5,12 +5,14 @@ import { narrow, scopeRepos } from "../auth/viewer-scope";
 import { BadInputError } from "../errors";
 import type { Db } from "../store/kernel/db";
 import { loopNamesOf } from "../store/reads/filter-choices";
-import { readInsightsFigures, type FigureRow } from "../store/reads/insights-figures";
+import { readInsightsFigures } from "../store/reads/insights-figures";
+import { groupsOf, type Group, type MsSpread } from "./insights-groups";
 
 /**
  * Insights: what became of the Runs the viewer may see, received in a time range, filtered as
  * the Runs list is (repository, Loop, agent). Each figure is defined in docs/insights.md; the
- * page links every one to its definition. One statement reads them (lib/store/reads/insights-figures.ts).
+ * page links every one to its definition. They are read from the roll-up the Runs keep
+ * (lib/store/reads/insights-figures.ts, ADR 0092) and grouped here (insights-groups.ts).
  */
 
 export const OUTCOMES = ["merged", "closed", "open", "no_pull_request", "failed", "canceled", "in_progress"] as const;
@@ -95,39 +97,37 @@ export function insightsRange(q: Pick<InsightsQuery, "from" | "to">, now: Date =
 
 const ratio = (num: number, den: number, digits: number): number | null => (den > 0 ? Number((num / den).toFixed(digits)) : null);
 
-/** A group's figures from its row. */
-function figuresOf(r: FigureRow): Figures {
-  const decided = r.merged + r.closed + r.open;
-  const cost = Number(r.cost_usd ?? 0);
-  const minutes = Number(r.agent_ms ?? 0) / 60_000;
+const seconds = (s: MsSpread): Spread => ({ p50: s.p50 === null ? null : s.p50 / 1000, p90: s.p90 === null ? null : s.p90 / 1000 });
+
+/** A group's figures from its sums, times and pull requests. */
+function figuresOf(g: Group): Figures {
+  const decided = g.merged + g.closed + g.open;
+  const cost = g.cost_micro_usd / 1_000_000;
+  const minutes = g.agent_ms / 60_000;
   return {
-    runs: r.runs,
+    runs: g.runs,
     outcomes: {
-      merged: r.merged,
-      closed: r.closed,
-      open: r.open,
-      no_pull_request: r.no_pull_request,
-      failed: r.failed,
-      canceled: r.canceled,
-      in_progress: r.in_progress,
+      merged: g.merged,
+      closed: g.closed,
+      open: g.open,
+      no_pull_request: g.no_pull_request,
+      failed: g.failed,
+      canceled: g.canceled,
+      in_progress: g.in_progress,
     },
-    mergeRate: ratio(r.merged, decided, 4),
-    triggerToStart: { p50: r.to_start_p50, p90: r.to_start_p90 },
-    triggerToPullRequest: { p50: r.to_pull_request_p50, p90: r.to_pull_request_p90 },
-    triggerToMerge: { p50: r.to_merge_p50, p90: r.to_merge_p90 },
-    mergedPullRequests: r.merged_pull_requests,
-    costPerMerge: ratio(cost, r.merged_pull_requests, 6),
-    agentMinutesPerMerge: ratio(minutes, r.merged_pull_requests, 3),
-    attemptsPerSuccess: ratio(r.succeeded_attempts, r.succeeded, 3),
-    verify: { checked: r.verified, passed: r.verify_passed, rate: ratio(r.verify_passed, r.verified, 4) },
+    mergeRate: ratio(g.merged, decided, 4),
+    triggerToStart: seconds(g.to_start),
+    triggerToPullRequest: seconds(g.to_pull_request),
+    triggerToMerge: seconds(g.to_merge),
+    mergedPullRequests: g.merged_pull_requests,
+    costPerMerge: ratio(cost, g.merged_pull_requests, 6),
+    agentMinutesPerMerge: ratio(minutes, g.merged_pull_requests, 3),
+    attemptsPerSuccess: ratio(g.succeeded_attempts, g.succeeded, 3),
+    verify: { checked: g.verified, passed: g.verify_passed, rate: ratio(g.verify_passed, g.verified, 4) },
   };
 }
 
-const EMPTY_ROW: Omit<FigureRow, "loop" | "agent" | "week" | "grouping"> = {
-  runs: 0, merged: 0, closed: 0, open: 0, no_pull_request: 0, failed: 0, canceled: 0, in_progress: 0, merged_pull_requests: 0,
-  to_start_p50: null, to_start_p90: null, to_pull_request_p50: null, to_pull_request_p90: null, to_merge_p50: null, to_merge_p90: null,
-  cost_usd: null, agent_ms: null, succeeded: 0, succeeded_attempts: 0, verified: 0, verify_passed: 0,
-};
+const NO_GROUP = groupsOf([]).all;
 
 /** Every Monday from the range's first week to its last. */
 function weeksOf(from: Date, to: Date): string[] {
@@ -138,19 +138,14 @@ function weeksOf(from: Date, to: Date): string[] {
 
 /** Insights of `repos` (already the viewer's scope), as filtered. */
 export async function loadInsights(db: Db, repos: string[], q: { loop: string | null; agent: string | null; from: Date; to: Date }) {
-  const read = repos.length ? await readInsightsFigures(db, { repos, ...q }) : { groups: [], failures: [] };
-  const of = (grouping: FigureRow["grouping"]) => read.groups.filter((g) => g.grouping === grouping);
-  const all = of("all")[0];
-  const byWeek = new Map(of("week").map((g) => [g.week!, g]));
+  const read = repos.length ? await readInsightsFigures(db, { repos, ...q }) : { cells: [], failures: [] };
+  const groups = groupsOf(read.cells);
+  const named = (map: Map<string, Group>) => [...map].sort(([a, ga], [b, gb]) => gb.runs - ga.runs || a.localeCompare(b));
   return {
-    totals: figuresOf(all ?? { ...EMPTY_ROW, loop: null, agent: null, week: null, grouping: "all" }),
-    perLoop: of("loop")
-      .sort((a, b) => b.runs - a.runs || a.loop!.localeCompare(b.loop!))
-      .map((g) => ({ loop: g.loop!, ...figuresOf(g) })),
-    perAgent: of("agent")
-      .sort((a, b) => b.runs - a.runs || a.agent!.localeCompare(b.agent!))
-      .map((g) => ({ agent: g.agent!, ...figuresOf(g) })),
-    weeks: weeksOf(q.from, q.to).map((week) => ({ week, ...figuresOf(byWeek.get(week) ?? { ...EMPTY_ROW, loop: null, agent: null, week, grouping: "week" }) })),
+    totals: figuresOf(groups.all),
+    perLoop: named(groups.perLoop).map(([loop, g]) => ({ loop, ...figuresOf(g) })),
+    perAgent: named(groups.perAgent).map(([agent, g]) => ({ agent, ...figuresOf(g) })),
+    weeks: weeksOf(q.from, q.to).map((week) => ({ week, ...figuresOf(groups.perWeek.get(week) ?? NO_GROUP) })),
     failures: read.failures,
   };
 }

@@ -85,6 +85,16 @@ export function dashboardIssueBody(needs: readonly Need[], runUrl: (runId: strin
   return out.join("\n");
 }
 
+/** The body of an issue the App closed because `.github/atelier.yml` turned it off: no box left to tick. */
+export function closedDashboardIssueBody(needsYouUrl: string): string {
+  return [
+    HEAD,
+    "Atelier closed this issue and no longer keeps it: this repository's `.github/atelier.yml` does not say `dashboard_issue: true` any more. Ticking anything here does nothing. Set `dashboard_issue: true` again and Atelier reopens this issue.",
+    "",
+    `[Needs you](${needsYouUrl}) on Atelier still lists what waits on people here.`,
+  ].join("\n");
+}
+
 /** The entries of a body, ticked or not, by their marker. */
 function boxes(body: string): Map<string, { ticked: boolean; subject: TickSubject }> {
   const found = new Map<string, { ticked: boolean; subject: TickSubject }>();

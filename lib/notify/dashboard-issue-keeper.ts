@@ -1,13 +1,14 @@
 import type { Log } from "../github/log";
-import { dashboardRepositories } from "../store/github/dashboard-issues";
+import { dashboardIssuesTurnedOff, dashboardRepositories } from "../store/github/dashboard-issues";
 import { notificationsOf } from "../store/kernel/notifications";
 import { RUN_CHANGED_CHANNEL } from "../store/runs/run-changed";
-import { syncDashboardIssue, type DashboardIssueDeps } from "./dashboard-issue";
+import { closeDashboardIssue, syncDashboardIssue, type DashboardIssueDeps } from "./dashboard-issue";
 
 /**
  * Keeps every opted-in repository's dashboard issue in step with Needs you: soon after a Run
  * changes (coalesced: one pass for a burst), and on a timer for what changes without a Run (a
- * budget ask, a config error). A pass writes only the bodies that changed.
+ * budget ask, a config error). A pass writes only the bodies that changed, and closes the issue
+ * of a repository that turned `dashboard_issue` off.
  */
 
 export const DASHBOARD_SWEEP_EVERY_MS = 30_000;
@@ -25,6 +26,9 @@ export async function keepDashboardIssues(deps: DashboardIssueDeps, log: Log, ev
     (running ??= (async () => {
       for (const repo of await dashboardRepositories(deps.db)) {
         await syncDashboardIssue(deps, repo).catch((err: unknown) => log.warn({ err: String(err), repo: repo.full_name }, "could not update the dashboard issue"));
+      }
+      for (const { number, ...repo } of await dashboardIssuesTurnedOff(deps.db)) {
+        await closeDashboardIssue(deps, repo, number).catch((err: unknown) => log.warn({ err: String(err), repo: repo.full_name }, "could not close the dashboard issue"));
       }
     })().finally(() => {
       running = null;

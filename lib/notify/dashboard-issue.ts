@@ -11,6 +11,7 @@ import {
   auditDashboardTick,
   claimDashboardIssue,
   claimDashboardTick,
+  closeDashboardIssueRow,
   dashboardRepository,
   findDashboardIssue,
   releaseDashboardIssue,
@@ -20,7 +21,7 @@ import {
 } from "../store/github/dashboard-issues";
 import { approverNeeds, reachesApproval } from "../triggers/approver-role";
 import { followRepository } from "../github/installation-sync";
-import { DASHBOARD_ISSUE_TITLE, dashboardIssueBody, ticksOf, type TickSubject } from "./dashboard-issue-body";
+import { closedDashboardIssueBody, DASHBOARD_ISSUE_TITLE, dashboardIssueBody, ticksOf, type TickSubject } from "./dashboard-issue-body";
 
 /**
  * A repository's dashboard issue (ADR 0088), as Renovate keeps one: opened by the App when the
@@ -38,7 +39,7 @@ export type DashboardIssueDeps = MirrorDeps;
 /** The operator actions a tick takes: the dashboard's own (the admission gate, the `if:` re-check, the audit). */
 export type TickActions = Pick<DashboardServices, "approveRun" | "retryRun" | "resetCycleBudget" | "checkConfig">;
 
-export type SyncOutcome = { tag: "Created" | "Updated" | "Unchanged"; number: number } | { tag: "Busy" };
+export type SyncOutcome = { tag: "Created" | "Updated" | "Reopened" | "Unchanged"; number: number } | { tag: "Busy" };
 
 const needsYouUrl = (publicUrl: string) => `${publicUrl.replace(/\/+$/, "")}/needs-you`;
 
@@ -47,8 +48,10 @@ async function bodyFor(deps: DashboardIssueDeps, repo: DashboardRepository): Pro
   return dashboardIssueBody(needs, (runId) => runPageUrl(deps.publicUrl, runId), needsYouUrl(deps.publicUrl));
 }
 
-async function writeBody(client: GitHubClient, repo: DashboardRepository, number: number, body: string): Promise<void> {
-  await callGitHub("update the dashboard issue", () => client.request("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { ...repoParams(repo.full_name), issue_number: number, body }));
+async function writeBody(client: GitHubClient, repo: DashboardRepository, number: number, body: string, state?: "open" | "closed"): Promise<void> {
+  await callGitHub("update the dashboard issue", () =>
+    client.request("PATCH /repos/{owner}/{repo}/issues/{issue_number}", { ...repoParams(repo.full_name), issue_number: number, body, ...(state ? { state } : {}) }),
+  );
 }
 
 /**
@@ -59,12 +62,13 @@ export async function syncDashboardIssue(deps: DashboardIssueDeps, repo: Dashboa
   const body = await bodyFor(deps, repo);
   const row = await findDashboardIssue(deps.db, repo.id);
   if (row?.number === 0) return { tag: "Busy" };
-  if (row && row.body === body && !options.force) return { tag: "Unchanged", number: row.number };
+  if (row && !row.closed && row.body === body && !options.force) return { tag: "Unchanged", number: row.number };
   const client = await deps.github(repo.installation_id);
   if (row) {
-    await writeBody(client, repo, row.number, body);
+    // turned on again after the App closed it: the same issue, reopened
+    await writeBody(client, repo, row.number, body, row.closed ? "open" : undefined);
     await saveDashboardIssue(deps.db, repo.id, row.number, body);
-    return { tag: "Updated", number: row.number };
+    return { tag: row.closed ? "Reopened" : "Updated", number: row.number };
   }
   if (!(await claimDashboardIssue(deps.db, repo.id))) return { tag: "Busy" };
   try {
@@ -77,6 +81,17 @@ export async function syncDashboardIssue(deps: DashboardIssueDeps, repo: Dashboa
     await releaseDashboardIssue(deps.db, repo.id);
     throw err;
   }
+}
+
+/**
+ * Closes the issue of a repository whose `.github/atelier.yml` turned `dashboard_issue` off,
+ * saying so in its body (no box is left to tick). Its row stays, closed: the issue is still no
+ * Item for the Loops, and turning it on again reopens it.
+ */
+export async function closeDashboardIssue(deps: DashboardIssueDeps, repo: DashboardRepository, number: number): Promise<void> {
+  const body = closedDashboardIssueBody(needsYouUrl(deps.publicUrl));
+  await writeBody(await deps.github(repo.installation_id), repo, number, body, "closed");
+  await closeDashboardIssueRow(deps.db, repo.id, body);
 }
 
 /** The fields of an `issues` or `issue_comment` webhook payload this reads. */

@@ -54,7 +54,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): P
     return { tag: "Delivered", status: result.status!, tries: claimed.attempts };
   }
   const error = result.error ?? "failed";
-  const delayMs = (deps.delayFor ?? retryDelayMs)(claimed.attempts);
+  const delayMs = isPermanent(result.status) ? null : (deps.delayFor ?? retryDelayMs)(claimed.attempts);
   if (delayMs === null) {
     await record(deps.db, claimed, { status: "failed", lastStatus: result.status, error, delayMs: null });
     return { tag: "GaveUp", tries: claimed.attempts, error };
@@ -64,6 +64,14 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: number): P
 }
 
 const NOT_A_NOTICE = "a Slack target is sent notices only";
+
+/**
+ * A receiver's answer no later try can change: a 4xx other than 408 (Request Timeout) and 429
+ * (Too Many Requests) — a wrong URL (404), a removed Slack webhook (403 `invalid_token`, 404
+ * `no_service`, 410 `channel_is_archived`), a payload refused (400). It fails at once with its
+ * status; a redeliver tries it again.
+ */
+const isPermanent = (status: number | null): boolean => status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
 
 /**
  * What a try sends: a webhook gets the payload signed; a Slack target the notice as a Block Kit

@@ -9,6 +9,7 @@ import { metrics } from "../../lib/metrics/metrics";
 import type { Db } from "../../lib/store/kernel/db";
 import { observation, storeObservations } from "../../lib/triggers/observe-item";
 import { testDb } from "../support/db";
+import { countedAfresh, rolledUp } from "../support/insights-roll-up";
 import { call } from "./support/api-client";
 import { FakeGitHub } from "./support/fake-github";
 import { cookieFor, seedRepo, seedUser, uniqueInstallationId } from "./support/seed";
@@ -288,5 +289,70 @@ describe("Insights", () => {
       expect(["invalid_insights_range", "invalid_query"]).toContain(res.body.error);
     }
     expect(insightsRange({}, new Date("2026-11-18T12:00:00Z")).from.toISOString()).toBe("2026-08-31T00:00:00.000Z");
+  });
+});
+
+describe("the roll-up Insights read (ADR 0092)", () => {
+  const bucket = async (received: string) =>
+    (
+      await db.pool.query(
+        `SELECT d.runs, d.in_progress, d.failed, d.open, d.merged, d.succeeded, d.failures, d.to_start_ms::text[] AS to_start_ms, d.to_merge_ms::text[] AS to_merge_ms,
+                d.merged_pull_requests
+           FROM insights_days d JOIN repositories p ON p.id = d.repository_id
+          WHERE p.full_name = $1 AND d.day = $2::date AND d.loop = 'late-loop' AND d.agent = 'demo'`,
+        [A, day(received)],
+      )
+    ).rows[0];
+  const matchesTheRuns = async () => expect(await rolledUp(db, [A, B])).toEqual(await countedAfresh(db, [A, B]));
+
+  it("holds what a fresh count of the Runs gives", async () => {
+    await matchesTheRuns();
+  });
+
+  it("moves a Run between buckets as its state, outcome and day change, and lets it go when it is deleted", async () => {
+    // days after the range the figures above read
+    const id = await seedHistoryRun({ repo: A, number: 20, loop: "late-loop", state: "Running", received: "2026-11-20T10:00:00Z" });
+    await db.pool.query(`UPDATE runs SET state = 'Queued', started_at = NULL, ended_at = NULL WHERE id = $1`, [id]);
+    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: [] });
+
+    await db.pool.query(`UPDATE runs SET state = 'Running', started_at = $2 WHERE id = $1`, [id, at("2026-11-20T10:00:00Z", 42)]);
+    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: ["42000"] });
+    // its Attempt fails: the Run's sums (attempts_roll_up_into_run) and then its bucket follow
+    await db.pool.query(
+      `INSERT INTO attempts (id, run_id, number, state, started_at) VALUES ($1, $2, 1, 'Running', now())`,
+      [`${id}/agent/1`, id],
+    );
+    await db.pool.query(`UPDATE attempts SET state = 'Failed', ended_at = now(), failure_category = 'infra', cost_usd = 0.3 WHERE id = $1`, [`${id}/agent/1`]);
+    await db.pool.query(`UPDATE runs SET state = 'Failed', ended_at = now() WHERE id = $1`, [id]);
+    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 0, failed: 1, failures: { infra: 1 } });
+    await matchesTheRuns();
+
+    // retried, it succeeds with a pull request, which GitHub then shows merged
+    await db.pool.query(`UPDATE runs SET state = 'Succeeded', pull_request_number = 120, pull_request_at = $2 WHERE id = $1`, [id, at("2026-11-20T10:00:00Z", 500)]);
+    expect(await bucket("2026-11-20")).toMatchObject({ failed: 0, open: 1, succeeded: 1 });
+    await storeObservations(db, [pullRead(A, 120, "merged", at("2026-11-20T10:00:00Z", 900))]);
+    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, open: 0, merged: 1, to_merge_ms: ["900000"], merged_pull_requests: [120], failures: { infra: 1 } });
+    await matchesTheRuns();
+
+    // its trigger's day moves it to another bucket whole
+    await db.pool.query(`UPDATE runs SET received_at = $2 WHERE id = $1`, [id, at("2026-11-21T10:00:00Z")]);
+    expect(await bucket("2026-11-20")).toMatchObject({ runs: 0, merged: 0, to_start_ms: [], to_merge_ms: [], merged_pull_requests: [], failures: { infra: 0 } });
+    expect(await bucket("2026-11-21")).toMatchObject({ runs: 1, merged: 1, merged_pull_requests: [120], failures: { infra: 1 } });
+    await matchesTheRuns();
+
+    await db.pool.query(`DELETE FROM attempts WHERE run_id = $1`, [id]);
+    await db.pool.query(`DELETE FROM runs WHERE id = $1`, [id]);
+    expect(await bucket("2026-11-21")).toMatchObject({ runs: 0, merged: 0, merged_pull_requests: [] });
+    await matchesTheRuns();
+  });
+
+  it("counts a pull request merged by two Runs once, and keeps the other Run's time", async () => {
+    const week = { from: day("2026-11-23"), to: day("2026-11-29") };
+    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2026-11-23T10:00:00Z", startS: 5, pr: { number: 130, atS: 50 } });
+    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2026-11-24T10:00:00Z", startS: 7, pr: { number: 130, atS: 10 } });
+    await storeObservations(db, [pullRead(A, 130, "merged", at("2026-11-25T10:00:00Z"))]);
+    const body = (await insights("admin", week)).body as unknown as import("../../lib/dashboard/insights").Insights;
+    expect(body.totals).toMatchObject({ runs: 2, outcomes: { merged: 2 }, mergedPullRequests: 1, triggerToStart: { p50: 5, p90: 7 }, triggerToMerge: { p50: 86_400, p90: 172_800 } });
+    await matchesTheRuns();
   });
 });

@@ -38,8 +38,9 @@ const users = {
   owner: { id: 0, login: `owner-${tag}`, token: `tok-o-${tag}` },
   reader: { id: 0, login: `reader-${tag}`, token: `tok-r-${tag}` },
   stranger: { id: 0, login: `stranger-${tag}`, token: `tok-s-${tag}` },
+  admin: { id: 0, login: `admin-${tag}`, token: `tok-a-${tag}` },
 };
-const cookies: Record<keyof typeof users, string> = { owner: "", reader: "", stranger: "" };
+const cookies: Record<keyof typeof users, string> = { owner: "", reader: "", stranger: "", admin: "" };
 const ids = { privateHook: 0, openHook: 0, installationHook: 0, privateDelivery: 0, missing: 0 };
 
 beforeAll(async () => {
@@ -55,7 +56,7 @@ beforeAll(async () => {
   let n = Math.floor(Math.random() * 1e9);
   for (const u of Object.values(users)) u.id = ++n;
   github.users.push(...Object.values(users));
-  setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [] });
+  setInstanceConfigForTests({ ...defaultInstanceConfig(), admins: [users.admin.login] });
   forgetAccess();
   await seedRepo(db, PRIVATE, installation);
   await seedRepo(db, OPEN, installation);
@@ -162,5 +163,34 @@ describe("outbound webhooks, to those who may not manage them", () => {
       delete process.env.ATELIER_ALLOW_PRIVATE_WEBHOOKS;
       await slack.close();
     }
+  });
+
+  it("changing a target's notices takes what adding it takes: a reader is refused, a stranger and a repository's admin find no installation's target, an admin may", async () => {
+    const events = async (id: number) => (await db.pool.query<{ events: string[] }>(`SELECT events FROM outbound_hooks WHERE id = $1`, [id])).rows[0]!.events;
+    const change = (id: number, who: keyof typeof users, body: unknown = { events: ["failed", "verify_failed"] }) =>
+      call(hook.PATCH, "PATCH", `/api/v1/outbound/hooks/${id}`, { params: { id: String(id) }, body, ...as(who) });
+
+    const read = await change(ids.openHook, "reader");
+    expect([read.status, read.body.error]).toEqual([403, "repo_admin_only"]);
+    const theirs = await change(ids.privateHook, "stranger");
+    const none = await change(ids.missing, "stranger");
+    expect([theirs.status, withoutId(ids.privateHook)(theirs.body)]).toEqual([404, withoutId(ids.missing)(none.body)]);
+    const notAdmin = await change(ids.installationHook, "owner");
+    expect([notAdmin.status, notAdmin.body.error]).toEqual([404, "webhook_not_found"]);
+    expect([await events(ids.openHook), await events(ids.privateHook), await events(ids.installationHook)]).toEqual([[], [], []]);
+
+    // a notice that does not exist is a 400, and changes nothing
+    const unknown = await change(ids.openHook, "owner", { events: ["failed", "everything"] });
+    expect(unknown.status).toBe(400);
+    expect(await events(ids.openHook)).toEqual([]);
+
+    const own = await change(ids.openHook, "owner");
+    expect([own.status, (own.body.hook as { events: string[] }).events]).toEqual([200, ["failed", "verify_failed"]]);
+    const admin = await change(ids.installationHook, "admin", { events: ["needs_approval"] });
+    expect([admin.status, (admin.body.hook as { events: string[] }).events]).toEqual([200, ["needs_approval"]]);
+    expect([await events(ids.openHook), await events(ids.installationHook)]).toEqual([["failed", "verify_failed"], ["needs_approval"]]);
+    // and back to none
+    expect((await change(ids.openHook, "owner", { events: [] })).status).toBe(200);
+    expect(await events(ids.openHook)).toEqual([]);
   });
 });

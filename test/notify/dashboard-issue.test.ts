@@ -6,6 +6,7 @@ import { itemKey } from "../../lib/engine/ids";
 import { runnerOperatorServices } from "../../lib/mirror/runner-operator";
 import { DASHBOARD_ISSUE_TITLE } from "../../lib/notify/dashboard-issue-body";
 import { onDashboardIssueEvent, syncDashboardIssue, type IssueEventPayload, type TickActions } from "../../lib/notify/dashboard-issue";
+import { keepDashboardIssues } from "../../lib/notify/dashboard-issue-keeper";
 import type { OperatorDeps } from "../../lib/runner/operator";
 import { dashboardRepository, isDashboardIssue, type DashboardRepository } from "../../lib/store/github/dashboard-issues";
 import { approve, parkForApproval } from "../../lib/store/runs/approvals";
@@ -255,5 +256,49 @@ describe("the dashboard issue", () => {
     expect(outcome).toMatchObject({ tag: "Acted", done: [{ action: "approve", target }] });
     expect(await runState(target)).toBe("Queued");
     expect(await dashboardRepository(db, repo.id)).toMatchObject({ full_name: renamed });
+  });
+
+  it("is closed, saying so, when the repository turns dashboard_issue off (not when its file cannot be read), and reopened when it turns it on again", async () => {
+    // its name now (the test before renamed it)
+    const { rows } = await db.pool.query<{ full_name: string }>(`SELECT full_name FROM repositories WHERE id = $1`, [repo.id]);
+    const name = rows[0]!.full_name;
+    const setConfig = (dashboardIssue: boolean, errors: unknown[] = []) =>
+      db.pool.query(`UPDATE repositories SET config = $2 WHERE id = $1`, [
+        repo.id,
+        JSON.stringify({ readAt: new Date().toISOString(), labels: [], loops: [], errors, files: [".github/atelier.yml"], dashboardIssue }),
+      ]);
+    const issue = () => world.sim.state.item(world.sim.state.repoByFullName(name), number);
+    const body = () => issue().body ?? "";
+    const keeper = await keepDashboardIssues(world.deps, silentLog, 3_600_000);
+    try {
+      // a file that does not parse says nothing of dashboard_issue: the issue stays open
+      await setConfig(false, [{ loop: null, token: "config_invalid_yaml", line: 3, message: "bad indentation", path: "" }]);
+      await keeper.syncAll();
+      expect(issue().state).toBe("open");
+
+      // read, and dashboard_issue is off: closed, its body saying why, no box left to tick
+      await setConfig(false);
+      await keeper.syncAll();
+      expect(issue().state).toBe("closed");
+      expect(body()).toContain("Atelier closed this issue and no longer keeps it");
+      expect(body()).not.toContain("- [ ]");
+      const closes = world.sim.deliveries({ event: "issues", action: "closed" });
+      expect(closes).toHaveLength(1);
+      // still no Item for the Loops; a later pass does not close it again
+      expect(await isDashboardIssue(db, repo.id, number)).toBe(true);
+      await keeper.syncAll();
+      expect(world.sim.deliveries({ event: "issues", action: "closed" })).toHaveLength(1);
+
+      // turned on again: the same issue, reopened with what waits
+      await setConfig(true);
+      expect(await syncDashboardIssue(world.deps, { ...repo, full_name: name })).toEqual({ tag: "Reopened", number });
+      expect(issue().state).toBe("open");
+      expect(body()).toContain("Atelier keeps this issue up to date");
+      expect([...world.sim.state.items.values()].filter((i) => i.repoId === repo.id && i.title === DASHBOARD_ISSUE_TITLE)).toHaveLength(1);
+      await keeper.syncAll();
+      expect(issue().state).toBe("open");
+    } finally {
+      keeper.close();
+    }
   });
 });

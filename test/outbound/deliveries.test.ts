@@ -7,7 +7,8 @@ import { TRANSITIONS } from "../../lib/engine/run-state";
 import { admission } from "../../lib/metering/admission";
 import { attemptDelivery, dueDeliveries } from "../../lib/outbound/attempt-delivery";
 import { listDeliveries, resetForRedelivery } from "../../lib/outbound/delivery-log";
-import { createHook, deleteHook } from "../../lib/outbound/hooks";
+import { createHook, deleteHook, listHooks } from "../../lib/outbound/hooks";
+import { sendTestDelivery } from "../../lib/outbound/test-delivery";
 import { DELIVERY_TIMEOUT_MS } from "../../lib/outbound/post-webhook";
 import type { Resolver } from "../../lib/http/resolver";
 import type { RunEventPayload } from "../../lib/store/runs/run-event-payload";
@@ -193,6 +194,43 @@ describe("delivery tries, by hand", () => {
         [503, String(id), true],
         [200, String(id), true],
       ]);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("tries a 408 and a 429 again, but a 4xx that waiting cannot change fails at once with its status", async () => {
+    let secret = "";
+    const receiver = await startReceiver(() => secret, [429, 408, 404]);
+    try {
+      const t = await seedTenant(db, "tries");
+      secret = (await createHook(db, { installation_id: t.installationId, url: receiver.url }, open)).secret;
+      const id = await canceledRunDelivery(t.repo);
+      const manyTries = { db, policy: open, delayFor: () => 60_000 };
+      const due = () => db.pool.query(`UPDATE outbound_deliveries SET next_at = now() - interval '1 second' WHERE id = $1`, [id]);
+      expect(await attemptDelivery(manyTries, id)).toMatchObject({ tag: "Retry", tries: 1, error: "HTTP 429: receiver is down" });
+      await due();
+      expect(await attemptDelivery(manyTries, id)).toMatchObject({ tag: "Retry", tries: 2, error: "HTTP 408: receiver is down" });
+      await due();
+      expect(await attemptDelivery(manyTries, id)).toEqual({ tag: "GaveUp", tries: 3, error: "HTTP 404: receiver is down" });
+      expect(await row(id)).toMatchObject({ status: "failed", attempts: 3, last_status: 404, last_error: "HTTP 404: receiver is down" });
+      // given up for good: nothing tries it again by itself
+      expect(await attemptDelivery(manyTries, id)).toEqual({ tag: "NotDue" });
+      expect(await dueDeliveries(db, 1000)).not.toContain(id);
+      expect(receiver.received.map((r) => r.status)).toEqual([429, 408, 404]);
+
+      // a Slack target's 4xx too (a channel archived): failed after one try, with Slack's status
+      const slack = await startReceiver(() => "", [410]);
+      try {
+        const other = await seedTenant(db, "tries");
+        await createHook(db, { installation_id: other.installationId, url: slack.url, kind: "slack", events: ["needs_approval"] }, open);
+        const test = await sendTestDelivery({ db, policy: open }, (await listHooks(db, { installationIds: [other.installationId], repos: [] }))[0]!, "http://atelier.test");
+        expect(test.outcome).toEqual({ tag: "GaveUp", tries: 1, error: "HTTP 410: receiver is down" });
+        expect(await row(test.delivery.id)).toMatchObject({ status: "failed", attempts: 1, last_status: 410 });
+        expect(slack.received).toHaveLength(1);
+      } finally {
+        await slack.close();
+      }
     } finally {
       await receiver.close();
     }

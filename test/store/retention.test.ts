@@ -11,6 +11,7 @@ import { prunedReportFor } from "../../lib/retention/pruned-report";
 import type { Db } from "../../lib/store/kernel/db";
 import { recordAndClaim } from "../../lib/store/runs/claim";
 import { testDb } from "../support/db";
+import { countedAfresh, rolledUp } from "../support/insights-roll-up";
 import { itemEvent } from "../support/events";
 import { seedItem, seedRepo, uniqueInstallationId } from "../dashboard/support/seed";
 
@@ -97,6 +98,7 @@ describe("retention", () => {
     const range = { loop: null, agent: null, from: new Date("2025-05-01T00:00:00Z"), to: new Date("2025-07-01T00:00:00Z") };
     const boardBefore = await loadBoard(db, { repos: [REPO], lanes });
     const insightsBefore = await loadInsights(db, [REPO], range);
+    const rollUpBefore = await rolledUp(db, [REPO]);
     const bytesBefore = await bytesOf();
 
     const pruned = await pruneHistory(db, RETENTION, { now: NOW, batch: 2 });
@@ -118,6 +120,10 @@ describe("retention", () => {
     expect(await loadBoard(db, { repos: [REPO], lanes })).toEqual(boardBefore);
     expect(await loadInsights(db, [REPO], range)).toEqual(insightsBefore);
     expect(insightsBefore.totals.runs).toBe(1);
+    // the roll-up Insights read is untouched, and still what the Runs give (ADR 0092)
+    expect(await rolledUp(db, [REPO])).toEqual(rollUpBefore);
+    expect(rollUpBefore).toEqual(await countedAfresh(db, [REPO]));
+    expect(rollUpBefore).toEqual([expect.objectContaining({ runs: 1, succeeded: 1, cost_usd: "0.420000", agent_ms: "540000" })]);
 
     // the ledger keeps the key: the same content is still recognized, and opens nothing
     const events = (await db.pool.query(`SELECT id, submission, payload_pruned_at FROM events WHERE repo = $1 ORDER BY received_at`, [REPO])).rows;

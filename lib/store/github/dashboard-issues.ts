@@ -35,11 +35,35 @@ export async function dashboardRepository(db: Db, repositoryId: number): Promise
 export interface DashboardIssueRow {
   number: number;
   body: string;
+  /** the App closed it when the repository turned it off */
+  closed: boolean;
 }
 
 /** The repository's dashboard issue; number 0 while its creation is under way. */
 export function findDashboardIssue(db: Db, repositoryId: number): Promise<DashboardIssueRow | undefined> {
-  return first<DashboardIssueRow>(db.pool, sql`SELECT number, body FROM dashboard_issues WHERE repository_id = ${repositoryId}`);
+  return first<DashboardIssueRow>(db.pool, sql`SELECT number, body, closed_at IS NOT NULL AS closed FROM dashboard_issues WHERE repository_id = ${repositoryId}`);
+}
+
+/**
+ * The open dashboard issues of repositories whose `.github/atelier.yml`, read without an error
+ * at its top or on `dashboard_issue`, no longer says `dashboard_issue: true` (a file that cannot
+ * be read says nothing either way: its issue stays). Repositories still installed only.
+ */
+export function dashboardIssuesTurnedOff(db: Db): Promise<(DashboardRepository & { number: number })[]> {
+  return rows<DashboardRepository & { number: number }>(
+    db.pool,
+    sql`SELECT p.id, p.full_name, p.installation_id, d.number FROM dashboard_issues d JOIN repositories p ON p.id = d.repository_id
+         WHERE d.closed_at IS NULL AND d.number > 0 AND p.removed_at IS NULL AND p.config IS NOT NULL
+           AND (p.config->>'dashboardIssue')::boolean IS NOT TRUE
+           AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(COALESCE(p.config->'errors', '[]')) e
+                            WHERE e->>'loop' IS NULL AND COALESCE(e->>'path', '') IN ('', 'dashboard_issue'))
+         ORDER BY p.id`,
+  );
+}
+
+/** Records that the App closed the repository's issue, with the body it wrote last. */
+export async function closeDashboardIssueRow(db: Db, repositoryId: number, body: string): Promise<void> {
+  await query(db.pool, sql`UPDATE dashboard_issues SET closed_at = now(), body = ${body}, updated_at = now() WHERE repository_id = ${repositoryId}`);
 }
 
 /** Claims the creation of the repository's issue: false when someone else has it (or made it). */
@@ -53,8 +77,9 @@ export async function releaseDashboardIssue(db: Db, repositoryId: number): Promi
   await query(db.pool, sql`DELETE FROM dashboard_issues WHERE repository_id = ${repositoryId} AND number = 0`);
 }
 
+/** The issue as the App wrote it, open. */
 export async function saveDashboardIssue(db: Db, repositoryId: number, number: number, body: string): Promise<void> {
-  await query(db.pool, sql`UPDATE dashboard_issues SET number = ${number}, body = ${body}, updated_at = now() WHERE repository_id = ${repositoryId}`);
+  await query(db.pool, sql`UPDATE dashboard_issues SET number = ${number}, body = ${body}, closed_at = NULL, updated_at = now() WHERE repository_id = ${repositoryId}`);
 }
 
 /** Whether issue `number` of the repository of GitHub id `repositoryId` is its dashboard issue (the triggers leave it alone). */

@@ -2,7 +2,7 @@ import type { Db } from "../kernel/db";
 import { first, query, raw, sql } from "../kernel/sql";
 import { transaction } from "../kernel/transaction";
 
-/** Which Runs Insights reads: received in [from, to), of these repositories, a Loop and an agent when given. */
+/** Which Runs Insights reads: received in [from, to) (whole UTC days), of these repositories, a Loop and an agent when given. */
 export interface InsightsScope {
   repos: string[];
   loop: string | null;
@@ -11,14 +11,15 @@ export interface InsightsScope {
   to: Date;
 }
 
-/** One group's figures as SQL counts them (seconds, dollars, milliseconds); the group is all Runs, a Loop, an agent or a week. */
-export interface FigureRow {
-  loop: string | null;
-  agent: string | null;
-  /** the week's Monday (UTC), as YYYY-MM-DD */
-  week: string | null;
-  /** which grouping this row is: all, loop, agent, week */
-  grouping: "all" | "loop" | "agent" | "week";
+/**
+ * The roll-up of one repository, Loop, agent and week (its Monday, YYYY-MM-DD): the sums of its
+ * days, and each of its Runs' times (milliseconds) and merged pull requests' numbers, in no order.
+ */
+export interface InsightsCell {
+  repositoryId: string;
+  loop: string;
+  agent: string;
+  week: string;
   runs: number;
   merged: number;
   closed: number;
@@ -27,114 +28,86 @@ export interface FigureRow {
   failed: number;
   canceled: number;
   in_progress: number;
-  merged_pull_requests: number;
-  to_start_p50: number | null;
-  to_start_p90: number | null;
-  to_pull_request_p50: number | null;
-  to_pull_request_p90: number | null;
-  to_merge_p50: number | null;
-  to_merge_p90: number | null;
-  cost_usd: string | null;
-  agent_ms: string | null;
   succeeded: number;
   succeeded_attempts: number;
+  /** millionths of a dollar, an integer */
+  cost_micro_usd: number;
+  agent_ms: number;
   verified: number;
   verify_passed: number;
+  to_start_ms: Float64Array;
+  to_pull_request_ms: Float64Array;
+  to_merge_ms: Float64Array;
+  merged_pull_requests: Float64Array;
 }
 
 export interface InsightsRead {
-  groups: FigureRow[];
+  cells: InsightsCell[];
   failures: { category: string; attempts: number }[];
 }
 
+interface CellRow extends Omit<InsightsCell, "to_start_ms" | "to_pull_request_ms" | "to_merge_ms" | "merged_pull_requests" | "cost_micro_usd" | "agent_ms"> {
+  cost_micro_usd: string;
+  agent_ms: string;
+  to_start_ms: number[];
+  to_pull_request_ms: number[];
+  to_merge_ms: number[];
+  merged_pull_requests: number[];
+}
+
 /**
- * A Run's outcome (docs/insights.md), first match wins: its pull request merged, or closed
- * unmerged; else the Run Failed, or was Canceled; else a pull request still open; else Succeeded
- * with no pull request; else still in progress.
+ * Every element of the arrays `column` of the group's rows as one JSON array, written by
+ * string_agg (empty arrays skipped): JSON's numbers are parsed natively on the way in.
  */
-const OUTCOME = sql`CASE WHEN r.pull_request_state = 'merged' THEN 'merged'
-            WHEN r.pull_request_state = 'closed' THEN 'closed'
-            WHEN r.state = 'Failed' THEN 'failed'
-            WHEN r.state = 'Canceled' THEN 'canceled'
-            WHEN r.pull_request_number IS NOT NULL THEN 'open'
-            WHEN r.state = 'Succeeded' THEN 'no_pull_request'
-            ELSE 'in_progress' END`;
+const joined = (column: string) => raw(`('[' || COALESCE(string_agg(NULLIF(array_to_string(d.${column}, ','), ''), ','), '') || ']')::json`);
 
 /**
- * A merged Run's pull request as one bigint, (the repository's place in the scope's array) << 32
- * plus its number: distinct exactly when (repo, number) is (the Run's repository is in the array,
- * a number fits in 32 bits), and counted distinct by a sort of integers, not of text.
- */
-const mergedPullRequestKey = (repos: string[]) => sql`(array_position(${repos}::text[], r.repo)::bigint << 32) + r.pull_request_number`;
-
-/** The p50 and p90 (percentile_disc: a value that occurred) of the column `seconds`, from one sort, counted where it is not null. */
-const percentiles = (name: string, seconds: string) => raw(`percentile_disc(ARRAY[0.5, 0.9]) WITHIN GROUP (ORDER BY ${seconds}) AS ${name}`);
-
-/**
- * Every figure of Insights in one statement: the Runs in scope (index
- * runs_repo_received_at_id_idx, one range per repository) with what they keep of their Attempts
- * (migration 20261208060000: never the Attempts themselves), then the figures of all of them, per
- * Loop, per agent and per week in one pass (GROUPING SETS), and the failed Attempts by category.
- * It runs without JIT (compiling cost more than the read) and with the memory to sort in memory.
+ * What Insights reads, from the roll-up `insights_days` (ADR 0092), never the Runs: the days in
+ * range of the repositories in scope (by their GitHub ids; its primary key), summed per
+ * repository, Loop, agent and week; and the failed Attempts by category. The percentiles and
+ * the distinct merged pull requests are the caller's (lib/dashboard/insights-groups.ts).
  */
 export async function readInsightsFigures(db: Db, q: InsightsScope): Promise<InsightsRead> {
-  const mergedPullRequest = mergedPullRequestKey(q.repos);
   const row = await transaction(db, async (tx) => {
+    // the grouping hashes in memory, uncompiled (JIT cost more than the read)
+    await query(tx, sql`SET LOCAL work_mem = '32MB'`);
     await query(tx, sql`SET LOCAL jit = off`);
-    await query(tx, sql`SET LOCAL work_mem = '64MB'`);
-    return first<{ groups: (Omit<FigureRow, "to_start_p50" | "to_start_p90" | "to_pull_request_p50" | "to_pull_request_p90" | "to_merge_p50" | "to_merge_p90"> & Record<"to_start" | "to_pull_request" | "to_merge", [number, number] | null>)[] | null; failures: InsightsRead["failures"] | null }>(
+    return first<{ cells: CellRow[] | null; failures: InsightsRead["failures"] | null }>(
       tx,
-      sql`WITH scoped AS MATERIALIZED (
-       SELECT r.loop, r.agent, r.state = 'Succeeded' AS succeeded, r.attempts_closed, r.attempts_cost_usd, r.attempts_ms, r.verify_checked, r.verify_passed,
-              CASE WHEN cardinality(r.failure_categories) > 0 THEN r.failure_categories END AS failure_categories, ${OUTCOME} AS outcome,
-              CASE WHEN r.pull_request_state = 'merged' THEN ${mergedPullRequest} END AS merged_pull_request,
-              date_trunc('week', r.received_at)::date AS week,
-              EXTRACT(EPOCH FROM r.started_at - r.received_at)::float8 AS to_start,
-              EXTRACT(EPOCH FROM r.pull_request_at - r.received_at)::float8 AS to_pull_request,
-              CASE WHEN r.pull_request_state = 'merged' THEN EXTRACT(EPOCH FROM r.pull_request_closed_at - r.received_at)::float8 END AS to_merge
-         FROM runs r
-        WHERE r.repo = ANY(${q.repos}::text[])
-          AND r.received_at >= (${q.from.toISOString()}::timestamptz AT TIME ZONE 'UTC')
-          AND r.received_at < (${q.to.toISOString()}::timestamptz AT TIME ZONE 'UTC')
-          AND (${q.loop}::text IS NULL OR r.loop = ${q.loop})
-          AND (${q.agent}::text IS NULL OR r.agent = ${q.agent})
-     ), groups AS (
-       SELECT s.loop, s.agent, to_char(s.week, 'YYYY-MM-DD') AS week,
-              CASE WHEN GROUPING(s.loop) = 0 THEN 'loop' WHEN GROUPING(s.agent) = 0 THEN 'agent' WHEN GROUPING(s.week) = 0 THEN 'week' ELSE 'all' END AS grouping,
-              count(*)::int AS runs,
-              count(*) FILTER (WHERE s.outcome = 'merged')::int AS merged,
-              count(*) FILTER (WHERE s.outcome = 'closed')::int AS closed,
-              count(*) FILTER (WHERE s.outcome = 'open')::int AS open,
-              count(*) FILTER (WHERE s.outcome = 'no_pull_request')::int AS no_pull_request,
-              count(*) FILTER (WHERE s.outcome = 'failed')::int AS failed,
-              count(*) FILTER (WHERE s.outcome = 'canceled')::int AS canceled,
-              count(*) FILTER (WHERE s.outcome = 'in_progress')::int AS in_progress,
-              count(DISTINCT s.merged_pull_request)::int AS merged_pull_requests,
-              ${percentiles("to_start", "s.to_start")},
-              ${percentiles("to_pull_request", "s.to_pull_request")},
-              ${percentiles("to_merge", "s.to_merge")},
-              sum(s.attempts_cost_usd)::text AS cost_usd, sum(s.attempts_ms)::text AS agent_ms,
-              count(*) FILTER (WHERE s.succeeded)::int AS succeeded,
-              COALESCE(sum(s.attempts_closed) FILTER (WHERE s.succeeded), 0)::int AS succeeded_attempts,
-              sum(s.verify_checked)::int AS verified, sum(s.verify_passed)::int AS verify_passed
-         FROM scoped s
-        GROUP BY GROUPING SETS ((), (s.loop), (s.agent), (s.week))
+      sql`WITH scoped AS (
+       SELECT d.* FROM insights_days d
+        WHERE d.repository_id IN (SELECT p.id FROM repositories p WHERE p.full_name = ANY(${q.repos}::text[]))
+          AND d.day >= (${q.from.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+          AND d.day < (${q.to.toISOString()}::timestamptz AT TIME ZONE 'UTC')::date
+          AND (${q.loop}::text IS NULL OR d.loop = ${q.loop})
+          AND (${q.agent}::text IS NULL OR d.agent = ${q.agent})
+          AND d.runs > 0
+     ), cells AS (
+       SELECT d.repository_id::text AS "repositoryId", d.loop, d.agent, to_char(date_trunc('week', d.day), 'YYYY-MM-DD') AS week,
+              sum(d.runs)::int AS runs, sum(d.merged)::int AS merged, sum(d.closed)::int AS closed, sum(d.open)::int AS open,
+              sum(d.no_pull_request)::int AS no_pull_request, sum(d.failed)::int AS failed, sum(d.canceled)::int AS canceled,
+              sum(d.in_progress)::int AS in_progress, sum(d.succeeded)::int AS succeeded, sum(d.succeeded_attempts)::int AS succeeded_attempts,
+              (sum(d.cost_usd) * 1000000)::bigint::text AS cost_micro_usd, sum(d.agent_ms)::text AS agent_ms,
+              sum(d.verified)::int AS verified, sum(d.verify_passed)::int AS verify_passed,
+              ${joined("to_start_ms")} AS to_start_ms, ${joined("to_pull_request_ms")} AS to_pull_request_ms,
+              ${joined("to_merge_ms")} AS to_merge_ms, ${joined("merged_pull_requests")} AS merged_pull_requests
+         FROM scoped d
+        GROUP BY 1, 2, 3, 4
      ), failures AS (
-       SELECT category, count(*)::int AS attempts FROM scoped s, unnest(s.failure_categories) AS category
-        WHERE s.failure_categories IS NOT NULL
-        GROUP BY 1 ORDER BY 2 DESC, 1
+       SELECT f.key AS category, sum(f.value::int)::int AS attempts FROM scoped d, jsonb_each_text(d.failures) f
+        GROUP BY 1 HAVING sum(f.value::int) > 0 ORDER BY 2 DESC, 1
      )
-     SELECT (SELECT json_agg(g) FROM groups g) AS groups, (SELECT json_agg(f) FROM failures f) AS failures`,
+     SELECT (SELECT json_agg(c) FROM cells c) AS cells, (SELECT json_agg(f) FROM failures f) AS failures`,
     );
   });
-  const groups = (row?.groups ?? []).map(({ to_start, to_pull_request, to_merge, ...g }) => ({
-    ...g,
-    to_start_p50: to_start?.[0] ?? null,
-    to_start_p90: to_start?.[1] ?? null,
-    to_pull_request_p50: to_pull_request?.[0] ?? null,
-    to_pull_request_p90: to_pull_request?.[1] ?? null,
-    to_merge_p50: to_merge?.[0] ?? null,
-    to_merge_p90: to_merge?.[1] ?? null,
+  const cells = (row?.cells ?? []).map((c) => ({
+    ...c,
+    cost_micro_usd: Number(c.cost_micro_usd),
+    agent_ms: Number(c.agent_ms),
+    to_start_ms: Float64Array.from(c.to_start_ms),
+    to_pull_request_ms: Float64Array.from(c.to_pull_request_ms),
+    to_merge_ms: Float64Array.from(c.to_merge_ms),
+    merged_pull_requests: Float64Array.from(c.merged_pull_requests),
   }));
-  return { groups, failures: row?.failures ?? [] };
+  return { cells, failures: row?.failures ?? [] };
 }

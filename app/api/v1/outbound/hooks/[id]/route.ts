@@ -8,7 +8,7 @@ type Params = { id: string };
 
 export const GET = api<Params>(async ({ params, viewer, ctx }) => getHookFor(ctx.db, viewer, idParam(params.id, "webhook")));
 
-/** PATCH: a new URL (checked again), a new secret, or `rotate_secret: true` (the new secret is in the answer, once). */
+/** PATCH: a new URL (checked again), a new secret, `rotate_secret: true` (the new secret is in the answer, once), or the notices (`events`). */
 export const PATCH = api<Params>(async ({ request, params, viewer, ctx }) =>
   updateHookFor(ctx.db, viewer, idParam(params.id, "webhook"), await body(request, hookUpdate)),
 );
