@@ -4,6 +4,8 @@ import { defineConfig } from "@playwright/test";
  * Browser tests of the dashboard, in Debian's Chromium, against the whole stack in the sandbox:
  * e2e/global-setup.ts starts the GitHub simulator, a fresh database, `next start` on a free
  * port and the worker (when it exists), and gives the specs their addresses in E2E_* variables.
+ * The flows share that stack (demo-org's repositories), so they run one at a time; the
+ * newcomer's walkthrough starts a stack of its own from a fresh clone, beside them.
  */
 export default defineConfig({
   testDir: "e2e",
@@ -12,7 +14,11 @@ export default defineConfig({
   timeout: 90_000,
   expect: { timeout: 15_000 },
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
+  projects: [
+    { name: "flows", testIgnore: /newcomer\.spec\.ts$/, workers: 1 },
+    { name: "newcomer", testMatch: /newcomer\.spec\.ts$/, workers: 1 },
+  ],
   retries: 0,
   reporter: [["list"]],
   use: {

@@ -6,9 +6,10 @@ export default defineConfig({
     globalSetup: ["test/support/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Integration files share one PostgreSQL and one Redis; each file owns its data by prefix,
-    // and two files at a time keep a 2-core machine responsive.
-    maxWorkers: 2,
+    // Integration files share one PostgreSQL and one Redis; each file owns its data by prefix.
+    // Most of a file's time is waiting on the processes it started (a worker, the dashboard, an
+    // agent CLI, git): four files at a time use a 2-core machine's time without crowding it.
+    maxWorkers: 4,
     fileParallelism: true,
   },
 });

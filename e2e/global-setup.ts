@@ -1,6 +1,7 @@
-import { spawn, execFileSync, type ChildProcess } from "node:child_process";
+import { spawn, execFile, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, openSync, readFileSync, realpathSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { parse, stringify } from "yaml";
@@ -90,7 +91,7 @@ export async function freshDatabase(url: string): Promise<void> {
   await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
   await client.query(`CREATE DATABASE "${name}"`);
   await client.end();
-  execFileSync("npx", ["prisma", "migrate", "deploy"], { cwd: ROOT, stdio: "pipe", env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" } });
+  await promisify(execFile)("npx", ["prisma", "migrate", "deploy"], { cwd: ROOT, env: { ...process.env, DATABASE_URL: url, CHECKPOINT_DISABLE: "1" } });
 }
 
 /** Starts the GitHub simulator (scripts/sim.ts) whose webhooks go to the dashboard on `dashboardPort`; resolves to its URL. */
@@ -172,16 +173,21 @@ export async function stopChildren(children: ChildProcess[]): Promise<void> {
 export default async function globalSetup(): Promise<() => Promise<void>> {
   mkdirSync(LOGS, { recursive: true });
   const databaseUrl = process.env.E2E_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e";
-  await freshDatabase(databaseUrl);
+  const setupDatabaseUrl = process.env.E2E_SETUP_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e_setup";
   const redisUrl = process.env.E2E_REDIS_URL ?? "redis://127.0.0.1:6379/13";
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
   await redis.flushdb();
   await redis.quit();
 
-  const modelApi = await startFakeAnthropic(CLAUDE_SCRIPT);
-  const envModelApi = await startFakeAnthropic(CLAUDE_ENV_SCRIPT);
-  const registry = await startNpmRegistry();
-  const [webPort, simPort] = [await freePort(), await freePort()];
+  // what the two stacks need, side by side: their databases, the model APIs, the registry
+  const [modelApi, envModelApi, registry] = await Promise.all([
+    startFakeAnthropic(CLAUDE_SCRIPT),
+    startFakeAnthropic(CLAUDE_ENV_SCRIPT),
+    startNpmRegistry(),
+    freshDatabase(databaseUrl),
+    freshDatabase(setupDatabaseUrl),
+  ]);
+  const [webPort, simPort, setupPort, setupSimPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const appFile = join(LOGS, "sandbox-app.json");
   const env: NodeJS.ProcessEnv = {
     ...stackEnv({ databaseUrl, redisUrl, webPort, appFile, config: instanceConfig(modelApi.url, envModelApi.url, registry.port) }),
@@ -196,22 +202,20 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await registry.stop();
   };
 
-  try {
+  /** The flows' stack: the simulator, the dashboard and the worker. */
+  const flows = async () => {
     const simUrl = await startSimulator("simulator", simPort, appFile, webPort, env, children);
-    buildDashboardIfNeeded(env);
     const baseUrl = await startDashboard("next", webPort, env, children);
-
     const worker = existsSync(join(ROOT, "jobs", "worker.ts"));
     if (worker) {
       const w = start("worker", ["tsx", "jobs/worker.ts"], env);
       children.push(w.child);
     }
+    return { simUrl, baseUrl, worker };
+  };
 
-    // The setup page's own stack: no App yet, and a simulator of its own (registering an App
-    // replaces the simulator's, and the flows above need theirs)
-    const [setupPort, setupSimPort] = [await freePort(), await freePort()];
-    const setupDatabaseUrl = process.env.E2E_SETUP_DATABASE_URL ?? "postgresql://postgres@127.0.0.1:5432/atelier_e2e_setup";
-    await freshDatabase(setupDatabaseUrl);
+  /** The setup page's own stack: no App yet, and a simulator of its own (registering an App replaces the simulator's, and the flows need theirs). */
+  const setup = async () => {
     const setupSimUrl = await startSimulator("setup-simulator", setupSimPort, join(LOGS, "setup-sim-app.json"), setupPort, env, children);
     const setupEnv: NodeJS.ProcessEnv = {
       ...env,
@@ -228,8 +232,14 @@ export default async function globalSetup(): Promise<() => Promise<void>> {
     await waitFor("the setup dashboard", async () => (await fetch(`${setupUrl}/setup`)).ok, setupWeb.child, 60_000, setupWeb.log);
     // the one-time setup token the web process prints as it starts, as an operator reads it
     await waitFor("the setup token", async () => /\/setup\?token=\S+/.test(readFileSync(setupWeb.log, "utf8")), setupWeb.child, 60_000, setupWeb.log);
-    process.env.E2E_SETUP_TOKEN = /\/setup\?token=(\S+)/.exec(readFileSync(setupWeb.log, "utf8"))![1];
+    return { setupSimUrl, setupUrl, token: /\/setup\?token=(\S+)/.exec(readFileSync(setupWeb.log, "utf8"))![1] };
+  };
 
+  try {
+    // the build (when one is needed) comes before either dashboard starts
+    buildDashboardIfNeeded(env);
+    const [{ simUrl, baseUrl, worker }, { setupSimUrl, setupUrl, token }] = await Promise.all([flows(), setup()]);
+    process.env.E2E_SETUP_TOKEN = token;
     process.env.E2E_BASE_URL = baseUrl;
     process.env.E2E_SIM_URL = simUrl;
     process.env.E2E_SETUP_URL = setupUrl;

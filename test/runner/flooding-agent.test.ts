@@ -8,13 +8,13 @@ import { startSimWorld, type SimWorld } from "./support/sim-world";
 import { agents, attemptsOf, issueEvent, openRun, runState, startRunner, uniquePrefix, waitFor, type RunnerUnderTest } from "./support/runner-fixture";
 
 /**
- * An agent that floods its output (50 MB, in its sandbox) through the whole runner: the
+ * An agent that floods its output (12 MB, six times its cap, in its sandbox) through the whole runner: the
  * Attempt's transcript keeps at most its cap, says what it cut, and the transcript API still
  * answers in pages of a bounded size.
  */
 
 const CAP = 2 * 1024 * 1024;
-const FLOOD = 50 * 1024 * 1024;
+const FLOOD = 12 * 1024 * 1024;
 const db = testDb();
 const prefix = uniquePrefix("flood");
 let world: SimWorld;
@@ -30,7 +30,7 @@ beforeAll(async () => {
     github: world.github,
     workspaceRoot,
     transcriptMaxBytes: CAP,
-    // a 50 MB flood keeps a busy machine busier: the lease of production, not the fixture's short one
+    // a 12 MB flood keeps a busy machine busier: the lease of production, not the fixture's short one
     leaseTtlMs: 30_000,
     roster: agents({ flood: { kind: "command", command: ["sh", "-c", `yes 'flooding the transcript with one line after another' | head -c ${FLOOD}`], maxAttemptMinutes: 3 } }),
   });
@@ -42,7 +42,7 @@ afterAll(async () => {
   if (workspaceRoot) rmSync(workspaceRoot, { recursive: true, force: true });
 });
 
-describe("an agent printing 50 MB", () => {
+describe("an agent printing 12 MB", () => {
   it("leaves at most the cap in its transcript, says what was cut, and the transcript pages stay small", async () => {
     const repo = await world.addRepo("flood");
     const run = await openRun(db, issueEvent(repo, 7, "f1", "Print a lot.", { agent: "flood" }));
