@@ -1,4 +1,4 @@
-// `npm test` builds the dashboard once, beside typecheck and lint, before the test files that
+// `npm test` builds the dashboard once, before the test files that
 // start it run side by side (test/support/global-setup.ts then finds it current).
 import { buildDashboardIfNeeded } from "../test/support/web-server";
 

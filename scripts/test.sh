@@ -13,10 +13,12 @@ bash scripts/ensure-sandbox.sh
 bash scripts/ensure-chromium.sh
 
 # Two stages, each of jobs side by side, each job's output printed whole when its stage ends:
-# first what needs no service (typecheck, lint, the dashboard's build; one core each at most of
-# their time), then the browser specs beside the test files — both mostly wait on processes they
-# started, and they share nothing: the specs have their own databases and Redis database
-# (e2e/global-setup.ts), the files theirs (test/support/global-setup.ts).
+# first the dashboard's production build (the browser specs and the files that start `next
+# start` need it), then everything else at once: the test files, the browser specs, the type
+# check and the linter. The tests mostly wait on processes they started, so the type check and
+# the linter use cores that would idle. The specs and the files share nothing: the specs have
+# their own databases and Redis database (e2e/global-setup.ts), the files theirs
+# (test/support/global-setup.ts).
 logs="$(mktemp -d)"
 trap 'rm -rf "$logs"' EXIT
 side_by_side() {
@@ -34,14 +36,15 @@ stage() {
   done
   [ "$failed" = 0 ]
 }
-side_by_side typecheck npx tsc --noEmit
-side_by_side lint npx eslint . --max-warnings=0
 side_by_side build npx tsx scripts/build-dashboard.ts
-stage typecheck lint build
+stage build
 jobs=("unit and integration")
 side_by_side "unit and integration" env ATELIER_TEST_SKIP_BUILD=1 npx vitest run
 if [ -f playwright.config.ts ] && ls e2e/*.spec.ts >/dev/null 2>&1; then
   side_by_side browser npx playwright test
   jobs+=(browser)
 fi
+side_by_side typecheck npx tsc --noEmit
+side_by_side lint npx eslint . --max-warnings=0
+jobs+=(typecheck lint)
 stage "${jobs[@]}"
