@@ -42,7 +42,8 @@ const cookies = { reader: "", admin: "", stranger: "" };
 const SHIFT_MS = (60 + Math.floor(Math.random() * 3000)) * 7 * 86_400_000;
 const at = (iso: string, plusS = 0) => new Date(Date.parse(iso) - SHIFT_MS + plusS * 1000);
 const day = (iso: string) => at(`${iso}T00:00:00Z`).toISOString().slice(0, 10);
-const RANGE = { from: day("2026-11-02"), to: day("2026-11-15") };
+// in 2020, when no other file has Runs: an admin's Insights count every repository's, and files run side by side
+const RANGE = { from: day("2020-11-02"), to: day("2020-11-15") };
 
 interface HistoryRun {
   repo: string;
@@ -109,8 +110,8 @@ const pullRead = (repo: string, number: number, state: "open" | "closed" | "merg
       title: `PR ${number}`,
       state: state === "open" ? "open" : "closed",
       html_url: `http://github.test/${repo}/pull/${number}`,
-      created_at: "2026-11-01T00:00:00Z",
-      updated_at: (closedAt ?? new Date("2026-11-01T00:00:00Z")).toISOString(),
+      created_at: "2020-11-01T00:00:00Z",
+      updated_at: (closedAt ?? new Date("2020-11-01T00:00:00Z")).toISOString(),
       closed_at: closedAt?.toISOString() ?? null,
       merged: state === "merged",
       merged_at: state === "merged" ? closedAt!.toISOString() : null,
@@ -144,38 +145,38 @@ beforeAll(async () => {
   for (const k of Object.keys(users) as (keyof typeof users)[]) cookies[k] = cookieFor(await seedUser(db, users[k], process.env.AUTH_SECRET!));
 
   // repository A: week of 2 Nov
-  await seedHistoryRun({ repo: A, number: 1, state: "Succeeded", received: "2026-11-02T10:00:00Z", startS: 60, pr: { number: 101, atS: 600 },
+  await seedHistoryRun({ repo: A, number: 1, state: "Succeeded", received: "2020-11-02T10:00:00Z", startS: 60, pr: { number: 101, atS: 600 },
     attempts: [{ state: "Succeeded", costUsd: 0.5, ms: 120_000, verify: true }] });
-  await seedHistoryRun({ repo: A, number: 2, state: "Succeeded", received: "2026-11-03T10:00:00Z", startS: 120, pr: { number: 102, atS: 900 },
+  await seedHistoryRun({ repo: A, number: 2, state: "Succeeded", received: "2020-11-03T10:00:00Z", startS: 120, pr: { number: 102, atS: 900 },
     attempts: [{ state: "Failed", costUsd: 0.1, ms: 30_000, category: "infra" }, { state: "Succeeded", costUsd: 0.4, ms: 90_000, verify: false }] });
   // repository A: week of 9 Nov
-  await seedHistoryRun({ repo: A, number: 3, agent: "codex", state: "Failed", received: "2026-11-10T09:00:00Z", startS: 300,
+  await seedHistoryRun({ repo: A, number: 3, agent: "codex", state: "Failed", received: "2020-11-10T09:00:00Z", startS: 300,
     attempts: [{ state: "Failed", costUsd: 0.25, ms: 60_000, category: "agent" }] });
-  await seedHistoryRun({ repo: A, number: 4, loop: "review", agent: "codex", state: "Canceled", received: "2026-11-11T12:00:00Z" });
+  await seedHistoryRun({ repo: A, number: 4, loop: "review", agent: "codex", state: "Canceled", received: "2020-11-11T12:00:00Z" });
   // its pull request is recorded after GitHub showed it merged: the trigger reads the Item
-  lateRun = await seedHistoryRun({ repo: A, number: 5, state: "Succeeded", received: "2026-11-12T08:00:00Z", startS: 30,
+  lateRun = await seedHistoryRun({ repo: A, number: 5, state: "Succeeded", received: "2020-11-12T08:00:00Z", startS: 30,
     attempts: [{ state: "Succeeded", costUsd: 0.75, ms: 180_000, verify: true }] });
-  await seedHistoryRun({ repo: A, number: 6, state: "Succeeded", received: "2026-11-13T08:00:00Z", startS: 45,
+  await seedHistoryRun({ repo: A, number: 6, state: "Succeeded", received: "2020-11-13T08:00:00Z", startS: 45,
     attempts: [{ state: "Succeeded", costUsd: 0.1, ms: 60_000 }] });
   // before the range: never counted
-  await seedHistoryRun({ repo: A, number: 7, state: "Succeeded", received: "2026-10-30T08:00:00Z", startS: 10, pr: { number: 107, atS: 20 },
+  await seedHistoryRun({ repo: A, number: 7, state: "Succeeded", received: "2020-10-30T08:00:00Z", startS: 10, pr: { number: 107, atS: 20 },
     attempts: [{ state: "Succeeded", costUsd: 9, ms: 9_000_000 }] });
   // repository B, which the reader cannot see
-  await seedHistoryRun({ repo: B, number: 1, state: "Succeeded", received: "2026-11-04T10:00:00Z", startS: 90, pr: { number: 201, atS: 1200 },
+  await seedHistoryRun({ repo: B, number: 1, state: "Succeeded", received: "2020-11-04T10:00:00Z", startS: 90, pr: { number: 201, atS: 1200 },
     attempts: [{ state: "Succeeded", costUsd: 2, ms: 600_000 }] });
-  await seedHistoryRun({ repo: B, number: 2, state: "Failed", received: "2026-11-05T10:00:00Z", startS: 20,
+  await seedHistoryRun({ repo: B, number: 2, state: "Failed", received: "2020-11-05T10:00:00Z", startS: 20,
     attempts: [{ state: "Failed", costUsd: 1, ms: 120_000, category: "agent" }] });
-  await seedHistoryRun({ repo: B, number: 3, state: "Running", received: "2026-11-09T10:00:00Z", startS: 10, pr: { number: 203, atS: 100 },
+  await seedHistoryRun({ repo: B, number: 3, state: "Running", received: "2020-11-09T10:00:00Z", startS: 10, pr: { number: 203, atS: 100 },
     attempts: [{ state: "Running" }] });
 
   // what the poll reads of the pull requests
   const before = await mergedCount();
   await storeObservations(db, [
-    pullRead(A, 101, "merged", at("2026-11-02T10:00:00Z", 3600)),
-    pullRead(A, 102, "closed", at("2026-11-03T10:00:00Z", 7200)),
-    pullRead(A, 105, "merged", at("2026-11-12T08:00:00Z", 1800)),
-    pullRead(A, 107, "merged", at("2026-10-30T08:00:00Z", 60)),
-    pullRead(B, 201, "merged", at("2026-11-04T10:00:00Z", 5400)),
+    pullRead(A, 101, "merged", at("2020-11-02T10:00:00Z", 3600)),
+    pullRead(A, 102, "closed", at("2020-11-03T10:00:00Z", 7200)),
+    pullRead(A, 105, "merged", at("2020-11-12T08:00:00Z", 1800)),
+    pullRead(A, 107, "merged", at("2020-10-30T08:00:00Z", 60)),
+    pullRead(B, 201, "merged", at("2020-11-04T10:00:00Z", 5400)),
     pullRead(B, 203, "open", null),
   ]);
   mergesCounted = (await mergedCount()) - before;
@@ -198,10 +199,10 @@ describe("Insights", () => {
     expect(mergesCounted).toBe(3);
     const late = (await db.pool.query(`SELECT pull_request_state, pull_request_closed_at, pull_request_at FROM runs WHERE id = $1`, [lateRun])).rows[0];
     expect(late.pull_request_state).toBe("merged");
-    expect(late.pull_request_closed_at.toISOString()).toBe(at("2026-11-12T08:30:00Z").toISOString());
+    expect(late.pull_request_closed_at.toISOString()).toBe(at("2020-11-12T08:30:00Z").toISOString());
     expect(late.pull_request_at).not.toBeNull();
     // the figures below count its pull request as opened 300 s after its trigger
-    await db.pool.query(`UPDATE runs SET pull_request_at = $2 WHERE id = $1`, [lateRun, at("2026-11-12T08:00:00Z", 300)]);
+    await db.pool.query(`UPDATE runs SET pull_request_at = $2 WHERE id = $1`, [lateRun, at("2020-11-12T08:00:00Z", 300)]);
   });
 
   it("gives an admin the exact figures of both repositories", async () => {
@@ -234,8 +235,8 @@ describe("Insights", () => {
       { category: "infra", attempts: 1 },
     ]);
     expect(body.weeks.map((w) => [w.week, w.runs, w.outcomes.merged])).toEqual([
-      [day("2026-11-02"), 4, 2],
-      [day("2026-11-09"), 5, 1],
+      [day("2020-11-02"), 4, 2],
+      [day("2020-11-09"), 5, 1],
     ]);
     expect(body.perLoop.map((l) => [l.loop, l.runs, l.outcomes.merged])).toEqual([
       ["start-dev", 8, 3],
@@ -311,12 +312,12 @@ describe("the roll-up Insights read (ADR 0092)", () => {
 
   it("moves a Run between buckets as its state, outcome and day change, and lets it go when it is deleted", async () => {
     // days after the range the figures above read
-    const id = await seedHistoryRun({ repo: A, number: 20, loop: "late-loop", state: "Running", received: "2026-11-20T10:00:00Z" });
+    const id = await seedHistoryRun({ repo: A, number: 20, loop: "late-loop", state: "Running", received: "2020-11-20T10:00:00Z" });
     await db.pool.query(`UPDATE runs SET state = 'Queued', started_at = NULL, ended_at = NULL WHERE id = $1`, [id]);
-    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: [] });
+    expect(await bucket("2020-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: [] });
 
-    await db.pool.query(`UPDATE runs SET state = 'Running', started_at = $2 WHERE id = $1`, [id, at("2026-11-20T10:00:00Z", 42)]);
-    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: ["42000"] });
+    await db.pool.query(`UPDATE runs SET state = 'Running', started_at = $2 WHERE id = $1`, [id, at("2020-11-20T10:00:00Z", 42)]);
+    expect(await bucket("2020-11-20")).toMatchObject({ runs: 1, in_progress: 1, to_start_ms: ["42000"] });
     // its Attempt fails: the Run's sums (attempts_roll_up_into_run) and then its bucket follow
     await db.pool.query(
       `INSERT INTO attempts (id, run_id, number, state, started_at) VALUES ($1, $2, 1, 'Running', now())`,
@@ -324,33 +325,33 @@ describe("the roll-up Insights read (ADR 0092)", () => {
     );
     await db.pool.query(`UPDATE attempts SET state = 'Failed', ended_at = now(), failure_category = 'infra', cost_usd = 0.3 WHERE id = $1`, [`${id}/agent/1`]);
     await db.pool.query(`UPDATE runs SET state = 'Failed', ended_at = now() WHERE id = $1`, [id]);
-    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, in_progress: 0, failed: 1, failures: { infra: 1 } });
+    expect(await bucket("2020-11-20")).toMatchObject({ runs: 1, in_progress: 0, failed: 1, failures: { infra: 1 } });
     await matchesTheRuns();
 
     // retried, it succeeds with a pull request, which GitHub then shows merged
-    await db.pool.query(`UPDATE runs SET state = 'Succeeded', pull_request_number = 120, pull_request_at = $2 WHERE id = $1`, [id, at("2026-11-20T10:00:00Z", 500)]);
-    expect(await bucket("2026-11-20")).toMatchObject({ failed: 0, open: 1, succeeded: 1 });
-    await storeObservations(db, [pullRead(A, 120, "merged", at("2026-11-20T10:00:00Z", 900))]);
-    expect(await bucket("2026-11-20")).toMatchObject({ runs: 1, open: 0, merged: 1, to_merge_ms: ["900000"], merged_pull_requests: [120], failures: { infra: 1 } });
+    await db.pool.query(`UPDATE runs SET state = 'Succeeded', pull_request_number = 120, pull_request_at = $2 WHERE id = $1`, [id, at("2020-11-20T10:00:00Z", 500)]);
+    expect(await bucket("2020-11-20")).toMatchObject({ failed: 0, open: 1, succeeded: 1 });
+    await storeObservations(db, [pullRead(A, 120, "merged", at("2020-11-20T10:00:00Z", 900))]);
+    expect(await bucket("2020-11-20")).toMatchObject({ runs: 1, open: 0, merged: 1, to_merge_ms: ["900000"], merged_pull_requests: [120], failures: { infra: 1 } });
     await matchesTheRuns();
 
     // its trigger's day moves it to another bucket whole
-    await db.pool.query(`UPDATE runs SET received_at = $2 WHERE id = $1`, [id, at("2026-11-21T10:00:00Z")]);
-    expect(await bucket("2026-11-20")).toMatchObject({ runs: 0, merged: 0, to_start_ms: [], to_merge_ms: [], merged_pull_requests: [], failures: { infra: 0 } });
-    expect(await bucket("2026-11-21")).toMatchObject({ runs: 1, merged: 1, merged_pull_requests: [120], failures: { infra: 1 } });
+    await db.pool.query(`UPDATE runs SET received_at = $2 WHERE id = $1`, [id, at("2020-11-21T10:00:00Z")]);
+    expect(await bucket("2020-11-20")).toMatchObject({ runs: 0, merged: 0, to_start_ms: [], to_merge_ms: [], merged_pull_requests: [], failures: { infra: 0 } });
+    expect(await bucket("2020-11-21")).toMatchObject({ runs: 1, merged: 1, merged_pull_requests: [120], failures: { infra: 1 } });
     await matchesTheRuns();
 
     await db.pool.query(`DELETE FROM attempts WHERE run_id = $1`, [id]);
     await db.pool.query(`DELETE FROM runs WHERE id = $1`, [id]);
-    expect(await bucket("2026-11-21")).toMatchObject({ runs: 0, merged: 0, merged_pull_requests: [] });
+    expect(await bucket("2020-11-21")).toMatchObject({ runs: 0, merged: 0, merged_pull_requests: [] });
     await matchesTheRuns();
   });
 
   it("counts a pull request merged by two Runs once, and keeps the other Run's time", async () => {
-    const week = { from: day("2026-11-23"), to: day("2026-11-29") };
-    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2026-11-23T10:00:00Z", startS: 5, pr: { number: 130, atS: 50 } });
-    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2026-11-24T10:00:00Z", startS: 7, pr: { number: 130, atS: 10 } });
-    await storeObservations(db, [pullRead(A, 130, "merged", at("2026-11-25T10:00:00Z"))]);
+    const week = { from: day("2020-11-23"), to: day("2020-11-29") };
+    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2020-11-23T10:00:00Z", startS: 5, pr: { number: 130, atS: 50 } });
+    await seedHistoryRun({ repo: A, number: 30, loop: "late-loop", state: "Succeeded", received: "2020-11-24T10:00:00Z", startS: 7, pr: { number: 130, atS: 10 } });
+    await storeObservations(db, [pullRead(A, 130, "merged", at("2020-11-25T10:00:00Z"))]);
     const body = (await insights("admin", week)).body as unknown as import("../../lib/dashboard/insights").Insights;
     expect(body.totals).toMatchObject({ runs: 2, outcomes: { merged: 2 }, mergedPullRequests: 1, triggerToStart: { p50: 5, p90: 7 }, triggerToMerge: { p50: 86_400, p90: 172_800 } });
     await matchesTheRuns();
