@@ -16,7 +16,7 @@ bash scripts/ensure-chromium.sh
 # first the dashboard's production build (the browser specs and the files that start `next
 # start` need it), then everything else at once: the test files, the browser specs, the type
 # check and the linter. The tests mostly wait on processes they started, so the type check and
-# the linter use cores that would idle. The specs and the files share nothing: the specs have
+# the linter, niced, use cores that would idle. The specs and the files share nothing: the specs have
 # their own databases and Redis database (e2e/global-setup.ts), the files theirs
 # (test/support/global-setup.ts).
 logs="$(mktemp -d)"
@@ -44,7 +44,8 @@ if [ -f playwright.config.ts ] && ls e2e/*.spec.ts >/dev/null 2>&1; then
   side_by_side browser npx playwright test
   jobs+=(browser)
 fi
-side_by_side typecheck npx tsc --noEmit
-side_by_side lint npx eslint . --max-warnings=0
+# niced: they take the cores the tests leave idle, never a test's time (a worker's heartbeat)
+side_by_side typecheck nice -n 15 npx tsc --noEmit
+side_by_side lint nice -n 15 npx eslint . --max-warnings=0
 jobs+=(typecheck lint)
 stage "${jobs[@]}"
