@@ -203,7 +203,8 @@ export async function startRunner(o: StartRunnerOptions): Promise<RunnerUnderTes
     {
       workerId: o.workerId ?? `test-${process.pid}`,
       keyPrefix: `${o.prefix}:`,
-      leaseTtlMs: o.leaseTtlMs ?? 1_500,
+      // a busy machine stalls a process for seconds; a file that tests a lease running out sets its own
+      leaseTtlMs: o.leaseTtlMs ?? 10_000,
       workspaceRoot: o.workspaceRoot,
       roster: { agents: o.roster ?? agents(), maxConcurrentAttempts: o.slots ?? 2, ...(o.toolchains ? { toolchains: o.toolchains } : {}) },
       ...(o.snapshots ? { snapshots: o.snapshots } : {}),
