@@ -16,3 +16,16 @@ export async function load<T>(read: () => Promise<T>): Promise<Loaded<T>> {
     return { ok: false, status: http.status, token: http.body.error, message: http.body.message };
   }
 }
+
+/** A page's search parameters, as Next.js hands them over. */
+export type SearchParams = Promise<Record<string, string | string[] | undefined>>;
+
+/** The page's query as given, empty fields left out (the filter form sends them). */
+export function givenQuery(sp: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(sp)) {
+    const value = Array.isArray(v) ? v[0] : v;
+    if (value) out[k] = value;
+  }
+  return out;
+}

@@ -8,7 +8,7 @@ import { insightsQuery } from "../../../lib/dashboard/schemas";
 import { FilterSelect } from "../../_components/filter-select";
 import { PageHeader, Problem } from "../../_components/ui";
 import { parseQuery } from "../../_server/api";
-import { load } from "../../_server/page-data";
+import { givenQuery, load, type SearchParams } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
 import { requirePageViewer } from "../../_server/viewer";
 import { ColumnChart } from "../../usage/charts";
@@ -17,18 +17,8 @@ import { CountBars, OUTCOME_STYLE, OutcomeColumns } from "./charts";
 export const metadata: Metadata = { title: "Insights" };
 export const dynamic = "force-dynamic";
 
-type Search = Promise<Record<string, string | string[] | undefined>>;
-
 const FILTERS = ["repo", "loop", "agent", "from", "to"] as const;
 
-function given(sp: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(sp)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (value) out[k] = value;
-  }
-  return out;
-}
 
 const percent = (r: number | null) => (r === null ? "—" : `${(r * 100).toFixed(1).replace(/\.0$/, "")} %`);
 const seconds = (s: number | null) => (s === null ? "—" : formatDurationMs(s * 1000));
@@ -105,8 +95,8 @@ function GroupTable({ title, rows, testId }: { title: string; rows: { name: stri
   );
 }
 
-export default async function InsightsPage({ searchParams }: { searchParams: Search }) {
-  const sp = given(await searchParams);
+export default async function InsightsPage({ searchParams }: { searchParams: SearchParams }) {
+  const sp = givenQuery(await searchParams);
   const search = new URLSearchParams(sp).toString();
   const viewer = await requirePageViewer(`/insights${search ? `?${search}` : ""}`);
   const parsed = parseQuery(sp, insightsQuery);

@@ -7,28 +7,17 @@ import { FilterSelect } from "../../_components/filter-select";
 import { LiveRefresh } from "../../_components/live-refresh";
 import { Empty, PageHeader, Problem, StateBadge, Time } from "../../_components/ui";
 import { parseQuery } from "../../_server/api";
-import { load } from "../../_server/page-data";
+import { givenQuery, load, type SearchParams } from "../../_server/page-data";
 import { dashboardContext } from "../../_server/services";
 import { requirePageViewer } from "../../_server/viewer";
 
 export const metadata: Metadata = { title: "Runs" };
 
-type Search = Promise<Record<string, string | string[] | undefined>>;
-
 const FILTERS = ["repo", "loop", "agent", "state", "q"] as const;
 
-/** The page's query as given, empty fields left out (the filter form sends them). */
-function given(sp: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(sp)) {
-    const value = Array.isArray(v) ? v[0] : v;
-    if (value) out[k] = value;
-  }
-  return out;
-}
 
-export default async function RunsPage({ searchParams }: { searchParams: Search }) {
-  const sp = given(await searchParams);
+export default async function RunsPage({ searchParams }: { searchParams: SearchParams }) {
+  const sp = givenQuery(await searchParams);
   const search = new URLSearchParams(sp).toString();
   const viewer = await requirePageViewer(`/runs${search ? `?${search}` : ""}`);
   const parsed = parseQuery(sp, runsQuery);
