@@ -1,3 +1,4 @@
+import { ChartGrid } from "../_components/chart-grid";
 import { chartScale } from "../../lib/dashboard/format";
 
 /**
@@ -53,17 +54,7 @@ export function ColumnChart({
         viewBox={`0 0 ${W} ${H}`}
         className="h-auto w-full"
       >
-        {ticks.map((t) => {
-          const y = top + plotH - (t.value / max) * plotH;
-          return (
-            <g key={t.label} data-testid="chart-tick">
-              <line x1={left} x2={W - 8} y1={y} y2={y} stroke="#e7e5e4" strokeWidth={1} />
-              <text x={left - 6} y={y + 4} textAnchor="end" fontSize={11} fill="#57534e">
-                {t.label}
-              </text>
-            </g>
-          );
-        })}
+        <ChartGrid ticks={ticks} max={max} left={left} right={W - 8} top={top} plotH={plotH} />
         {points.map((p, i) => {
           const h = (p.value / max) * plotH;
           const x = left + i * step + (step - barW) / 2;

@@ -1,3 +1,4 @@
+import { ChartGrid } from "../../_components/chart-grid";
 import { chartScale, formatCount } from "../../../lib/dashboard/format";
 import type { Outcome } from "../../../lib/dashboard/insights";
 
@@ -39,17 +40,7 @@ export function OutcomeColumns({ title, columns, testId }: { title: string; colu
     <figure className="rounded-lg border border-stone-200 bg-white p-3">
       <figcaption className="mb-1 text-sm font-medium">{title}</figcaption>
       <svg data-testid={testId} role="img" aria-label={`${title}: ${formatCount(totals.reduce((s, t) => s + t, 0))} Runs`} viewBox={`0 0 ${W} ${H}`} className="h-auto w-full">
-        {ticks.map((t) => {
-          const y = top + plotH - (t.value / max) * plotH;
-          return (
-            <g key={t.label}>
-              <line x1={left} x2={W - 8} y1={y} y2={y} stroke="#e7e5e4" strokeWidth={1} />
-              <text x={left - 6} y={y + 4} textAnchor="end" fontSize={11} fill="#57534e">
-                {t.label}
-              </text>
-            </g>
-          );
-        })}
+        <ChartGrid ticks={ticks} max={max} left={left} right={W - 8} top={top} plotH={plotH} />
         {columns.map((c, i) => {
           const x = left + i * step + (step - barW) / 2;
           let y = top + plotH;
