@@ -25,8 +25,9 @@ export default defineConfig({
     browserName: "chromium",
     headless: true,
     launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      // Debian's headless shell (scripts/ensure-chromium.sh): no window system, no GPU process
+      executablePath: process.env.CHROMIUM_PATH ?? "/usr/lib/chromium/chromium-headless-shell",
+      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
     },
     viewport: { width: 1366, height: 860 },
     trace: "retain-on-failure",
