@@ -93,7 +93,8 @@ describe("a dead worker's Attempts", () => {
 
     // the live worker: its attempts worker and its maintenance worker, whose sweep would wait ten
     // minutes before closing an Attempt the registry does not know dead
-    parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "survivor", leaseTtlMs: TTL });
+    // the survivor's own lease at the fixture's default: a busy machine may stall it past 3 s
+    parent = await startRunner({ db, prefix, github: world.github, workspaceRoot: newRoot(), workerId: "survivor" });
     maintenance = await createMaintenanceWorker(bullConnection(REDIS_URL), sweepDeps(parent, TTL), { prefix, sweepEveryMs: 500 });
 
     expect(await settled(run.runId, 60_000)).toBe("Succeeded");

@@ -94,7 +94,7 @@ const startOtherWorker = async (workerId: string) =>
     github: world.github,
     workspaceRoot: newRoot(workerId),
     workerId,
-    leaseTtlMs: TTL,
+    // its own lease at the fixture's default: a busy machine may stall it past 1.5 s
     roster: agents({ claude: realClaudeAgent(fake!.url) }),
     agentEnv: { ...AGENT_ENV, ANTHROPIC_API_KEY: KEY },
     sessionKey: INSTANCE_KEY,
