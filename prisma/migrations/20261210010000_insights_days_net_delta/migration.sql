@@ -12,21 +12,25 @@
 -- from the trigger and its merged pull request's number (null when it has none)
 CREATE FUNCTION "insights_of_run"(r "runs", OUT outcome text, OUT succeeded boolean, OUT succeeded_attempts integer, OUT to_start_ms bigint,
                                   OUT to_pull_request_ms bigint, OUT to_merge_ms bigint, OUT merged_pull_request integer)
-  LANGUAGE sql IMMUTABLE AS E'
-  SELECT CASE WHEN r."pull_request_state" = ''merged'' THEN ''merged''
-              WHEN r."pull_request_state" = ''closed'' THEN ''closed''
-              WHEN r."state" = ''Failed'' THEN ''failed''
-              WHEN r."state" = ''Canceled'' THEN ''canceled''
-              WHEN r."pull_request_number" IS NOT NULL THEN ''open''
-              WHEN r."state" = ''Succeeded'' THEN ''no_pull_request''
-              ELSE ''in_progress'' END,
-         r."state" = ''Succeeded'',
-         CASE WHEN r."state" = ''Succeeded'' THEN r."attempts_closed" ELSE 0 END,
-         round(EXTRACT(EPOCH FROM r."started_at" - r."received_at") * 1000)::bigint,
-         round(EXTRACT(EPOCH FROM r."pull_request_at" - r."received_at") * 1000)::bigint,
-         CASE WHEN r."pull_request_state" = ''merged'' THEN round(EXTRACT(EPOCH FROM r."pull_request_closed_at" - r."received_at") * 1000)::bigint END,
-         CASE WHEN r."pull_request_state" = ''merged'' THEN r."pull_request_number" END
-';
+  LANGUAGE plpgsql IMMUTABLE AS E'
+BEGIN
+  outcome := CASE WHEN r."pull_request_state" = ''merged'' THEN ''merged''
+                  WHEN r."pull_request_state" = ''closed'' THEN ''closed''
+                  WHEN r."state" = ''Failed'' THEN ''failed''
+                  WHEN r."state" = ''Canceled'' THEN ''canceled''
+                  WHEN r."pull_request_number" IS NOT NULL THEN ''open''
+                  WHEN r."state" = ''Succeeded'' THEN ''no_pull_request''
+                  ELSE ''in_progress'' END\073
+  succeeded := r."state" = ''Succeeded''\073
+  succeeded_attempts := CASE WHEN succeeded THEN r."attempts_closed" ELSE 0 END\073
+  to_start_ms := round(EXTRACT(EPOCH FROM r."started_at" - r."received_at") * 1000)::bigint\073
+  to_pull_request_ms := round(EXTRACT(EPOCH FROM r."pull_request_at" - r."received_at") * 1000)::bigint\073
+  IF r."pull_request_state" = ''merged'' THEN
+    to_merge_ms := round(EXTRACT(EPOCH FROM r."pull_request_closed_at" - r."received_at") * 1000)::bigint\073
+    merged_pull_request := r."pull_request_number"\073
+  END IF\073
+END'
+;
 
 -- `arr` with one occurrence of `was` replaced by `becomes` (either may be null: nothing to take
 -- out, or nothing to put in), or `arr` itself, the very value, when they are the same
@@ -44,7 +48,7 @@ BEGIN
   IF r."repository_id" IS NULL THEN
     RETURN\073
   END IF\073
-  SELECT * INTO f FROM insights_of_run(r)\073
+  f := insights_of_run(r)\073
   INSERT INTO "insights_days" AS d ("repository_id", "day", "loop", "agent", "runs", "merged", "closed", "open", "no_pull_request", "failed", "canceled",
                                      "in_progress", "succeeded", "succeeded_attempts", "cost_usd", "agent_ms", "verified", "verify_passed", "failures",
                                      "to_start_ms", "to_pull_request_ms", "to_merge_ms", "merged_pull_requests")
@@ -92,8 +96,8 @@ BEGIN
   IF n."repository_id" IS NULL THEN
     RETURN\073
   END IF\073
-  SELECT * INTO o_figures FROM insights_of_run(o)\073
-  SELECT * INTO n_figures FROM insights_of_run(n)\073
+  o_figures := insights_of_run(o)\073
+  n_figures := insights_of_run(n)\073
   UPDATE "insights_days" AS d SET
     "merged" = d."merged" + (n_figures.outcome = ''merged'')::int - (o_figures.outcome = ''merged'')::int,
     "closed" = d."closed" + (n_figures.outcome = ''closed'')::int - (o_figures.outcome = ''closed'')::int,
