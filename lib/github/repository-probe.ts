@@ -1,6 +1,6 @@
 import { feedbackMark, PULL_FEEDBACK_MARK_FIELDS, PULL_THREADS_MARK_FIELDS, threadsMark, type FeedbackMarkNode, type ThreadsMarkNode } from "../loops/pull-feedback";
 import type { GitHubApp } from "./app-client";
-import { GitHubRequestError } from "./rate-limit-errors";
+import { GitHubRequestError, httpStatusOf } from "./rate-limit-errors";
 import { installationCaller } from "./rate-limit";
 import { splitRepo } from "./repo-name";
 
@@ -101,6 +101,21 @@ export async function probeRepositories(app: GitHubApp, installationId: number, 
     for (const [repo, probe] of await probeBatch(app, installationId, targets.slice(i, i + PROBE_BATCH))) result.set(repo, probe);
   }
   return result;
+}
+
+/**
+ * GitHub's id of the repository holding `fullName` now, asked by REST (one request) when no probe
+ * says it; null when the name is free (404: deleted, or renamed away with nobody taking it —
+ * GitHub's REST follows a renamed repository's old name to it until then, as GraphQL does).
+ */
+export async function repositoryIdHolding(app: GitHubApp, installationId: number, fullName: string): Promise<number | null> {
+  const { owner, repo } = splitRepo(fullName);
+  try {
+    return Number((await app.installationOctokit(installationId).request("GET /repos/{owner}/{repo}", { owner, repo })).data.id);
+  } catch (err) {
+    if (httpStatusOf(err)?.status === 404) return null;
+    throw err;
+  }
 }
 
 const newest = `first: 1, orderBy: { field: UPDATED_AT, direction: DESC }`;

@@ -1,5 +1,5 @@
 import { describeError } from "../github/rate-limit-errors";
-import { marksAgree, probeRepositories, pullsWithThreads, type RepositoryProbe } from "../github/repository-probe";
+import { marksAgree, probeRepositories, pullsWithThreads, repositoryIdHolding, type RepositoryProbe } from "../github/repository-probe";
 import { pausedLoops } from "../store/items/loop-runtimes";
 import { readPollState, type PollState } from "../store/items/poll-cursors";
 import { scheduleNextPoll, takeDueRepositories, type DueRepository } from "../store/items/poll-schedule";
@@ -19,7 +19,8 @@ import { configFilesOf } from "./repository-config";
  * One tick of adaptive polling (ADR 0020): the repositories due now, per installation, are
  * probed together (one GraphQL query for up to PROBE_BATCH of them); a quiet one costs nothing
  * more and its interval grows, the others get a poll cycle (told what the probe saw) and the
- * shortest interval. A probe that fails polls its repositories the old way.
+ * shortest interval. A probe that fails polls its repositories the old way, each after GitHub
+ * says which id holds its name (ADR 0091).
  */
 export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcome[]> {
   const now = deps.clock.now();
@@ -44,7 +45,8 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
     const settled = await mapSettledLimit(repos, deps.repositoryConcurrency, async (repo, i) => {
       const probed = probes.get(repo.fullName);
       const probe: RepositoryProbe | null = probed && "probe" in probed ? probed.probe : null;
-      if (probe && (await retiredByProbe(deps, repo, probe))) return { status: "skipped", repo: repo.fullName, reason: "name_taken", nextAllowedAt: null } satisfies PollOutcome;
+      const holder = probe ? probe.repositoryId : await repositoryIdHolding(deps.github, installationId, repo.fullName);
+      if (await retiredWhenNameTaken(deps, repo, holder)) return { status: "skipped", repo: repo.fullName, reason: "name_taken", nextAllowedAt: null } satisfies PollOutcome;
       const quiet = probe !== null && (await isQuiet(deps, repo, states[i]!, configs.get(repo.fullName) ?? null, probe));
       const outcome: PollOutcome = quiet ? { status: "quiet", repo: repo.fullName } : await pollRepository(deps, repo.fullName, probe ?? undefined);
       const changed = outcome.status === "polled" && (outcome.fresh || outcome.observed > 0);
@@ -61,16 +63,17 @@ export async function pollDueRepositories(deps: TriggerDeps): Promise<PollOutcom
 
 /**
  * The rename window (ADR 0070): GitHub follows a renamed or transferred repository's old name to
- * it until another repository takes that name. When the probe finds the name held by another id,
+ * it until another repository takes that name. When the probe (or, without one, a REST read of
+ * the name) finds the name held by another id (`holder`; null when GitHub did not say),
  * the repository Atelier registered under it is no longer there: it is retired, as when another
  * id registers under its name, and nothing of the newcomer is read into its rows; a delivery or
  * the reconcile registers its id under its new name (its rows come back with it), and the
  * newcomer when it is installed. True when it was retired.
  */
-async function retiredByProbe(deps: TriggerDeps, repo: DueRepository, probe: RepositoryProbe): Promise<boolean> {
-  if (probe.repositoryId === null || String(probe.repositoryId) === String(repo.id)) return false;
+async function retiredWhenNameTaken(deps: TriggerDeps, repo: DueRepository, holder: number | null): Promise<boolean> {
+  if (holder === null || String(holder) === String(repo.id)) return false;
   await transaction(deps.db, (sql) => retireRepository(sql, repo.id));
-  deps.log.warn({ installation_id: repo.installationId, repo: repo.fullName, id: repo.id, holder: probe.repositoryId }, "another repository holds this name on GitHub now: retired");
+  deps.log.warn({ installation_id: repo.installationId, repo: repo.fullName, id: repo.id, holder }, "another repository holds this name on GitHub now: retired");
   await deps.workQueue.syncSchedulers();
   return true;
 }

@@ -279,6 +279,41 @@ describe("conditional requests", () => {
     expect(items.rows).toEqual([{ repo: "adapt-r/app-renamed", title: "Ours" }]);
   });
 
+  it("with the change probe failing, a repository whose name another takes is retired before its poll: nothing of the newcomer is read into it (attack 23)", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-rf", name: "app" });
+    const original = fx.sim.state.repoByFullName(fullName).id;
+    fx.sim.createIssue({ repo: fullName, title: "Ours", body: "" });
+    expect(await tickAfter(1, fullName)).toMatchObject({ status: "polled" });
+
+    fx.sim.renameRepo({ repo: fullName, to: "app-renamed" });
+    await fx.sim.createRepo({ owner: "adapt-rf", name: "app", files: { ".github/atelier.yml": START_DEV_CONFIG } });
+    fx.sim.addRepository({ repo: fullName });
+    fx.sim.createIssue({ repo: fullName, title: "Theirs", body: "", labels: ["ready-for-agent"] });
+    // the probe (the tick's first GraphQL query) fails: each repository is polled by name
+    const injected = fx.sim.counters.injectedFailures;
+    fx.sim.failNext({ method: "POST", path: "/graphql", status: 502 });
+    expect(await tickAfter(MAX_POLL_INTERVAL_SECONDS + 1, fullName)).toEqual({ status: "skipped", repo: fullName, reason: "name_taken", nextAllowedAt: null });
+    expect(fx.sim.counters.injectedFailures).toBe(injected + 1);
+    const { rows } = await fx.db.pool.query(`SELECT full_name, retired_at IS NOT NULL AS retired FROM repositories WHERE id = $1`, [original]);
+    expect(rows).toEqual([{ full_name: `${fullName}#${original}`, retired: true }]);
+    const items = await fx.db.pool.query<{ title: string }>(`SELECT title FROM items WHERE repository_id = $1`, [original]);
+    expect(items.rows).toEqual([{ title: "Ours" }]);
+    expect(await runsOf(fx.db, fullName)).toEqual([]);
+  });
+
+  it("with the change probe failing, a repository still holding its name is polled as before", async () => {
+    const { fullName } = await installRepository(fx, { owner: "adapt-rg", name: "app" });
+    fx.sim.createIssue({ repo: fullName, title: "Ours", body: "" });
+    expect(await tickAfter(1, fullName)).toMatchObject({ status: "polled" });
+
+    fx.sim.createIssue({ repo: fullName, title: "Ready", body: "", labels: ["ready-for-agent"] });
+    const injected = fx.sim.counters.injectedFailures;
+    fx.sim.failNext({ method: "POST", path: "/graphql", status: 502 });
+    expect(await tickAfter(61, fullName)).toMatchObject({ status: "polled", opened: [expect.any(String)] });
+    expect(fx.sim.counters.injectedFailures).toBe(injected + 1);
+    expect(await runsOf(fx.db, fullName)).toHaveLength(1);
+  });
+
   it("a 304 costs no rate-limit point", async () => {
     const { fullName, installationId } = await installRepository(fx, { owner: "adapt-c", name: "app" });
     fx.sim.createIssue({ repo: fullName, title: "Listed", body: "" });
