@@ -11,5 +11,8 @@ export default defineConfig({
     // agent CLI, git): four files at a time use a 2-core machine's time without crowding it.
     maxWorkers: 4,
     fileParallelism: true,
+    // expect.poll waits for what another process or connection does: on a busy machine that can
+    // take seconds, not vitest's default one
+    expect: { poll: { timeout: 15_000 } },
   },
 });

@@ -51,7 +51,7 @@ export async function startReceiver(secret: () => string, statuses: number[]): P
   };
 }
 
-export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 10_000): Promise<T> {
+export async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();

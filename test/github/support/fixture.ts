@@ -135,8 +135,8 @@ export async function runsOf(db: Db, repo: string): Promise<RunRow[]> {
   return rows;
 }
 
-/** Waits until `check` returns a value other than undefined (polling every 10 ms). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+/** Waits until `check` returns a value other than undefined (polling every 10 ms; a busy machine may take seconds). */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
