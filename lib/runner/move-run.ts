@@ -51,13 +51,13 @@ export async function moveRun(ctx: RunnerContext, runId: string): Promise<MoveOu
 
 /**
  * Whether a change made while this job ran could have been dropped by the queue: it held or
- * skipped the Run, or it closed it and then waited on the condition re-check (seconds). A Run
- * that closed with nothing queued leaves a window of a few milliseconds, which the reconcile
- * covers.
+ * skipped the Run, or it ran an Attempt — an operator's retry of the Run that Attempt failed may
+ * come while this job still cleans up its workspace or re-checks the condition (seconds on a busy
+ * machine). Only the few milliseconds between this read and the job's end are left to the
+ * reconcile.
  */
 function mayHaveChangedMeanwhile(outcome: MoveOutcome): boolean {
-  if (outcome.tag === "Held" || outcome.tag === "Idle") return true;
-  return outcome.tag === "Attempted" && outcome.continued !== null && outcome.continued.tag !== "NothingQueued";
+  return outcome.tag === "Held" || outcome.tag === "Idle" || outcome.tag === "Attempted";
 }
 
 /** How soon a Run that changed under its job is moved again. */
