@@ -79,13 +79,19 @@ const insertItems = (db: Db, count: number, onlyClaims = false) =>
       WHERE ${onlyClaims} IS FALSE OR r = 1`,
   );
 
-async function seedItems(db: Db): Promise<void> {
+/** The seed's repositories, registered (all, or only the claim benchmark's). */
+async function registerRepositories(db: Db, onlyClaims = false): Promise<void> {
   await db.pool.query(`INSERT INTO installations (id, account_login, updated_at) VALUES (42, 'bench', now()) ON CONFLICT DO NOTHING`);
   await db.pool.query(
     `INSERT INTO repositories (id, installation_id, full_name, config, updated_at)
      SELECT 9000 + r, 42, ${repoSql("r")}, '{"loops":[{"name":"start-dev","trigger":{"kind":"issues"}},{"name":"review","trigger":{"kind":"pull_requests"}}]}', now()
-       FROM generate_series(1, ${REPOS}) r`,
+       FROM generate_series(1, ${REPOS}) r
+      WHERE ${onlyClaims} IS FALSE OR r = 1`,
   );
+}
+
+async function seedItems(db: Db): Promise<void> {
+  await registerRepositories(db);
   await insertItems(db, ITEMS);
   await db.pool.query(
     `INSERT INTO events (id, kind, loop, repo, item_key, number, content_hash, status, run_id, submission, received_at)
@@ -148,8 +154,10 @@ export async function scaleBench(url: string): Promise<void> {
   const loadedUrl = siblingDatabase(url, "scale");
   await Promise.all([prepareDatabase(emptyUrl), prepareDatabase(loadedUrl)]);
   const seeder = createDb(loadedUrl, 2);
-  // the claim's Items are stored on both (a poll stores an Item before it claims), so both pay its write
+  // the claim's repository is registered and its Items stored on both (a poll stores an Item
+  // before it claims), so both pay the same writes (a registered repository's Runs roll up into Insights)
   const emptySeeder = createDb(emptyUrl, 1);
+  await registerRepositories(emptySeeder, true);
   await insertItems(emptySeeder, ITEMS, true);
   await emptySeeder.close();
   await timed(`${EVENTS} Events on ${ITEMS} Items`, () => seedItems(seeder));
